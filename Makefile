@@ -1,0 +1,102 @@
+# iostrata — one plain Makefile.
+#   make            build/iostrata (CLI) and build/libiostrata.so (the preload library)
+#   make test       install missing Debian packages, build, run every test
+#   make demo       install missing Debian packages, build, run a real workload, print the report
+#   make SAN=address,undefined B=build-asan   sanitizer build in its own directory
+#   V=1             show full commands
+
+B ?= build
+CC ?= gcc
+SAN ?=
+OPT ?= -O2
+WERROR ?= $(if $(filter true,$(CI)),-Werror,)
+CFLAGS_BASE := -std=gnu11 $(OPT) -g -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
+	-fno-strict-aliasing -Wno-format-truncation
+ifneq ($(SAN),)
+CFLAGS_BASE += -fsanitize=$(SAN) -fno-omit-frame-pointer
+LDSAN := -fsanitize=$(SAN)
+endif
+CFLAGS ?=
+CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+LOG_SRC := $(wildcard src/log/*.c)
+CAP_SRC := $(wildcard src/capture/*.c)
+ANA_SRC := $(wildcard src/analysis/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+
+LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(LOG_SRC) $(CAP_SRC))
+CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(ANA_SRC))
+CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC))
+
+PROG_SRC := $(wildcard tests/progs/*.c)
+PROGS := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(PROG_SRC))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNITS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
+BENCH_SRC := $(wildcard bench/*.c)
+BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+
+HDRS := $(wildcard include/iostrata/*.h src/*/*.h)
+
+.PHONY: all test demo deps clean fuzz bench tests-build
+all: $(B)/iostrata $(B)/libiostrata.so
+
+$(B)/obj/pic/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC(pic) $<",true)
+	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
+
+$(B)/obj/cli/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<",true)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(B)/libiostrata.so: $(LIB_OBJ)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) -shared -o $@ $^ $(LDSAN) -ldl -lpthread -Wl,-z,now
+
+$(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm
+
+$(B)/tests/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<",true)
+	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lrt
+
+$(B)/tests/unit/%: tests/unit/%.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<",true)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDSAN) -lm
+
+$(B)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread
+
+tests-build: all $(PROGS) $(UNITS) $(BENCHES)
+
+deps:
+	$(Q)scripts/install-deps
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)tests/run
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)bench/run
+
+fuzz: all
+	$(Q)tests/fuzz/build-and-run $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build build-*

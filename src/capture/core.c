@@ -1,0 +1,1060 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The capture library's core: start-up (real symbols, configuration, the live log mapping),
+ * the descriptor table and open file descriptions, record lookup, path handling, and the end
+ * of a process image (final log at exit or exec). Wrappers live in posix.c, stdio.c, aio.c and
+ * process.c; this file has no wrapper of an application call.
+ *
+ * Everything the hot path touches is allocated here, once, with mmap: the live file (a
+ * MAP_SHARED mapping, so counters survive SIGKILL), the fd table, the open-file-description
+ * pool and the record index. Nothing here takes a lock: records are claimed with atomic
+ * counters and published into the index with compare-and-swap.
+ */
+#include "capture/core.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log/writer.h"
+
+struct cap_state cap;
+struct cap_real real;
+__thread int cap_guard __attribute__((tls_model("initial-exec")));
+
+#define CAP_DEFAULT_RECORDS 4096
+#define CAP_MAX_RECORDS (1u << 20)
+#define CAP_CALIB_PERIOD_NS 1000000000ull
+
+static char cwd_buf[2][CAP_PATH_MAX];
+static int cwd_cur; /* index of the current cwd buffer */
+static char saved_env[8][CAP_PATH_MAX + 32]; /* IOSTRATA_* and LD_PRELOAD for exec */
+static int nsaved_env;
+static uint64_t ticks_per_sec_guess;
+static char **prefix_excl;
+static char **prefix_incl;
+
+/* ---------- messages ---------- */
+
+void cap_say(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int saved = errno;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof buf - 2)
+		n = sizeof buf - 2;
+	buf[n++] = '\n';
+	if (real.write) {
+		cap_guard++;
+		ssize_t r = real.write(2, buf, (size_t)n);
+		(void)r;
+		cap_guard--;
+	}
+	errno = saved;
+}
+
+/* ---------- clock ---------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = real.open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = real.read(fd, buf, len - 1);
+	real.close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+/* TSC only where CLOCK_MONOTONIC itself is driven by an invariant TSC: then a tick count maps
+ * onto it linearly and rdtsc (~10 ns here) replaces a vDSO clock_gettime (~24 ns). */
+static int tsc_usable(void)
+{
+	char buf[64];
+	if (getenv("IOSTRATA_NO_TSC"))
+		return 0;
+	if (read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf,
+			    sizeof buf) <= 0)
+		return 0;
+	return strncmp(buf, "tsc", 3) == 0;
+}
+
+void cap_calibrate(uint64_t now_ticks)
+{
+	struct log_header *h = cap.hdr;
+	if (!h || !cap.use_tsc)
+		return;
+	uint64_t seq = __atomic_load_n(&h->calib_seq, __ATOMIC_RELAXED);
+	if (seq & 1)
+		return; /* another thread is at it */
+	if (!__atomic_compare_exchange_n(&h->calib_seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	uint64_t t = __rdtsc();
+	uint64_t ns = mono_ns();
+	uint64_t t2 = __rdtsc();
+	h->calib_tsc = t + (t2 - t) / 2;
+	h->calib_ns = ns;
+	__atomic_store_n(&h->calib_seq, seq + 2, __ATOMIC_RELEASE);
+	uint64_t el = h->calib_ns - h->ns_ref, tk = h->calib_tsc - h->tsc_ref;
+	if (el > 1000000)
+		ticks_per_sec_guess = (uint64_t)((double)tk * 1e9 / (double)el);
+	cap.calib_next = now_ticks + ticks_per_sec_guess;
+}
+
+/* The first slope: `iostrata run` measures the TSC rate once and passes it in IOSTRATA_TSC_HZ,
+ * written here as a virtual pair one second after the reference; without it, a real pair taken
+ * now (tens of microseconds after the reference) does until the next refresh. */
+static void calibrate_start(void)
+{
+	struct log_header *h = cap.hdr;
+	if (!cap.use_tsc)
+		return;
+	const char *e = getenv("IOSTRATA_TSC_HZ");
+	uint64_t hz = e ? strtoull(e, NULL, 10) : 0;
+	if (hz > 1000000) {
+		h->calib_tsc = h->tsc_ref + hz;
+		h->calib_ns = h->ns_ref + 1000000000ull;
+		ticks_per_sec_guess = hz;
+	} else {
+		ticks_per_sec_guess = 1000000000ull;
+		cap_calibrate(__rdtsc());
+		uint64_t el = h->calib_ns - h->ns_ref, tk = h->calib_tsc - h->tsc_ref;
+		if (el)
+			ticks_per_sec_guess = (uint64_t)((double)tk * 1e9 / (double)el);
+	}
+	cap.calib_next = __rdtsc() + ticks_per_sec_guess;
+}
+
+/* ---------- strings and records ---------- */
+
+static uint32_t string_add(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	uint32_t off = __atomic_fetch_add(&cap.hdr->string_used, (uint32_t)n, __ATOMIC_RELAXED);
+	if ((uint64_t)off + n > cap.string_cap) {
+		__atomic_fetch_or(&cap.hdr->flags, LOG_F_OVERFLOW, __ATOMIC_RELAXED);
+		return UINT32_MAX;
+	}
+	memcpy(cap.strings + off, s, n);
+	return off;
+}
+
+static uint64_t record_hash(unsigned layer, const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	h = (h ^ layer) * 1099511628211ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static struct log_record *record_new(unsigned layer, const char *path, uint64_t id, uint32_t rflags)
+{
+	uint32_t n = __atomic_fetch_add(&cap.hdr->nrecords, 1, __ATOMIC_RELAXED);
+	if (n >= cap.hdr->max_records) {
+		__atomic_store_n(&cap.hdr->nrecords, cap.hdr->max_records, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	uint32_t soff = string_add(path);
+	if (soff == UINT32_MAX)
+		return NULL; /* the slot stays unused: no USED flag, readers skip it */
+	struct log_record *r = &cap.records[n];
+	r->id = id;
+	r->path = soff;
+	r->layer = (uint16_t)layer;
+	r->rank = cap.hdr->rank;
+	__atomic_store_n(&r->flags, (uint16_t)(LOG_R_USED | rflags), __ATOMIC_RELEASE);
+	return r;
+}
+
+static struct log_record *catch_all(unsigned layer)
+{
+	__atomic_fetch_or(&cap.hdr->flags, LOG_F_OVERFLOW, __ATOMIC_RELAXED);
+	return &cap.records[layer == LOG_LAYER_STDIO ? 1 : 0];
+}
+
+struct log_record *cap_record(unsigned layer, const char *path, uint32_t rflags)
+{
+	uint64_t id = record_hash(layer, path);
+	uint32_t i = (uint32_t)id & cap.index_mask;
+	struct log_record *mine = NULL;
+	for (uint32_t probes = 0; probes <= cap.index_mask; probes++, i = (i + 1) & cap.index_mask) {
+		uint32_t v = __atomic_load_n(&cap.index[i], __ATOMIC_ACQUIRE);
+		if (v == 0) {
+			if (!mine) {
+				mine = record_new(layer, path, id, rflags);
+				if (!mine)
+					return catch_all(layer);
+			}
+			uint32_t want = (uint32_t)(mine - cap.records) + 1, zero = 0;
+			if (__atomic_compare_exchange_n(&cap.index[i], &zero, want, 0, __ATOMIC_RELEASE,
+							__ATOMIC_ACQUIRE))
+				return mine;
+			v = zero; /* someone else published here first: compare with theirs */
+		}
+		struct log_record *r = &cap.records[v - 1];
+		if (r->id == id && r->layer == layer && strcmp(cap.strings + r->path, path) == 0) {
+			if (mine) /* lost a race for the same path */
+				__atomic_fetch_or(&mine->flags, (uint16_t)LOG_R_DEAD, __ATOMIC_RELAXED);
+			return r;
+		}
+	}
+	return catch_all(layer);
+}
+
+/* ---------- paths ---------- */
+
+/* Lexical normalization of an absolute path: "//", "/./" and "/../" removed (symlinks kept). */
+static void normalize(char *p)
+{
+	char *out = p, *in = p;
+	while (*in) {
+		while (*in == '/')
+			in++;
+		if (!*in)
+			break;
+		char *seg = in;
+		while (*in && *in != '/')
+			in++;
+		size_t n = (size_t)(in - seg);
+		if (n == 1 && seg[0] == '.')
+			continue;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (out > p && *--out != '/')
+				;
+			continue;
+		}
+		*out++ = '/';
+		memmove(out, seg, n);
+		out += n;
+	}
+	if (out == p)
+		*out++ = '/';
+	*out = 0;
+}
+
+static int fd_path(int fd, char *out, size_t len)
+{
+	if ((unsigned)fd < (unsigned)cap.nfd && cap.fds[fd].rec &&
+	    !(cap.fds[fd].rec->flags & (LOG_R_PSEUDO | LOG_R_OVERFLOW))) {
+		snprintf(out, len, "%s", cap.strings + cap.fds[fd].rec->path);
+		return 0;
+	}
+	char link[64];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, out, len - 1);
+	if (n <= 0 || out[0] != '/')
+		return -1;
+	out[n] = 0;
+	return 0;
+}
+
+int cap_abspath(int dirfd, const char *path, char *out, size_t len)
+{
+	if (!path)
+		return -1;
+	size_t pl = strlen(path);
+	if (path[0] == '/') {
+		if (pl >= len)
+			return -1;
+		memcpy(out, path, pl + 1);
+	} else {
+		char base[CAP_PATH_MAX];
+		if (dirfd == AT_FDCWD) {
+			const char *c = cwd_buf[__atomic_load_n(&cwd_cur, __ATOMIC_ACQUIRE)];
+			if (!c[0])
+				return -1;
+			snprintf(base, sizeof base, "%s", c);
+		} else if (fd_path(dirfd, base, sizeof base) < 0) {
+			return -1;
+		}
+		size_t bl = strlen(base);
+		if (bl + 1 + pl >= len)
+			return -1;
+		memcpy(out, base, bl);
+		out[bl] = '/';
+		memcpy(out + bl + 1, path, pl + 1);
+	}
+	normalize(out);
+	return 0;
+}
+
+static int has_prefix_dir(const char *p, const char *pre)
+{
+	size_t n = strlen(pre);
+	while (n > 1 && pre[n - 1] == '/')
+		n--;
+	return strncmp(p, pre, n) == 0 && (p[n] == 0 || p[n] == '/');
+}
+
+int cap_path_excluded(const char *p)
+{
+	for (char **q = prefix_incl; q && *q; q++)
+		if (has_prefix_dir(p, *q))
+			return 0;
+	if (has_prefix_dir(p, "/proc") || has_prefix_dir(p, "/sys"))
+		return 1;
+	if (has_prefix_dir(p, "/dev") && !has_prefix_dir(p, "/dev/shm"))
+		return 1;
+	if (cap.live_dir[0] && has_prefix_dir(p, cap.live_dir))
+		return 1;
+	for (char **q = prefix_excl; q && *q; q++)
+		if (has_prefix_dir(p, *q))
+			return 1;
+	return 0;
+}
+
+/* After chdir/fchdir: refresh the cached cwd (one getcwd, off the I/O path). */
+void cap_cwd_refresh(void)
+{
+	int next = !__atomic_load_n(&cwd_cur, __ATOMIC_RELAXED);
+	if (getcwd(cwd_buf[next], CAP_PATH_MAX))
+		__atomic_store_n(&cwd_cur, next, __ATOMIC_RELEASE);
+}
+
+/* ---------- descriptors ---------- */
+
+static uint32_t ofd_alloc(int fd, uint32_t flags, uint64_t pos)
+{
+	uint32_t n = (uint32_t)cap.nfd;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = ((uint32_t)fd + k) % n;
+		int32_t zero = 0;
+		if (__atomic_load_n(&cap.ofds[i].refs, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&cap.ofds[i].refs, &zero, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			cap.ofds[i].pos = pos;
+			cap.ofds[i].flags = flags;
+			return i;
+		}
+	}
+	return 0; /* cannot happen: there are as many descriptions as descriptors */
+}
+
+static void ofd_put(uint32_t i)
+{
+	__atomic_fetch_sub(&cap.ofds[i].refs, 1, __ATOMIC_RELEASE);
+}
+
+static uint32_t ofd_flags_of(int oflags)
+{
+	uint32_t f = 0;
+	if (oflags & O_APPEND)
+		f |= CAP_OFD_APPEND;
+	if (oflags & O_DIRECT)
+		f |= CAP_OFD_DIRECT;
+	return f;
+}
+
+static void fd_install(int fd, struct log_record *rec, struct log_record *srec, int oflags)
+{
+	struct cap_fd *f = &cap.fds[fd];
+	if (f->rec || f->srec) /* a descriptor we never saw closed: forget the old state */
+		cap_fd_close(fd);
+	f->ofd = ofd_alloc(fd, ofd_flags_of(oflags), 0);
+	f->spos = 0;
+	f->srec = srec;
+	__atomic_store_n(&f->rec, rec, __ATOMIC_RELEASE);
+}
+
+void cap_fd_close(int fd)
+{
+	if ((unsigned)fd >= (unsigned)cap.nfd)
+		return;
+	struct cap_fd *f = &cap.fds[fd];
+	if (!f->rec && !f->srec)
+		return;
+	__atomic_store_n(&f->rec, NULL, __ATOMIC_RELEASE);
+	f->srec = NULL;
+	ofd_put(f->ofd);
+}
+
+void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1)
+{
+	if ((unsigned)newfd >= (unsigned)cap.nfd)
+		return;
+	cap_fd_close(newfd);
+	if ((unsigned)oldfd >= (unsigned)cap.nfd || !cap.fds[oldfd].rec)
+		return;
+	struct cap_fd *o = &cap.fds[oldfd], *n = &cap.fds[newfd];
+	__atomic_fetch_add(&cap.ofds[o->ofd].refs, 1, __ATOMIC_RELAXED);
+	n->ofd = o->ofd;
+	n->srec = NULL;
+	n->spos = 0;
+	__atomic_store_n(&n->rec, o->rec, __ATOMIC_RELEASE);
+	log_note_meta(o->rec, LOG_C_DUPS, t0, t1, cap.mt);
+}
+
+void cap_fd_setfl(int fd, int flags)
+{
+	struct cap_fd *f = cap_fd_get(fd);
+	if (!f)
+		return;
+	cap.ofds[f->ofd].flags = ofd_flags_of(flags);
+}
+
+void cap_fd_set_pos(int fd, uint64_t pos)
+{
+	if ((unsigned)fd < (unsigned)cap.nfd && cap.fds[fd].rec)
+		cap.ofds[cap.fds[fd].ofd].pos = pos;
+}
+
+struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uint64_t t0, uint64_t t1)
+{
+	char abs[CAP_PATH_MAX];
+	int saved = errno;
+	struct cap_fd *ret = NULL;
+	if (cap_abspath(dirfd, path, abs, sizeof abs) < 0 || cap_path_excluded(abs)) {
+		if (fd >= 0 && fd < cap.nfd)
+			cap_fd_close(fd);
+		goto out;
+	}
+	struct log_record *r = cap_record(LOG_LAYER_POSIX, abs, 0);
+	if (fd < 0) {
+		log_note_meta(r, LOG_C_ERR_OPENS, t0, t1, cap.mt);
+		goto out;
+	}
+	if (fd >= cap.nfd) {
+		__atomic_fetch_add(&cap.hdr->untracked_ops, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+	if (r == &cap.records[0])
+		__atomic_fetch_add(&cap.hdr->overflow_opens, 1, __ATOMIC_RELAXED);
+	fd_install(fd, r, NULL, flags);
+	log_note_meta(r, LOG_C_OPENS, t0, t1, cap.mt);
+	ret = &cap.fds[fd];
+	if (cap.use_tsc && t1 > cap.calib_next)
+		cap_calibrate(t1);
+out:
+	errno = saved;
+	return ret;
+}
+
+void cap_note_rw(struct cap_fd *f, int kind, int64_t off, ssize_t ret, uintptr_t mem, uint64_t t0, uint64_t t1)
+{
+	struct log_record *r = f->rec;
+	int mt = cap.mt;
+	if (CAP_UNLIKELY(ret < 0)) {
+		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
+		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
+		return;
+	}
+	uint64_t o;
+	if (off >= 0) {
+		o = (uint64_t)off;
+	} else {
+		struct cap_ofd *d = &cap.ofds[f->ofd];
+		if (kind == LOG_KIND_WRITE && (d->flags & CAP_OFD_APPEND)) {
+			/* The kernel appends at the file's end, which we do not know without a syscall:
+			 * take the furthest end this process has seen. */
+			o = d->pos > r->counters[LOG_C_MAX_WRITE_END] ? d->pos : r->counters[LOG_C_MAX_WRITE_END];
+			d->pos = o + (uint64_t)ret;
+		} else if (mt) {
+			o = __atomic_fetch_add(&d->pos, (uint64_t)ret, __ATOMIC_RELAXED);
+		} else {
+			o = d->pos;
+			d->pos = o + (uint64_t)ret;
+		}
+	}
+	if (mt)
+		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 1);
+	else
+		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 0);
+}
+
+void cap_note_meta_fd(struct cap_fd *f, enum log_counter which, int failed, uint64_t t0, uint64_t t1)
+{
+	if (!failed) {
+		log_note_meta(f->rec, which, t0, t1, cap.mt);
+		return;
+	}
+	enum log_counter e = which == LOG_C_SEEKS ? LOG_C_ERR_SEEKS : which == LOG_C_FSYNCS ? LOG_C_ERR_SYNCS
+											      : LOG_C_ERR_META;
+	log_note_meta(f->rec, e, t0, t1, cap.mt);
+}
+
+void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int failed, uint64_t t0,
+			uint64_t t1)
+{
+	char abs[CAP_PATH_MAX];
+	int saved = errno;
+	if (cap_abspath(dirfd, path, abs, sizeof abs) == 0 && !cap_path_excluded(abs)) {
+		struct log_record *r = cap_record(LOG_LAYER_POSIX, abs, 0);
+		log_note_meta(r, failed ? LOG_C_ERR_META : which, t0, t1, cap.mt);
+	}
+	errno = saved;
+}
+
+/* ---------- configuration ---------- */
+
+static char **split_prefixes(const char *s)
+{
+	if (!s || !*s)
+		return NULL;
+	size_t n = 2;
+	for (const char *p = s; *p; p++)
+		n += *p == ':';
+	char **v = mmap(NULL, n * sizeof(char *) + strlen(s) + 1, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (v == MAP_FAILED)
+		return NULL;
+	char *buf = (char *)(v + n);
+	strcpy(buf, s);
+	size_t k = 0;
+	for (char *tok = strtok(buf, ":"); tok; tok = strtok(NULL, ":"))
+		if (tok[0] == '/')
+			v[k++] = tok;
+	v[k] = NULL;
+	return v;
+}
+
+static void env_rank(int32_t *rank, int32_t *nprocs)
+{
+	static const char *const ranks[] = {"IOSTRATA_RANK", "PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK",
+					    "PALS_RANKID", "FLUX_TASK_RANK", "SLURM_PROCID", NULL};
+	static const char *const sizes[] = {"IOSTRATA_NPROCS", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
+					    "FLUX_JOB_SIZE", NULL};
+	*rank = -1;
+	*nprocs = -1;
+	for (int i = 0; ranks[i]; i++) {
+		const char *v = getenv(ranks[i]);
+		if (v && *v) {
+			*rank = atoi(v);
+			break;
+		}
+	}
+	for (int i = 0; sizes[i]; i++) {
+		const char *v = getenv(sizes[i]);
+		if (v && *v) {
+			*nprocs = atoi(v);
+			break;
+		}
+	}
+}
+
+static const char *env_job(void)
+{
+	static const char *const jobs[] = {"IOSTRATA_JOB", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID",
+					   "COBALT_JOBID", NULL};
+	for (int i = 0; jobs[i]; i++) {
+		const char *v = getenv(jobs[i]);
+		if (v && *v)
+			return v;
+	}
+	return "";
+}
+
+static uint64_t proc_start_ticks(void)
+{
+	char buf[1024];
+	if (read_small_file("/proc/self/stat", buf, sizeof buf) <= 0)
+		return 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* after ") " come fields 3.. ; starttime is field 22 */
+	int field = 2;
+	for (; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
+static int mkdir_p(const char *dir, mode_t mode)
+{
+	char tmp[CAP_PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s", dir);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (real.mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (real.mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* The per-user live directory must be ours and private: /dev/shm is shared by every user. */
+static int live_dir_ok(const char *dir)
+{
+	struct stat st;
+	if (mkdir_p(dir, 0700) < 0)
+		return -1;
+	if (real.lstat(dir, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+static void choose_live_dir(void)
+{
+	const char *e = getenv("IOSTRATA_LIVE_DIR");
+	if (e && *e) {
+		snprintf(cap.live_dir, sizeof cap.live_dir, "%s", e);
+		return;
+	}
+	snprintf(cap.live_dir, sizeof cap.live_dir, "/dev/shm/iostrata-%u", (unsigned)getuid());
+	if (live_dir_ok(cap.live_dir) == 0)
+		return;
+	const char *t = getenv("TMPDIR");
+	snprintf(cap.live_dir, sizeof cap.live_dir, "%s/iostrata-%u", t && *t ? t : "/tmp", (unsigned)getuid());
+}
+
+static void save_env(const char *name)
+{
+	const char *v = getenv(name);
+	if (v && nsaved_env < 8)
+		snprintf(saved_env[nsaved_env++], sizeof saved_env[0], "%s=%s", name, v);
+}
+
+/* ---------- start ---------- */
+
+static void *map_anon(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int resolve_symbols(void)
+{
+	int missing = 0;
+#define CAP_REAL(ret, name, args)                                   \
+	real.name = (ret(*) args)dlsym(RTLD_NEXT, #name);           \
+	if (!real.name && (!strcmp(#name, "read") || !strcmp(#name, "write") || !strcmp(#name, "open") || \
+			   !strcmp(#name, "close")))                \
+		missing++;
+#include "capture/real.def"
+#undef CAP_REAL
+	return missing ? -1 : 0;
+}
+
+void cap_resolve_early(void)
+{
+	if (!real.read)
+		resolve_symbols();
+}
+
+static void pseudo_std_fd(int fd, const char *pseudo, const char *spseudo)
+{
+	char link[64], target[CAP_PATH_MAX];
+	if (fcntl(fd, F_GETFD) < 0)
+		return;
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, target, sizeof target - 1);
+	struct log_record *r, *sr;
+	if (n > 0 && target[0] == '/' && (target[n] = 0, !cap_path_excluded(target))) {
+		r = cap_record(LOG_LAYER_POSIX, target, 0);
+		sr = cap_record(LOG_LAYER_STDIO, target, 0);
+	} else {
+		r = cap_record(LOG_LAYER_POSIX, pseudo, LOG_R_PSEUDO);
+		sr = cap_record(LOG_LAYER_STDIO, spseudo, LOG_R_PSEUDO);
+	}
+	fd_install(fd, r, sr, O_RDWR);
+}
+
+static int path_join(char *dst, size_t len, const char *dir, const char *name, const char *suffix)
+{
+	size_t a = strlen(dir), b = strlen(name), c = strlen(suffix);
+	if (a + 1 + b + c + 1 > len)
+		return -1;
+	memcpy(dst, dir, a);
+	dst[a] = '/';
+	memcpy(dst + a + 1, name, b);
+	memcpy(dst + a + 1 + b, suffix, c + 1);
+	return 0;
+}
+
+static int name_files(const char *host, uint64_t start_ns)
+{
+	char name[128];
+	snprintf(name, sizeof name, "%.64s-%d-%llu.iost", host, (int)getpid(), (unsigned long long)(start_ns / 1000));
+	if (path_join(cap.live_path, sizeof cap.live_path, cap.live_dir, name, "") < 0 ||
+	    path_join(cap.final_path, sizeof cap.final_path, cap.out_dir, name, "") < 0 ||
+	    path_join(cap.link_path, sizeof cap.link_path, cap.out_dir, name, ".live") < 0)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static void out_dir_setup(void)
+{
+	const char *o = getenv("IOSTRATA_OUT");
+	char abs[CAP_PATH_MAX];
+	if (!o || !*o)
+		o = "iostrata-logs";
+	if (cap_abspath(AT_FDCWD, o, abs, sizeof abs) < 0)
+		snprintf(abs, sizeof abs, "%s", o);
+	snprintf(cap.out_dir, sizeof cap.out_dir, "%s", abs);
+	cap.out_dir_ok = mkdir_p(cap.out_dir, 0755) == 0 && real.access(cap.out_dir, W_OK | X_OK) == 0;
+}
+
+/* Create the live file and fill its header; 0 or -errno. */
+static int live_create(uint32_t max_records, int argc, char **argv)
+{
+	char host[256] = "unknown";
+	gethostname(host, sizeof host - 1);
+	uint32_t string_cap = max_records * 128u + 65536u;
+	size_t rec_off = LOG_HEADER_SIZE + ((string_cap + 4095u) & ~4095u);
+	size_t size = rec_off + (size_t)max_records * sizeof(struct log_record);
+	uint64_t t_start = __rdtsc();
+	uint64_t start_ns = mono_ns();
+
+	if (name_files(host, start_ns) < 0)
+		return -ENAMETOOLONG;
+	int fd = real.open(cap.live_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (real.ftruncate(fd, (off_t)size) < 0) {
+		int e = errno;
+		real.close(fd);
+		real.unlink(cap.live_path);
+		return -e;
+	}
+	void *m = real.mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	real.close(fd);
+	if (m == MAP_FAILED) {
+		int e = errno;
+		real.unlink(cap.live_path);
+		return -e;
+	}
+	struct log_header *h = m;
+	cap.hdr = h;
+	cap.map_size = size;
+	cap.strings = (char *)m + LOG_HEADER_SIZE;
+	cap.string_cap = string_cap;
+	cap.records = (struct log_record *)((char *)m + rec_off);
+
+	h->version = LOG_VERSION;
+	h->header_size = LOG_HEADER_SIZE;
+	h->endian = LOG_ENDIAN_MARK;
+	h->flags = LOG_F_LIVE;
+	h->record_size = sizeof(struct log_record);
+	h->ncounters = LOG_NCOUNTERS;
+	h->nsections = 2;
+	h->max_records = max_records;
+	h->string_used = 1; /* offset 0 is "" */
+	h->sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE, string_cap, string_cap};
+	h->sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, rec_off,
+					      (uint64_t)max_records * sizeof(struct log_record), max_records};
+	h->pid = getpid();
+	h->ppid = getppid();
+	h->uid = getuid();
+	h->gid = getgid();
+	env_rank(&h->rank, &h->nprocs);
+	h->start_ns = start_ns;
+	struct timespec wt;
+	clock_gettime(CLOCK_REALTIME, &wt);
+	h->start_wall_ns = (uint64_t)wt.tv_sec * 1000000000ull + (uint64_t)wt.tv_nsec;
+	h->exit_status = -1;
+	h->clock_kind = cap.use_tsc ? LOG_CLOCK_TSC : LOG_CLOCK_NS;
+	h->tsc_ref = cap.use_tsc ? t_start : 0;
+	h->ns_ref = cap.use_tsc ? start_ns : 0;
+	h->file_alignment = (uint32_t)cap.file_align;
+	h->mem_alignment = (uint32_t)cap.mem_align;
+	h->proc_start_ticks = proc_start_ticks();
+
+	h->host = string_add(host);
+	char exe[CAP_PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	h->exe = string_add(exe);
+	if (argc > 0 && argv) {
+		h->argv = string_add(argv[0] ? argv[0] : "");
+		for (int i = 1; i < argc && argv[i]; i++)
+			if (string_add(argv[i]) == UINT32_MAX)
+				break;
+			else
+				h->argc = (uint32_t)i + 1;
+		if (h->argc == 0)
+			h->argc = 1;
+	}
+	h->job = string_add(env_job());
+	h->cwd = string_add(cwd_buf[cwd_cur]);
+	h->outdir = string_add(cap.out_dir);
+	h->live_path = string_add(cap.live_path);
+	memcpy(h->magic, LOG_MAGIC, 8); /* last: a reader never sees a half-made header as valid */
+
+	/* The catch-all records come first: record 0 is POSIX's, record 1 stdio's. */
+	record_new(LOG_LAYER_POSIX, "<overflow>", record_hash(LOG_LAYER_POSIX, "<overflow>"),
+		   LOG_R_OVERFLOW | LOG_R_PSEUDO);
+	record_new(LOG_LAYER_STDIO, "<overflow>", record_hash(LOG_LAYER_STDIO, "<overflow>"),
+		   LOG_R_OVERFLOW | LOG_R_PSEUDO);
+	return 0;
+}
+
+static void link_live(void)
+{
+	if (!cap.out_dir_ok)
+		return;
+	if (symlink(cap.live_path, cap.link_path) < 0)
+		cap.link_path[0] = 0;
+}
+
+static void disable(const char *what, int err)
+{
+	cap.nfd = 0;
+	if (!getenv("IOSTRATA_QUIET"))
+		cap_say("iostrata: capture disabled in pid %d: %s: %s", (int)getpid(), what, strerror(err));
+}
+
+/* Everything is set up here; any failure leaves capture off and the program untouched. */
+static int cap_start(int argc, char **argv)
+{
+	const char *e;
+
+	if (!getcwd(cwd_buf[0], CAP_PATH_MAX))
+		cwd_buf[0][0] = 0;
+	cap.use_tsc = tsc_usable();
+	cap.file_align = 4096;
+	cap.mem_align = 8;
+	uint32_t maxr = CAP_DEFAULT_RECORDS;
+	if ((e = getenv("IOSTRATA_MAX_RECORDS")) && *e) {
+		unsigned long v = strtoul(e, NULL, 10);
+		maxr = v < 16 ? 16 : v > CAP_MAX_RECORDS ? CAP_MAX_RECORDS : (uint32_t)v;
+	}
+	prefix_excl = split_prefixes(getenv("IOSTRATA_EXCLUDE"));
+	prefix_incl = split_prefixes(getenv("IOSTRATA_INCLUDE"));
+	nsaved_env = 0;
+	save_env("LD_PRELOAD");
+	save_env("IOSTRATA_OUT");
+	save_env("IOSTRATA_JOB");
+	save_env("IOSTRATA_LIVE_DIR");
+	save_env("IOSTRATA_MAX_RECORDS");
+	save_env("IOSTRATA_EXCLUDE");
+	save_env("IOSTRATA_INCLUDE");
+	choose_live_dir();
+	out_dir_setup();
+
+	struct rlimit rl;
+	int nfd = 65536;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		nfd = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (1u << 20) ? (1 << 20) : (int)rl.rlim_max;
+	if (nfd < 1024)
+		nfd = 1024;
+	uint32_t isize = 1;
+	while (isize < 2 * maxr)
+		isize <<= 1;
+	cap.fds = map_anon((size_t)nfd * sizeof(struct cap_fd));
+	cap.ofds = map_anon((size_t)nfd * sizeof(struct cap_ofd));
+	cap.index = map_anon((size_t)isize * sizeof(uint32_t));
+	if (!cap.fds || !cap.ofds || !cap.index) {
+		disable("cannot allocate tables", errno);
+		return -1;
+	}
+	cap.index_mask = isize - 1;
+	if (live_dir_ok(cap.live_dir) < 0) {
+		disable(cap.live_dir, errno);
+		return -1;
+	}
+	int r = live_create(maxr, argc, argv);
+	if (r < 0) {
+		disable(cap.live_path, -r);
+		return -1;
+	}
+	if (!cap.out_dir_ok && !getenv("IOSTRATA_QUIET"))
+		cap_say("iostrata: cannot write logs to %s: %s; capture goes on in %s (iostrata recover -o DIR %s)",
+			cap.out_dir, strerror(errno ? errno : EACCES), cap.live_path, cap.live_path);
+	link_live();
+	cap.nfd = nfd;
+	pseudo_std_fd(0, "<STDIN>", "<STDIN>");
+	pseudo_std_fd(1, "<STDOUT>", "<STDOUT>");
+	pseudo_std_fd(2, "<STDERR>", "<STDERR>");
+	cap_stdio_init();
+	calibrate_start();
+	return 0;
+}
+
+static void cap_atfork_child(void)
+{
+	cap_after_fork_child();
+}
+
+__attribute__((constructor)) static void cap_init(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	cap_guard++;
+	if (resolve_symbols() < 0) {
+		cap_guard--;
+		return; /* without the real functions nothing can be done, not even a message */
+	}
+	const char *d = getenv("IOSTRATA_DISABLE");
+	if (!(d && *d && *d != '0') && cap_start(argc, argv) == 0)
+		pthread_atfork(NULL, NULL, cap_atfork_child);
+	cap_guard--;
+}
+
+/* ---------- the end of a process image ---------- */
+
+void cap_set_exit_status(int status)
+{
+	cap.have_status = 1;
+	cap.exit_status = status;
+}
+
+static void remove_live(void)
+{
+	if (cap.link_path[0])
+		real.unlink(cap.link_path);
+	real.unlink(cap.live_path);
+}
+
+void cap_finalize(int for_exec)
+{
+	if (!cap.hdr || (cap.finalized && !cap.exec_pending))
+		return;
+	cap_guard++;
+	int saved = errno;
+	struct log_header *h = cap.hdr;
+	if (cap.use_tsc) {
+		__atomic_store_n(&h->calib_seq, h->calib_seq & ~1ull, __ATOMIC_RELAXED);
+		cap_calibrate(__rdtsc());
+	}
+	h->end_ns = mono_ns();
+	if (cap.have_status)
+		h->exit_status = cap.exit_status;
+	char err[512];
+	uint32_t add = LOG_F_FINISHED | (for_exec ? LOG_F_EXEC : 0);
+	int r = -EACCES;
+	if (cap.out_dir_ok)
+		r = log_write_final(h, cap.map_size, NULL, cap.final_path, add, err, sizeof err);
+	if (r == 0) {
+		remove_live();
+	} else if (!getenv("IOSTRATA_QUIET")) {
+		cap_say("iostrata: could not write %s (%s); counters kept in %s: run 'iostrata recover -o DIR %s'",
+			cap.final_path, r == -EACCES ? strerror(EACCES) : err, cap.live_path, cap.live_path);
+	}
+	cap.finalized = 1;
+	cap.exec_pending = for_exec && r == 0;
+	if (!for_exec)
+		cap.nfd = 0; /* what runs after us (late destructors, stdio cleanup) passes through */
+	errno = saved;
+	cap_guard--;
+}
+
+__attribute__((destructor)) static void cap_fini(void)
+{
+	if (!cap.hdr || cap.finalized)
+		return;
+	/* stdio buffers are flushed after every destructor; flush them now so their write(2)s
+	 * are counted: the data would have gone out a moment later anyway. */
+	if (real.fflush)
+		real.fflush(NULL);
+	cap_finalize(0);
+}
+
+/* A failed exec: the image goes on, so the log must too. */
+void cap_exec_failed(void)
+{
+	if (!cap.exec_pending)
+		return;
+	cap.finalized = 0;
+	cap.exec_pending = 0;
+	__atomic_fetch_and(&cap.hdr->flags, ~(uint32_t)(LOG_F_FINISHED | LOG_F_EXEC), __ATOMIC_RELAXED);
+	/* the live file is gone; the next finalize rewrites the final log from the mapping */
+}
+
+char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf)
+{
+	size_t n = 0;
+	int have[8] = {0};
+	if (!envp)
+		return envp;
+	for (; envp[n]; n++)
+		for (int i = 0; i < nsaved_env; i++) {
+			size_t k = strchr(saved_env[i], '=') - saved_env[i] + 1;
+			if (!strncmp(envp[n], saved_env[i], k))
+				have[i] = 1;
+		}
+	int missing = 0;
+	for (int i = 0; i < nsaved_env; i++)
+		missing += !have[i];
+	if (!missing || n + (size_t)missing + 1 > nbuf)
+		return envp;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		buf[k++] = envp[i];
+	for (int i = 0; i < nsaved_env; i++)
+		if (!have[i])
+			buf[k++] = saved_env[i];
+	buf[k] = NULL;
+	return buf;
+}
+
+/* The child of fork starts its own log; what it inherited points at the parent's records. */
+void cap_after_fork_child(void)
+{
+	if (!cap.hdr || cap.finalized)
+		return;
+	cap_guard++;
+	struct log_header *old = cap.hdr;
+	size_t old_size = cap.map_size;
+	char *old_strings = cap.strings;
+	struct log_record *old_records = cap.records;
+	int nfd = cap.nfd;
+	cap.nfd = 0;
+	cap.mt = 0;
+	cap.hdr = NULL;
+	memset(cap.index, 0, ((size_t)cap.index_mask + 1) * sizeof(uint32_t));
+	cap_maps_reset();
+	cap_aio_reset();
+
+	char *argv_copy[256];
+	int argc = 0;
+	for (uint32_t i = 0, off = old->argv; i < old->argc && argc < 255; i++) {
+		argv_copy[argc++] = old_strings + off;
+		off += (uint32_t)strlen(old_strings + off) + 1;
+	}
+	argv_copy[argc] = NULL;
+	int r = live_create(old->max_records, argc, argv_copy);
+	if (r < 0) {
+		munmap(old, old_size);
+		disable(cap.live_path, -r);
+		cap_guard--;
+		return;
+	}
+	link_live();
+	for (int fd = 0; fd < nfd; fd++) {
+		struct cap_fd *f = &cap.fds[fd];
+		if (f->rec) {
+			struct log_record *o = f->rec;
+			f->rec = cap_record(o->layer, old_strings + o->path, o->flags & LOG_R_PSEUDO);
+		}
+		if (f->srec) {
+			struct log_record *o = f->srec;
+			f->srec = cap_record(o->layer, old_strings + o->path, o->flags & LOG_R_PSEUDO);
+		}
+	}
+	(void)old_records;
+	munmap(old, old_size);
+	calibrate_start();
+	cap.nfd = nfd;
+	cap_guard--;
+}

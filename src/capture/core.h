@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared state of the capture library: the real symbols, the live log mapping, the fd table,
+ * open file descriptions, record lookup, the clock and the per-thread guard. The wrappers in
+ * posix.c, stdio.c, aio.c and process.c use only what is declared here.
+ */
+#ifndef IOSTRATA_CAPTURE_CORE_H
+#define IOSTRATA_CAPTURE_CORE_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <x86intrin.h>
+#include <aio.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "iostrata/format.h"
+#include "log/record.h"
+
+#define CAP_EXPORT __attribute__((visibility("default")))
+#define CAP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CAP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CAP_PATH_MAX 4096
+
+/* ofd.flags */
+enum { CAP_OFD_APPEND = 1, CAP_OFD_DIRECT = 2 };
+
+/* One open file description: shared by dup'ed descriptors, like the kernel's. */
+struct cap_ofd {
+	uint64_t pos;  /* our model of the file position */
+	int32_t refs;  /* descriptors pointing here; 0 = free */
+	uint32_t flags;
+};
+
+/* Per-descriptor state, indexed by fd. rec == NULL: not tracked (excluded, socket, unknown). */
+struct cap_fd {
+	struct log_record *rec;  /* POSIX-layer record */
+	struct log_record *srec; /* stdio-layer record of the FILE on this fd, if any */
+	uint64_t spos;           /* stdio logical position */
+	uint32_t ofd;            /* index into cap.ofds */
+	uint32_t pad;
+};
+
+struct cap_state {
+	int nfd;                   /* size of fds[]; 0 while capture is off */
+	int mt;                    /* a second thread exists: use locked updates */
+	int use_tsc;
+	int finalized;
+	struct cap_fd *fds;
+	struct cap_ofd *ofds;
+	struct log_header *hdr;    /* the live mapping */
+	size_t map_size;
+	char *strings;
+	uint32_t string_cap;
+	struct log_record *records;
+	uint32_t *index;           /* record lookup: open addressing, record number + 1 */
+	uint32_t index_mask;
+	uint64_t file_align, mem_align;
+	uint64_t calib_next;       /* tick count after which the clock calibration is refreshed */
+	char live_path[CAP_PATH_MAX];
+	char link_path[CAP_PATH_MAX];
+	char final_path[CAP_PATH_MAX];
+	char live_dir[CAP_PATH_MAX];
+	char out_dir[CAP_PATH_MAX];
+	int out_dir_ok;
+	int exec_pending;          /* log finalized for an exec that may still fail */
+	int have_status;
+	int exit_status;
+};
+
+extern struct cap_state cap;
+extern __thread int cap_guard;
+
+/* Real functions, resolved once in the constructor. */
+struct cap_real {
+#define CAP_REAL(ret, name, args) ret(*name) args;
+#include "capture/real.def"
+#undef CAP_REAL
+};
+extern struct cap_real real;
+
+static inline __attribute__((always_inline)) uint64_t cap_now(void)
+{
+	if (CAP_LIKELY(cap.use_tsc))
+		return __rdtsc();
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The descriptor's state when the call should be recorded, else NULL (fast path out). */
+static inline __attribute__((always_inline)) struct cap_fd *cap_fd_get(int fd)
+{
+	if (CAP_UNLIKELY((unsigned)fd >= (unsigned)cap.nfd) || CAP_UNLIKELY(cap_guard))
+		return NULL;
+	struct cap_fd *f = &cap.fds[fd];
+	return f->rec ? f : NULL;
+}
+
+static inline int cap_active(void)
+{
+	return cap.nfd > 0 && !cap_guard;
+}
+
+/* Access on fd f: off < 0 means "at the current position", which then moves by len. */
+void cap_note_rw(struct cap_fd *f, int kind, int64_t off, ssize_t ret, uintptr_t mem, uint64_t t0, uint64_t t1);
+void cap_note_meta_fd(struct cap_fd *f, enum log_counter which, int failed, uint64_t t0, uint64_t t1);
+/* Path-based metadata op (stat, unlink, rename ...). */
+void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int failed, uint64_t t0,
+			uint64_t t1);
+/* After open/openat/creat: fd >= 0 on success. Returns the new fd state or NULL. */
+struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uint64_t t0, uint64_t t1);
+void cap_fd_close(int fd);
+void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1);
+void cap_fd_setfl(int fd, int flags);
+void cap_fd_set_pos(int fd, uint64_t pos);
+
+/* Record of (layer, absolute path), created when missing; the layer's catch-all when full. */
+struct log_record *cap_record(unsigned layer, const char *abspath, uint32_t rflags);
+/* Absolute, lexically normalized form of path relative to dirfd; 0 or -1. */
+int cap_abspath(int dirfd, const char *path, char *out, size_t len);
+int cap_path_excluded(const char *abspath);
+
+/* Process lifecycle (process.c / core.c). */
+void cap_finalize(int for_exec);
+void cap_after_fork_child(void);
+void cap_set_exit_status(int status);
+void cap_calibrate(uint64_t now_ticks);
+/* One message on stderr, written with the real write(); never on stdout. */
+void cap_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* stdio.c */
+void cap_stdio_init(void);
+/* mmap table (posix.c) */
+void cap_maps_reset(void);
+/* aio.c */
+void cap_aio_reset(void);
+
+/* Build envp for exec that keeps capture on in the new image. Returns envp or a new array in buf. */
+char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf);
+
+/* The real function, resolving every symbol first if a wrapper runs before our constructor
+ * (another library's constructor may do I/O before ours has run). */
+void cap_resolve_early(void);
+#define REAL(name) (CAP_LIKELY(real.name != NULL) ? real.name : (cap_resolve_early(), real.name))
+
+void cap_cwd_refresh(void);
+void cap_exec_failed(void);
+
+#endif

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `iostrata run [-o DIR] [--job ID] [options] -- CMD ARGS...`: runs CMD with the capture library
+ * preloaded, so CMD, its children, exec'd programs and MPI ranks each write a log into one job
+ * directory. Afterwards it finalizes the logs of processes that were killed, prints a short
+ * summary on stderr (never on stdout, which belongs to CMD) and exits with CMD's status.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "cli/cli.h"
+#include "iostrata/reader.h"
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
+			"[--include PREFIX]... [-q] -- CMD [ARGS...]\n");
+}
+
+static int lib_path(char *buf, size_t len)
+{
+	const char *e = getenv("IOSTRATA_LIB");
+	if (e && *e) {
+		snprintf(buf, len, "%s", e);
+		return access(buf, R_OK);
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	const char *cands[] = {"%s/libiostrata.so", "%s/../lib/iostrata/libiostrata.so", "%s/../lib/libiostrata.so"};
+	for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
+		snprintf(buf, len, cands[i], exe);
+		if (access(buf, R_OK) == 0) {
+			char *rp = realpath(buf, NULL);
+			if (rp) {
+				snprintf(buf, len, "%s", rp);
+				free(rp);
+			}
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[CLI_PATH];
+	snprintf(tmp, sizeof tmp, "%s", dir);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The TSC rate, measured once here so every captured process converts ticks to ns with the
+ * same slope from its first microsecond (see calibrate_start in the library). */
+static unsigned long long tsc_hz(void)
+{
+	struct timespec a, b, d = {0, 20 * 1000 * 1000};
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	uint64_t t0 = __rdtsc();
+	nanosleep(&d, NULL);
+	uint64_t t1 = __rdtsc();
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	return ns > 0 ? (unsigned long long)((double)(t1 - t0) * 1e9 / ns) : 0;
+}
+
+static const char *scheduler_job(void)
+{
+	static const char *const vars[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID", NULL};
+	for (int i = 0; vars[i]; i++)
+		if (getenv(vars[i]) && *getenv(vars[i]))
+			return getenv(vars[i]);
+	return NULL;
+}
+
+struct totals {
+	int procs, unfinished;
+	uint64_t c[LOG_LAYER_MAX + 1][LOG_NCOUNTERS];
+};
+
+static void summarize(const char *dir, struct totals *t)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		int fin = l > 5 && !strcmp(de->d_name + l - 5, ".iost");
+		int live = l > 10 && !strcmp(de->d_name + l - 10, ".iost.live");
+		if (!fin && !live)
+			continue;
+		char p[CLI_PATH], err[512];
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		struct log_file lf;
+		if (log_file_read(p, &lf, err, sizeof err) < 0)
+			continue;
+		t->procs++;
+		t->unfinished += lf.live;
+		for (uint32_t i = 0; i < lf.nrecords; i++) {
+			const struct log_record *r = &lf.records[i];
+			if (r->layer > LOG_LAYER_MAX)
+				continue;
+			for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+				if (log_counter_kinds[c] == LOG_K_SUM || log_counter_kinds[c] == LOG_K_TIME)
+					t->c[r->layer][c] += r->counters[c];
+		}
+		log_file_free(&lf);
+	}
+	closedir(d);
+}
+
+static void human(char *buf, size_t len, double v)
+{
+	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int i = 0;
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+static void print_summary(const char *dir, const char *job, int quiet)
+{
+	struct totals t;
+	memset(&t, 0, sizeof t);
+	summarize(dir, &t);
+	if (quiet || t.procs == 0)
+		return;
+	fprintf(stderr, "iostrata: job %s: %d process%s", job, t.procs, t.procs == 1 ? "" : "es");
+	if (t.unfinished)
+		fprintf(stderr, " (%d still running)", t.unfinished);
+	fprintf(stderr, "\n");
+	for (int l = LOG_LAYER_POSIX; l <= LOG_LAYER_STDIO; l++) {
+		uint64_t *c = t.c[l];
+		char br[32], bw[32];
+		human(br, sizeof br, (double)c[LOG_C_BYTES_READ]);
+		human(bw, sizeof bw, (double)c[LOG_C_BYTES_WRITTEN]);
+		uint64_t meta = c[LOG_C_OPENS] + c[LOG_C_CLOSES] + c[LOG_C_SEEKS] + c[LOG_C_STATS] + c[LOG_C_FSYNCS] +
+				c[LOG_C_RENAMES] + c[LOG_C_DUPS] + c[LOG_C_MMAPS] + c[LOG_C_META_OTHER];
+		fprintf(stderr, "iostrata:   %-5s %llu reads (%s), %llu writes (%s), %llu metadata ops, %.3f s in I/O\n",
+			log_layer_name((unsigned)l), (unsigned long long)c[LOG_C_READS], br,
+			(unsigned long long)c[LOG_C_WRITES], bw, (unsigned long long)meta,
+			(double)(c[LOG_C_TIME_READ] + c[LOG_C_TIME_WRITE] + c[LOG_C_TIME_META]) / 1e9);
+	}
+	fprintf(stderr, "iostrata: logs in %s — see: iostrata report %s\n", dir, dir);
+}
+
+/* Logs left live by processes of the job that are gone now: killed before they could finish. */
+static void finish_killed(const char *dir, pid_t child, int child_sig)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l <= 10 || strcmp(de->d_name + l - 10, ".iost.live"))
+			continue;
+		char link[CLI_PATH], target[CLI_PATH], dst[CLI_PATH], err[1024];
+		snprintf(link, sizeof link, "%s/%s", dir, de->d_name);
+		ssize_t k = readlink(link, target, sizeof target - 1);
+		if (k <= 0)
+			continue;
+		target[k] = 0;
+		struct log_file lf;
+		if (log_file_read(target, &lf, err, sizeof err) < 0)
+			continue;
+		int sig = lf.hdr.pid == child ? child_sig : 0;
+		log_file_free(&lf);
+		int r = cli_recover_file(target, NULL, sig, 0, dst, sizeof dst, err, sizeof err);
+		if (r == 0)
+			fprintf(stderr, "iostrata: a process of the job did not finish; its counters are in %s\n", dst);
+		else if (r < 0)
+			fprintf(stderr, "iostrata: %s\n", err);
+	}
+	closedir(d);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *out = NULL, *job = NULL, *maxrec = NULL;
+	char excl[CLI_PATH] = "", incl[CLI_PATH] = "";
+	int quiet = 0, i;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (!strcmp(a, "-o") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (!strcmp(a, "--job") && i + 1 < argc) {
+			job = argv[++i];
+		} else if (!strcmp(a, "--max-records") && i + 1 < argc) {
+			maxrec = argv[++i];
+		} else if ((!strcmp(a, "--exclude") || !strcmp(a, "--include")) && i + 1 < argc) {
+			char *dst = a[2] == 'e' ? excl : incl;
+			size_t l = strlen(dst);
+			snprintf(dst + l, CLI_PATH - l, "%s%s", l ? ":" : "", argv[++i]);
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			quiet = 1;
+		} else if (a[0] == '-') {
+			usage();
+			return 2;
+		} else {
+			break;
+		}
+	}
+	if (i >= argc) {
+		usage();
+		return 2;
+	}
+	char lib[CLI_PATH];
+	if (lib_path(lib, sizeof lib) < 0) {
+		fprintf(stderr, "iostrata run: cannot find libiostrata.so next to the iostrata binary (set IOSTRATA_LIB)\n");
+		return 2;
+	}
+	char jobbuf[256], host[128] = "host";
+	gethostname(host, sizeof host - 1);
+	if (!job)
+		job = scheduler_job();
+	if (!job) {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		snprintf(jobbuf, sizeof jobbuf, "%s-%04d%02d%02d-%02d%02d%02d-%d", host, tm.tm_year + 1900, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid());
+		job = jobbuf;
+	}
+	char outbuf[CLI_PATH], absout[CLI_PATH];
+	if (!out) {
+		snprintf(outbuf, sizeof outbuf, "iostrata-%s", job);
+		out = outbuf;
+	}
+	if (out[0] != '/') {
+		char cwd[CLI_PATH];
+		if (!getcwd(cwd, sizeof cwd))
+			snprintf(cwd, sizeof cwd, ".");
+		snprintf(absout, sizeof absout, "%.2000s/%.2000s", cwd, out);
+	} else {
+		snprintf(absout, sizeof absout, "%s", out);
+	}
+	if (mkdir_p(absout) < 0 || access(absout, W_OK | X_OK) < 0)
+		fprintf(stderr, "iostrata run: warning: cannot write to %s (%s); the program runs anyway and its "
+				"counters stay in the live directory (iostrata recover -o DIR)\n",
+			absout, strerror(errno));
+
+	char preload[2 * CLI_PATH];
+	const char *old = getenv("LD_PRELOAD");
+	snprintf(preload, sizeof preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+	char hz[32];
+	snprintf(hz, sizeof hz, "%llu", tsc_hz());
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("IOSTRATA_OUT", absout, 1);
+	setenv("IOSTRATA_JOB", job, 1);
+	setenv("IOSTRATA_TSC_HZ", hz, 1);
+	if (maxrec)
+		setenv("IOSTRATA_MAX_RECORDS", maxrec, 1);
+	if (excl[0])
+		setenv("IOSTRATA_EXCLUDE", excl, 1);
+	if (incl[0])
+		setenv("IOSTRATA_INCLUDE", incl, 1);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "iostrata run: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		execvp(argv[i], argv + i);
+		int e = errno;
+		fprintf(stderr, "iostrata: %s: %s\n", argv[i], e == ENOENT ? "command not found" : strerror(e));
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	/* like a shell waiting for a foreground job: the terminal's signals are for the program */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+	finish_killed(absout, pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	print_summary(absout, job, quiet);
+	return code;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Names and labels of the log format: the counter tables generated from the LOG_COUNTERS X-macro
+ * (upper-case names, lower-case keys, one-line meanings, kinds), layer names and histogram bucket
+ * labels. Every tool prints counters through these, so a counter is listed in exactly one place,
+ * the X-macro in format.h. This file does no I/O and holds no state beyond the key table, which
+ * is filled once.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "iostrata/reader.h"
+
+const char *const log_counter_names[LOG_NCOUNTERS] = {
+#define LOG_X_NAME(name, kind, doc) [LOG_C_##name] = #name,
+	LOG_COUNTERS(LOG_X_NAME)
+#undef LOG_X_NAME
+};
+
+const char *const log_counter_docs[LOG_NCOUNTERS] = {
+#define LOG_X_DOC(name, kind, doc) [LOG_C_##name] = doc,
+	LOG_COUNTERS(LOG_X_DOC)
+#undef LOG_X_DOC
+};
+
+const uint8_t log_counter_kinds[LOG_NCOUNTERS] = {
+#define LOG_X_KIND(name, kind, doc) [LOG_C_##name] = LOG_K_##kind,
+	LOG_COUNTERS(LOG_X_KIND)
+#undef LOG_X_KIND
+};
+
+/*
+ * The preprocessor cannot change case, and a second hand-written list would drift from the
+ * X-macro, so the lower-case keys are derived from log_counter_names on first use.
+ * pthread_once rather than a constructor: the capture library may need a key from its own
+ * constructor, before ours has run.
+ */
+#define LOG_KEY_MAX 32
+static char counter_keys[LOG_NCOUNTERS][LOG_KEY_MAX];
+static pthread_once_t counter_keys_once = PTHREAD_ONCE_INIT;
+
+static void build_counter_keys(void)
+{
+	for (unsigned c = 0; c < LOG_NCOUNTERS; c++) {
+		const char *s = log_counter_names[c];
+		size_t i;
+
+		for (i = 0; s[i] && i < LOG_KEY_MAX - 1; i++)
+			counter_keys[c][i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
+		counter_keys[c][i] = '\0';
+	}
+}
+
+/* Compile-time guard that every name fits the key buffer. */
+#define LOG_X_LEN(name, kind, doc) _Static_assert(sizeof(#name) <= LOG_KEY_MAX, "counter name too long");
+LOG_COUNTERS(LOG_X_LEN)
+#undef LOG_X_LEN
+
+const char *log_counter_key(unsigned c)
+{
+	if (c >= LOG_NCOUNTERS)
+		return NULL;
+	pthread_once(&counter_keys_once, build_counter_keys);
+	return counter_keys[c];
+}
+
+int log_counter_from_key(const char *key)
+{
+	if (!key)
+		return -EINVAL;
+	for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+		if (!strcasecmp(key, log_counter_names[c]))
+			return (int)c;
+	return -ENOENT;
+}
+
+static const char *const layer_names[LOG_LAYER_MAX + 1] = {
+	[LOG_LAYER_NONE] = "none",     [LOG_LAYER_POSIX] = "posix",   [LOG_LAYER_STDIO] = "stdio",
+	[LOG_LAYER_MPIIO] = "mpiio",   [LOG_LAYER_KERNEL] = "kernel", [LOG_LAYER_MOUNT] = "mount",
+};
+
+const char *log_layer_name(unsigned layer)
+{
+	if (layer > LOG_LAYER_MAX)
+		return "?";
+	return layer_names[layer];
+}
+
+int log_layer_from_name(const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+		if (!strcasecmp(name, layer_names[l]))
+			return (int)l;
+	return -EINVAL;
+}
+
+/* "1K", "512M": a power of two of at least 1 KiB with a binary unit. */
+static void format_pow2(unsigned exp, char *buf, size_t len)
+{
+	static const char units[] = "KMG";
+	unsigned u = exp / 10; /* 1 = K, 2 = M, 3 = G */
+
+	if (u == 0)
+		snprintf(buf, len, "%llu", 1ull << exp);
+	else
+		snprintf(buf, len, "%llu%c", 1ull << (exp - 10 * u), units[u - 1]);
+}
+
+const char *log_hist_label(unsigned bucket, char *buf, size_t len)
+{
+	char lo[16], hi[16];
+
+	if (!buf || len == 0)
+		return "";
+	if (bucket >= LOG_HIST_BUCKETS) {
+		snprintf(buf, len, "?");
+	} else if (bucket == 0) {
+		snprintf(buf, len, "0");
+	} else if (bucket == 1) {
+		snprintf(buf, len, "1");
+	} else if (bucket == LOG_HIST_BUCKETS - 1) {
+		format_pow2(bucket - 1, lo, sizeof lo);
+		snprintf(buf, len, ">=%s", lo);
+	} else if (bucket <= 10) {
+		/* Below 1 KiB the exact inclusive range is short enough to print. */
+		snprintf(buf, len, "%llu-%llu", 1ull << (bucket - 1), (1ull << bucket) - 1);
+	} else {
+		/* From 1 KiB up, "1K-2K" is the half-open [1 KiB, 2 KiB): exact upper bounds like
+		 * 2047 would be unreadable in a report column. */
+		format_pow2(bucket - 1, lo, sizeof lo);
+		format_pow2(bucket, hi, sizeof hi);
+		snprintf(buf, len, "%s-%s", lo, hi);
+	}
+	return buf;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The final-log writer (see writer.h). Layout of what it writes: the 4 KiB header, the used
+ * records, then the used string bytes. Records are copied before the string count is read:
+ * a record is published only after its path is in the string section, so every record copied
+ * finds its path inside the strings written after it, even while other threads still run.
+ */
+#include "log/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static const struct log_section *find_section(const struct log_header *h, uint32_t kind)
+{
+	for (uint32_t i = 0; i < h->nsections && i < LOG_MAX_SECTIONS; i++)
+		if (h->sections[i].kind == kind)
+			return &h->sections[i];
+	return NULL;
+}
+
+int log_write_final(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
+		    uint32_t add_flags, char *err, size_t errlen)
+{
+	const struct log_header *live = map;
+	struct log_header h;
+	char tmp[4200];
+	int fd = -1, r = -EIO;
+
+	if (size < LOG_HEADER_SIZE) {
+		snprintf(err, errlen, "%s: source log is truncated", dst);
+		return -EINVAL;
+	}
+	memcpy(&h, hdr_patch ? hdr_patch : live, sizeof h);
+	const struct log_section *srec = find_section(&h, LOG_SEC_RECORDS);
+	const struct log_section *sstr = find_section(&h, LOG_SEC_STRINGS);
+	if (!srec || !sstr || srec->offset > size || sstr->offset > size || srec->size > size - srec->offset ||
+	    sstr->size > size - sstr->offset) {
+		snprintf(err, errlen, "%s: source log has no valid record or string section", dst);
+		return -EINVAL;
+	}
+	uint64_t rec_off = srec->offset, str_off = sstr->offset, str_cap = sstr->size;
+	uint32_t n = __atomic_load_n(&live->nrecords, __ATOMIC_ACQUIRE);
+	if (n > h.max_records)
+		n = h.max_records;
+	if ((uint64_t)n * sizeof(struct log_record) > srec->size)
+		n = (uint32_t)(srec->size / sizeof(struct log_record));
+
+	if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", dst, (int)getpid()) >= (int)sizeof tmp) {
+		snprintf(err, errlen, "%s: path too long", dst);
+		return -ENAMETOOLONG;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(-r));
+		return r;
+	}
+	uint64_t recs_bytes = (uint64_t)n * sizeof(struct log_record);
+	if (lseek(fd, LOG_HEADER_SIZE, SEEK_SET) < 0 ||
+	    (r = write_all(fd, (const char *)map + rec_off, recs_bytes)) < 0)
+		goto err;
+	uint32_t used = __atomic_load_n(&live->string_used, __ATOMIC_ACQUIRE);
+	if (used > str_cap)
+		used = (uint32_t)str_cap;
+	if ((r = write_all(fd, (const char *)map + str_off, used)) < 0)
+		goto err;
+	static const char zeros[8];
+	uint32_t pad = (8 - used % 8) % 8;
+	if (pad && (r = write_all(fd, zeros, pad)) < 0)
+		goto err;
+
+	h.flags = (h.flags | add_flags) & ~(uint32_t)LOG_F_LIVE;
+	h.nrecords = n;
+	h.max_records = n;
+	h.string_used = used;
+	memset(h.sections, 0, sizeof h.sections);
+	h.sections[0] = (struct log_section){LOG_SEC_RECORDS, 0, LOG_HEADER_SIZE, recs_bytes, n};
+	h.sections[1] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE + recs_bytes, used + pad, used};
+	h.nsections = 2;
+	if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
+		r = errno ? -errno : -EIO;
+		goto err;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		r = -errno;
+		goto err;
+	}
+	fd = -1;
+	if (rename(tmp, dst) < 0) {
+		r = -errno;
+		goto err;
+	}
+	return 0;
+err:
+	snprintf(err, errlen, "%s: cannot write: %s", dst, strerror(-r));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return r;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Turning a live log into a final one: copy the used part of a live mapping (records, then
+ * strings, then the header with its sections moved) into a compact file, atomically. Used by
+ * the capture library at exit and exec and by `iostrata recover`. It allocates nothing and
+ * uses only async-signal-safe calls, because it may run from _exit() in a signal handler.
+ */
+#ifndef IOSTRATA_LOG_WRITER_H
+#define IOSTRATA_LOG_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iostrata/format.h"
+
+/* map/size: a live (or final) log in memory, trusted to be well-formed (the library's own
+ * mapping, or one the reader has accepted). hdr_patch, when not NULL, is a header to write in
+ * place of map's (the caller's edited copy). add_flags are or'ed in; LOG_F_LIVE is cleared.
+ * Returns 0 or -errno, with a one-line message naming dst in err. */
+int log_write_final(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
+		    uint32_t add_flags, char *err, size_t errlen);
+
+#endif

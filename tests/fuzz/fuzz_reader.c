@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target for the log reader: parses arbitrary bytes with log_file_parse and, when they
+ * are accepted, touches every string, argument and record the way the CLI would, so that any
+ * offset the reader let through unchecked shows up under AddressSanitizer. Build and run it with
+ * tests/fuzz/build-and-run.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "iostrata/reader.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct log_file lf;
+	char err[256];
+	volatile size_t sink = 0; /* keeps the reads below from being optimized away */
+
+	if (log_file_parse(data, size, "fuzz", &lf, err, sizeof err) < 0) {
+		/* An error must be a non-empty, single line naming the input. */
+		if (strncmp(err, "fuzz: ", 6) || strchr(err, '\n'))
+			__builtin_trap();
+		return 0;
+	}
+	sink += strlen(log_file_string(&lf, lf.hdr.host));
+	sink += strlen(log_file_string(&lf, lf.hdr.exe));
+	sink += strlen(log_file_string(&lf, lf.hdr.job));
+	sink += strlen(log_file_string(&lf, lf.hdr.cwd));
+	sink += strlen(log_file_string(&lf, lf.hdr.outdir));
+	sink += strlen(log_file_string(&lf, lf.hdr.live_path));
+	for (uint32_t i = 0; i < lf.hdr.argc; i++) {
+		const char *a = log_file_arg(&lf, i);
+
+		if (!a)
+			__builtin_trap(); /* validated argv must yield every argument */
+		sink += strlen(a);
+	}
+	if (log_file_arg(&lf, lf.hdr.argc))
+		__builtin_trap();
+	for (uint32_t i = 0; i < lf.nrecords; i++) {
+		const struct log_record *r = &lf.records[i];
+
+		if (r->layer < 1 || r->layer > LOG_LAYER_MAX || !(r->flags & LOG_R_USED) || (r->flags & LOG_R_DEAD))
+			__builtin_trap();
+		sink += strlen(log_file_string(&lf, r->path));
+		sink += strlen(log_layer_name(r->layer));
+		for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+			sink += r->counters[c] & 1;
+		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+			sink += (r->read_hist[b] ^ r->write_hist[b]) & 1;
+	}
+	if (lf.hdr.clock_kind != LOG_CLOCK_NS)
+		__builtin_trap();
+	log_file_free(&lf);
+	(void)sink;
+	return 0;
+}

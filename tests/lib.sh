@@ -1,0 +1,38 @@
+# Helpers for integration test scripts (source it). Every check prints one line:
+# "ok - NAME", "not ok - NAME: expected X, got Y", or "skip - NAME: why" (a failure under CI=true).
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+B="$ROOT/${IOSTRATA_BUILD:-build}"
+IOSTRATA="$B/iostrata"
+PROGS="$B/tests/progs"
+T=$(mktemp -d /tmp/iostrata-it.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+ok() { echo "ok - $1"; }
+fail() { echo "not ok - $1: $2"; }
+skip() { echo "skip - $1: $2"; }
+
+# eq NAME EXPECTED ACTUAL
+eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected '$2', got '$3'"; fi
+}
+
+# The one final log in a job directory (fails the test if there is not exactly one).
+one_log() {
+	local n
+	n=$(ls "$1"/*.iost 2>/dev/null | wc -l)
+	if [ "$n" -ne 1 ]; then echo "EXPECTED-ONE-LOG-IN-$1-GOT-$n"; return 1; fi
+	ls "$1"/*.iost
+}
+
+# counter LOG LAYER PATH NAME: a counter of the record (layer, path) in one log, 0 when absent.
+counter() {
+	"$IOSTRATA" dump --json "$1" | jq -r --arg l "$2" --arg p "$3" --arg c "$4" \
+		'[.records[] | select(.layer == $l and .path == $p) | .counters[$c]] | add // 0'
+}
+
+# jcount DIR LAYER PATH NAME: the same summed over every log of a job directory, via report --json.
+jcount() {
+	"$IOSTRATA" report --json "$1" | jq -r --arg l "$2" --arg p "$3" --arg c "$4" \
+		'[.files[] | select(.layer == $l and .path == $p) | .counters[$c]] | add // 0'
+}

@@ -8,6 +8,7 @@
 B ?= build
 CC ?= gcc
 SAN ?=
+SAN_TESTS ?=
 OPT ?= -O2
 WERROR ?= $(if $(filter true,$(CI)),-Werror,)
 CFLAGS_BASE := -std=gnu11 $(OPT) -g -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
@@ -43,7 +44,7 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 HDRS := $(wildcard include/iostrata/*.h src/*/*.h)
 
-.PHONY: all test demo deps clean fuzz bench tests-build
+.PHONY: all test test-san demo deps clean fuzz bench tests-build
 all: $(B)/iostrata $(B)/libiostrata.so
 
 $(B)/obj/pic/%.o: src/%.c $(HDRS)
@@ -86,6 +87,14 @@ deps:
 test: deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)tests/run
+
+# ASan+UBSan build of the CLI, reader and library in build-san/, then the unit tests and the
+# capture tests against it (the preloaded library needs the ASan runtime loaded before it).
+test-san: deps
+	$(Q)$(MAKE) --no-print-directory B=build-san SAN=address,undefined OPT=-O1 tests-build
+	$(Q)IOSTRATA_BUILD=build-san IOSTRATA_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
+		ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		tests/run $(SAN_TESTS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

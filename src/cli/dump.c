@@ -25,6 +25,16 @@ static const char *const record_flag_names[] = {"used", "overflow", "dead", "pse
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+static const char *section_kind_name(uint32_t kind)
+{
+	static const char *const names[] = {
+		[0] = "unused", [LOG_SEC_STRINGS] = "strings", [LOG_SEC_RECORDS] = "records",
+		[LOG_SEC_EVENTS] = "events", [LOG_SEC_KERNEL] = "kernel", [LOG_SEC_MOUNT] = "mount",
+	};
+
+	return kind < ARRAY_LEN(names) ? names[kind] : "?";
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: iostrata dump [--json] FILE...\n"
@@ -194,10 +204,7 @@ static void text_header(FILE *f, const struct log_file *lf)
 
 		fprintf(f, "# section %u: kind %u (%s) flags 0x%x offset %" PRIu64 " size %" PRIu64
 			   " count %" PRIu64 "\n",
-			i, s->kind, s->kind == 0 ? "unused" : s->kind == LOG_SEC_STRINGS ? "strings"
-				: s->kind == LOG_SEC_RECORDS ? "records" : s->kind == LOG_SEC_EVENTS ? "events"
-				: s->kind == LOG_SEC_KERNEL ? "kernel" : s->kind == LOG_SEC_MOUNT ? "mount" : "?",
-			s->flags, s->offset, s->size, s->count);
+			i, s->kind, section_kind_name(s->kind), s->flags, s->offset, s->size, s->count);
 	}
 }
 
@@ -551,10 +558,10 @@ static void dump_json(FILE *f, const struct log_file *lf)
 	json_header(f, lf);
 	fputs(",\"sections\":[", f);
 	for (uint32_t i = 0; i < h->nsections; i++)
-		fprintf(f, "%s{\"index\":%u,\"kind\":%u,\"flags\":%u,\"offset\":%" PRIu64 ",\"size\":%" PRIu64
-			   ",\"count\":%" PRIu64 "}",
-			i ? "," : "", i, h->sections[i].kind, h->sections[i].flags, h->sections[i].offset,
-			h->sections[i].size, h->sections[i].count);
+		fprintf(f, "%s{\"index\":%u,\"kind\":%u,\"kind_name\":\"%s\",\"flags\":%u,\"offset\":%" PRIu64
+			   ",\"size\":%" PRIu64 ",\"count\":%" PRIu64 "}",
+			i ? "," : "", i, h->sections[i].kind, section_kind_name(h->sections[i].kind),
+			h->sections[i].flags, h->sections[i].offset, h->sections[i].size, h->sections[i].count);
 	fputs("],\"records\":[", f);
 	for (uint32_t i = 0; i < lf->nrecords; i++) {
 		if (i)

@@ -269,9 +269,12 @@ int cmd_run(int argc, char **argv)
 				"counters stay in the live directory (iostrata recover -o DIR)\n",
 			absout, strerror(errno));
 
-	char preload[2 * CLI_PATH];
+	char preload[3 * CLI_PATH];
 	const char *old = getenv("LD_PRELOAD");
-	snprintf(preload, sizeof preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+	/* a sanitizer build of the library needs its runtime loaded first (make test-san) */
+	const char *san = getenv("IOSTRATA_SAN_RUNTIME");
+	snprintf(preload, sizeof preload, "%s%s%s%s%s", san && *san ? san : "", san && *san ? ":" : "", lib,
+		 old && *old ? ":" : "", old && *old ? old : "");
 	char hz[32];
 	snprintf(hz, sizeof hz, "%llu", tsc_hz());
 	setenv("LD_PRELOAD", preload, 1);

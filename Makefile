@@ -44,7 +44,7 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 HDRS := $(wildcard include/iostrata/*.h src/*/*.h)
 
-.PHONY: all test test-san demo deps clean fuzz bench tests-build
+.PHONY: all test test-san test-tsan demo deps clean fuzz bench tests-build
 all: $(B)/iostrata $(B)/libiostrata.so
 
 $(B)/obj/pic/%.o: src/%.c $(HDRS)
@@ -95,6 +95,16 @@ test-san: deps
 	$(Q)IOSTRATA_BUILD=build-san IOSTRATA_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
 		ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		tests/run $(SAN_TESTS)
+
+# ThreadSanitizer on the threaded tests of the record logic (TSan cannot run inside an
+# LD_PRELOAD library loaded into uninstrumented programs).
+test-tsan:
+	@mkdir -p build-tsan
+	$(Q)$(CC) -std=gnu11 -O1 -g -fsanitize=thread -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
+		-o build-tsan/test_record tests/unit/test_record.c -lpthread
+	$(Q)build-tsan/test_record > build-tsan/test_record.out 2>&1; rc=$$?; \
+		grep -c '^ok - ' build-tsan/test_record.out | sed 's/$$/ checks passed under TSan/'; \
+		grep -v '^ok - ' build-tsan/test_record.out || true; exit $$rc
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

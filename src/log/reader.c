@@ -551,7 +551,7 @@ const char *log_file_string(const struct log_file *lf, uint32_t off)
 
 const char *log_file_arg(const struct log_file *lf, uint32_t i)
 {
-	uint32_t pos;
+	uint64_t pos; /* 64 bits: stepping past a string at the very end must not wrap */
 
 	if (!lf || !lf->strings || i >= lf->hdr.argc)
 		return NULL;
@@ -559,7 +559,7 @@ const char *log_file_arg(const struct log_file *lf, uint32_t i)
 	for (uint32_t k = 0; k < i; k++) {
 		if (pos >= lf->strings_size)
 			return NULL;
-		pos += (uint32_t)strlen(lf->strings + pos) + 1;
+		pos += strlen(lf->strings + pos) + 1;
 	}
 	if (pos >= lf->strings_size)
 		return NULL;

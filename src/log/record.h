@@ -79,7 +79,7 @@ static inline __attribute__((always_inline)) void log_common_add(struct log_comm
 {
 	for (int i = 0; i < LOG_COMMON_SLOTS; i++) {
 		uint64_t c = __atomic_load_n(&s[i].count, __ATOMIC_RELAXED);
-		if (c && s[i].value == value) {
+		if (c && __atomic_load_n(&s[i].value, __ATOMIC_RELAXED) == value) {
 			log_inc(&s[i].count, mt);
 			return;
 		}
@@ -91,7 +91,7 @@ static inline __attribute__((always_inline)) void log_common_add(struct log_comm
 					continue;
 				__atomic_store_n(&s[i].value, value, __ATOMIC_RELAXED);
 			} else {
-				s[i].value = value;
+				__atomic_store_n(&s[i].value, value, __ATOMIC_RELAXED);
 				__atomic_store_n(&s[i].count, 1, __ATOMIC_RELAXED);
 			}
 			return;
@@ -141,9 +141,11 @@ log_note_access(struct log_record *r, int kind, uint64_t off, uint64_t len, uint
 	log_add(&c[w ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], d, mt);
 	log_first(&c[w ? LOG_C_WRITE_FIRST : LOG_C_READ_FIRST], t0);
 	log_max(&c[w ? LOG_C_WRITE_LAST : LOG_C_READ_LAST], t1, mt);
-	if (d > c[w ? LOG_C_SLOWEST_WRITE_TIME : LOG_C_SLOWEST_READ_TIME]) {
-		c[w ? LOG_C_SLOWEST_WRITE_TIME : LOG_C_SLOWEST_READ_TIME] = d;
-		c[w ? LOG_C_SLOWEST_WRITE_SIZE : LOG_C_SLOWEST_READ_SIZE] = len;
+	/* time and size of the slowest op are two stores: a racing thread may pair them wrongly,
+	 * which costs nothing exact (both are "about the slowest op") */
+	if (d > __atomic_load_n(&c[w ? LOG_C_SLOWEST_WRITE_TIME : LOG_C_SLOWEST_READ_TIME], __ATOMIC_RELAXED)) {
+		__atomic_store_n(&c[w ? LOG_C_SLOWEST_WRITE_TIME : LOG_C_SLOWEST_READ_TIME], d, __ATOMIC_RELAXED);
+		__atomic_store_n(&c[w ? LOG_C_SLOWEST_WRITE_SIZE : LOG_C_SLOWEST_READ_SIZE], len, __ATOMIC_RELAXED);
 	}
 }
 

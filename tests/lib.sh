@@ -3,7 +3,7 @@
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 B="$ROOT/${IOSTRATA_BUILD:-build}"
-IOSTRATA="$B/iostrata"
+IOSTRATA="${IOSTRATA:-$B/iostrata}"
 PROGS="$B/tests/progs"
 T=$(mktemp -d /tmp/iostrata-it.XXXXXX)
 trap 'rm -rf "$T"' EXIT

@@ -574,31 +574,40 @@ static void dump_json(FILE *f, const struct log_file *lf)
 int cmd_dump(int argc, char **argv)
 {
 	char err[512];
-	int json = 0, status = 0, nfiles = 0, i;
+	int json = 0, status = 0, nfiles = 0, opts_done = 0;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
+	/* Options may come anywhere before "--"; a first pass finds them so that
+	 * `dump FILE --json` works too. */
+	for (int i = 1; i < argc; i++) {
+		if (opts_done || argv[i][0] != '-' || !argv[i][1]) {
+			nfiles++;
+		} else if (!strcmp(argv[i], "--")) {
+			opts_done = 1;
+		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
+		} else {
 			fprintf(stderr, "iostrata dump: unknown option '%s'\n", argv[i]);
 			usage(stderr);
 			return 2;
-		} else {
-			break;
 		}
 	}
-	/* Options come first; anything after the first file name is a file name. */
-	for (int k = i; k < argc; k++) {
+	if (nfiles == 0) {
+		usage(stderr);
+		return 2;
+	}
+	nfiles = 0;
+	opts_done = 0;
+	for (int i = 1; i < argc; i++) {
 		struct log_file lf;
 
-		nfiles++;
-		if (log_file_read(argv[k], &lf, err, sizeof err) < 0) {
+		if (!opts_done && argv[i][0] == '-' && argv[i][1]) {
+			opts_done = !strcmp(argv[i], "--");
+			continue;
+		}
+		if (log_file_read(argv[i], &lf, err, sizeof err) < 0) {
 			fflush(stdout); /* keep stdout and stderr in order on a terminal */
 			fprintf(stderr, "%s\n", err);
 			status = 2;
@@ -607,15 +616,11 @@ int cmd_dump(int argc, char **argv)
 		if (json) {
 			dump_json(stdout, &lf);
 		} else {
-			if (nfiles > 1)
+			if (nfiles++)
 				fputc('\n', stdout);
 			dump_text(stdout, &lf);
 		}
 		log_file_free(&lf);
-	}
-	if (nfiles == 0) {
-		usage(stderr);
-		return 2;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "iostrata dump: cannot write output: %s\n", strerror(errno));

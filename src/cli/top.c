@@ -185,11 +185,54 @@ static void show(const struct top_sample *prev, struct top_sample *cur, double d
 	fflush(stdout);
 }
 
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+/* One JSON line per interval: cumulative exact totals and the rates of the interval. */
+static void show_json(const struct top_sample *prev, const struct top_sample *cur, double dt)
+{
+	printf("{\"time\":%lld,\"interval\":%.3f,\"processes\":[", (long long)time(NULL), dt);
+	for (int i = 0; i < cur->n; i++) {
+		const struct top_proc *p = &cur->p[i], *q = find_proc(prev, p);
+		printf("%s{\"pid\":%d,\"rank\":%d,\"exe\":", i ? "," : "", p->pid, p->rank);
+		json_str(p->exe);
+		printf(",\"job\":");
+		json_str(p->job);
+		printf(",\"bytes_read\":%llu,\"bytes_written\":%llu,\"ops\":%llu,\"meta_ops\":%llu,"
+		       "\"io_ns\":%llu,\"read_rate\":%.1f,\"write_rate\":%.1f,\"files\":[",
+		       (unsigned long long)p->rd, (unsigned long long)p->wr, (unsigned long long)p->ops,
+		       (unsigned long long)p->meta, (unsigned long long)p->iotime,
+		       q ? (double)(p->rd - q->rd) / dt : 0.0, q ? (double)(p->wr - q->wr) / dt : 0.0);
+		for (int k = 0; k < p->nfiles; k++) {
+			const struct top_file *f = &p->files[k];
+			printf("%s{\"path\":", k ? "," : "");
+			json_str(f->path);
+			printf(",\"bytes_read\":%llu,\"bytes_written\":%llu,\"ops\":%llu,\"meta_ops\":%llu}",
+			       (unsigned long long)f->rd, (unsigned long long)f->wr, (unsigned long long)f->ops,
+			       (unsigned long long)f->meta);
+		}
+		printf("]}");
+	}
+	printf("]}\n");
+	fflush(stdout);
+}
+
 int cmd_top(int argc, char **argv)
 {
 	double delay = 1.0;
 	long count = -1;
-	int batch = !isatty(1), nfiles = 3;
+	int batch = !isatty(1), nfiles = 3, json = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-d") && i + 1 < argc)
 			delay = atof(argv[++i]);
@@ -197,10 +240,12 @@ int cmd_top(int argc, char **argv)
 			count = atol(argv[++i]);
 		else if (!strcmp(argv[i], "-b"))
 			batch = 1;
+		else if (!strcmp(argv[i], "--json"))
+			json = 1;
 		else if (!strcmp(argv[i], "--files") && i + 1 < argc)
 			nfiles = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: iostrata top [-d SECONDS] [-n COUNT] [-b] [--files N]\n");
+			fprintf(stderr, "usage: iostrata top [-d SECONDS] [-n COUNT] [-b] [--json] [--files N]\n");
 			return 2;
 		}
 	}
@@ -215,7 +260,10 @@ int cmd_top(int argc, char **argv)
 		struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
 		nanosleep(&ts, NULL);
 		take_sample(cur);
-		show(prev, cur, delay, batch, nfiles);
+		if (json)
+			show_json(prev, cur, delay);
+		else
+			show(prev, cur, delay, batch, nfiles);
 		free_sample(prev);
 		struct top_sample *t = prev;
 		prev = cur;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -725,6 +726,143 @@ static void test_corruption(void)
 	free(buf);
 }
 
+
+/*
+ * A live file changing underneath the reader: a thread adds records and their paths following
+ * the writer protocol (claim the slot, append the path, raise string_used, fill the record, set
+ * LOG_R_USED last) and rewrites the TSC calibration under calib_seq, while the main thread parses
+ * the same buffer again and again. Every parse must succeed and see only complete records.
+ */
+#define LIVE_CAP 64
+#define LIVE_PARSES 3000
+
+struct live_ctx {
+	unsigned char *buf;
+	struct log_header *h;
+	struct log_record *recs;
+	char *strs;
+	int stop;
+	int filled; /* set once the table is full and the writer has gone on for a while */
+};
+
+static void *live_writer(void *arg)
+{
+	struct live_ctx *c = arg;
+	uint64_t round = 0, after_full = 0;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t n = __atomic_load_n(&c->h->nrecords, __ATOMIC_RELAXED);
+
+		if (n < LIVE_CAP) {
+			uint32_t slot = __atomic_fetch_add(&c->h->nrecords, 1, __ATOMIC_ACQ_REL);
+			uint32_t off = __atomic_load_n(&c->h->string_used, __ATOMIC_RELAXED);
+			struct log_record *r = &c->recs[slot];
+			int len = snprintf(c->strs + off, 32, "/live/%u", slot);
+
+			__atomic_store_n(&c->h->string_used, off + (uint32_t)len + 1, __ATOMIC_RELEASE);
+			r->id = slot;
+			r->path = off;
+			r->layer = LOG_LAYER_POSIX;
+			r->rank = -1;
+			__atomic_store_n(&r->flags, (uint16_t)(slot % 7 == 3 ? LOG_R_USED | LOG_R_DEAD : LOG_R_USED),
+					 __ATOMIC_RELEASE);
+		}
+		for (uint32_t i = 0; i < n; i++)
+			__atomic_fetch_add(&c->recs[i].counters[LOG_C_TIME_READ], 2, __ATOMIC_RELAXED);
+		/* The calibration moves forward but always with a slope of exactly 2 ns per tick. */
+		round++;
+		__atomic_fetch_add(&c->h->calib_seq, 1, __ATOMIC_ACQ_REL);
+		__atomic_store_n(&c->h->calib_tsc, 0xdeadull, __ATOMIC_RELAXED); /* torn value, seq odd */
+		__atomic_store_n(&c->h->calib_ns, 1ull, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->h->calib_tsc, 1000 + 1000 * round, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->h->calib_ns, 5000 + 2000 * round, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->h->calib_seq, 1, __ATOMIC_ACQ_REL);
+		if (n >= LIVE_CAP && ++after_full == 20000)
+			__atomic_store_n(&c->filled, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void test_live_concurrent(void)
+{
+	struct live_ctx c;
+	pthread_t th;
+	size_t size = LOG_HEADER_SIZE + 4096 + LIVE_CAP * sizeof(struct log_record);
+	char err[512];
+	int bad = 0, seen_max = 0;
+
+	memset(&c, 0, sizeof c);
+	c.buf = aligned_alloc(64, size);
+	memset(c.buf, 0, size);
+	c.h = hdr_of(c.buf);
+	c.strs = (char *)c.buf + LOG_HEADER_SIZE;
+	c.recs = (struct log_record *)(c.buf + LOG_HEADER_SIZE + 4096);
+	memcpy(c.h->magic, LOG_MAGIC, 8);
+	c.h->version = LOG_VERSION;
+	c.h->header_size = LOG_HEADER_SIZE;
+	c.h->endian = LOG_ENDIAN_MARK;
+	c.h->flags = LOG_F_LIVE;
+	c.h->record_size = sizeof(struct log_record);
+	c.h->ncounters = LOG_NCOUNTERS;
+	c.h->nsections = 2;
+	c.h->sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE, 4096, 4096};
+	c.h->sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, LOG_HEADER_SIZE + 4096,
+						LIVE_CAP * sizeof(struct log_record), LIVE_CAP};
+	c.h->max_records = LIVE_CAP;
+	c.h->string_used = 1;
+	c.h->clock_kind = LOG_CLOCK_TSC;
+	c.h->tsc_ref = 1000;
+	c.h->ns_ref = 5000;
+	c.h->calib_tsc = 2000;
+	c.h->calib_ns = 7000;
+	if (pthread_create(&th, NULL, live_writer, &c)) {
+		check(0, "live file read while written", "pthread_create failed");
+		free(c.buf);
+		return;
+	}
+	/* At least LIVE_PARSES parses, and on until the writer is done, so that the parses overlap
+	 * the filling of the table however the threads are scheduled. */
+	for (int k = 0; !bad && (k < LIVE_PARSES || !__atomic_load_n(&c.filled, __ATOMIC_ACQUIRE)); k++) {
+		struct log_file lf;
+		char want[32];
+
+		if (log_file_parse(c.buf, size, "live.iost", &lf, err, sizeof err) < 0) {
+			check(0, "live file read while written", "parse %d: %s", k, err);
+			bad++;
+			break;
+		}
+		for (uint32_t i = 0; i < lf.nrecords; i++) {
+			const struct log_record *r = &lf.records[i];
+
+			snprintf(want, sizeof want, "/live/%u", (unsigned)r->id);
+			if (strcmp(log_file_string(&lf, r->path), want) || r->id % 7 == 3 ||
+			    r->counters[LOG_C_TIME_READ] % 4) {
+				check(0, "live file read while written", "parse %d: record %u: path \"%s\" time %" PRIu64,
+				      k, i, log_file_string(&lf, r->path), r->counters[LOG_C_TIME_READ]);
+				bad++;
+				break;
+			}
+		}
+		if ((int)lf.nrecords > seen_max)
+			seen_max = (int)lf.nrecords;
+		log_file_free(&lf);
+	}
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	if (!bad)
+		check(1, "live file read while written", "-");
+	/* 64 slots, every seventh dead: 55 in use once the writer has filled the table. */
+	{
+		struct log_file lf;
+		int rc = log_file_parse(c.buf, size, "live.iost", &lf, err, sizeof err);
+
+		check(rc == 0 && lf.nrecords == 55, "live file after the writer stopped", "rc %d, %u records: %s", rc,
+		      lf.nrecords, err);
+		log_file_free(&lf);
+	}
+	free(c.buf);
+}
+
 static void test_hist(void)
 {
 	char b[32];
@@ -793,6 +931,7 @@ int main(void)
 	test_write_read();
 	test_read_errors();
 	test_corruption();
+	test_live_concurrent();
 	rmdir(tmpdir);
 	return failures ? 1 : 0;
 }

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The workload of the overhead benchmark (bench/run): N small I/O calls on one file, the whole
+ * loop timed with clock_gettime(CLOCK_MONOTONIC), and one line on stdout: the nanoseconds per
+ * call. It knows nothing about iostrata or EZTrace; bench/run starts it bare, under the capture
+ * library and under EZTrace, and compares. Errors go to stderr with exit status 1 or 2.
+ *
+ *   overhead MODE PATH N
+ *
+ * MODE:
+ *   write64           N write() of 64 bytes at the file position (PATH truncated first)
+ *   pread4k           N pread() of 4 KiB, offsets cycling through a 4 MiB file written first so it
+ *                     stays in the page cache
+ *   write64-mt        write64 in the main thread after a second, idle thread has been created
+ *                     (what a multithreaded program pays: tools switch to locked updates)
+ *   write64-2threads  two threads, each doing write64 on its own file PATH.0 and PATH.1, started
+ *                     together; prints the mean of the two threads' ns per call
+ *   pread4k-2threads  the same with pread4k
+ *
+ * PATH may be a file that cannot be truncated or unlinked (/dev/null): the benchmark only writes
+ * to it. Files the benchmark creates are unlinked at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PREAD_SIZE 4096
+#define PREAD_FILE (4u << 20) /* 1024 blocks of 4 KiB */
+#define WRITE_SIZE 64
+
+enum mode { M_WRITE, M_PREAD };
+
+struct job {
+	enum mode mode;
+	char path[4096];
+	long n;
+	pthread_barrier_t *start; /* NULL with one thread */
+	double ns_per_call;
+	int err;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int is_regular_or_missing(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+}
+
+/* Writes the 4 MiB file the pread loop reads, so every page is in the page cache. */
+static int pread_file_prepare(const char *path)
+{
+	static char block[1 << 16];
+	memset(block, 'x', sizeof block);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	for (unsigned done = 0; done < PREAD_FILE; done += sizeof block)
+		if (write(fd, block, sizeof block) != (ssize_t)sizeof block) {
+			close(fd);
+			return -1;
+		}
+	return close(fd);
+}
+
+static void *job_run(void *arg)
+{
+	struct job *j = arg;
+	static _Thread_local char buf[PREAD_SIZE] __attribute__((aligned(4096)));
+	int regular = is_regular_or_missing(j->path);
+	int fd;
+
+	if (j->mode == M_PREAD) {
+		if (pread_file_prepare(j->path) < 0 || (fd = open(j->path, O_RDONLY)) < 0)
+			goto err;
+	} else {
+		fd = open(j->path, O_WRONLY | O_CREAT | (regular ? O_TRUNC : 0), 0644);
+		if (fd < 0)
+			goto err;
+	}
+	memset(buf, 'y', sizeof buf);
+	if (j->start)
+		pthread_barrier_wait(j->start);
+
+	uint64_t t0 = now_ns();
+	if (j->mode == M_PREAD) {
+		for (long i = 0; i < j->n; i++) {
+			off_t off = (off_t)(i & (PREAD_FILE / PREAD_SIZE - 1)) * PREAD_SIZE;
+			if (pread(fd, buf, PREAD_SIZE, off) != PREAD_SIZE)
+				goto err_fd;
+		}
+	} else {
+		for (long i = 0; i < j->n; i++)
+			if (write(fd, buf, WRITE_SIZE) != WRITE_SIZE)
+				goto err_fd;
+	}
+	uint64_t t1 = now_ns();
+
+	j->ns_per_call = (double)(t1 - t0) / (double)j->n;
+	close(fd);
+	if (regular)
+		unlink(j->path);
+	return NULL;
+err_fd:
+	close(fd);
+err:
+	j->err = errno ? errno : EIO;
+	fprintf(stderr, "overhead: %s: %s\n", j->path, strerror(j->err));
+	return NULL;
+}
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: overhead write64|pread4k|write64-mt|write64-2threads|pread4k-2threads PATH N\n");
+		return 2;
+	}
+	const char *m = argv[1];
+	long n = strtol(argv[3], NULL, 10);
+	int threads = strstr(m, "-2threads") ? 2 : 1;
+	enum mode mode;
+	if (!strncmp(m, "write64", 7))
+		mode = M_WRITE;
+	else if (!strncmp(m, "pread4k", 7))
+		mode = M_PREAD;
+	else
+		mode = (enum mode)-1;
+	if ((int)mode < 0 || n <= 0 || (strcmp(m + 7, "") && strcmp(m + 7, "-mt") && strcmp(m + 7, "-2threads"))) {
+		fprintf(stderr, "overhead: bad mode or count: %s %s\n", m, argv[3]);
+		return 2;
+	}
+
+	static struct job jobs[2];
+	if (threads == 1) {
+		jobs[0] = (struct job){.mode = mode, .n = n};
+		snprintf(jobs[0].path, sizeof jobs[0].path, "%s", argv[2]);
+		if (!strcmp(m + 7, "-mt")) {
+			pthread_t t;
+			if (pthread_create(&t, NULL, idle_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+				return 1;
+		}
+		job_run(&jobs[0]);
+		if (jobs[0].err)
+			return 1;
+		printf("%.2f\n", jobs[0].ns_per_call);
+		return 0;
+	}
+
+	pthread_barrier_t start;
+	pthread_t t[2];
+	pthread_barrier_init(&start, NULL, 2);
+	for (int i = 0; i < 2; i++) {
+		jobs[i] = (struct job){.mode = mode, .n = n, .start = &start};
+		snprintf(jobs[i].path, sizeof jobs[i].path, "%s.%d", argv[2], i);
+		if (pthread_create(&t[i], NULL, job_run, &jobs[i]) != 0)
+			return 1;
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	if (jobs[0].err || jobs[1].err)
+		return 1;
+	printf("%.2f\n", (jobs[0].ns_per_call + jobs[1].ns_per_call) / 2);
+	return 0;
+}

@@ -42,7 +42,7 @@ UNITS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 BENCH_SRC := $(wildcard bench/*.c)
 BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
-HDRS := $(wildcard include/iostrata/*.h src/*/*.h)
+HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
 .PHONY: all test test-san test-tsan demo deps clean fuzz bench tests-build
 all: $(B)/iostrata $(B)/libiostrata.so

@@ -337,6 +337,17 @@ void cap_cwd_refresh(void)
 
 /* ---------- descriptors ---------- */
 
+/* O_APPEND writes land at the end of the file, which may hold data from before the open: one
+ * fstat when the descriptor starts appending (open, F_SETFL), never on the read/write path. */
+static uint64_t file_size(int fd)
+{
+	struct stat st;
+	int saved = errno;
+	uint64_t n = real.fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	errno = saved;
+	return n;
+}
+
 static uint32_t ofd_alloc(int fd, uint32_t flags, uint64_t pos)
 {
 	uint32_t n = (uint32_t)cap.nfd;
@@ -347,6 +358,7 @@ static uint32_t ofd_alloc(int fd, uint32_t flags, uint64_t pos)
 		    __atomic_compare_exchange_n(&cap.ofds[i].refs, &zero, 1, 0, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED)) {
 			cap.ofds[i].pos = pos;
+			cap.ofds[i].end = flags & CAP_OFD_APPEND ? file_size(fd) : 0;
 			cap.ofds[i].flags = flags;
 			return i;
 		}
@@ -413,7 +425,10 @@ void cap_fd_setfl(int fd, int flags)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return;
-	cap.ofds[f->ofd].flags = ofd_flags_of(flags);
+	struct cap_ofd *d = &cap.ofds[f->ofd];
+	if ((flags & O_APPEND) && !(d->flags & CAP_OFD_APPEND))
+		d->end = file_size(fd);
+	d->flags = ofd_flags_of(flags);
 }
 
 void cap_fd_set_pos(int fd, uint64_t pos)
@@ -469,9 +484,11 @@ void cap_note_rw(struct cap_fd *f, int kind, int64_t off, ssize_t ret, uintptr_t
 		struct cap_ofd *d = &cap.ofds[f->ofd];
 		if (kind == LOG_KIND_WRITE && (d->flags & CAP_OFD_APPEND)) {
 			/* The kernel appends at the file's end, which we do not know without a syscall:
-			 * take the furthest end this process has seen. */
+			 * take the furthest end this process has seen, or the size at the open. */
 			o = d->pos > r->counters[LOG_C_MAX_WRITE_END] ? d->pos : r->counters[LOG_C_MAX_WRITE_END];
-			d->pos = o + (uint64_t)ret;
+			if (d->end > o)
+				o = d->end;
+			d->pos = d->end = o + (uint64_t)ret;
 		} else if (mt) {
 			o = __atomic_fetch_add(&d->pos, (uint64_t)ret, __ATOMIC_RELAXED);
 		} else {
@@ -678,7 +695,15 @@ static void pseudo_std_fd(int fd, const char *pseudo, const char *spseudo)
 		r = cap_record(LOG_LAYER_POSIX, pseudo, LOG_R_PSEUDO);
 		sr = cap_record(LOG_LAYER_STDIO, spseudo, LOG_R_PSEUDO);
 	}
-	fd_install(fd, r, sr, O_RDWR);
+	/* An inherited stream need not start at 0 (`>>`, or the second program writing to the
+	 * shell's stdout): take its real flags and position, once, here. */
+	int fl = real.fcntl(fd, F_GETFL);
+	off_t pos = real.lseek(fd, 0, SEEK_CUR);
+	fd_install(fd, r, sr, fl >= 0 ? fl : O_RDWR);
+	struct cap_ofd *d = &cap.ofds[cap.fds[fd].ofd];
+	if (pos > 0)
+		d->pos = (uint64_t)pos;
+	cap.fds[fd].spos = d->flags & CAP_OFD_APPEND && d->end > d->pos ? d->end : d->pos;
 }
 
 static int path_join(char *dst, size_t len, const char *dir, const char *name, const char *suffix)
@@ -704,6 +729,8 @@ static int name_files(const char *host, uint64_t start_ns)
 	return 0;
 }
 
+static int out_dir_err; /* why the output directory is unusable, for the warning */
+
 static void out_dir_setup(void)
 {
 	const char *o = getenv("IOSTRATA_OUT");
@@ -714,6 +741,7 @@ static void out_dir_setup(void)
 		snprintf(abs, sizeof abs, "%s", o);
 	snprintf(cap.out_dir, sizeof cap.out_dir, "%s", abs);
 	cap.out_dir_ok = mkdir_p(cap.out_dir, 0755) == 0 && real.access(cap.out_dir, W_OK | X_OK) == 0;
+	out_dir_err = cap.out_dir_ok ? 0 : errno;
 }
 
 /* Create the live file and fill its header; 0 or -errno. */
@@ -879,9 +907,9 @@ static int cap_start(int argc, char **argv)
 		disable(cap.live_path, -r);
 		return -1;
 	}
-	if (!cap.out_dir_ok && !getenv("IOSTRATA_QUIET"))
+	if (!cap.out_dir_ok && !getenv("IOSTRATA_QUIET") && !getenv("IOSTRATA_OUT_WARNED"))
 		cap_say("iostrata: cannot write logs to %s: %s; capture goes on in %s (iostrata recover -o DIR %s)",
-			cap.out_dir, strerror(errno ? errno : EACCES), cap.live_path, cap.live_path);
+			cap.out_dir, strerror(out_dir_err ? out_dir_err : EACCES), cap.live_path, cap.live_path);
 	link_live();
 	cap.nfd = nfd;
 	pseudo_std_fd(0, "<STDIN>", "<STDIN>");
@@ -947,9 +975,10 @@ void cap_finalize(int for_exec)
 		r = log_write_final(h, cap.map_size, NULL, cap.final_path, add, err, sizeof err);
 	if (r == 0) {
 		remove_live();
-	} else if (!getenv("IOSTRATA_QUIET")) {
+	} else if (cap.out_dir_ok && !getenv("IOSTRATA_QUIET")) {
+		/* an output directory unusable from the start was reported then, once */
 		cap_say("iostrata: could not write %s (%s); counters kept in %s: run 'iostrata recover -o DIR %s'",
-			cap.final_path, r == -EACCES ? strerror(EACCES) : err, cap.live_path, cap.live_path);
+			cap.final_path, err, cap.live_path, cap.live_path);
 	}
 	cap.finalized = 1;
 	cap.exec_pending = for_exec && r == 0;
@@ -1041,6 +1070,7 @@ void cap_after_fork_child(void)
 		return;
 	}
 	link_live();
+	cap_stdio_init(); /* the stdio bridge is inherited: say so in the child's header too */
 	for (int fd = 0; fd < nfd; fd++) {
 		struct cap_fd *f = &cap.fds[fd];
 		if (f->rec) {

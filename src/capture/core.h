@@ -35,6 +35,7 @@ enum { CAP_OFD_APPEND = 1, CAP_OFD_DIRECT = 2 };
 /* One open file description: shared by dup'ed descriptors, like the kernel's. */
 struct cap_ofd {
 	uint64_t pos;  /* our model of the file position */
+	uint64_t end;  /* O_APPEND: the file's size when opened or last appended to */
 	int32_t refs;  /* descriptors pointing here; 0 = free */
 	uint32_t flags;
 };

@@ -994,3 +994,16 @@ CAP_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 	note_move(in, io, out, -1, r, t0, t1);
 	return r;
 }
+
+/* splice moves data between a file and a pipe: the file side is a read or a write. */
+CAP_EXPORT ssize_t splice(int in, off64_t *in_off, int out, off64_t *out_off, size_t len, unsigned int flags)
+{
+	if (!cap_fd_get(in) && !cap_fd_get(out))
+		return REAL(splice)(in, in_off, out, out_off, len, flags);
+	int64_t io = in_off ? *in_off : -1, oo = out_off ? *out_off : -1;
+	uint64_t t0 = cap_now();
+	ssize_t r = real.splice(in, in_off, out, out_off, len, flags);
+	uint64_t t1 = cap_now();
+	note_move(in, io, out, oo, r, t0, t1);
+	return r;
+}

@@ -252,7 +252,8 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 			log_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap.mt);
 		} else if (f) {
 			f->srec = sr;
-			f->spos = 0;
+			/* glibc starts a write-only append stream ("a") at the end of the file */
+			f->spos = mode && mode[0] == 'a' && !strchr(mode, '+') ? cap.ofds[f->ofd].end : 0;
 			log_note_meta(sr, LOG_C_OPENS, t0, t1, cap.mt);
 		}
 	}

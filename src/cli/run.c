@@ -264,10 +264,12 @@ int cmd_run(int argc, char **argv)
 	} else {
 		snprintf(absout, sizeof absout, "%s", out);
 	}
-	if (mkdir_p(absout) < 0 || access(absout, W_OK | X_OK) < 0)
+	if (mkdir_p(absout) < 0 || access(absout, W_OK | X_OK) < 0) {
+		setenv("IOSTRATA_OUT_WARNED", "1", 1); /* one warning, not one per process */
 		fprintf(stderr, "iostrata run: warning: cannot write to %s (%s); the program runs anyway and its "
 				"counters stay in the live directory (iostrata recover -o DIR)\n",
 			absout, strerror(errno));
+	}
 
 	char preload[3 * CLI_PATH];
 	const char *old = getenv("LD_PRELOAD");

@@ -78,6 +78,15 @@ static const char *section_name(uint32_t kind)
 	}
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
 static uint64_t load_u64(const unsigned char *p)
 {
 	uint64_t v;
@@ -120,7 +129,12 @@ static void read_calibration(const unsigned char *buf, struct log_header *h)
 		h->calib_ns = ns;
 		if (s1 == s2 && !(s1 & 1))
 			return;
-		sched_yield(); /* let a writer preempted mid-update on this CPU finish */
+		/* The writer's update takes nanoseconds: spin, but now and then give the CPU away
+		 * in case the writer was preempted mid-update on this one. */
+		if (i % 10 == 9)
+			sched_yield();
+		else
+			cpu_relax();
 	}
 }
 

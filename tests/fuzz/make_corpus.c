@@ -4,7 +4,9 @@
  * meets (final and live, ns and TSC clocks, records before or after strings, reserved sections,
  * dead and unused record slots, no records at all). Built by hand rather than by the capture
  * library so that the seeds are deterministic and each stays well under 64 KiB.
- * Usage: make_corpus DIR
+ * Regenerate the committed seeds with:
+ *   gcc -std=gnu11 -Iinclude -D_GNU_SOURCE tests/fuzz/make_corpus.c -o build/make_corpus &&
+ *   build/make_corpus tests/fuzz/corpus
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The job's I/O mode in the sense of Beacon+ (seed 001): how ranks map onto the data files they
+ * read and write — one process does the I/O (1-1), each rank has its own files (N-N), all ranks
+ * share one file (N-1), or groups of ranks share files (N-M). Only application data counts:
+ * shared libraries, configuration, /proc and devices are touched by every process and would make
+ * every job look "N-1". This file only classifies; the report and the insights phrase the result.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile.h"
+
+/* Under one of these the file is the system's, not the application's. */
+static const char *const system_dirs[] = {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+					  "/bin", "/sbin", "/proc", "/sys", "/dev"};
+
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+int ana_is_data_path(const char *path)
+{
+	/* /dev/shm is a tmpfs applications use for real data (shared memory files). */
+	if (under(path, "/dev/shm"))
+		return 1;
+	for (size_t i = 0; i < sizeof system_dirs / sizeof system_dirs[0]; i++)
+		if (under(path, system_dirs[i]))
+			return 0;
+	return 1;
+}
+
+int ana_is_data_file(const struct ana_file *f)
+{
+	if (f->c[LOG_C_BYTES_READ] + f->c[LOG_C_BYTES_WRITTEN] == 0)
+		return 0;
+	if (f->rflags & (LOG_R_PSEUDO | LOG_R_OVERFLOW))
+		return 0;
+	return ana_is_data_path(f->path);
+}
+
+const char *ana_io_mode_name(enum ana_io_mode mode)
+{
+	switch (mode) {
+	case ANA_IO_1_1:
+		return "1-1";
+	case ANA_IO_N_N:
+		return "N-N";
+	case ANA_IO_N_1:
+		return "N-1";
+	case ANA_IO_N_M:
+		return "N-M";
+	case ANA_IO_NONE:
+	default:
+		return "none";
+	}
+}
+
+struct path_rank {
+	const char *path;
+	size_t rank;
+};
+
+static int cmp_path_rank(const void *a, const void *b)
+{
+	const struct path_rank *x = a, *y = b;
+	int r = strcmp(x->path, y->path);
+	if (r)
+		return r;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int ana_classify_io_mode(const struct ana_profile *p, struct ana_io_mode_info *out)
+{
+	struct path_rank *v = malloc((p->nfiles ? p->nfiles : 1) * sizeof *v);
+	unsigned char *seen = calloc(p->nranks ? p->nranks : 1, 1);
+	size_t n = 0, m = 0;
+	int shared = 0, ret = -ENOMEM;
+
+	memset(out, 0, sizeof *out);
+	out->ranks = p->nranks;
+	if (!v || !seen)
+		goto err;
+	/* A path read through stdio and written through POSIX is one file: layers are merged. */
+	for (size_t i = 0; i < p->nfiles; i++)
+		if (ana_is_data_file(&p->files[i]))
+			v[n++] = (struct path_rank){p->files[i].path, p->files[i].rank_index};
+	qsort(v, n, sizeof *v, cmp_path_rank);
+	for (size_t i = 0; i < n; i++) {
+		int same_path = m && !strcmp(v[i].path, v[m - 1].path);
+		if (same_path && v[i].rank == v[m - 1].rank)
+			continue;
+		if (same_path)
+			shared = 1;
+		else
+			out->data_files++;
+		if (!seen[v[i].rank]) {
+			seen[v[i].rank] = 1;
+			out->ranks_with_data++;
+		}
+		v[m++] = v[i];
+	}
+	if (out->data_files == 0)
+		out->mode = ANA_IO_NONE;
+	else if (out->ranks_with_data == 1)
+		out->mode = ANA_IO_1_1;
+	else if (!shared)
+		out->mode = ANA_IO_N_N;
+	else if (out->data_files == 1)
+		out->mode = ANA_IO_N_1;
+	else
+		out->mode = ANA_IO_N_M;
+	ret = 0;
+err:
+	free(v);
+	free(seen);
+	return ret;
+}

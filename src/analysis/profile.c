@@ -1,0 +1,739 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Merges the logs of one job into a profile: processes, ranks, per-(path, layer, rank) files,
+ * per-(path, layer) rows for the top-files tables, per-layer totals, the job's wall time, rank
+ * imbalance and the warnings a reader of the report must see (unfinished, crashed, overflowed
+ * processes). Counters are merged by their kind from the X-macro table, never by name, so a new
+ * counter is merged correctly without touching this file. The I/O mode and the insights are
+ * computed by iomode.c and insights.c from the finished profile; nothing here prints.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile.h"
+#include "analysis/units.h"
+
+void ana_counters_merge(uint64_t dst[LOG_NCOUNTERS], const uint64_t src[LOG_NCOUNTERS])
+{
+	for (unsigned c = 0; c < LOG_NCOUNTERS; c++) {
+		switch (log_counter_kinds[c]) {
+		case LOG_K_SUM:
+		case LOG_K_TIME:
+			dst[c] += src[c];
+			break;
+		case LOG_K_MAX:
+		case LOG_K_LAST:
+			if (src[c] > dst[c])
+				dst[c] = src[c];
+			break;
+		case LOG_K_TMAX:
+			/* The size belongs to the op that took this long: it moves with its time. */
+			if (src[c] > dst[c]) {
+				dst[c] = src[c];
+				if (c + 1 < LOG_NCOUNTERS && log_counter_kinds[c + 1] == LOG_K_SIZE)
+					dst[c + 1] = src[c + 1];
+			}
+			break;
+		case LOG_K_FIRST:
+			/* 0 means "never happened", not "at time 0". */
+			if (src[c] && (!dst[c] || src[c] < dst[c]))
+				dst[c] = src[c];
+			break;
+		case LOG_K_SIZE:
+		default:
+			break;
+		}
+	}
+}
+
+uint64_t ana_meta_ops(const uint64_t c[LOG_NCOUNTERS])
+{
+	/* Flushes only move stdio's buffer into write(): they are data, not metadata. */
+	return c[LOG_C_OPENS] + c[LOG_C_CLOSES] + c[LOG_C_SEEKS] + c[LOG_C_STATS] + c[LOG_C_FSYNCS] +
+	       c[LOG_C_RENAMES] + c[LOG_C_DUPS] + c[LOG_C_MMAPS] + c[LOG_C_META_OTHER];
+}
+
+static int cmp_common_value(const void *a, const void *b)
+{
+	const struct ana_common *x = a, *y = b;
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+static int cmp_common_count(const void *a, const void *b)
+{
+	const struct ana_common *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+int ana_common_top(const struct log_common *const *tables, size_t ntables, struct ana_common *out,
+		   size_t k)
+{
+	struct ana_common *all = NULL;
+	size_t n = 0, m = 0;
+
+	if (ntables) {
+		all = malloc(ntables * LOG_COMMON_SLOTS * sizeof *all);
+		if (!all)
+			return -ENOMEM;
+	}
+	for (size_t t = 0; t < ntables; t++)
+		for (unsigned s = 0; s < LOG_COMMON_SLOTS; s++)
+			if (tables[t][s].count)
+				all[n++] = (struct ana_common){tables[t][s].value, tables[t][s].count};
+	/* Equal values come from different records, or from two slots of one record that racing
+	 * threads claimed for the same value: either way they are one access size. */
+	if (n)
+		qsort(all, n, sizeof *all, cmp_common_value);
+	for (size_t i = 0; i < n; i++) {
+		if (m && all[m - 1].value == all[i].value)
+			all[m - 1].count += all[i].count;
+		else
+			all[m++] = all[i];
+	}
+	if (m)
+		qsort(all, m, sizeof *all, cmp_common_count);
+	if (m > k)
+		m = k;
+	if (m)
+		memcpy(out, all, m * sizeof *all);
+	free(all);
+	return (int)m;
+}
+
+static double ratio(double num, double den)
+{
+	return den > 0 ? num / den : 0;
+}
+
+struct ana_rates ana_layer_rates(const struct ana_layer *l, uint64_t wall_ns)
+{
+	const uint64_t *c = l->c;
+	double bytes = (double)c[LOG_C_BYTES_READ] + (double)c[LOG_C_BYTES_WRITTEN];
+	double wall = (double)wall_ns / 1e9;
+	struct ana_rates r = {
+		.bw_io = ratio(bytes, ((double)c[LOG_C_TIME_READ] + (double)c[LOG_C_TIME_WRITE]) / 1e9),
+		.bw_read_io = ratio((double)c[LOG_C_BYTES_READ], (double)c[LOG_C_TIME_READ] / 1e9),
+		.bw_write_io = ratio((double)c[LOG_C_BYTES_WRITTEN], (double)c[LOG_C_TIME_WRITE] / 1e9),
+		.bw_wall = ratio(bytes, wall),
+		.iops = ratio((double)c[LOG_C_READS] + (double)c[LOG_C_WRITES], wall),
+		.mdops = ratio((double)l->meta_ops, wall),
+	};
+	return r;
+}
+
+const char *ana_record_path(const struct log_file *lf, const struct log_record *r)
+{
+	if (r->flags & LOG_R_OVERFLOW)
+		return "<overflow>";
+	const char *s = log_file_string(lf, r->path);
+	return s[0] ? s : "<unnamed>";
+}
+
+int ana_profile_add_warning(struct ana_profile *p, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	char **w = realloc(p->warnings, (p->nwarnings + 1) * sizeof *w);
+
+	if (!w)
+		return -ENOMEM;
+	p->warnings = w;
+	va_start(ap, fmt);
+	int r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	p->warnings[p->nwarnings++] = s;
+	return 0;
+}
+
+void ana_profile_free(struct ana_profile *p)
+{
+	free(p->procs);
+	free(p->ranks);
+	free(p->files);
+	free(p->paths);
+	free(p->by_bytes);
+	free(p->by_time);
+	for (size_t i = 0; i < p->ninsights; i++)
+		free(p->insights[i].text);
+	free(p->insights);
+	for (size_t i = 0; i < p->nwarnings; i++)
+		free(p->warnings[i]);
+	free(p->warnings);
+	memset(p, 0, sizeof *p);
+}
+
+/* ---- processes ---- */
+
+static const char *hstr(const struct log_file *lf, uint32_t off)
+{
+	return log_file_string(lf, off);
+}
+
+/* Duplicates: a directory may briefly hold a process's final log and its live link at once. */
+static int cmp_log_identity(const void *a, const void *b)
+{
+	const struct log_file *x = *(const struct log_file *const *)a, *y = *(const struct log_file *const *)b;
+	int r = strcmp(hstr(x, x->hdr.host), hstr(y, y->hdr.host));
+	if (r)
+		return r;
+	if (x->hdr.pid != y->hdr.pid)
+		return x->hdr.pid < y->hdr.pid ? -1 : 1;
+	if (x->hdr.start_ns != y->hdr.start_ns)
+		return x->hdr.start_ns < y->hdr.start_ns ? -1 : 1;
+	if (x->live != y->live)
+		return x->live - y->live; /* the final log first: it wins */
+	return (x > y) - (x < y);
+}
+
+static int same_process(const struct log_file *x, const struct log_file *y)
+{
+	return x->hdr.pid == y->hdr.pid && x->hdr.start_ns == y->hdr.start_ns &&
+	       !strcmp(hstr(x, x->hdr.host), hstr(y, y->hdr.host));
+}
+
+static int record_is_empty(const struct log_record *r)
+{
+	for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+		if (r->counters[c])
+			return 0;
+	return 1;
+}
+
+/* A process that has not finished has no end time: the latest thing it was seen doing is the
+ * best lower bound we have. */
+static uint64_t process_end(const struct log_file *lf)
+{
+	if (!lf->live && lf->hdr.end_ns)
+		return lf->hdr.end_ns > lf->hdr.start_ns ? lf->hdr.end_ns : lf->hdr.start_ns;
+	uint64_t end = lf->hdr.start_ns;
+	for (uint32_t i = 0; i < lf->nrecords; i++)
+		for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+			if (log_counter_kinds[c] == LOG_K_LAST && lf->records[i].counters[c] > end)
+				end = lf->records[i].counters[c];
+	return end;
+}
+
+static int cmp_proc_start(const void *a, const void *b, void *arg)
+{
+	const struct ana_proc *x = a, *y = b;
+	const int multi_host = *(const int *)arg;
+	/* Monotonic clocks of different hosts have different origins; wall clocks are comparable. */
+	uint64_t kx = multi_host ? x->log->hdr.start_wall_ns : x->start_ns;
+	uint64_t ky = multi_host ? y->log->hdr.start_wall_ns : y->start_ns;
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+static int collect_procs(const struct log_file *logs, size_t n, struct ana_profile *p)
+{
+	const struct log_file **v = malloc((n ? n : 1) * sizeof *v);
+	int ret = -ENOMEM;
+
+	p->procs = calloc(n ? n : 1, sizeof *p->procs);
+	if (!v || !p->procs)
+		goto err;
+	for (size_t i = 0; i < n; i++)
+		v[i] = &logs[i];
+	qsort(v, n, sizeof *v, cmp_log_identity);
+	const char *host0 = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (i && same_process(v[i - 1], v[i]))
+			continue;
+		const struct log_file *lf = v[i];
+		struct ana_proc *pr = &p->procs[p->nprocs++];
+		pr->log = lf;
+		pr->pid = lf->hdr.pid;
+		pr->ppid = lf->hdr.ppid;
+		pr->rank = lf->hdr.rank;
+		pr->exe = hstr(lf, lf->hdr.exe);
+		pr->host = hstr(lf, lf->hdr.host);
+		pr->job = hstr(lf, lf->hdr.job);
+		pr->start_ns = lf->hdr.start_ns;
+		pr->end_ns = process_end(lf);
+		pr->finished = !lf->live;
+		pr->flags = lf->hdr.flags;
+		if (!host0)
+			host0 = pr->host;
+		else if (strcmp(host0, pr->host))
+			p->multi_host = 1;
+	}
+	qsort_r(p->procs, p->nprocs, sizeof *p->procs, cmp_proc_start, &p->multi_host);
+	ret = 0;
+err:
+	free(v);
+	return ret;
+}
+
+/* ---- ranks ---- */
+
+static int cmp_proc_rank(const void *a, const void *b, void *arg)
+{
+	const struct ana_profile *p = arg;
+	size_t ix = *(const size_t *)a, iy = *(const size_t *)b;
+	const struct ana_proc *x = &p->procs[ix], *y = &p->procs[iy];
+	int ux = x->rank < 0, uy = y->rank < 0;
+	if (ux != uy)
+		return ux - uy;
+	if (!ux && x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (ux) {
+		int r = strcmp(x->host, y->host);
+		if (r)
+			return r;
+		if (x->pid != y->pid)
+			return x->pid < y->pid ? -1 : 1;
+	}
+	/* Same rank, or the same unranked process: start order (procs are already in it). */
+	return (ix > iy) - (ix < iy);
+}
+
+/* One rank: the same header rank, or, without one, the same process: a pid whose program
+ * exec'd another leaves one log per image, and they are one process to the user. */
+static int same_rank(const struct ana_proc *x, const struct ana_proc *y)
+{
+	if (x->rank >= 0 || y->rank >= 0)
+		return x->rank == y->rank;
+	return x->pid == y->pid && !strcmp(x->host, y->host);
+}
+
+static int collect_ranks(struct ana_profile *p)
+{
+	size_t *idx = malloc((p->nprocs ? p->nprocs : 1) * sizeof *idx);
+	int ret = -ENOMEM;
+
+	p->ranks = calloc(p->nprocs ? p->nprocs : 1, sizeof *p->ranks);
+	if (!idx || !p->ranks)
+		goto err;
+	for (size_t i = 0; i < p->nprocs; i++)
+		idx[i] = i;
+	qsort_r(idx, p->nprocs, sizeof *idx, cmp_proc_rank, p);
+	for (size_t k = 0; k < p->nprocs; k++) {
+		struct ana_proc *pr = &p->procs[idx[k]];
+		if (k && same_rank(&p->procs[idx[k - 1]], pr)) {
+			p->ranks[p->nranks - 1].nprocs++;
+		} else {
+			struct ana_rank *r = &p->ranks[p->nranks++];
+			r->rank = pr->rank < 0 ? -1 : pr->rank;
+			r->pid = pr->pid;
+			r->nprocs = 1;
+		}
+		pr->rank_index = p->nranks - 1;
+	}
+	ret = 0;
+err:
+	free(idx);
+	return ret;
+}
+
+/* ---- files, paths, layers ---- */
+
+struct rec_ref {
+	const char *path;
+	const struct log_record *r;
+	size_t proc; /* index into procs: start order */
+	size_t rank_index;
+};
+
+static int cmp_rec_ref(const void *a, const void *b)
+{
+	const struct rec_ref *x = a, *y = b;
+	int r = strcmp(x->path, y->path);
+	if (r)
+		return r;
+	if (x->r->layer != y->r->layer)
+		return x->r->layer < y->r->layer ? -1 : 1;
+	if (x->rank_index != y->rank_index)
+		return x->rank_index < y->rank_index ? -1 : 1;
+	return (x->proc > y->proc) - (x->proc < y->proc);
+}
+
+static void add_hist(uint64_t *dst, const uint64_t *src)
+{
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+		dst[b] += src[b];
+}
+
+static int collect_layer_common(struct ana_profile *p, const struct rec_ref *refs, size_t nrefs)
+{
+	const struct log_common **sz = malloc((nrefs ? nrefs : 1) * sizeof *sz);
+	const struct log_common **st = malloc((nrefs ? nrefs : 1) * sizeof *st);
+	int ret = -ENOMEM;
+
+	if (!sz || !st)
+		goto err;
+	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
+		struct ana_layer *L = &p->layers[l];
+		size_t n = 0;
+		for (size_t i = 0; i < nrefs; i++) {
+			if (refs[i].r->layer != l)
+				continue;
+			sz[n] = refs[i].r->sizes;
+			st[n] = refs[i].r->strides;
+			L->sizes_other += refs[i].r->sizes_other;
+			L->strides_other += refs[i].r->strides_other;
+			n++;
+		}
+		int k = ana_common_top(sz, n, L->sizes, ANA_COMMON_TOP);
+		if (k < 0)
+			goto err;
+		L->nsizes = (size_t)k;
+		k = ana_common_top(st, n, L->strides, ANA_COMMON_TOP);
+		if (k < 0)
+			goto err;
+		L->nstrides = (size_t)k;
+	}
+	ret = 0;
+err:
+	free(sz);
+	free(st);
+	return ret;
+}
+
+/*
+ * Per-rank totals count each byte once, at the layer closest to the system. When stdio's own
+ * system calls reach the POSIX layer (LOG_F_STDIO_SYSCALLS, the normal case with glibc) the
+ * stdio records repeat bytes, calls and time already in POSIX records, so they are left out;
+ * otherwise stdio's calls are the only record of that I/O and are added.
+ */
+static void rank_add(struct ana_rank *k, const struct log_record *r, uint32_t proc_flags)
+{
+	const uint64_t *c = r->counters;
+
+	if (r->layer == LOG_LAYER_STDIO && (proc_flags & LOG_F_STDIO_SYSCALLS))
+		return;
+	k->reads += c[LOG_C_READS];
+	k->writes += c[LOG_C_WRITES];
+	k->meta_ops += ana_meta_ops(c);
+	k->bytes_read += c[LOG_C_BYTES_READ];
+	k->bytes_written += c[LOG_C_BYTES_WRITTEN];
+	k->time_read += c[LOG_C_TIME_READ];
+	k->time_write += c[LOG_C_TIME_WRITE];
+	k->time_meta += c[LOG_C_TIME_META];
+}
+
+static int collect_files(struct ana_profile *p, size_t *unknown_layer)
+{
+	size_t total = 0, nrefs = 0;
+	struct rec_ref *refs = NULL;
+	int ret = -ENOMEM;
+
+	for (size_t i = 0; i < p->nprocs; i++)
+		total += p->procs[i].log->nrecords;
+	refs = malloc((total ? total : 1) * sizeof *refs);
+	if (!refs)
+		goto err;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		const struct log_file *lf = p->procs[i].log;
+		for (uint32_t k = 0; k < lf->nrecords; k++) {
+			const struct log_record *r = &lf->records[k];
+			if (r->flags & LOG_R_DEAD)
+				continue;
+			if (r->layer == LOG_LAYER_NONE || r->layer > LOG_LAYER_MAX) {
+				(*unknown_layer)++;
+				continue;
+			}
+			/* Catch-alls and std streams are created up front; untouched they say nothing. */
+			if (record_is_empty(r))
+				continue;
+			refs[nrefs++] = (struct rec_ref){ana_record_path(lf, r), r, i, p->procs[i].rank_index};
+		}
+	}
+	qsort(refs, nrefs, sizeof *refs, cmp_rec_ref);
+
+	p->files = calloc(nrefs ? nrefs : 1, sizeof *p->files);
+	if (!p->files)
+		goto err;
+	for (size_t i = 0; i < nrefs; i++) {
+		const struct rec_ref *x = &refs[i];
+		struct ana_file *f = p->nfiles ? &p->files[p->nfiles - 1] : NULL;
+		if (!f || strcmp(f->path, x->path) || f->layer != x->r->layer || f->rank_index != x->rank_index) {
+			f = &p->files[p->nfiles++];
+			f->path = x->path;
+			f->layer = x->r->layer;
+			f->rank_index = x->rank_index;
+			f->pid = p->procs[x->proc].pid; /* refs of a group come in start order */
+		}
+		f->nprocs++;
+		f->rflags |= x->r->flags;
+		ana_counters_merge(f->c, x->r->counters);
+		add_hist(f->read_hist, x->r->read_hist);
+		add_hist(f->write_hist, x->r->write_hist);
+
+		rank_add(&p->ranks[x->rank_index], x->r, p->procs[x->proc].flags);
+
+		struct ana_layer *L = &p->layers[x->r->layer];
+		L->nrecords++;
+		ana_counters_merge(L->c, x->r->counters);
+		add_hist(L->read_hist, x->r->read_hist);
+		add_hist(L->write_hist, x->r->write_hist);
+	}
+	for (unsigned l = 0; l < ANA_NLAYERS; l++)
+		p->layers[l].meta_ops = ana_meta_ops(p->layers[l].c);
+	ret = collect_layer_common(p, refs, nrefs);
+err:
+	free(refs);
+	return ret;
+}
+
+static uint64_t path_bytes(const struct ana_path *x)
+{
+	return x->c[LOG_C_BYTES_READ] + x->c[LOG_C_BYTES_WRITTEN];
+}
+
+static uint64_t path_time(const struct ana_path *x)
+{
+	return x->c[LOG_C_TIME_READ] + x->c[LOG_C_TIME_WRITE] + x->c[LOG_C_TIME_META];
+}
+
+static int cmp_path_name(const struct ana_path *x, const struct ana_path *y)
+{
+	int r = strcmp(x->path, y->path);
+	if (r)
+		return r;
+	return (x->layer > y->layer) - (x->layer < y->layer);
+}
+
+static int cmp_by_bytes(const void *a, const void *b, void *arg)
+{
+	const struct ana_path *paths = arg;
+	const struct ana_path *x = &paths[*(const size_t *)a], *y = &paths[*(const size_t *)b];
+	if (path_bytes(x) != path_bytes(y))
+		return path_bytes(x) < path_bytes(y) ? 1 : -1;
+	return cmp_path_name(x, y);
+}
+
+static int cmp_by_time(const void *a, const void *b, void *arg)
+{
+	const struct ana_path *paths = arg;
+	const struct ana_path *x = &paths[*(const size_t *)a], *y = &paths[*(const size_t *)b];
+	if (path_time(x) != path_time(y))
+		return path_time(x) < path_time(y) ? 1 : -1;
+	return cmp_path_name(x, y);
+}
+
+static int collect_paths(struct ana_profile *p)
+{
+	size_t m = p->nfiles ? p->nfiles : 1;
+
+	p->paths = calloc(m, sizeof *p->paths);
+	p->by_bytes = malloc(m * sizeof *p->by_bytes);
+	p->by_time = malloc(m * sizeof *p->by_time);
+	if (!p->paths || !p->by_bytes || !p->by_time)
+		return -ENOMEM;
+	/* files are sorted by (path, layer, rank): a path's ranks are adjacent */
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct ana_file *f = &p->files[i];
+		struct ana_path *x = p->npaths ? &p->paths[p->npaths - 1] : NULL;
+		if (!x || strcmp(x->path, f->path) || x->layer != f->layer) {
+			x = &p->paths[p->npaths++];
+			x->path = f->path;
+			x->layer = f->layer;
+			p->layers[f->layer].nfiles++;
+		}
+		x->nranks++;
+		x->rflags |= f->rflags;
+		ana_counters_merge(x->c, f->c);
+	}
+	for (size_t i = 0; i < p->npaths; i++) {
+		if (path_bytes(&p->paths[i]))
+			p->by_bytes[p->nby_bytes++] = i;
+		if (path_time(&p->paths[i]))
+			p->by_time[p->nby_time++] = i;
+	}
+	qsort_r(p->by_bytes, p->nby_bytes, sizeof *p->by_bytes, cmp_by_bytes, p->paths);
+	qsort_r(p->by_time, p->nby_time, sizeof *p->by_time, cmp_by_time, p->paths);
+	return 0;
+}
+
+static void rank_imbalance(struct ana_profile *p)
+{
+	/* Ranks that did no reads or writes (a launcher, a rank that only opens) would pull the mean
+	 * down and make an even job look imbalanced. */
+	double max_b = 0, max_t = 0, sum_b = 0, sum_t = 0;
+	for (size_t i = 0; i < p->nranks; i++) {
+		const struct ana_rank *k = &p->ranks[i];
+		if (!k->reads && !k->writes)
+			continue;
+		double b = (double)k->bytes_read + (double)k->bytes_written;
+		double t = (double)k->time_read + (double)k->time_write + (double)k->time_meta;
+		p->ranks_with_io++;
+		sum_b += b;
+		sum_t += t;
+		if (b > max_b)
+			max_b = b;
+		if (t > max_t)
+			max_t = t;
+	}
+	if (p->ranks_with_io) {
+		p->imbalance_bytes = ratio(max_b, sum_b / (double)p->ranks_with_io);
+		p->imbalance_time = ratio(max_t, sum_t / (double)p->ranks_with_io);
+	}
+}
+
+/* ---- job ---- */
+
+static int job_figures(struct ana_profile *p)
+{
+	if (!p->nprocs)
+		return 0;
+	p->first = &p->procs[0];
+	p->job_id = p->first->job;
+	p->start_wall_ns = p->first->log->hdr.start_wall_ns;
+	p->finished = 1;
+
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t other_jobs = 0;
+	const char *other_job = NULL;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		const struct ana_proc *pr = &p->procs[i];
+		uint64_t s = pr->start_ns, e = pr->end_ns;
+		if (p->multi_host) {
+			/* Move each process onto the wall clock through its own anchor pair. */
+			s = pr->log->hdr.start_wall_ns;
+			e = s + (pr->end_ns - pr->start_ns);
+		}
+		if (s < lo)
+			lo = s;
+		if (e > hi)
+			hi = e;
+		if (!pr->finished)
+			p->finished = 0;
+		if (strcmp(pr->job, p->job_id)) {
+			other_jobs++;
+			if (!other_job)
+				other_job = pr->job;
+		}
+	}
+	p->wall_ns = hi > lo ? hi - lo : 0;
+	if (other_jobs &&
+	    ana_profile_add_warning(p, "%zu of %zu logs belong to another job than '%s' (e.g. '%s'): "
+				       "the report mixes jobs", other_jobs, p->nprocs, p->job_id, other_job))
+		return -ENOMEM;
+	if (p->multi_host &&
+	    ana_profile_add_warning(p, "processes ran on several hosts: wall time is taken from each host's "
+				       "wall clock and is off by their clock skew"))
+		return -ENOMEM;
+	return 0;
+}
+
+enum proc_warning { W_UNFINISHED, W_CRASHED, W_OVERFLOW, W_DISABLED, W_NKINDS };
+
+/* Said for the processes past ANA_WARN_PER_KIND: "... and 12 more processes <this>". */
+static const char *const warning_rest[W_NKINDS] = {
+	[W_UNFINISHED] = "did not finish",
+	[W_CRASHED] = "were recovered after they died",
+	[W_OVERFLOW] = "overflowed a table",
+	[W_DISABLED] = "disabled capture",
+};
+
+static int warning_applies(const struct ana_proc *pr, enum proc_warning w)
+{
+	switch (w) {
+	case W_UNFINISHED:
+		return !pr->finished;
+	case W_CRASHED:
+		return (pr->flags & LOG_F_CRASHED) != 0;
+	case W_OVERFLOW:
+		return (pr->flags & LOG_F_OVERFLOW) != 0;
+	case W_DISABLED:
+		return (pr->flags & LOG_F_DISABLED) != 0;
+	default:
+		return 0;
+	}
+}
+
+static int warn_process(struct ana_profile *p, const struct ana_proc *pr, enum proc_warning w)
+{
+	const struct log_header *h = &pr->log->hdr;
+	const char *exe = base_name(pr->exe);
+
+	if (w == W_UNFINISHED)
+		return ana_profile_add_warning(p, "pid %d (%s) did not finish: counters as they stood when read",
+					       pr->pid, exe);
+	if (w == W_CRASHED) {
+		char sig[48] = "";
+		if (h->term_signal > 0)
+			snprintf(sig, sizeof sig, " (signal %d)", h->term_signal);
+		return ana_profile_add_warning(p, "pid %d (%s): log recovered after the process died%s; its last "
+					       "operations may be missing", pr->pid, exe, sig);
+	}
+	if (w == W_DISABLED)
+		return ana_profile_add_warning(p, "pid %d (%s): capture disabled itself (%s): later I/O is missing",
+					       pr->pid, exe, strerror((int)h->disabled_reason));
+	char what[256];
+	size_t n = 0;
+	what[0] = '\0';
+	if (h->overflow_opens)
+		ana_appendf(what, sizeof what, &n, ", %llu opens beyond the file table",
+			    (unsigned long long)h->overflow_opens);
+	if (h->untracked_ops)
+		ana_appendf(what, sizeof what, &n, ", %llu ops on fds beyond the fd table",
+			    (unsigned long long)h->untracked_ops);
+	if (h->mmap_table_full)
+		ana_appendf(what, sizeof what, &n, ", %llu mappings not remembered",
+			    (unsigned long long)h->mmap_table_full);
+	if (h->aio_table_full)
+		ana_appendf(what, sizeof what, &n, ", %llu aio requests not matched",
+			    (unsigned long long)h->aio_table_full);
+	return ana_profile_add_warning(p, "pid %d (%s): tables overflowed (%s); files that did not fit are "
+				       "counted in the catch-all records \"<overflow>\"",
+				       pr->pid, exe, n ? what + 2 : "no overflow counter set");
+}
+
+/* A job of thousands of killed processes needs one line saying so, not thousands. */
+static int proc_warnings(struct ana_profile *p, size_t unknown_layer)
+{
+	for (int w = 0; w < W_NKINDS; w++) {
+		size_t n = 0;
+		for (size_t i = 0; i < p->nprocs; i++) {
+			if (!warning_applies(&p->procs[i], (enum proc_warning)w))
+				continue;
+			if (n++ < ANA_WARN_PER_KIND && warn_process(p, &p->procs[i], (enum proc_warning)w))
+				return -ENOMEM;
+		}
+		if (n > ANA_WARN_PER_KIND &&
+		    ana_profile_add_warning(p, "... and %zu more processes %s (per process: processes[] in --json)",
+					    n - ANA_WARN_PER_KIND, warning_rest[w]))
+			return -ENOMEM;
+	}
+	if (unknown_layer &&
+	    ana_profile_add_warning(p, "%zu records of unknown layers ignored", unknown_layer))
+		return -ENOMEM;
+	return 0;
+}
+
+int ana_profile_build(const struct log_file *logs, size_t n, struct ana_profile *p)
+{
+	size_t unknown_layer = 0;
+	int r;
+
+	memset(p, 0, sizeof *p);
+	if (n && !logs)
+		return -EINVAL;
+	if ((r = collect_procs(logs, n, p)) < 0 || (r = collect_ranks(p)) < 0 ||
+	    (r = collect_files(p, &unknown_layer)) < 0 || (r = collect_paths(p)) < 0)
+		goto err;
+	rank_imbalance(p);
+	if ((r = job_figures(p)) < 0 || (r = proc_warnings(p, unknown_layer)) < 0)
+		goto err;
+	if ((r = ana_classify_io_mode(p, &p->io_mode)) < 0 || (r = ana_insights_build(p)) < 0)
+		goto err;
+	return 0;
+err:
+	ana_profile_free(p);
+	return r;
+}

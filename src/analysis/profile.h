@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile of a job: every log of the job (one per process) merged into per-layer totals,
+ * per-file, per-path and per-rank figures, the job's wall time, its I/O mode and its insights.
+ * Everything the report prints is computed here once, so the text and JSON renderings and the
+ * tests see the same numbers. It does not read files (callers hand it struct log_file values)
+ * and does not print; report_out.c does.
+ *
+ * The profile points into the log_files it was built from (paths, exe, argv): keep them alive
+ * until ana_profile_free.
+ */
+#ifndef IOSTRATA_ANALYSIS_PROFILE_H
+#define IOSTRATA_ANALYSIS_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iostrata/format.h"
+#include "iostrata/reader.h"
+
+#define ANA_COMMON_TOP 4 /* most common access sizes / strides shown per layer */
+#define ANA_NLAYERS (LOG_LAYER_MAX + 1)
+#define ANA_WARN_PER_KIND 5 /* processes named per kind of warning; the rest are counted */
+
+/* Data file test and I/O mode (iomode.c). */
+enum ana_io_mode { ANA_IO_NONE, ANA_IO_1_1, ANA_IO_N_N, ANA_IO_N_1, ANA_IO_N_M };
+
+struct ana_io_mode_info {
+	enum ana_io_mode mode;
+	size_t ranks_with_data; /* P: ranks that touched at least one data file */
+	size_t data_files;      /* F: distinct data file paths (M of N-M) */
+	size_t ranks;           /* N: ranks of the job */
+};
+
+struct ana_common {
+	int64_t value;
+	uint64_t count;
+};
+
+/* One process: one log. */
+struct ana_proc {
+	const struct log_file *log;
+	int32_t pid, ppid, rank; /* rank as in the header, -1 when unknown */
+	size_t rank_index;       /* into ana_profile.ranks */
+	const char *exe, *host, *job;
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; end_ns estimated when not finished */
+	int finished;              /* 0 when read from a live file */
+	uint32_t flags;            /* LOG_F_* */
+};
+
+/* One (path, layer, rank): a file as one rank saw it, merged over that rank's processes. */
+struct ana_file {
+	const char *path; /* "<overflow>" for the catch-all records */
+	unsigned layer;
+	size_t rank_index;
+	int32_t pid;       /* the first process (by start time) whose record is merged here */
+	unsigned nprocs;   /* processes whose records are merged here */
+	uint16_t rflags;   /* LOG_R_* of the merged records, or'ed */
+	uint64_t c[LOG_NCOUNTERS];
+	uint64_t read_hist[LOG_HIST_BUCKETS], write_hist[LOG_HIST_BUCKETS];
+};
+
+/* One (path, layer) merged over ranks: the rows of the top-files tables. */
+struct ana_path {
+	const char *path;
+	unsigned layer;
+	unsigned nranks;
+	uint16_t rflags;
+	uint64_t c[LOG_NCOUNTERS];
+};
+
+/* A rank: the processes with one header rank, or, without a rank, one process (host and pid:
+ * the images of an exec chain are one process). */
+struct ana_rank {
+	int32_t rank;  /* >= 0, or -1: the process is its own rank, labelled by pid */
+	int32_t pid;   /* the label when rank < 0; else the pid of the rank's first process */
+	unsigned nprocs; /* logs merged: processes and exec'd images */
+	/* Each byte counted once: stdio records are left out of processes whose stdio system
+	 * calls are already in the POSIX layer (LOG_F_STDIO_SYSCALLS). */
+	uint64_t reads, writes, meta_ops, bytes_read, bytes_written;
+	uint64_t time_read, time_write, time_meta; /* ns */
+};
+
+/* Totals of one layer: every record of that layer, counters merged by kind. */
+struct ana_layer {
+	size_t nrecords; /* records of all processes */
+	size_t nfiles;   /* distinct paths */
+	uint64_t c[LOG_NCOUNTERS];
+	uint64_t meta_ops;
+	uint64_t read_hist[LOG_HIST_BUCKETS], write_hist[LOG_HIST_BUCKETS];
+	struct ana_common sizes[ANA_COMMON_TOP], strides[ANA_COMMON_TOP];
+	size_t nsizes, nstrides;
+	uint64_t sizes_other, strides_other; /* accesses whose value found no slot when captured */
+};
+
+/* Rates derived from a layer's totals and the job's wall time (0 when a divisor is 0). */
+struct ana_rates {
+	double bw_io;       /* bytes read + written / (time_read + time_write), bytes/s */
+	double bw_read_io;  /* bytes read / time_read */
+	double bw_write_io; /* bytes written / time_write */
+	double bw_wall;     /* bytes read + written / wall seconds */
+	double iops;        /* (reads + writes) / wall seconds */
+	double mdops;       /* meta_ops / wall seconds */
+};
+
+struct ana_insight {
+	const char *id; /* a stable name, e.g. "small_writes" */
+	char *text;
+};
+
+struct ana_profile {
+	struct ana_proc *procs; /* sorted by start time, then pid */
+	size_t nprocs;
+	struct ana_rank *ranks; /* ranks >= 0 ascending, then the unranked processes by host, pid */
+	size_t nranks;
+	struct ana_file *files; /* sorted by path, layer, rank */
+	size_t nfiles;
+	struct ana_path *paths; /* sorted by path, layer */
+	size_t npaths;
+	size_t *by_bytes, *by_time; /* indexes into paths: bytes desc / time desc, zero rows left out */
+	size_t nby_bytes, nby_time;
+	struct ana_layer layers[ANA_NLAYERS]; /* indexed by enum log_layer */
+
+	const char *job_id;
+	const struct ana_proc *first; /* the first process started: its exe/argv is the command */
+	uint64_t start_wall_ns;       /* wall clock when the first process started */
+	uint64_t wall_ns;             /* job wall time */
+	int finished;                 /* every process finished */
+	int multi_host;               /* processes ran on more than one host */
+
+	double imbalance_bytes, imbalance_time; /* max/mean over ranks that did I/O; 0 if none did */
+	size_t ranks_with_io;
+
+	struct ana_io_mode_info io_mode;
+	struct ana_insight *insights;
+	size_t ninsights;
+	char **warnings;
+	size_t nwarnings;
+};
+
+/* Build p from n logs. Duplicate logs of one process (a final log and its live file) count once,
+ * the final one winning. 0 or -ENOMEM/-EINVAL. */
+int ana_profile_build(const struct log_file *logs, size_t n, struct ana_profile *p);
+void ana_profile_free(struct ana_profile *p);
+/* Append a printf-formatted warning (e.g. a skipped input): 0 or -ENOMEM. */
+int ana_profile_add_warning(struct ana_profile *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Merge src into dst by counter kind: SUM/TIME add, MAX max, TMAX max carrying the SIZE after
+ * it, FIRST minimum non-zero, LAST maximum. */
+void ana_counters_merge(uint64_t dst[LOG_NCOUNTERS], const uint64_t src[LOG_NCOUNTERS]);
+/* opens + closes + seeks + stats + fsyncs + renames + dups + mmaps + meta_other. */
+uint64_t ana_meta_ops(const uint64_t c[LOG_NCOUNTERS]);
+/* Merge n (value, count) slot tables into the top k by count (desc; ties by value asc).
+ * Slots with count 0 are empty. Returns how many entries out holds (<= k); -ENOMEM. */
+int ana_common_top(const struct log_common *const *tables, size_t ntables, struct ana_common *out,
+		   size_t k);
+struct ana_rates ana_layer_rates(const struct ana_layer *l, uint64_t wall_ns);
+/* "<overflow>" for a catch-all record, else the record's path. */
+const char *ana_record_path(const struct log_file *lf, const struct log_record *r);
+
+/* iomode.c */
+/* 1 when path names application data: not under /usr, /lib*, /etc, /bin, /sbin, /proc, /sys,
+ * /dev (except /dev/shm). */
+int ana_is_data_path(const char *path);
+/* 1 when a file entry counts for the I/O mode: bytes moved, a real path, not a catch-all. */
+int ana_is_data_file(const struct ana_file *f);
+/* 0 or -ENOMEM. */
+int ana_classify_io_mode(const struct ana_profile *p, struct ana_io_mode_info *out);
+const char *ana_io_mode_name(enum ana_io_mode mode);
+
+/* insights.c: fills p->insights from the rest of the profile. 0 or -ENOMEM. */
+int ana_insights_build(struct ana_profile *p);
+
+#endif

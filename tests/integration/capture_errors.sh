@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Failed calls are counted as errors on their file, and the program sees the very errno the call
+# set (tests/progs/error_ops.c checks errno after every call, failing or not).
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/capture_helpers.sh"
+need_prog error_ops
+
+missing="$T/missing" ro="$T/ro" wo="$T/wo"
+printf '0123456789abcdef' >"$ro"
+: >"$wo"
+cap_run errors "$T/job" "$PROGS/error_ops" "$missing" "$ro" "$wo" || exit 0
+log=$(one_log "$T/job")
+# MISSING: open and fopen's open(2) fail (err_opens 2 at POSIX, 1 at stdio), stat fails.
+expect "errors missing" "$log" posix "$missing" "err_opens=2 err_meta=1"
+expect "errors missing" "$log" stdio "$missing" "err_opens=1"
+# RO: open + fopen; 1 read of 10 B; write EBADF; lseek EINVAL; pread EINVAL; fstat; close +
+# fclose's close(2). The second close(fd) is on a closed descriptor: not counted.
+expect "errors read-only" "$log" posix "$ro" "opens=2 closes=2 stats=1 reads=1 bytes_read=10
+	max_read_end=10 read_hist=4:1 sizes=10:1 err_writes=1 err_seeks=1 err_reads=1"
+expect "errors read-only" "$log" stdio "$ro" "opens=1 closes=1 err_writes=1"
+# WO: read EBADF.
+expect "errors write-only" "$log" posix "$wo" "opens=1 closes=1 err_reads=1"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# 4 threads x 1000 writes of 100 B to three files: pwrite at distinct offsets, write() on one
+# shared descriptor, fwrite on one shared FILE; then 4 threads x 10000 fputc, each on a FILE of
+# its own opened on a fourth file (stdio calls that touch memory only: the record's counters are
+# updated by all threads at once, which only locked updates survive on a multi-core machine). Counts, bytes and the furthest offset must be
+# exact on every run, however the threads interleave; so must the offsets not multiple of 4096
+# (of the 4000 offsets k * 100, only 0, 102400, 204800 and 307200 are). The order-dependent
+# fields (seq, consec, strides) are checked against what holds for any interleaving: exactly one
+# write has no predecessor, so strides count writes - 1, and consec <= seq <= writes - 1.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/capture_helpers.sh"
+need_prog threads_write
+
+# stride_total LOG LAYER PATH: common strides + strides_other
+stride_total() {
+	jq --arg l "$2" --arg p "$3" '[.records[] | select(.layer == $l and .path == $p)][0]
+		| ([.strides[].count] | add // 0) + .strides_other' "$(json "$1")"
+}
+order_invariants() { # NAME LOG LAYER PATH WRITES
+	local s c
+	s=$(count "$2" "$3" "$4" seq_writes)
+	c=$(count "$2" "$3" "$4" consec_writes)
+	eq "$1: strides count writes - 1" $(($5 - 1)) "$(stride_total "$2" "$3" "$4")"
+	eq "$1: consec <= seq <= writes - 1" yes "$([ "$c" -le "$s" ] && [ "$s" -le $(($5 - 1)) ] && echo yes || echo "no (consec $c, seq $s)")"
+}
+
+any='seq_writes=* consec_writes=* strides=* strides_other=*'
+for run in 1 2 3 4 5; do
+	a="$T/r$run-pwrite.dat" b="$T/r$run-write.dat" c="$T/r$run-fwrite.dat" d="$T/r$run-fputc.dat"
+	cap_run "threads run $run" "$T/job$run" "$PROGS/threads_write" "$a" "$b" "$c" "$d" || continue
+	log=$(one_log "$T/job$run")
+	eq "threads run $run: file sizes" "400000 400000 400000 10000" "$(stat -c %s "$a" "$b" "$c" "$d" | paste -sd' ')"
+	expect "threads run $run pwrite" "$log" posix "$a" "opens=1 closes=1 writes=4000 bytes_written=400000
+		max_write_end=400000 file_not_aligned=3996 write_hist=7:4000 sizes=100:4000 $any"
+	order_invariants "threads run $run pwrite" "$log" posix "$a" 4000
+	# write() on a shared descriptor: our position model hands out each offset k * 100 once.
+	expect "threads run $run write" "$log" posix "$b" "opens=1 closes=1 writes=4000 bytes_written=400000
+		max_write_end=400000 file_not_aligned=3996 write_hist=7:4000 sizes=100:4000 $any"
+	order_invariants "threads run $run write" "$log" posix "$b" 4000
+	expect "threads run $run fwrite" "$log" stdio "$c" "opens=1 closes=1 writes=4000 bytes_written=400000
+		max_write_end=400000 file_not_aligned=3996 write_hist=7:4000 sizes=100:4000 $any"
+	order_invariants "threads run $run fwrite" "$log" stdio "$c" 4000
+	# Under the FILE lock stdio fills its 4096 B buffer and writes it out: 97 full buffers and
+	# 400000 - 97 * 4096 = 2688 B at fclose, in order; one fstat when the buffer is made.
+	expect "threads run $run fwrite" "$log" posix "$c" "opens=1 closes=1 stats=1 writes=98
+		bytes_written=400000 max_write_end=400000 seq_writes=97 consec_writes=97
+		write_hist=13:97,12:1 sizes=4096:97,2688:1 strides=4096:97"
+	# fputc: each of the 4 streams writes [0, 10000) 1 B at a time; 0, 4096 and 8192 are aligned.
+	expect "threads run $run fputc" "$log" stdio "$d" "opens=4 closes=4 writes=40000 bytes_written=40000
+		max_write_end=10000 file_not_aligned=39988 write_hist=1:40000 sizes=1:40000 $any"
+	order_invariants "threads run $run fputc" "$log" stdio "$d" 40000
+	# underneath: the open that made the file, then per stream an fstat and 4096 + 4096 + 1808 B
+	expect "threads run $run fputc" "$log" posix "$d" "opens=5 closes=5 stats=4 writes=12
+		bytes_written=40000 max_write_end=10000 write_hist=13:8,11:4 sizes=4096:8,1808:4 $any"
+done

@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Per-file system-call counts from an `strace -f -y` log: the oracle real_programs.sh compares
+iostrata's POSIX-layer counters with.
+
+Usage: strace_counts.py TRACE [--exclude-exe BASENAME]... [--wrappers FILE] PATH...
+
+Prints one JSON object: {"files": {PATH: {counter: n, ...}}, "excluded_calls": n,
+"excluded_on_paths": n, "unparsed": n, "pids": n}. Counters use iostrata's names:
+
+  opens / err_opens         open, openat, openat2, creat: succeeded / failed
+  reads / err_reads         read, pread64, readv, preadv, preadv2 (a call returning 0 is a read),
+                            and the input side of copy_file_range, sendfile, splice
+  writes / err_writes       write, pwrite64, writev, pwritev, pwritev2, and the output side of
+                            copy_file_range, sendfile, splice
+  bytes_read/bytes_written  sum of the return values of the successful calls above
+  seeks / err_seeks         lseek
+  fsyncs / err_syncs        fsync, fdatasync, sync_file_range
+  closes                    close (a close that fails with anything but EBADF still frees the fd)
+  splices                   splice calls on the file (also counted in reads/writes)
+
+A file is named by the path strace prints for the descriptor (-y) or, for an open, the path the
+call returned (or, when it failed, its argument made absolute against the dirfd strace
+decorated). System calls made by processes whose current executable's basename is given with
+--exclude-exe (the iostrata CLI itself) are left out: "excluded_calls" counts them and
+"excluded_on_paths" those of them that touched one of the PATHs (expected 0).
+
+The capture library makes a few system calls of its own on an application's descriptors: at
+start-up it probes each standard descriptor (fcntl F_GETFD, readlink /proc/self/fd/N, fcntl
+F_GETFL, lseek(N, 0, SEEK_CUR)) to learn its path, flags and position. When fd 0, 1 or 2 is one
+of the PATHs (tar -z: gzip's stdout is the archive), that lseek is not the program's and is left
+out ("own_calls"). Two ways to tell, the first used when the trace has them:
+  - stack traces (strace -k): a call is the library's own when the first frame outside libc is
+    in libiostrata and is not one of its wrappers (an exported symbol, given with --wrappers
+    FILE, one name a line) or stdio hooks (hook_*);
+  - otherwise the pattern: an lseek(N, 0, SEEK_CUR) on fd 0-2 whose two preceding calls in that
+    process are readlink("/proc/self/fd/N") and fcntl(N, F_GETFL).
+With stack traces both are computed and "own_disagree" counts the calls on PATHs where they
+differ (expected 0: the pattern is what the library does).
+
+Split calls ("<unfinished ...>" ... "<... NAME resumed>") are joined per pid first.
+"""
+import json
+import os
+import re
+import sys
+
+READS = {"read", "pread64", "readv", "preadv", "preadv2"}
+WRITES = {"write", "pwrite64", "writev", "pwritev", "pwritev2"}
+MOVES = {"copy_file_range": (0, 2), "splice": (0, 2), "sendfile": (1, 0)}  # (in, out) argument
+OPENS = {"open", "openat", "openat2", "creat"}
+SYNCS = {"fsync", "fdatasync", "sync_file_range"}
+COUNTED = READS | WRITES | set(MOVES) | OPENS | SYNCS | {"lseek", "close"}
+COUNTERS = ["opens", "err_opens", "reads", "err_reads", "writes", "err_writes", "bytes_read",
+            "bytes_written", "seeks", "err_seeks", "fsyncs", "err_syncs", "closes", "splices"]
+
+LINE = re.compile(r"^(\d+)\s+(.*)$")
+RESUMED = re.compile(r"^<\.\.\. ([a-z_0-9]+) resumed>\s?(.*)$")
+CALL = re.compile(r"^([a-z_0-9]+)\((.*)$", re.S)
+FD = re.compile(r"^(-?\d+|AT_FDCWD)<([^>]*)>$")
+STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+RET = re.compile(r"^(-?\d+|\?|0x[0-9a-f]+)(?:<([^>]*)>)?(?:\s+([A-Z][A-Z0-9_]*))?")
+FRAME = re.compile(r"^ > (\S+?)\((?:([^)+]*)(?:\+0x[0-9a-f]+)?)?\)")
+
+
+def unescape(s):
+    # strace prints non-printable bytes of a path as \ooo / \xHH and escapes " and \ .
+    return s.encode("latin-1").decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
+
+
+def clean(p):
+    return p[: -len(" (deleted)")] if p.endswith(" (deleted)") else p
+
+
+def split_args(args):
+    """Top-level comma-separated arguments (brackets, braces and strings respected)."""
+    parts, depth, cur, quoted, esc = [], 0, [], False, False
+    for ch in args:
+        if quoted:
+            cur.append(ch)
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                quoted = False
+            continue
+        if ch == '"':
+            quoted = True
+        elif ch in "[{(<":
+            depth += 1
+        elif ch in "]})>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    if cur:
+        parts.append("".join(cur).strip())
+    return parts
+
+
+def fd_arg(arg):
+    """(fd, path) of a decorated descriptor argument "3</path>", else None."""
+    m = FD.match(arg)
+    return (m.group(1), clean(m.group(2))) if m else None
+
+
+def events(path):
+    """(pid, call text, [frames]) per completed call; "unparsed" lines counted."""
+    pending, out, unparsed = {}, [], 0
+    with open(path, encoding="latin-1") as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if line.startswith(" > "):
+                fm = FRAME.match(line)
+                if out and fm:
+                    out[-1][2].append((fm.group(1), fm.group(2) or ""))
+                continue
+            m = LINE.match(line)
+            if not m:
+                unparsed += 1
+                continue
+            pid, text = int(m.group(1)), m.group(2)
+            if text.startswith("---") or text.startswith("+++"):
+                continue
+            if text.endswith("<unfinished ...>"):
+                pending[pid] = text[: -len("<unfinished ...>")].rstrip()
+                continue
+            r = RESUMED.match(text)
+            if r:
+                text = pending.pop(pid, r.group(1) + "(") + r.group(2)
+            out.append((pid, text, []))
+    return out, unparsed
+
+
+def own_by_stack(frames, wrappers):
+    """True/False when the stack tells whether the library made the call itself; None without one."""
+    for module, func in frames:
+        base = os.path.basename(module)
+        if base.startswith("libc.so") or base.startswith("libc-"):
+            continue
+        if not base.startswith("libiostrata"):
+            return False
+        return not (func in wrappers or func.startswith("hook_"))
+    return None
+
+
+def main(argv):
+    trace, excl, paths, wrappers = argv[1], set(), [], set()
+    i = 2
+    while i < len(argv):
+        if argv[i] == "--exclude-exe":
+            excl.add(argv[i + 1])
+            i += 2
+        elif argv[i] == "--wrappers":
+            with open(argv[i + 1]) as f:
+                wrappers = {w.strip() for w in f if w.strip()}
+            i += 2
+        else:
+            paths.append(argv[i])
+            i += 1
+    want = set(paths)
+    files = {p: dict.fromkeys(COUNTERS, 0) for p in paths}
+    exe, parent_of, recent = {}, {}, {}
+    excluded = excluded_on = unparsed = 0
+    own_calls, disagree = [], []
+    evs, unparsed = events(trace)
+    stacks = any(fr for _, _, fr in evs)
+    if stacks and not wrappers:
+        sys.exit("strace_counts.py: the trace has stack traces: give --wrappers FILE")
+
+    def exe_of(pid):
+        seen = set()
+        while pid not in exe and pid in parent_of and pid not in seen:
+            seen.add(pid)
+            pid = parent_of[pid]
+        return exe.get(pid, "")
+
+    def bump(path, key, n=1):
+        if path in want:
+            files[path][key] += n
+
+    for pid, text, frames in evs:
+        c = CALL.match(text)
+        k = text.rfind(" = ")
+        rm = RET.match(text[k + 3:]) if k >= 0 else None
+        if not c or not rm:
+            unparsed += 1
+            continue
+        name, args = c.group(1), text[len(c.group(1)) + 1: k].rstrip()
+        if args.endswith(")"):
+            args = args[:-1]
+        retstr, retpath, errname = rm.groups()
+        ret = None if retstr == "?" else int(retstr, 0)
+        ok = ret is not None and ret >= 0
+        parts = split_args(args)
+        fds = [fd_arg(a) for a in parts]
+        touched = {f[1] for f in fds if f} | ({clean(retpath)} if retpath else set())
+
+        prev = recent.get(pid, [])
+        recent[pid] = (prev + [(name, parts)])[-3:]
+        if name in ("clone", "clone3", "fork", "vfork") and ok and ret > 0:
+            parent_of[ret] = pid
+        if name == "execve" and ret == 0:
+            s = STRING.search(args)
+            if s:
+                exe[pid] = os.path.basename(unescape(s.group(1)))
+        if exe_of(pid) in excl:
+            excluded += 1
+            excluded_on += bool(touched & want)
+            continue
+
+        # the library's start-up probe of a standard descriptor
+        probe = False
+        if name == "lseek" and fds and fds[0] and fds[0][0] in ("0", "1", "2") and parts[1:] == ["0", "SEEK_CUR"]:
+            n = fds[0][0]
+            p3 = prev[-2:]
+            probe = (len(p3) == 2 and p3[0][0] == "readlink" and p3[0][1][:1] == ['"/proc/self/fd/%s"' % n]
+                     and p3[1][0] == "fcntl" and p3[1][1][:2] and fd_arg(p3[1][1][0]) is not None
+                     and fd_arg(p3[1][1][0])[0] == n and p3[1][1][1] == "F_GETFL")
+        own = probe
+        if stacks:
+            st = own_by_stack(frames, wrappers)
+            if name in COUNTED and touched & want and bool(st) != probe:
+                disagree.append("%d %s" % (pid, text[:160]))
+            own = bool(st)
+        if own:
+            if name in COUNTED and touched & want:
+                own_calls.append("%d %s" % (pid, text[:160]))
+            continue
+
+        if name in OPENS:
+            if ok and retpath:
+                path = clean(retpath)
+            else:
+                s = STRING.search(args)
+                if not s:
+                    continue
+                p = unescape(s.group(1))
+                if not p.startswith("/"):
+                    if not fds or not fds[0]:
+                        continue
+                    p = fds[0][1] + "/" + p
+                path = os.path.normpath(p)
+            bump(path, "opens" if ok else "err_opens")
+        elif name in READS or name in WRITES:
+            if not fds or not fds[0]:
+                continue
+            rd = name in READS
+            if ok:
+                bump(fds[0][1], "reads" if rd else "writes")
+                bump(fds[0][1], "bytes_read" if rd else "bytes_written", ret)
+            else:
+                bump(fds[0][1], "err_reads" if rd else "err_writes")
+        elif name in MOVES:
+            for side, at in zip(("in", "out"), MOVES[name]):
+                f = fds[at] if len(fds) > at else None
+                if not f:
+                    continue
+                rd = side == "in"
+                if name == "splice":
+                    bump(f[1], "splices")
+                if ok:
+                    bump(f[1], "reads" if rd else "writes")
+                    bump(f[1], "bytes_read" if rd else "bytes_written", ret)
+                else:
+                    bump(f[1], "err_reads" if rd else "err_writes")
+        elif name == "lseek" and fds and fds[0]:
+            bump(fds[0][1], "seeks" if ok else "err_seeks")
+        elif name in SYNCS and fds and fds[0]:
+            bump(fds[0][1], "fsyncs" if ok else "err_syncs")
+        elif name == "close" and fds and fds[0]:
+            if ok or errname != "EBADF":
+                bump(fds[0][1], "closes")
+
+    out = {"files": files, "excluded_calls": excluded, "excluded_on_paths": excluded_on,
+           "unparsed": unparsed, "pids": len(set(exe) | set(parent_of)), "stacks": stacks,
+           "own_calls": own_calls, "own_disagree": disagree}
+    json.dump(out, sys.stdout, indent=1, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -36,3 +36,7 @@ jcount() {
 	"$IOSTRATA" report --json "$1" | jq -r --arg l "$2" --arg p "$3" --arg c "$4" \
 		'[.files[] | select(.layer == $l and .path == $p) | .counters[$c]] | add // 0'
 }
+
+# What to put in LD_PRELOAD when a test preloads the library without `iostrata run`: a sanitizer
+# build (make test-san) needs its runtime loaded first.
+PRELOAD="${IOSTRATA_SAN_RUNTIME:+$IOSTRATA_SAN_RUNTIME:}$(dirname "$IOSTRATA")/libiostrata.so"

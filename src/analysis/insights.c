@@ -128,7 +128,7 @@ static int small_ops(struct ana_profile *p, int write)
 	if (write)
 		return add_insight(p, "small_writes",
 				   "%s of %s posix writes are under %d B and take about %s of the I/O time: "
-				   "aggregate or buffer them into larger writes; iostrata run --aggregate can do it.",
+				   "aggregate or buffer them into larger writes.",
 				   a, b, SMALL_OP_BYTES, t);
 	return add_insight(p, "small_reads",
 			   "%s of %s posix reads are under %d B and take about %s of the I/O time: read larger "
@@ -247,23 +247,28 @@ static uint64_t rank_weight(const struct ana_rank *k, int by_bytes)
 	return by_bytes ? k->bytes_read + k->bytes_written : k->time_read + k->time_write + k->time_meta;
 }
 
-static int imbalance(struct ana_profile *p)
+static const struct ana_rank *heaviest_rank(const struct ana_profile *p, int by_bytes)
 {
-	if (p->ranks_with_io < 2 || (p->imbalance_bytes <= IMBALANCE_MAX && p->imbalance_time <= IMBALANCE_MAX))
-		return 0;
-	/* Name the rank behind the larger of the two figures. */
-	const int by_bytes = p->imbalance_bytes >= p->imbalance_time;
 	const struct ana_rank *top = &p->ranks[0];
 	for (size_t i = 1; i < p->nranks; i++)
 		if (rank_weight(&p->ranks[i], by_bytes) > rank_weight(top, by_bytes))
 			top = &p->ranks[i];
-	char who[32];
-	rank_label(top, who, sizeof who);
+	return top;
+}
+
+static int imbalance(struct ana_profile *p)
+{
+	if (p->ranks_with_io < 2 || (p->imbalance_bytes <= IMBALANCE_MAX && p->imbalance_time <= IMBALANCE_MAX))
+		return 0;
+	/* The rank moving the most bytes and the one waiting longest are not always the same. */
+	char by_b[32], by_t[32];
+	rank_label(heaviest_rank(p, 1), by_b, sizeof by_b);
+	rank_label(heaviest_rank(p, 0), by_t, sizeof by_t);
 	return add_insight(p, "rank_imbalance",
-			   "I/O is unbalanced over the %zu ranks that did I/O: the busiest (%s) has %.2fx the mean "
-			   "bytes and %.2fx the mean I/O time: spread the I/O evenly over ranks, or let more ranks "
+			   "I/O is unbalanced over the %zu ranks that did I/O: %s moved %.2fx the mean bytes and "
+			   "%s spent %.2fx the mean I/O time: spread the I/O evenly over ranks, or let more ranks "
 			   "share it (e.g. MPI-IO collective I/O).",
-			   p->ranks_with_io, who, p->imbalance_bytes, p->imbalance_time);
+			   p->ranks_with_io, by_b, p->imbalance_bytes, by_t, p->imbalance_time);
 }
 
 static int unaligned(struct ana_profile *p)
@@ -371,6 +376,11 @@ static int errors(struct ana_profile *p)
 		for (size_t i = 0; i < p->npaths; i++) {
 			const struct ana_path *x = &p->paths[i];
 			if (!x->c[c])
+				continue;
+			/* A failed stat or access of a path that was never opened is a lookup (PATH search,
+			 * imports, config probing), not an I/O problem. */
+			if (c == LOG_C_ERR_META && !x->c[LOG_C_OPENS] &&
+			    !x->c[LOG_C_BYTES_READ] && !x->c[LOG_C_BYTES_WRITTEN])
 				continue;
 			total += x->c[c];
 			nfiles++;

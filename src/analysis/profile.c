@@ -280,34 +280,65 @@ err:
 
 /* ---- ranks ---- */
 
+static int cmp_proc_identity(const void *a, const void *b, void *arg)
+{
+	const struct ana_profile *p = arg;
+	size_t ix = *(const size_t *)a, iy = *(const size_t *)b;
+	const struct ana_proc *x = &p->procs[ix], *y = &p->procs[iy];
+	int r = strcmp(x->host, y->host);
+	if (r)
+		return r;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (ix > iy) - (ix < iy); /* start order: procs are already in it */
+}
+
+static int same_pid(const struct ana_proc *x, const struct ana_proc *y)
+{
+	return x->pid == y->pid && !strcmp(x->host, y->host);
+}
+
 static int cmp_proc_rank(const void *a, const void *b, void *arg)
 {
 	const struct ana_profile *p = arg;
 	size_t ix = *(const size_t *)a, iy = *(const size_t *)b;
 	const struct ana_proc *x = &p->procs[ix], *y = &p->procs[iy];
-	int ux = x->rank < 0, uy = y->rank < 0;
+	int ux = x->job_rank < 0, uy = y->job_rank < 0;
 	if (ux != uy)
 		return ux - uy;
-	if (!ux && x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	if (ux) {
-		int r = strcmp(x->host, y->host);
-		if (r)
-			return r;
-		if (x->pid != y->pid)
-			return x->pid < y->pid ? -1 : 1;
-	}
-	/* Same rank, or the same unranked process: start order (procs are already in it). */
+	if (!ux && x->job_rank != y->job_rank)
+		return x->job_rank < y->job_rank ? -1 : 1;
+	if (ux)
+		return cmp_proc_identity(a, b, arg);
 	return (ix > iy) - (ix < iy);
 }
 
-/* One rank: the same header rank, or, without one, the same process: a pid whose program
- * exec'd another leaves one log per image, and they are one process to the user. */
+/* One rank: the same rank, or, without one, the same process: a pid whose program exec'd
+ * another leaves one log per image, and they are one process to the user. */
 static int same_rank(const struct ana_proc *x, const struct ana_proc *y)
 {
-	if (x->rank >= 0 || y->rank >= 0)
-		return x->rank == y->rank;
-	return x->pid == y->pid && !strcmp(x->host, y->host);
+	if (x->job_rank >= 0 || y->job_rank >= 0)
+		return x->job_rank == y->job_rank;
+	return same_pid(x, y);
+}
+
+/* A launcher's child gets its rank only in the environment of the program it execs: its first
+ * image has none. Give every image of a pid the rank of its first ranked image. */
+static void assign_job_ranks(struct ana_profile *p, size_t *idx)
+{
+	for (size_t i = 0; i < p->nprocs; i++)
+		idx[i] = i;
+	qsort_r(idx, p->nprocs, sizeof *idx, cmp_proc_identity, p);
+	for (size_t i = 0, j; i < p->nprocs; i = j) {
+		int32_t rank = -1;
+		for (j = i; j < p->nprocs && same_pid(&p->procs[idx[i]], &p->procs[idx[j]]); j++)
+			if (rank < 0 && p->procs[idx[j]].rank >= 0)
+				rank = p->procs[idx[j]].rank;
+		for (size_t k = i; k < j; k++) {
+			struct ana_proc *pr = &p->procs[idx[k]];
+			pr->job_rank = pr->rank >= 0 ? pr->rank : rank;
+		}
+	}
 }
 
 static int collect_ranks(struct ana_profile *p)
@@ -318,6 +349,7 @@ static int collect_ranks(struct ana_profile *p)
 	p->ranks = calloc(p->nprocs ? p->nprocs : 1, sizeof *p->ranks);
 	if (!idx || !p->ranks)
 		goto err;
+	assign_job_ranks(p, idx);
 	for (size_t i = 0; i < p->nprocs; i++)
 		idx[i] = i;
 	qsort_r(idx, p->nprocs, sizeof *idx, cmp_proc_rank, p);
@@ -327,7 +359,7 @@ static int collect_ranks(struct ana_profile *p)
 			p->ranks[p->nranks - 1].nprocs++;
 		} else {
 			struct ana_rank *r = &p->ranks[p->nranks++];
-			r->rank = pr->rank < 0 ? -1 : pr->rank;
+			r->rank = pr->job_rank < 0 ? -1 : pr->job_rank;
 			r->pid = pr->pid;
 			r->nprocs = 1;
 		}

@@ -41,6 +41,7 @@ struct ana_common {
 struct ana_proc {
 	const struct log_file *log;
 	int32_t pid, ppid, rank; /* rank as in the header, -1 when unknown */
+	int32_t job_rank;        /* rank it counts under: its own, or that of another image of its pid */
 	size_t rank_index;       /* into ana_profile.ranks */
 	const char *exe, *host, *job;
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; end_ns estimated when not finished */
@@ -70,7 +71,8 @@ struct ana_path {
 };
 
 /* A rank: the processes with one header rank, or, without a rank, one process (host and pid:
- * the images of an exec chain are one process). */
+ * the images of an exec chain are one process, and an image without a rank, such as a launcher's
+ * child before it exec'd the rank's program, belongs to the rank of another image of its pid). */
 struct ana_rank {
 	int32_t rank;  /* >= 0, or -1: the process is its own rank, labelled by pid */
 	int32_t pid;   /* the label when rank < 0; else the pid of the rank's first process */

@@ -475,11 +475,10 @@ static void text_patterns(FILE *f, const struct ana_profile *p)
 		if (!layer_shown(p, l) || !ops)
 			continue;
 		char line[256], a[U], b[U], s[U];
-		snprintf(line, sizeof line,
-			 "%s: %s read/write switches; unaligned: %s in the file (to %u B), %s in memory (to %u B)",
-			 log_layer_name(l), ana_fmt_count(s, U, c[LOG_C_RW_SWITCHES]),
-			 ana_fmt_pct(a, U, (double)c[LOG_C_FILE_NOT_ALIGNED] / (double)ops), fa,
-			 ana_fmt_pct(b, U, (double)c[LOG_C_MEM_NOT_ALIGNED] / (double)ops), ma);
+		snprintf(line, sizeof line, "%s: unaligned %s in file (%u B), %s in memory (%u B); %s read/write switches",
+			 log_layer_name(l), ana_fmt_pct(a, U, (double)c[LOG_C_FILE_NOT_ALIGNED] / (double)ops), fa,
+			 ana_fmt_pct(b, U, (double)c[LOG_C_MEM_NOT_ALIGNED] / (double)ops), ma,
+			 ana_fmt_count(s, U, c[LOG_C_RW_SWITCHES]));
 		wrap(f, "  ", 4, line);
 	}
 }
@@ -931,6 +930,7 @@ static void json_processes(struct jw *w, const struct ana_profile *p)
 		jw_i64(w, "pid", pr->pid);
 		jw_i64(w, "ppid", pr->ppid);
 		jw_i64(w, "rank", pr->rank);
+		jw_i64(w, "job_rank", pr->job_rank);
 		jw_str(w, "host", pr->host);
 		jw_str(w, "exe", pr->exe);
 		jw_str(w, "log", pr->log->path);

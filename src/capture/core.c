@@ -23,7 +23,9 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/kcmp.h>
 
 #include "log/writer.h"
 
@@ -704,6 +706,17 @@ static void pseudo_std_fd(int fd, const char *pseudo, const char *spseudo)
 	if (pos > 0)
 		d->pos = (uint64_t)pos;
 	cap.fds[fd].spos = d->flags & CAP_OFD_APPEND && d->end > d->pos ? d->end : d->pos;
+	/* `2>&1`: one open file description behind two streams, so one position (kcmp is exact;
+	 * where it is not available the streams keep positions of their own) */
+	pid_t me = getpid();
+	for (int e = 0; e < fd; e++) {
+		if (cap.fds[e].rec != r || syscall(SYS_kcmp, me, me, KCMP_FILE, e, fd) != 0)
+			continue;
+		ofd_put(cap.fds[fd].ofd);
+		cap.fds[fd].ofd = cap.fds[e].ofd;
+		__atomic_fetch_add(&cap.ofds[cap.fds[e].ofd].refs, 1, __ATOMIC_RELAXED);
+		break;
+	}
 }
 
 static int path_join(char *dst, size_t len, const char *dir, const char *name, const char *suffix)

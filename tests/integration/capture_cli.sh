@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # What `iostrata run` leaves untouched: the program's stdout byte for byte (iostrata's summary
-# goes to stderr), its exit status (exit 3 -> 3, killed by SIGTERM -> 143). When the output
+# goes to stderr), its exit status (exit 3 -> 3, killed by SIGTERM -> 143). The standard streams
+# are counted from where they really are: appended to, inherited mid-file, or shared (2>&1). When the output
 # directory cannot be written the program still runs and writes its data, stderr carries one
 # warning naming the directory, and the counters stay in the live file. An unknown command
 # exits 127 with "command not found".
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog stdout_exit
+need_prog stdout_exit std_streams
 
 p="$PROGS/stdout_exit"
 "$p" ok "$T/plain.dat" >"$T/plain.out" 2>"$T/plain.err"
@@ -40,6 +41,19 @@ for k in app inh; do
 		write_hist=7:1,5:1,13:2,4:1 sizes=65:1,19:1,4096:2,8:1 strides=65:1,19:1,4096:2"
 	# stdio's stream positions start at 1000 too (the write(2) of 19 B is not a stdio call)
 	eq "stdout at 1000 ($k): stdio stream end" 9265 "$(count "$log" stdio "$T/$k.out" max_write_end)"
+done
+
+# `> FILE 2>&1`: fds 1 and 2 share one file position: 20 consecutive writes of 4 B in [0, 80).
+"$IOSTRATA" run -q -o "$T/jboth" -- "$PROGS/std_streams" >"$T/both.out" 2>&1
+eq "2>&1: exit status" 0 "$?"
+eq "2>&1: what was written" "$(printf 'out\nerr\n%.0s' 1 2 3 4 5 6 7 8 9 10)" "$(cat "$T/both.out")"
+expect "2>&1" "$(one_log "$T/jboth")" posix "$T/both.out" "writes=20 bytes_written=80 max_write_end=80
+	seq_writes=19 consec_writes=19 file_not_aligned=19 write_hist=3:20 sizes=4:20 strides=4:19"
+# separate files: 10 consecutive writes each
+"$IOSTRATA" run -q -o "$T/jsep" -- "$PROGS/std_streams" >"$T/sep.out" 2>"$T/sep.err"
+for k in out err; do
+	expect "1 and 2 apart ($k)" "$(one_log "$T/jsep")" posix "$T/sep.$k" "writes=10 bytes_written=40
+		max_write_end=40 seq_writes=9 consec_writes=9 file_not_aligned=9 write_hist=3:10 sizes=4:10 strides=4:9"
 done
 
 "$IOSTRATA" run -q -o "$T/j3" -- "$p" exit3 "$T/x3.dat" >/dev/null 2>&1

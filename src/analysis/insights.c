@@ -48,6 +48,9 @@
 /* Paths named in a sentence are cut to this many bytes (their tail) to keep it one line-ish. */
 #define PATH_SHOWN 60
 
+/* Failed metadata calls worth a word: fewer are the ENOENT of stat-before-create and the like. */
+#define ERR_META_MIN 100
+
 static int add_insight(struct ana_profile *p, const char *id, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -387,7 +390,9 @@ static int errors(struct ana_profile *p)
 			if (!worst || x->c[c] > worst->c[c])
 				worst = x;
 		}
-		if (!total)
+		/* a few failed stats or unlinks (ENOENT before a file is created) are normal; a storm of
+		 * them costs metadata round trips */
+		if (!total || (c == LOG_C_ERR_META && total < ERR_META_MIN))
 			continue;
 		char t[PATH_SHOWN + 8], a[ANA_UNIT_LEN], b[ANA_UNIT_LEN];
 		ana_fmt_count(a, sizeof a, total);

@@ -38,7 +38,7 @@ f="$T/vfork.txt"
 cap_run "vfork" "$T/vfork" "$PROGS/exec_chain" vfork "$f" || exit 0
 eq "vfork: what was written" "v 0 w" "$(paste -sd' ' "$f")"
 eq "vfork: 3 logs" 3 "$(ls "$T/vfork"/*.iost | wc -l)"
-parent=$(log_of "$T/vfork" exec_chain vfork | head -1)
+child_prog= child_pre= parent=
 for log in $(logs "$T/vfork"); do
 	argv1=$(jq -r '.header.argv[1]' "$(json "$log")")
 	if [ "$argv1" = 0 ]; then
@@ -49,7 +49,7 @@ for log in $(logs "$T/vfork"); do
 		parent=$log
 	fi
 done
-if [ -z "${child_prog:-}" ] || [ -z "${child_pre:-}" ] || [ -z "${parent:-}" ]; then
+if [ -z "$child_prog" ] || [ -z "$child_pre" ] || [ -z "$parent" ]; then
 	fail "vfork: parent, child before exec, child's program" "not all three logs found"
 else
 	eq "vfork: child is one pid before and after exec" "$(hdr "$child_pre" pid)" "$(hdr "$child_prog" pid)"
@@ -81,12 +81,11 @@ fi
 # ---- sh -c 'prog1; prog2' ----
 f1="$T/sh1.txt" f2="$T/sh2.txt"
 cap_run "sh -c" "$T/sh" sh -c "'$PROGS/exec_chain' 0 '$f1'; '$PROGS/exec_chain' 0 '$f2'" || exit 0
-p1=$(log_of "$T/sh" exec_chain 0 | head -1)
 progs=$(for l in $(logs "$T/sh"); do [ "$(basename "$(hdr "$l" exe)")" = exec_chain ] && echo "$l"; done)
 eq "sh -c: two program logs" 2 "$(echo "$progs" | grep -c .)"
 shells=$(for l in $(logs "$T/sh"); do [ "$(basename "$(hdr "$l" exe)")" = exec_chain ] || echo "$l"; done)
 eq "sh -c: every other log is the shell's" "$(echo "$shells" | grep -c .)" \
-	"$(for l in $shells; do hdr "$l" exe; done | grep -c '/s\?h$\|/dash$\|/bash$')"
+	"$(for l in $shells; do basename "$(hdr "$l" exe)"; done | grep -c -x 'sh\|dash\|bash')"
 top=$(for l in $shells; do [ "$(jq -r '.header.flag_names | index("exec")' "$(json "$l")")" = null ] && echo "$l"; done)
 eq "sh -c: the shell's own log ended in exit 0" "1 0" "$(echo "$top" | grep -c .) $(hdr "$(echo "$top" | head -1)" exit_status)"
 for l in $progs; do

@@ -264,6 +264,8 @@ int cmd_run(int argc, char **argv)
 	} else {
 		snprintf(absout, sizeof absout, "%s", out);
 	}
+	struct stat before;
+	int existed = stat(absout, &before) == 0;
 	if (mkdir_p(absout) < 0 || access(absout, W_OK | X_OK) < 0) {
 		setenv("IOSTRATA_OUT_WARNED", "1", 1); /* one warning, not one per process */
 		fprintf(stderr, "iostrata run: warning: cannot write to %s (%s); the program runs anyway and its "
@@ -310,6 +312,8 @@ int cmd_run(int argc, char **argv)
 		;
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	finish_killed(absout, pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	if (!existed && WIFEXITED(st) && (code == 127 || code == 126))
+		rmdir(absout); /* CMD never started: leave no empty job directory behind (fails if not empty) */
 	print_summary(absout, job, quiet);
 	return code;
 }

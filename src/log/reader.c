@@ -3,8 +3,9 @@
  * The one reader (and final-log writer) of iostrata logs. log_file_parse turns a buffer that may
  * be a live MAP_SHARED file still being updated into private, validated copies: the header is
  * copied before anything is checked, every offset and size is checked on that copy, records are
- * copied one by one and checked, and clock ticks are converted to ns. It never trusts the
- * buffer twice and never crashes on bad input; each failure is one line "NAME: what is wrong".
+ * copied one by one and checked, and clock ticks are converted to ns. What it checks is what
+ * it uses (its own copy, never the buffer read again), and it never crashes on bad input; each
+ * failure is one line "NAME: what is wrong".
  * log_file_write writes the compact final log; it also runs inside the preload library at
  * process exit, so it uses only open/write/close/rename/unlink and malloc, no stdio streams
  * and no global state. This file does not merge, analyse or print logs.
@@ -14,6 +15,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +27,6 @@
 
 #define LOG_ARGC_MAX 4096     /* more arguments than this means a corrupt header, not a program */
 #define LOG_CALIB_RETRIES 100 /* re-reads of a calibration pair caught mid-update */
-
-/* Keeps the compiler from caching or reordering reads of a buffer another process may be
- * writing; the acquire fence orders them for the CPU as well. */
-#define LOG_READ_BARRIER() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 
 static void set_err(char *err, size_t errlen, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -87,11 +85,22 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/*
+ * Reads of a buffer another thread or process may be writing. Aligned words are read with
+ * atomic loads: each is then a value its writer stored, never torn, and a reader inside the
+ * writing process (the capture library finalizing its own log) has no data race under the C11
+ * model, which ThreadSanitizer checks in the unit test. Acquire loads pair with the writer's
+ * release stores of string_used and of a record's flags (see docs/FORMAT.md). Misaligned
+ * fields only occur in hand-made buffers (fuzz inputs); they are read with memcpy behind a
+ * compiler barrier, which at least forces a fresh read.
+ */
 static uint64_t load_u64(const unsigned char *p)
 {
 	uint64_t v;
 
-	LOG_READ_BARRIER();
+	if (((uintptr_t)p & 7) == 0)
+		return __atomic_load_n((const uint64_t *)(const void *)p, __ATOMIC_ACQUIRE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	memcpy(&v, p, sizeof v);
 	return v;
 }
@@ -100,17 +109,45 @@ static uint32_t load_u32(const unsigned char *p)
 {
 	uint32_t v;
 
-	LOG_READ_BARRIER();
+	if (((uintptr_t)p & 3) == 0)
+		return __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_ACQUIRE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	memcpy(&v, p, sizeof v);
 	return v;
+}
+
+static uint16_t load_u16(const unsigned char *p)
+{
+	uint16_t v;
+
+	if (((uintptr_t)p & 1) == 0)
+		return __atomic_load_n((const uint16_t *)(const void *)p, __ATOMIC_ACQUIRE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+/* A copy of n bytes (a multiple of 8) of a structure other threads may update word by word:
+ * the header or a record whose counters are being bumped. */
+static void copy_shared(void *dst, const unsigned char *src, size_t n)
+{
+	uint64_t *d = dst;
+
+	if (((uintptr_t)src & 7) == 0) {
+		for (size_t i = 0; i < n / 8; i++)
+			d[i] = __atomic_load_n((const uint64_t *)(const void *)src + i, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memcpy(dst, src, n);
 }
 
 /*
  * The writer of a live file bumps calib_seq to odd, updates calib_tsc and calib_ns, then bumps
  * it to even. The header copy may hold a torn pair, so read the pair again from the buffer under
- * that protocol. After LOG_CALIB_RETRIES failures the last pair read is used: the slope of a
- * torn pair is still checked for sanity by the caller, and a writer stuck mid-update (killed
- * there) must not make its log unreadable.
+ * that protocol. After LOG_CALIB_RETRIES failures the last pair read is used (the caller still
+ * refuses one that does not lie after the reference pair): a writer stuck mid-update, killed
+ * there, must not make its log unreadable.
  */
 static void read_calibration(const unsigned char *buf, struct log_header *h)
 {
@@ -378,8 +415,7 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 		return -EINVAL;
 	}
 
-	LOG_READ_BARRIER();
-	memcpy(&h, p, sizeof h);
+	copy_shared(&h, p, sizeof h);
 	/* The copy is what gets checked; the fields checked above are re-checked on it because the
 	 * buffer may have changed since. */
 	if (memcmp(h.magic, LOG_MAGIC, 8) != 0 || h.endian != LOG_ENDIAN_MARK || h.version != LOG_VERSION) {
@@ -421,17 +457,17 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 
 		/* Flags first and then the body, so a record being inserted is either skipped or
 		 * seen with the fields its writer filled before setting LOG_R_USED. */
-		memcpy(&r.flags, src + offsetof(struct log_record, flags), sizeof r.flags);
-		flags = r.flags;
+		flags = load_u16(src + offsetof(struct log_record, flags));
 		if (!(flags & LOG_R_USED) || (flags & LOG_R_DEAD))
 			continue;
-		LOG_READ_BARRIER();
-		memcpy(&r, src, sizeof r);
+		copy_shared(&r, src, sizeof r);
 		r.flags = (uint16_t)flags;
 		slots[out->nrecords] = i;
 		out->records[out->nrecords++] = r;
 	}
 
+	/* The acquire load also orders the string bytes below string_used before the copy:
+	 * bytes once published are never written again, so a plain copy of them is race-free. */
 	used = h.string_used;
 	now_used = load_u32(p + offsetof(struct log_header, string_used));
 	if (now_used > used && now_used <= strs->size)
@@ -440,7 +476,6 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 	out->strings = malloc((size_t)used + 1);
 	if (!out->strings)
 		goto nomem;
-	LOG_READ_BARRIER();
 	memcpy(out->strings, p + strs->offset, used);
 	out->strings[0] = '\0'; /* offset 0 is "" whatever the byte holds */
 	out->strings[used] = '\0';

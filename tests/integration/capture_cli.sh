@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What `iostrata run` leaves untouched: the program's stdout byte for byte (iostrata's summary
 # goes to stderr), its exit status (exit 3 -> 3, killed by SIGTERM -> 143). The standard streams
-# are counted from where they really are: appended to, inherited mid-file, or shared (2>&1). When the output
-# directory cannot be written the program still runs and writes its data, stderr carries one
-# warning naming the directory, and the counters stay in the live file. An unknown command
-# exits 127 with "command not found".
+# are counted from where they really are: appended to, inherited mid-file, shared (2>&1). When
+# the output directory cannot be written the program still runs and writes its data, stderr
+# carries one warning naming the directory, and the counters stay in the live file. An unknown
+# command exits 127 with "command not found".
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
 need_prog stdout_exit std_streams
@@ -78,7 +78,7 @@ if [ -f "$live" ]; then
 	rm -f "$live"
 fi
 # The library on its own (no `iostrata run`): it gives the one warning itself, with the reason.
-IOSTRATA_OUT=/proc/forbidden LD_PRELOAD="$(dirname "$IOSTRATA")/libiostrata.so" "$p" ok "$T/pre.dat" >/dev/null 2>"$T/pre.err"
+IOSTRATA_OUT=/proc/forbidden LD_PRELOAD="$PRELOAD" "$p" ok "$T/pre.dat" >/dev/null 2>"$T/pre.err"
 eq "unwritable IOSTRATA_OUT, preloaded directly: exit 0" 0 "$?"
 eq "unwritable IOSTRATA_OUT, preloaded directly: one line names the directory" 1 "$(grep -c /proc/forbidden "$T/pre.err")"
 eq "unwritable IOSTRATA_OUT, preloaded directly: the reason is mkdir's" 1 "$(grep -c 'No such file or directory' "$T/pre.err")"

@@ -16,6 +16,7 @@ fi
 # Logs go to $T; the live files too, so a failed run leaves nothing in /dev/shm.
 export IOSTRATA_LIVE_DIR="$T/live"
 unset IOSTRATA_EXCLUDE IOSTRATA_INCLUDE IOSTRATA_MAX_RECORDS IOSTRATA_DISABLE IOSTRATA_QUIET
+# (PRELOAD, for running a program under capture without `iostrata run`, comes from lib.sh)
 
 # need_prog NAME...: fail (and exit the script) when a test program was not built.
 need_prog() {
@@ -129,6 +130,8 @@ _norm_list() {
 expect() {
 	local name=$1 log=$2 layer=$3 path=$4 spec=$5
 	local -A act=() exp=()
+	local -
+	set -f # the spec is split on blanks; "key=*" must not expand to file names
 	local line k v
 	while IFS= read -r line; do
 		act[${line%%=*}]=${line#*=}

@@ -29,7 +29,7 @@ strace_check() {
 	eq "$name: syscalls without capture (strace)" "$want" "$(syscalls "$f" "$@")"
 	prep
 	rm -rf "$T/strace-logs"
-	eq "$name: syscalls with capture (strace)" "$want_cap" "$(syscalls "$f" env LD_PRELOAD="$(dirname "$IOSTRATA")/libiostrata.so" IOSTRATA_OUT="$T/strace-logs" IOSTRATA_QUIET=1 "$@")"
+	eq "$name: syscalls with capture (strace)" "$want_cap" "$(syscalls "$f" env LD_PRELOAD="$PRELOAD" IOSTRATA_OUT="$T/strace-logs" IOSTRATA_QUIET=1 "$@")"
 	eq "$name: capture was on under strace" 1 "$(ls "$T/strace-logs"/*.iost 2>/dev/null | wc -l)"
 	prep
 }

@@ -68,7 +68,7 @@ compare() {
 		| reduce $ARGS.positional[] as $p ({}; .[$p] = ([$r[] | select(.path == $p) | .counters]
 			| reduce .[] as $c ({}; reduce ($c | keys[]) as $k (.; .[$k] += $c[$k]))))' \
 		--args "$@" <"$T/$name.dumps" >"$T/$name.iost.json"
-	eq "$name: strace log fully parsed" 0 "$(jq .unparsed "$T/$name.strace.json")"
+	eq "$name: strace log fully parsed" "[]" "$(jq -c .unparsed_lines "$T/$name.strace.json")"
 	eq "$name: the iostrata CLI touched none of the files" 0 "$(jq .excluded_on_paths "$T/$name.strace.json")"
 	if [ "$(jq .stacks "$T/$name.strace.json")" = true ]; then
 		eq "$name: stacks (strace -k) and the start-up probe pattern agree on the library's own calls" \
@@ -80,6 +80,18 @@ compare() {
 		| select((.flag_names | index("finished") and index("stdio_syscalls") and (index("overflow") | not)
 			and (index("live") | not)) and .untracked_ops == 0 | not)
 		| "pid \(.pid) flags \(.flag_names) untracked \(.untracked_ops)"' "$T/$name.dumps")"
+	# The report merges the same logs: its files[] (one entry per path and rank) must add up to
+	# the same counts.
+	if "$IOSTRATA" report --json "$T/$name.job" >"$T/$name.report.json" 2>"$T/$name.report.err"; then
+		eq "$name: report --json has the same counts for the files" \
+			"$(jq -c --args '[$ARGS.positional[] as $c | to_entries[] | "\(.key) \($c)=\(.value[$c] // 0)"] | sort' \
+				$COUNTERS <"$T/$name.iost.json")" \
+			"$(jq -c --slurpfile i "$T/$name.iost.json" --args '[$ARGS.positional[] as $c | ($i[0] | keys[]) as $p
+				| "\($p) \($c)=\([.files[] | select(.layer == "posix" and .path == $p) | .counters[$c]] | add // 0)"]
+				| sort' $COUNTERS <"$T/$name.report.json")"
+	else
+		fail "$name: report --json" "$(head -c 300 "$T/$name.report.err")"
+	fi
 	# one line per (path, counter): PATH COUNTER STRACE IOSTRATA
 	jq -r -n --slurpfile s "$T/$name.strace.json" --slurpfile i "$T/$name.iost.json" '
 		$ARGS.positional as $cs | $s[0].files | to_entries[] | .key as $p

@@ -60,6 +60,12 @@ int main(int argc, char **argv)
 	}
 	struct itimerval off = {{0, 0}, {0, 0}};
 	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	/* a SIGALRM still pending must not run the handler after H is closed */
+	sigset_t both;
+	sigemptyset(&both);
+	sigaddset(&both, SIGALRM);
+	sigaddset(&both, SIGUSR1);
+	CHECK(sigprocmask(SIG_BLOCK, &both, NULL) == 0);
 	CHECK(!bad);
 	CHECK(close(mfd) == 0 && close(hfd) == 0);
 	printf("%d %d\n", (int)n_usr1, (int)n_alrm);

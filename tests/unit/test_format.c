@@ -732,9 +732,10 @@ static void test_corruption(void)
  * LOG_R_USED last) and keeps bumping counters, while the main thread parses the same buffer
  * again and again. Every parse must succeed and see only complete records. A correct reader
  * passes whatever the scheduling; a reader that copied the strings before the records fails in
- * most runs (16 of 20 when measured). The calibration pair stays constant here: with a writer
- * rewriting it, a correct reader may still end up with a torn pair when the writer is preempted
- * mid-update for longer than the reader's retries, which would make this test flaky.
+ * most runs (12 and 20 of 20 in two measurements on a busy 2-CPU VM, 2026-11-22). The clock
+ * calibration stays constant here: with a writer rewriting it, a correct reader may still end
+ * up with a torn pair when the writer is preempted mid-update for longer than the reader's
+ * retries, which would make this test flaky.
  */
 #define LIVE_CAP 64    /* record slots; every seventh record is marked dead */
 #define LIVE_ROUNDS 10 /* fresh tables filled, one writer thread each */

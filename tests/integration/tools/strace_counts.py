@@ -6,7 +6,7 @@ iostrata's POSIX-layer counters with.
 Usage: strace_counts.py TRACE [--exclude-exe BASENAME]... [--wrappers FILE] PATH...
 
 Prints one JSON object: {"files": {PATH: {counter: n, ...}}, "excluded_calls": n,
-"excluded_on_paths": n, "unparsed": n, "pids": n}. Counters use iostrata's names:
+"excluded_on_paths": n, "unparsed": n, "unparsed_lines": [...], "pids": n}. Counters use iostrata's names:
 
   opens / err_opens         open, openat, openat2, creat: succeeded / failed
   reads / err_reads         read, pread64, readv, preadv, preadv2 (a call returning 0 is a read),
@@ -60,6 +60,7 @@ CALL = re.compile(r"^([a-z_0-9]+)\((.*)$", re.S)
 FD = re.compile(r"^(-?\d+|AT_FDCWD)<([^>]*)>$")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 RET = re.compile(r"^(-?\d+|\?|0x[0-9a-f]+)(?:<([^>]*)>)?(?:\s+([A-Z][A-Z0-9_]*))?")
+CUT = re.compile(r"^(.*?) > /\S+\([^)]*\) \[0x[0-9a-f]+\]$")
 FRAME = re.compile(r"^ > (\S+?)\((?:([^)+]*)(?:\+0x[0-9a-f]+)?)?\)")
 
 
@@ -108,22 +109,33 @@ def fd_arg(arg):
 
 
 def events(path):
-    """(pid, call text, [frames]) per completed call; "unparsed" lines counted."""
-    pending, out, unparsed = {}, [], 0
+    """(pid, call text, [frames]) per completed call, and the lines that could not be parsed.
+
+    With -k, a process that exits (exit_group never returns) gets its stack printed at once, even
+    in the middle of another process's line: "PID call(args > /lib/...(_exit+0x29) [0x...]"
+    followed by more frames. The cut line is an unfinished call (its "<... resumed>" line comes
+    later) and those frames belong to no call counted here."""
+    pending, out, unparsed = {}, [], []
+    target = None  # the call the next stack frames belong to
     with open(path, encoding="latin-1") as f:
         for raw in f:
             line = raw.rstrip("\n")
             if line.startswith(" > "):
                 fm = FRAME.match(line)
-                if out and fm:
-                    out[-1][2].append((fm.group(1), fm.group(2) or ""))
+                if target is not None and fm:
+                    target[2].append((fm.group(1), fm.group(2) or ""))
                 continue
+            target = None
             m = LINE.match(line)
             if not m:
-                unparsed += 1
+                unparsed.append(line)
                 continue
             pid, text = int(m.group(1)), m.group(2)
             if text.startswith("---") or text.startswith("+++"):
+                continue
+            cut = CUT.match(text)
+            if cut:
+                pending[pid] = cut.group(1)
                 continue
             if text.endswith("<unfinished ...>"):
                 pending[pid] = text[: -len("<unfinished ...>")].rstrip()
@@ -131,7 +143,8 @@ def events(path):
             r = RESUMED.match(text)
             if r:
                 text = pending.pop(pid, r.group(1) + "(") + r.group(2)
-            out.append((pid, text, []))
+            target = (pid, text, [])
+            out.append(target)
     return out, unparsed
 
 
@@ -164,7 +177,7 @@ def main(argv):
     want = set(paths)
     files = {p: dict.fromkeys(COUNTERS, 0) for p in paths}
     exe, parent_of, recent = {}, {}, {}
-    excluded = excluded_on = unparsed = 0
+    excluded = excluded_on = 0
     own_calls, disagree = [], []
     evs, unparsed = events(trace)
     stacks = any(fr for _, _, fr in evs)
@@ -187,7 +200,7 @@ def main(argv):
         k = text.rfind(" = ")
         rm = RET.match(text[k + 3:]) if k >= 0 else None
         if not c or not rm:
-            unparsed += 1
+            unparsed.append("%d %s" % (pid, text))
             continue
         name, args = c.group(1), text[len(c.group(1)) + 1: k].rstrip()
         if args.endswith(")"):
@@ -276,7 +289,7 @@ def main(argv):
                 bump(fds[0][1], "closes")
 
     out = {"files": files, "excluded_calls": excluded, "excluded_on_paths": excluded_on,
-           "unparsed": unparsed, "pids": len(set(exe) | set(parent_of)), "stacks": stacks,
+           "unparsed": len(unparsed), "unparsed_lines": unparsed[:5], "pids": len(set(exe) | set(parent_of)), "stacks": stacks,
            "own_calls": own_calls, "own_disagree": disagree}
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")

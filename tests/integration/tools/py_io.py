@@ -4,6 +4,7 @@ in the directory given as argv[1]. Every call reaches libc's exported functions 
 open, read, write, pread64, preadv64v2 ... through the PLT), so iostrata's POSIX layer must
 count exactly what strace sees. Deterministic: same calls, same sizes on every run."""
 import os
+import shutil
 import sys
 
 d = sys.argv[1]
@@ -20,6 +21,8 @@ with open(a, "rb", buffering=0) as f:  # unbuffered reads of 4 KiB, the last ret
 with open(a, "r+b") as f:  # seek and a small write, flushed at close
     f.seek(1000)
     f.write(b"hello")
+with open(a, "ab") as f:  # append: O_APPEND, lseek to the end
+    f.write(b"tail" * 10)
 
 with open(b, "w") as f:  # text writes
     for i in range(1000):
@@ -59,6 +62,19 @@ os.sendfile(dst, src, 0, 4096)
 os.sendfile(dst, src, None, 8192)
 os.close(src)
 os.close(dst)
+
+shutil.copyfile(a, os.path.join(d, "py_copy.dat"))  # shutil's fast copy: sendfile
+
+# posix_spawn with file actions: glibc's spawn child opens the input onto fd 0 itself, with an
+# internal call before the exec (no preload library sees that open; cat's reads it does see)
+with open(os.path.join(d, "py_spawn_in.dat"), "wb") as f:
+    f.write(b"s" * 50000)
+out = os.open(os.path.join(d, "py_spawn_out.dat"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+pid = os.posix_spawn("/bin/cat", ["cat"], os.environ, file_actions=[
+    (os.POSIX_SPAWN_OPEN, 0, os.path.join(d, "py_spawn_in.dat"), os.O_RDONLY, 0),
+    (os.POSIX_SPAWN_DUP2, out, 1)])
+assert os.waitpid(pid, 0)[1] == 0
+os.close(out)
 
 r, w = os.pipe()  # splice: file -> pipe -> file
 src = os.open(a, os.O_RDONLY)

@@ -6,7 +6,8 @@ iostrata's POSIX-layer counters with.
 Usage: strace_counts.py TRACE [--exclude-exe BASENAME]... [--wrappers FILE] PATH...
 
 Prints one JSON object: {"files": {PATH: {counter: n, ...}}, "excluded_calls": n,
-"excluded_on_paths": n, "unparsed": n, "unparsed_lines": [...], "pids": n}. Counters use iostrata's names:
+"excluded_on_paths": n, "unparsed": n, "unparsed_lines": [...], "pids": n, "own_calls": [...],
+"own_disagree": [...], "invisible": {PATH: {counter: n}}}. Counters use iostrata's names:
 
   opens / err_opens         open, openat, openat2, creat: succeeded / failed
   reads / err_reads         read, pread64, readv, preadv, preadv2 (a call returning 0 is a read),
@@ -37,6 +38,12 @@ out ("own_calls"). Two ways to tell, the first used when the trace has them:
     process are readlink("/proc/self/fd/N") and fcntl(N, F_GETFL).
 With stack traces both are computed and "own_disagree" counts the calls on PATHs where they
 differ (expected 0: the pattern is what the library does).
+
+What no preload library can see is reported apart, under "invisible" ({PATH: {counter: n}}),
+and not counted: the calls a posix_spawn child makes inside glibc before its exec (the file
+actions: posix_spawn_file_actions_addopen's open, adddup2, addclose). glibc runs them in a
+CLONE_VM|CLONE_VFORK child with internal calls, so they reach no exported function; such a child
+is recognised by its clone flags (iostrata's vfork() is a plain fork, so nothing else makes one).
 
 Split calls ("<unfinished ...>" ... "<... NAME resumed>") are joined per pid first.
 """
@@ -74,8 +81,9 @@ def clean(p):
 
 
 def split_args(args):
-    """Top-level comma-separated arguments (brackets, braces and strings respected)."""
-    parts, depth, cur, quoted, esc = [], 0, [], False, False
+    """Top-level comma-separated arguments: strings, brackets, braces and the -y decoration of a
+    descriptor ("3</path>") are kept whole; the "=>" of an in/out argument is no bracket."""
+    parts, depth, cur, quoted, esc, decor = [], 0, [], False, False, False
     for ch in args:
         if quoted:
             cur.append(ch)
@@ -86,11 +94,15 @@ def split_args(args):
             elif ch == '"':
                 quoted = False
             continue
-        if ch == '"':
+        if decor:
+            decor = ch != ">"
+        elif ch == '"':
             quoted = True
-        elif ch in "[{(<":
+        elif ch == "<" and cur and cur[-1].isalnum():
+            decor = True
+        elif ch in "[{(":
             depth += 1
-        elif ch in "]})>":
+        elif ch in "]})":
             depth -= 1
         elif ch == "," and depth == 0:
             parts.append("".join(cur).strip())
@@ -180,6 +192,19 @@ def main(argv):
     excluded = excluded_on = 0
     own_calls, disagree = [], []
     evs, unparsed = events(trace)
+    # first pass: who created whom, and which children are posix_spawn's (CLONE_VM|CLONE_VFORK)
+    spawn_child = set()
+    for pid, text, _ in evs:
+        c = CALL.match(text)
+        k = text.rfind(" = ")
+        rm = RET.match(text[k + 3:]) if k >= 0 else None
+        if c and rm and c.group(1) in ("clone", "clone3", "fork", "vfork") and rm.group(1) not in ("?",):
+            child = int(rm.group(1), 0)
+            if child > 0:
+                parent_of[child] = pid
+                if "CLONE_VM" in text and "CLONE_VFORK" in text:
+                    spawn_child.add(child)
+    invisible = {}
     stacks = any(fr for _, _, fr in evs)
     if stacks and not wrappers:
         sys.exit("strace_counts.py: the trace has stack traces: give --wrappers FILE")
@@ -192,7 +217,12 @@ def main(argv):
         return exe.get(pid, "")
 
     def bump(path, key, n=1):
-        if path in want:
+        if path not in want:
+            return
+        if hidden:
+            invisible.setdefault(path, {}).setdefault(key, 0)
+            invisible[path][key] += n
+        else:
             files[path][key] += n
 
     for pid, text, frames in evs:
@@ -214,9 +244,8 @@ def main(argv):
 
         prev = recent.get(pid, [])
         recent[pid] = (prev + [(name, parts)])[-3:]
-        if name in ("clone", "clone3", "fork", "vfork") and ok and ret > 0:
-            parent_of[ret] = pid
         if name == "execve" and ret == 0:
+            spawn_child.discard(pid)
             s = STRING.search(args)
             if s:
                 exe[pid] = os.path.basename(unescape(s.group(1)))
@@ -230,9 +259,9 @@ def main(argv):
         if name == "lseek" and fds and fds[0] and fds[0][0] in ("0", "1", "2") and parts[1:] == ["0", "SEEK_CUR"]:
             n = fds[0][0]
             p3 = prev[-2:]
-            probe = (len(p3) == 2 and p3[0][0] == "readlink" and p3[0][1][:1] == ['"/proc/self/fd/%s"' % n]
-                     and p3[1][0] == "fcntl" and p3[1][1][:2] and fd_arg(p3[1][1][0]) is not None
-                     and fd_arg(p3[1][1][0])[0] == n and p3[1][1][1] == "F_GETFL")
+            probe = bool(len(p3) == 2 and p3[0][0] == "readlink" and p3[0][1][:1] == ['"/proc/self/fd/%s"' % n]
+                         and p3[1][0] == "fcntl" and len(p3[1][1]) >= 2 and fd_arg(p3[1][1][0]) is not None
+                         and fd_arg(p3[1][1][0])[0] == n and p3[1][1][1] == "F_GETFL")
         own = probe
         if stacks:
             st = own_by_stack(frames, wrappers)
@@ -243,6 +272,7 @@ def main(argv):
             if name in COUNTED and touched & want:
                 own_calls.append("%d %s" % (pid, text[:160]))
             continue
+        hidden = pid in spawn_child
 
         if name in OPENS:
             if ok and retpath:
@@ -290,7 +320,7 @@ def main(argv):
 
     out = {"files": files, "excluded_calls": excluded, "excluded_on_paths": excluded_on,
            "unparsed": len(unparsed), "unparsed_lines": unparsed[:5], "pids": len(set(exe) | set(parent_of)), "stacks": stacks,
-           "own_calls": own_calls, "own_disagree": disagree}
+           "own_calls": own_calls, "own_disagree": disagree, "invisible": invisible}
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
 

@@ -36,13 +36,8 @@ const char *log_file_string(const struct log_file *lf, uint32_t off);
 /* argv[i] of the header, or NULL past argc. */
 const char *log_file_arg(const struct log_file *lf, uint32_t i);
 
-/* Writes lf as a compact final log (only used strings and records, times in ns) to path,
- * atomically (temporary file + rename), with add_flags or'ed into the header and LOG_F_LIVE
- * cleared. 0 or -errno with err filled. */
-int log_file_write(const struct log_file *lf, const char *path, uint32_t add_flags, char *err,
-		   size_t errlen);
-
-/* Convert a tick count of a header's clock to ns (durations: is_time=1; timestamps: 0). */
+/* Convert a tick count of a header's clock to ns: a timestamp when is_timestamp, else a duration.
+ * (Final logs are written by src/log/writer.c, the one writer.) */
 uint64_t log_ticks_to_ns(const struct log_header *h, uint64_t ticks, int is_timestamp);
 
 /* Lower-case key of counter c ("bytes_read"), as printed by dump and report and used in

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The one reader (and final-log writer) of iostrata logs. log_file_parse turns a buffer that may
+ * The one reader of iostrata logs. log_file_parse turns a buffer that may
  * be a live MAP_SHARED file still being updated into private, validated copies: the header is
  * copied before anything is checked, every offset and size is checked on that copy, records are
  * copied one by one and checked, and clock ticks are converted to ns. What it checks is what
  * it uses (its own copy, never the buffer read again), and it never crashes on bad input; each
  * failure is one line "NAME: what is wrong".
- * log_file_write writes the compact final log; it also runs inside the preload library at
- * process exit, so it uses only open/write/close/rename/unlink and malloc, no stdio streams
- * and no global state. This file does not merge, analyse or print logs.
+ * Final logs are written by src/log/writer.c. This file does not write, merge, analyse or print
+ * logs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -613,128 +612,4 @@ const char *log_file_arg(const struct log_file *lf, uint32_t i)
 	if (pos >= lf->strings_size)
 		return NULL;
 	return lf->strings + pos;
-}
-
-/* write(2) until done: retries EINTR and short writes. */
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int log_file_write(const struct log_file *lf, const char *path, uint32_t add_flags, char *err,
-		   size_t errlen)
-{
-	static const char zeros[8];
-	static const char empty_strings[1];
-	struct log_header *h = NULL;
-	const char *strings;
-	char *tmp = NULL;
-	char ebuf[128];
-	uint64_t str_size, str_pad, rec_bytes;
-	int saved_errno = errno; /* may run inside an application's exit or exec path */
-	int fd = -1, created = 0, rc;
-	size_t tlen;
-
-	if (err && errlen)
-		err[0] = '\0';
-	if (!lf || !path || (lf->nrecords && !lf->records) || (lf->strings_size && !lf->strings)) {
-		set_err(err, errlen, path, "nothing valid to write");
-		rc = -EINVAL;
-		goto err;
-	}
-	/* A string section always holds at least the empty string at offset 0. */
-	strings = lf->strings_size ? lf->strings : empty_strings;
-	str_size = lf->strings_size ? lf->strings_size : 1;
-	str_pad = (8 - (str_size & 7)) & 7;
-	rec_bytes = (uint64_t)lf->nrecords * sizeof(struct log_record);
-
-	h = malloc(sizeof *h);
-	tlen = strlen(path) + 32;
-	tmp = malloc(tlen);
-	if (!h || !tmp) {
-		set_err(err, errlen, path, "out of memory");
-		rc = -ENOMEM;
-		goto err;
-	}
-	*h = lf->hdr;
-	memcpy(h->magic, LOG_MAGIC, 8);
-	h->version = LOG_VERSION;
-	h->header_size = LOG_HEADER_SIZE;
-	h->endian = LOG_ENDIAN_MARK;
-	h->record_size = sizeof(struct log_record);
-	h->ncounters = LOG_NCOUNTERS;
-	h->flags = (h->flags | add_flags) & ~(uint32_t)LOG_F_LIVE;
-	h->clock_kind = LOG_CLOCK_NS;
-	memset(h->sections, 0, sizeof h->sections);
-	h->sections[0].kind = LOG_SEC_STRINGS;
-	h->sections[0].offset = LOG_HEADER_SIZE;
-	h->sections[0].size = str_size + str_pad;
-	h->sections[0].count = str_size;
-	h->sections[1].kind = LOG_SEC_RECORDS;
-	h->sections[1].offset = LOG_HEADER_SIZE + str_size + str_pad;
-	h->sections[1].size = rec_bytes;
-	h->sections[1].count = lf->nrecords;
-	h->nsections = 2;
-	h->nrecords = h->max_records = lf->nrecords;
-	h->string_used = (uint32_t)str_size;
-
-	snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = -errno;
-		set_err(err, errlen, path, "cannot create %s: %s", tmp, errno_text(-rc, ebuf, sizeof ebuf));
-		goto err;
-	}
-	created = 1;
-	rc = write_full(fd, h, sizeof *h);
-	if (!rc)
-		rc = write_full(fd, strings, str_size);
-	if (!rc)
-		rc = write_full(fd, zeros, str_pad);
-	if (!rc && rec_bytes)
-		rc = write_full(fd, lf->records, rec_bytes);
-	if (rc) {
-		set_err(err, errlen, path, "cannot write %s: %s", tmp, errno_text(-rc, ebuf, sizeof ebuf));
-		goto err;
-	}
-	/* close reports delayed write errors on NFS and the like. */
-	rc = close(fd);
-	fd = -1;
-	if (rc < 0) {
-		rc = -errno;
-		set_err(err, errlen, path, "cannot write %s: %s", tmp, errno_text(-rc, ebuf, sizeof ebuf));
-		goto err;
-	}
-	if (rename(tmp, path) < 0) {
-		rc = -errno;
-		set_err(err, errlen, path, "cannot rename %s into place: %s", tmp,
-			errno_text(-rc, ebuf, sizeof ebuf));
-		goto err;
-	}
-	created = 0;
-	rc = 0;
-err:
-	if (fd >= 0)
-		close(fd);
-	if (created)
-		unlink(tmp);
-	free(tmp);
-	free(h);
-	errno = saved_errno;
-	return rc;
 }

@@ -1007,3 +1007,75 @@ CAP_EXPORT ssize_t splice(int in, off64_t *in_off, int out, off64_t *out_off, si
 	note_move(in, io, out, oo, r, t0, t1);
 	return r;
 }
+
+/* ---------- temporary files: opened inside libc, so the open(2) is accounted here ---------- */
+
+#define CAP_MKSTEMP(call, tmpl, flags)                         \
+	uint64_t t0 = cap_now();                               \
+	int fd = call;                                         \
+	uint64_t t1 = cap_now();                               \
+	cap_note_open(AT_FDCWD, tmpl, O_RDWR | O_CREAT | O_EXCL | (flags), fd, t0, t1);
+
+CAP_EXPORT int mkstemp(char *tmpl)
+{
+	if (!cap_active())
+		return REAL(mkstemp)(tmpl);
+	CAP_MKSTEMP(real.mkstemp(tmpl), tmpl, 0)
+	return fd;
+}
+
+CAP_EXPORT int mkstemp64(char *tmpl)
+{
+	if (!cap_active())
+		return REAL(mkstemp64)(tmpl);
+	CAP_MKSTEMP(real.mkstemp64(tmpl), tmpl, 0)
+	return fd;
+}
+
+CAP_EXPORT int mkostemp(char *tmpl, int flags)
+{
+	if (!cap_active())
+		return REAL(mkostemp)(tmpl, flags);
+	CAP_MKSTEMP(real.mkostemp(tmpl, flags), tmpl, flags)
+	return fd;
+}
+
+CAP_EXPORT int mkostemp64(char *tmpl, int flags)
+{
+	if (!cap_active())
+		return REAL(mkostemp64)(tmpl, flags);
+	CAP_MKSTEMP(real.mkostemp64(tmpl, flags), tmpl, flags)
+	return fd;
+}
+
+CAP_EXPORT int mkstemps(char *tmpl, int suffixlen)
+{
+	if (!cap_active())
+		return REAL(mkstemps)(tmpl, suffixlen);
+	CAP_MKSTEMP(real.mkstemps(tmpl, suffixlen), tmpl, 0)
+	return fd;
+}
+
+CAP_EXPORT int mkstemps64(char *tmpl, int suffixlen)
+{
+	if (!cap_active())
+		return REAL(mkstemps64)(tmpl, suffixlen);
+	CAP_MKSTEMP(real.mkstemps64(tmpl, suffixlen), tmpl, 0)
+	return fd;
+}
+
+CAP_EXPORT int mkostemps(char *tmpl, int suffixlen, int flags)
+{
+	if (!cap_active())
+		return REAL(mkostemps)(tmpl, suffixlen, flags);
+	CAP_MKSTEMP(real.mkostemps(tmpl, suffixlen, flags), tmpl, flags)
+	return fd;
+}
+
+CAP_EXPORT int mkostemps64(char *tmpl, int suffixlen, int flags)
+{
+	if (!cap_active())
+		return REAL(mkostemps64)(tmpl, suffixlen, flags);
+	CAP_MKSTEMP(real.mkostemps64(tmpl, suffixlen, flags), tmpl, flags)
+	return fd;
+}

@@ -282,6 +282,39 @@ CAP_EXPORT FILE *fopen64(const char *path, const char *mode)
 	return fp;
 }
 
+/* tmpfile's file has no name (O_TMPFILE or unlinked): it is recorded under the name the kernel
+ * shows for it, e.g. "/tmp/#1234 (deleted)". */
+static FILE *tmpfile_common(FILE *(*fn)(void))
+{
+	if (!cap_active())
+		return fn();
+	uint64_t t0 = cap_now();
+	FILE *fp = fn();
+	uint64_t t1 = cap_now();
+	if (fp) {
+		int saved = errno;
+		char link[64], path[CAP_PATH_MAX];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fp->_fileno);
+		ssize_t n = readlink(link, path, sizeof path - 1);
+		if (n > 0 && path[0] == '/') {
+			path[n] = 0;
+			note_fopen(path, "w+", fp, t0, t1);
+		}
+		errno = saved;
+	}
+	return fp;
+}
+
+CAP_EXPORT FILE *tmpfile(void)
+{
+	return tmpfile_common(REAL(tmpfile));
+}
+
+CAP_EXPORT FILE *tmpfile64(void)
+{
+	return tmpfile_common(REAL(tmpfile64));
+}
+
 CAP_EXPORT FILE *fdopen(int fd, const char *mode)
 {
 	if (!cap_active())

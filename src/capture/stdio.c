@@ -75,11 +75,27 @@ static ssize_t hook_write(FILE *fp, const void *buf, ssize_t n)
 	return r;
 }
 
+/* fopen(..., "a") seeks to the end inside glibc before the descriptor is known to us: the
+ * fopen wrappers arm this, the seek hook records the call here, note_fopen accounts it. */
+static __thread struct {
+	int armed, fd;
+	int64_t r;
+	uint64_t t0, t1;
+} fopen_seek __attribute__((tls_model("initial-exec")));
+
 static off64_t hook_seek(FILE *fp, off64_t off, int whence)
 {
 	struct cap_fd *f = cap_fd_get(fp->_fileno);
-	if (!f)
-		return orig_seek(fp, off, whence);
+	if (!f) {
+		if (CAP_LIKELY(!fopen_seek.armed))
+			return orig_seek(fp, off, whence);
+		fopen_seek.t0 = cap_now();
+		off64_t r = orig_seek(fp, off, whence);
+		fopen_seek.t1 = cap_now();
+		fopen_seek.r = r;
+		fopen_seek.fd = fp->_fileno;
+		return r;
+	}
 	uint64_t t0 = cap_now();
 	off64_t r = orig_seek(fp, off, whence);
 	uint64_t t1 = cap_now();
@@ -251,6 +267,11 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 		if (!fp) {
 			log_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap.mt);
 		} else if (f) {
+			if (fopen_seek.fd == fp->_fileno) {
+				if (fopen_seek.r >= 0)
+					cap.ofds[f->ofd].pos = (uint64_t)fopen_seek.r;
+				cap_note_meta_fd(f, LOG_C_SEEKS, fopen_seek.r < 0, fopen_seek.t0, fopen_seek.t1);
+			}
 			f->srec = sr;
 			/* glibc starts a write-only append stream ("a") at the end of the file */
 			f->spos = mode && mode[0] == 'a' && !strchr(mode, '+') ? cap.ofds[f->ofd].end : 0;
@@ -264,9 +285,12 @@ CAP_EXPORT FILE *fopen(const char *path, const char *mode)
 {
 	if (!cap_active())
 		return REAL(fopen)(path, mode);
+	fopen_seek.armed = 1;
+	fopen_seek.fd = -1;
 	uint64_t t0 = cap_now();
 	FILE *fp = real.fopen(path, mode);
 	uint64_t t1 = cap_now();
+	fopen_seek.armed = 0;
 	note_fopen(path, mode, fp, t0, t1);
 	return fp;
 }
@@ -275,9 +299,12 @@ CAP_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
 	if (!cap_active())
 		return REAL(fopen64)(path, mode);
+	fopen_seek.armed = 1;
+	fopen_seek.fd = -1;
 	uint64_t t0 = cap_now();
 	FILE *fp = real.fopen64(path, mode);
 	uint64_t t1 = cap_now();
+	fopen_seek.armed = 0;
 	note_fopen(path, mode, fp, t0, t1);
 	return fp;
 }
@@ -347,8 +374,11 @@ static FILE *freopen_common(FILE *(*fn)(const char *, const char *, FILE *), con
 	uint64_t t0 = cap_now();
 	if (old)
 		smeta(old, LOG_C_CLOSES, 0, t0, t0);
+	fopen_seek.armed = 1;
+	fopen_seek.fd = -1;
 	FILE *r = fn(path, mode, fp);
 	uint64_t t1 = cap_now();
+	fopen_seek.armed = 0;
 	if (path)
 		note_fopen(path, mode, r, t0, t1);
 	else if (keep[0] && r)

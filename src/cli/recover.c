@@ -138,6 +138,9 @@ int cli_recover_file(const char *path, const char *outdir, int term_signal, int 
 	return r;
 }
 
+/* Exit statuses: 2 when an input is bad (not a log, corrupt, missing), 1 when writing failed. */
+static int bad_input;
+
 static int recover_one(const char *path, const char *outdir, int force, int *failed)
 {
 	char dst[CLI_PATH], err[1024];
@@ -149,6 +152,8 @@ static int recover_one(const char *path, const char *outdir, int force, int *fai
 	else {
 		fprintf(stderr, "iostrata recover: %s\n", err);
 		(*failed)++;
+		if (r == -EINVAL || r == -ENOTSUP || r == -ENOENT || r == -EAGAIN)
+			bad_input = 1;
 	}
 	return r;
 }
@@ -221,6 +226,7 @@ int cmd_recover(int argc, char **argv)
 		if (stat(argv[i], &st) < 0) {
 			fprintf(stderr, "iostrata recover: %s: %s\n", argv[i], strerror(errno));
 			failed++;
+			bad_input = 1;
 		} else if (S_ISDIR(st.st_mode)) {
 			recover_dir(argv[i], ".iost.live", outdir, force, &n, &failed);
 		} else {
@@ -230,5 +236,5 @@ int cmd_recover(int argc, char **argv)
 	}
 	if (n == 0 && !failed)
 		printf("nothing to recover\n");
-	return failed ? 1 : 0;
+	return failed ? (bad_input ? 2 : 1) : 0;
 }

@@ -16,6 +16,11 @@
 static const char *const system_dirs[] = {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 					  "/bin", "/sbin", "/proc", "/sys", "/dev"};
 
+/* Files MPI runtimes create for their own intra-node transport (mkstemp'ed shared-memory
+ * segments): the library's, not the application's data. */
+static const char *const runtime_prefixes[] = {"/dev/shm/mpich_", "/dev/shm/vader_segment", "/dev/shm/psm2_",
+					       "/dev/shm/sem.", "/dev/shm/ucx_shm", "/dev/shm/open_mpi"};
+
 static int under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
@@ -24,7 +29,11 @@ static int under(const char *path, const char *dir)
 
 int ana_is_data_path(const char *path)
 {
-	/* /dev/shm is a tmpfs applications use for real data (shared memory files). */
+	/* /dev/shm is a tmpfs applications use for real data (shared memory files), except the
+	 * segments MPI runtimes make there for themselves */
+	for (size_t i = 0; i < sizeof runtime_prefixes / sizeof runtime_prefixes[0]; i++)
+		if (!strncmp(path, runtime_prefixes[i], strlen(runtime_prefixes[i])))
+			return 0;
 	if (under(path, "/dev/shm"))
 		return 1;
 	for (size_t i = 0; i < sizeof system_dirs / sizeof system_dirs[0]; i++)

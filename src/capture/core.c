@@ -470,38 +470,10 @@ out:
 	return ret;
 }
 
+/* The out-of-line form, for the callers off the common path (stdio bridge, aio, data moves). */
 void cap_note_rw(struct cap_fd *f, int kind, int64_t off, ssize_t ret, uintptr_t mem, uint64_t t0, uint64_t t1)
 {
-	struct log_record *r = f->rec;
-	int mt = cap.mt;
-	if (CAP_UNLIKELY(ret < 0)) {
-		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
-		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
-		return;
-	}
-	uint64_t o;
-	if (off >= 0) {
-		o = (uint64_t)off;
-	} else {
-		struct cap_ofd *d = &cap.ofds[f->ofd];
-		if (kind == LOG_KIND_WRITE && (d->flags & CAP_OFD_APPEND)) {
-			/* The kernel appends at the file's end, which we do not know without a syscall:
-			 * take the furthest end this process has seen, or the size at the open. */
-			o = d->pos > r->counters[LOG_C_MAX_WRITE_END] ? d->pos : r->counters[LOG_C_MAX_WRITE_END];
-			if (d->end > o)
-				o = d->end;
-			d->pos = d->end = o + (uint64_t)ret;
-		} else if (mt) {
-			o = __atomic_fetch_add(&d->pos, (uint64_t)ret, __ATOMIC_RELAXED);
-		} else {
-			o = d->pos;
-			d->pos = o + (uint64_t)ret;
-		}
-	}
-	if (mt)
-		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 1);
-	else
-		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 0);
+	cap_note_rw_inline(f, kind, off, ret, mem, t0, t1);
 }
 
 void cap_note_meta_fd(struct cap_fd *f, enum log_counter which, int failed, uint64_t t0, uint64_t t1)

@@ -183,7 +183,7 @@ static inline uintptr_t iov_base0(const struct iovec *iov, int n)
 	uint64_t t0 = cap_now();                               \
 	ssize_t r = call;                                      \
 	uint64_t t1 = cap_now();                               \
-	cap_note_rw(f, kind, off, r, mem, t0, t1);
+	cap_note_rw_inline(f, kind, off, r, mem, t0, t1);
 
 CAP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {

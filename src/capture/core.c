@@ -863,6 +863,7 @@ static int cap_start(int argc, char **argv)
 	save_env("IOSTRATA_MAX_RECORDS");
 	save_env("IOSTRATA_EXCLUDE");
 	save_env("IOSTRATA_INCLUDE");
+	save_env("IOSTRATA_TSC_HZ");
 	choose_live_dir();
 	out_dir_setup();
 

@@ -65,7 +65,7 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm
 
-$(B)/tests/progs/%: tests/progs/%.c
+$(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lrt

@@ -15,13 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(c)                                                                                  \
-	do {                                                                                      \
-		if (!(c)) {                                                                       \
-			fprintf(stderr, "%s:%d: %s failed (errno %d)\n", __FILE__, __LINE__, #c, errno); \
-			exit(1);                                                                  \
-		}                                                                                 \
-	} while (0)
+#include "check.h"
 
 static char wa[4096] __attribute__((aligned(4096)));
 static char wb[4096] __attribute__((aligned(4096)));

@@ -9,13 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define CHECK(c)                                                                                  \
-	do {                                                                                      \
-		if (!(c)) {                                                                       \
-			fprintf(stderr, "%s:%d: %s failed (errno %d)\n", __FILE__, __LINE__, #c, errno); \
-			exit(1);                                                                  \
-		}                                                                                 \
-	} while (0)
+#include "check.h"
 
 static char one[8] __attribute__((aligned(8))) = "x";
 

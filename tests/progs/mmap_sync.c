@@ -12,13 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define CHECK(c)                                                                                  \
-	do {                                                                                      \
-		if (!(c)) {                                                                       \
-			fprintf(stderr, "%s:%d: %s failed (errno %d)\n", __FILE__, __LINE__, #c, errno); \
-			exit(1);                                                                  \
-		}                                                                                 \
-	} while (0)
+#include "check.h"
 
 int main(int argc, char **argv)
 {

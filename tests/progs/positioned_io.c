@@ -15,13 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define CHECK(c)                                                                                  \
-	do {                                                                                      \
-		if (!(c)) {                                                                       \
-			fprintf(stderr, "%s:%d: %s failed (errno %d)\n", __FILE__, __LINE__, #c, errno); \
-			exit(1);                                                                  \
-		}                                                                                 \
-	} while (0)
+#include "check.h"
 
 #define FILE_END 20300
 static char model[FILE_END + 4096]; /* what the file must hold */

@@ -14,13 +14,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define CHECK(c)                                                                                  \
-	do {                                                                                      \
-		if (!(c)) {                                                                       \
-			fprintf(stderr, "%s:%d: %s failed (errno %d)\n", __FILE__, __LINE__, #c, errno); \
-			exit(1);                                                                  \
-		}                                                                                 \
-	} while (0)
+#include "check.h"
 
 static int hfd;
 static volatile sig_atomic_t n_usr1, n_alrm, bad;

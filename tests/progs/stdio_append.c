@@ -8,13 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(c)                                                                                  \
-	do {                                                                                      \
-		if (!(c)) {                                                                       \
-			fprintf(stderr, "%s:%d: %s failed (errno %d)\n", __FILE__, __LINE__, #c, errno); \
-			exit(1);                                                                  \
-		}                                                                                 \
-	} while (0)
+#include "check.h"
 
 static char buf[16] __attribute__((aligned(16))) = "0123456789";
 

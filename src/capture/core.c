@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -654,20 +655,25 @@ void cap_resolve_early(void)
 		resolve_symbols();
 }
 
-static void pseudo_std_fd(int fd, const char *pseudo, const char *spseudo)
+/* Take over a descriptor the process inherited: fds 0-2 always (a terminal or pipe under a
+ * pseudo name), others when they are regular files not excluded. pseudo is NULL for the latter. */
+static void adopt_fd(int fd, const char *pseudo, const char *spseudo)
 {
 	char link[64], target[CAP_PATH_MAX];
-	if (fcntl(fd, F_GETFD) < 0)
+	if (pseudo && fcntl(fd, F_GETFD) < 0)
 		return;
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, target, sizeof target - 1);
-	struct log_record *r, *sr;
+	struct log_record *r, *sr = NULL;
 	if (n > 0 && target[0] == '/' && (target[n] = 0, !cap_path_excluded(target))) {
 		r = cap_record(LOG_LAYER_POSIX, target, 0);
-		sr = cap_record(LOG_LAYER_STDIO, target, 0);
-	} else {
+		if (pseudo)
+			sr = cap_record(LOG_LAYER_STDIO, target, 0);
+	} else if (pseudo) {
 		r = cap_record(LOG_LAYER_POSIX, pseudo, LOG_R_PSEUDO);
 		sr = cap_record(LOG_LAYER_STDIO, spseudo, LOG_R_PSEUDO);
+	} else {
+		return;
 	}
 	/* An inherited stream need not start at 0 (`>>`, or the second program writing to the
 	 * shell's stdout): take its real flags and position, once, here. */
@@ -689,6 +695,27 @@ static void pseudo_std_fd(int fd, const char *pseudo, const char *spseudo)
 		__atomic_fetch_add(&cap.ofds[cap.fds[e].ofd].refs, 1, __ATOMIC_RELAXED);
 		break;
 	}
+}
+
+/* Regular files inherited above fd 2 (`exec 3>f` in a shell, a launcher's open files): found
+ * once at start in /proc/self/fd, so their reads and writes are not lost. */
+static void adopt_inherited(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	int self = dirfd(d);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long fd = strtol(de->d_name, &end, 10);
+		struct stat st;
+		if (*end || fd < 3 || fd == self || fd >= cap.nfd || cap.fds[fd].rec)
+			continue;
+		if (real.fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode))
+			adopt_fd((int)fd, NULL, NULL);
+	}
+	closedir(d);
 }
 
 static int path_join(char *dst, size_t len, const char *dir, const char *name, const char *suffix)
@@ -898,9 +925,10 @@ static int cap_start(int argc, char **argv)
 			cap.out_dir, strerror(out_dir_err ? out_dir_err : EACCES), cap.live_path, cap.live_path);
 	link_live();
 	cap.nfd = nfd;
-	pseudo_std_fd(0, "<STDIN>", "<STDIN>");
-	pseudo_std_fd(1, "<STDOUT>", "<STDOUT>");
-	pseudo_std_fd(2, "<STDERR>", "<STDERR>");
+	adopt_fd(0, "<STDIN>", "<STDIN>");
+	adopt_fd(1, "<STDOUT>", "<STDOUT>");
+	adopt_fd(2, "<STDERR>", "<STDERR>");
+	adopt_inherited();
 	cap_stdio_init();
 	calibrate_start();
 	return 0;

@@ -27,14 +27,14 @@ decorated). System calls made by processes whose current executable's basename i
 "excluded_on_paths" those of them that touched one of the PATHs (expected 0).
 
 The capture library makes a few system calls of its own on an application's descriptors: at
-start-up it probes each standard descriptor (fcntl F_GETFD, readlink /proc/self/fd/N, fcntl
-F_GETFL, lseek(N, 0, SEEK_CUR)) to learn its path, flags and position. When fd 0, 1 or 2 is one
-of the PATHs (tar -z: gzip's stdout is the archive), that lseek is not the program's and is left
-out ("own_calls"). Two ways to tell, the first used when the trace has them:
+start-up it probes each standard descriptor and each inherited regular file (fcntl F_GETFD or
+fstat, readlink /proc/self/fd/N, fcntl F_GETFL, lseek(N, 0, SEEK_CUR)) to learn its path, flags
+and position. When such a descriptor is one of the PATHs (tar -z: gzip's stdout is the archive),
+that lseek is not the program's and is left out ("own_calls"). Two ways to tell, the first used when the trace has them:
   - stack traces (strace -k): a call is the library's own when the first frame outside libc is
     in libiostrata and is not one of its wrappers (an exported symbol, given with --wrappers
     FILE, one name a line) or stdio hooks (hook_*);
-  - otherwise the pattern: an lseek(N, 0, SEEK_CUR) on fd 0-2 whose two preceding calls in that
+  - otherwise the pattern: an lseek(N, 0, SEEK_CUR) whose two preceding calls in that
     process are readlink("/proc/self/fd/N") and fcntl(N, F_GETFL).
 With stack traces both are computed and "own_disagree" counts the calls on PATHs where they
 differ (expected 0: the pattern is what the library does).
@@ -256,7 +256,7 @@ def main(argv):
 
         # the library's start-up probe of a standard descriptor
         probe = False
-        if name == "lseek" and fds and fds[0] and fds[0][0] in ("0", "1", "2") and parts[1:] == ["0", "SEEK_CUR"]:
+        if name == "lseek" and fds and fds[0] and fds[0][0].isdigit() and parts[1:] == ["0", "SEEK_CUR"]:
             n = fds[0][0]
             p3 = prev[-2:]
             probe = bool(len(p3) == 2 and p3[0][0] == "readlink" and p3[0][1][:1] == ['"/proc/self/fd/%s"' % n]

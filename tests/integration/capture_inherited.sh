@@ -9,7 +9,7 @@ py=/usr/bin/python3
 # fd 3: O_APPEND on a 5-byte file; fd 4: read-only, already advanced by 4 bytes by the shell
 "$IOSTRATA" run -q -o "$T/job" -- sh -c '
 	exec 3>>"$1" 4<"$2"
-	read -r -n 4 x <&4 2>/dev/null || dd bs=4 count=1 <&4 >/dev/null 2>&1
+	perl -e "sysread(STDIN, \$x, 4) == 4 or exit 1" <&4 || exit 1
 	exec '"$py"' -c "import os; os.write(3, b\"x\" * 10); os.write(3, b\"y\" * 10); assert os.read(4, 3) == b\"efg\"; os.close(3)"
 ' sh "$T/app.dat" "$T/in.dat"
 eq "exit status" 0 "$?"

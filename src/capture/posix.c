@@ -958,17 +958,27 @@ static void note_move(int in, int64_t in_off, int out, int64_t out_off, ssize_t 
 		cap_note_rw(fo, LOG_KIND_WRITE, out_off, r, 0, t0, t1);
 }
 
-CAP_EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off, size_t len,
-				   unsigned int flags)
+typedef ssize_t (*cap_move_fn)(int, off64_t *, int, off64_t *, size_t, unsigned int);
+
+/* copy_file_range and splice have one signature and one meaning here: a read of the input file
+ * and a write of the output file, each at its explicit offset or at the moving position. */
+static ssize_t move_common(cap_move_fn fn, int in, off64_t *in_off, int out, off64_t *out_off, size_t len,
+			   unsigned int flags)
 {
 	if (!cap_fd_get(in) && !cap_fd_get(out))
-		return REAL(copy_file_range)(in, in_off, out, out_off, len, flags);
+		return fn(in, in_off, out, out_off, len, flags);
 	int64_t io = in_off ? *in_off : -1, oo = out_off ? *out_off : -1;
 	uint64_t t0 = cap_now();
-	ssize_t r = real.copy_file_range(in, in_off, out, out_off, len, flags);
+	ssize_t r = fn(in, in_off, out, out_off, len, flags);
 	uint64_t t1 = cap_now();
 	note_move(in, io, out, oo, r, t0, t1);
 	return r;
+}
+
+CAP_EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off, size_t len,
+				   unsigned int flags)
+{
+	return move_common(REAL(copy_file_range), in, in_off, out, out_off, len, flags);
 }
 
 CAP_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
@@ -998,14 +1008,7 @@ CAP_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 /* splice moves data between a file and a pipe: the file side is a read or a write. */
 CAP_EXPORT ssize_t splice(int in, off64_t *in_off, int out, off64_t *out_off, size_t len, unsigned int flags)
 {
-	if (!cap_fd_get(in) && !cap_fd_get(out))
-		return REAL(splice)(in, in_off, out, out_off, len, flags);
-	int64_t io = in_off ? *in_off : -1, oo = out_off ? *out_off : -1;
-	uint64_t t0 = cap_now();
-	ssize_t r = real.splice(in, in_off, out, out_off, len, flags);
-	uint64_t t1 = cap_now();
-	note_move(in, io, out, oo, r, t0, t1);
-	return r;
+	return move_common(REAL(splice), in, in_off, out, out_off, len, flags);
 }
 
 /* ---------- temporary files: opened inside libc, so the open(2) is accounted here ---------- */

@@ -30,10 +30,15 @@ LOG_SRC := $(wildcard src/log/*.c)
 CAP_SRC := $(wildcard src/capture/*.c)
 ANA_SRC := $(wildcard src/analysis/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
+KERN_BPF := $(wildcard src/kernel/*.bpf.c)
+KERN_SRC := $(filter-out %.bpf.c,$(wildcard src/kernel/*.c))
+KERN_SKEL := $(patsubst src/kernel/%.bpf.c,$(B)/kernel/%.skel.h,$(KERN_BPF))
+BPF_CLANG ?= clang
+BPFTOOL ?= bpftool
 
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(LOG_SRC) $(CAP_SRC))
 CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(ANA_SRC))
-CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC))
+CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC))
 
 PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(PROG_SRC))
@@ -57,13 +62,34 @@ $(B)/obj/cli/%.o: src/%.c $(HDRS)
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# eBPF: vmlinux.h from the running kernel's BTF, CO-RE objects, libbpf skeletons.
+$(B)/kernel/vmlinux.h:
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  BTF     $@",true)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(B)/kernel/%.bpf.o: src/kernel/%.bpf.c $(B)/kernel/vmlinux.h $(wildcard src/kernel/*.h) include/iostrata/counters.h
+	@$(if $(Q),echo "  BPF     $<",true)
+	$(Q)$(BPF_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wno-unused-function $(WERROR) \
+		-I$(B)/kernel -Isrc -Iinclude -c $< -o $@
+
+$(B)/kernel/%.skel.h: $(B)/kernel/%.bpf.o
+	@$(if $(Q),echo "  SKEL    $@",true)
+	$(Q)$(BPFTOOL) gen skeleton $< name ks_$* > $@.tmp && mv $@.tmp $@
+
+.SECONDARY: $(patsubst src/kernel/%.bpf.c,$(B)/kernel/%.bpf.o,$(KERN_BPF))
+$(B)/obj/kern/%.o: src/kernel/%.c $(HDRS) $(KERN_SKEL)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<",true)
+	$(Q)$(CC) $(CFLAGS_ALL) -I$(B)/kernel -c $< -o $@
+
 $(B)/libiostrata.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) -shared -o $@ $^ $(LDSAN) -ldl -lpthread -Wl,-z,now
 
 $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm
+	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz
 
 $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h
 	@mkdir -p $(dir $@)

@@ -13,91 +13,33 @@
 #include <stdint.h>
 
 #define LOG_MAGIC "IOSTRATA" /* 8 bytes, not NUL-terminated in the file */
-#define LOG_VERSION 1
+#define LOG_VERSION 2
 #define LOG_HEADER_SIZE 4096
 #define LOG_ENDIAN_MARK 0x01020304u
 #define LOG_MAX_SECTIONS 8
 #define LOG_HIST_BUCKETS 32 /* 0 B, [1,2), [2,4) ... [512 MiB, 1 GiB), >= 1 GiB */
 #define LOG_COMMON_SLOTS 8  /* distinct access sizes / strides tracked exactly per record */
 
-/*
- * Counter kinds say how a counter is merged and converted:
- *   SUM   added across processes;              MAX   maximum;
- *   TIME  a duration, clock ticks in a live file, ns in a final log, added;
- *   TMAX  a duration, merged by maximum;       FIRST a CLOCK_MONOTONIC timestamp, minimum non-zero;
- *   LAST  a CLOCK_MONOTONIC timestamp, maximum; SIZE  paired with the TMAX before it (its size).
- */
-enum log_counter_kind { LOG_K_SUM, LOG_K_MAX, LOG_K_TIME, LOG_K_TMAX, LOG_K_FIRST, LOG_K_LAST, LOG_K_SIZE };
-
-/* X(NAME, kind, "one-line meaning") — the enum, the printed names and docs/FORMAT.md come from here. */
-#define LOG_COUNTERS(X)                                                                                 \
-	X(OPENS, SUM, "successful opens (open, openat, creat, fopen, fdopen ...)")                              \
-	X(CLOSES, SUM, "closes (close, close_range, fclose)")                                                  \
-	X(READS, SUM, "read operations (read, pread, readv, preadv, fread, fgetc, fgets, fscanf ...)")         \
-	X(WRITES, SUM, "write operations (write, pwrite, writev, pwritev, fwrite, fputc, fprintf ...)")        \
-	X(SEEKS, SUM, "seeks (lseek, fseek, fseeko, fsetpos, rewind)")                                         \
-	X(STATS, SUM, "stat-family calls (stat, lstat, fstat, fstatat, statx)")                                \
-	X(FSYNCS, SUM, "syncs (fsync, fdatasync, sync_file_range, msync)")                                    \
-	X(FLUSHES, SUM, "stdio fflush calls")                                                                  \
-	X(MMAPS, SUM, "mmap calls on the file")                                                                \
-	X(RENAMES, SUM, "renames with the file as source (rename, renameat, renameat2)")                       \
-	X(DUPS, SUM, "descriptor duplications (dup, dup2, dup3, fcntl F_DUPFD)")                               \
-	X(META_OTHER, SUM, "other metadata ops (access, truncate, fallocate, fadvise, unlink, mkdir, fcntl ...)")\
-	X(BYTES_READ, SUM, "bytes returned by reads")                                                          \
-	X(BYTES_WRITTEN, SUM, "bytes accepted by writes")                                                      \
-	X(MAX_READ_END, MAX, "end offset (offset + bytes) of the furthest read")                               \
-	X(MAX_WRITE_END, MAX, "end offset (offset + bytes) of the furthest write")                             \
-	X(SEQ_READS, SUM, "reads starting at or after the end of the previous read of the file")               \
-	X(SEQ_WRITES, SUM, "writes starting at or after the end of the previous write of the file")            \
-	X(CONSEC_READS, SUM, "reads starting exactly at the end of the previous read (subset of SEQ)")         \
-	X(CONSEC_WRITES, SUM, "writes starting exactly at the end of the previous write (subset of SEQ)")      \
-	X(RW_SWITCHES, SUM, "times the file's access changed between reading and writing")                     \
-	X(FILE_NOT_ALIGNED, SUM, "reads/writes whose offset is not a multiple of the file alignment")          \
-	X(MEM_NOT_ALIGNED, SUM, "reads/writes whose buffer address is not a multiple of the memory alignment") \
-	X(TIME_READ, TIME, "cumulative ns inside read operations")                                             \
-	X(TIME_WRITE, TIME, "cumulative ns inside write operations")                                           \
-	X(TIME_META, TIME, "cumulative ns inside open, close, seek, stat, sync and other metadata ops")        \
-	X(OPEN_FIRST, FIRST, "CLOCK_MONOTONIC ns when the first open started")                                 \
-	X(OPEN_LAST, LAST, "CLOCK_MONOTONIC ns when the last open ended")                                      \
-	X(READ_FIRST, FIRST, "CLOCK_MONOTONIC ns when the first read started")                                 \
-	X(READ_LAST, LAST, "CLOCK_MONOTONIC ns when the last read ended")                                      \
-	X(WRITE_FIRST, FIRST, "CLOCK_MONOTONIC ns when the first write started")                               \
-	X(WRITE_LAST, LAST, "CLOCK_MONOTONIC ns when the last write ended")                                    \
-	X(CLOSE_FIRST, FIRST, "CLOCK_MONOTONIC ns when the first close started")                               \
-	X(CLOSE_LAST, LAST, "CLOCK_MONOTONIC ns when the last close ended")                                    \
-	X(SLOWEST_READ_TIME, TMAX, "ns taken by the slowest single read")                                      \
-	X(SLOWEST_READ_SIZE, SIZE, "bytes of the slowest single read")                                         \
-	X(SLOWEST_WRITE_TIME, TMAX, "ns taken by the slowest single write")                                    \
-	X(SLOWEST_WRITE_SIZE, SIZE, "bytes of the slowest single write")                                       \
-	X(ERR_OPENS, SUM, "failed opens")                                                                      \
-	X(ERR_READS, SUM, "failed reads")                                                                      \
-	X(ERR_WRITES, SUM, "failed writes")                                                                    \
-	X(ERR_SEEKS, SUM, "failed seeks")                                                                      \
-	X(ERR_SYNCS, SUM, "failed syncs")                                                                      \
-	X(ERR_META, SUM, "failed stat, close and other metadata ops")
-
-enum log_counter {
-#define LOG_X_ENUM(name, kind, doc) LOG_C_##name,
-	LOG_COUNTERS(LOG_X_ENUM)
-#undef LOG_X_ENUM
-	LOG_NCOUNTERS
-};
+#include "iostrata/counters.h"
 
 enum log_layer {
 	LOG_LAYER_NONE = 0,
 	LOG_LAYER_POSIX = 1,
 	LOG_LAYER_STDIO = 2,
-	LOG_LAYER_MPIIO = 3,  /* reserved */
-	LOG_LAYER_KERNEL = 4, /* reserved */
-	LOG_LAYER_MOUNT = 5,  /* reserved */
-	LOG_LAYER_MAX = 5,
+	LOG_LAYER_MPIIO = 3,     /* MPI_File_* calls (uprobes in the kernel layer) */
+	LOG_LAYER_SYSCALL = 4,   /* system calls seen by the kernel layer (eBPF) */
+	LOG_LAYER_MOUNT = 5,     /* reserved: the FUSE mount-point monitor */
+	LOG_LAYER_PAGECACHE = 6, /* page cache: read-in, eviction, dirtying, faults, readahead */
+	LOG_LAYER_FS = 7,        /* filesystem tracepoints (ext4, xfs) */
+	LOG_LAYER_BLOCK = 8,     /* block requests: per file when attributable, per device otherwise */
+	LOG_LAYER_MAX = 8,
 };
 
 enum log_section_kind {
 	LOG_SEC_STRINGS = 1,
 	LOG_SEC_RECORDS = 2,
-	LOG_SEC_EVENTS = 3, /* reserved: event runs (trace mode) */
-	LOG_SEC_KERNEL = 4, /* reserved: kernel-layer data */
+	LOG_SEC_EVENTS = 3, /* fixed-size events (struct log_event), e.g. `iostrata kernel --events` */
+	LOG_SEC_KERNEL = 4, /* kernel-layer header (struct log_kernel_info) */
 	LOG_SEC_MOUNT = 5,  /* reserved: mount-point data */
 };
 
@@ -153,7 +95,32 @@ struct log_record {
 	uint64_t last_read_end, last_write_end;
 	uint64_t last_read_off, last_write_off;
 	uint64_t last_kind; /* 0 none, 1 read, 2 write */
-	uint64_t reserved[8];
+	/* log2 latency histograms in ns ([2^(b-1), 2^b) ns, as the size histograms); kernel layers */
+	uint64_t read_lat_hist[LOG_HIST_BUCKETS];
+	uint64_t write_lat_hist[LOG_HIST_BUCKETS];
+	uint64_t reserved[5];
+};
+
+/* One event of an EVENTS section: 64 bytes, times CLOCK_MONOTONIC ns (also in a live file). */
+struct log_event {
+	uint64_t start_ns;
+	uint64_t dur_ns;   /* 0 for instantaneous events (page added, page dirtied ...) */
+	int32_t pid, tid;  /* the process and thread in whose context it happened (0 = interrupt/unknown) */
+	uint8_t layer;     /* enum log_layer */
+	uint8_t op;        /* enum log_op */
+	uint16_t flags;    /* LOG_E_* */
+	uint32_t dev;      /* device (dev_t as stat() gives it, 32 bits), 0 if unknown */
+	uint64_t ino;      /* inode, 0 if unknown; the path is in the record with the same dev/ino */
+	uint64_t offset;   /* file offset in bytes (block layer: sector * 512); UINT64_MAX if unknown */
+	uint64_t size;     /* bytes asked for (pages * page size for page-cache events) */
+	int64_t result;    /* bytes done or the return value, -errno on failure */
+};
+_Static_assert(sizeof(struct log_event) == 64, "events are 64 bytes");
+
+/* log_event.flags */
+enum {
+	LOG_E_WRITEBACK = 1u << 0, /* block I/O issued by writeback, attributed by inode */
+	LOG_E_CACHE_MISS = 1u << 1, /* a read during which pages were read in */
 };
 
 struct log_header {
@@ -192,7 +159,11 @@ struct log_header {
 	uint32_t file_alignment;            /* 480 */
 	uint32_t mem_alignment;             /* 484 */
 	uint64_t intercepted_calls;         /* 488: reserved (0) */
-	uint8_t reserved[LOG_HEADER_SIZE - 496];
+	uint64_t events_dropped;            /* 496: events lost (ring buffer full, event file full) */
+	uint64_t kernel_table_full;         /* 504: kernel-layer map insertions that found the map full */
+	uint32_t kernel_layers;             /* 512: bit (1 << layer) for each kernel layer that was attached */
+	uint32_t kernel_flags;              /* 516: reserved (0) */
+	uint8_t reserved[LOG_HEADER_SIZE - 520];
 };
 
 _Static_assert(sizeof(struct log_header) == LOG_HEADER_SIZE, "header is 4096 bytes");

@@ -22,6 +22,8 @@ struct log_file {
 	struct log_record *records;  /* copies of the used, non-dead records; times converted to ns */
 	uint32_t nrecords;
 	int live;                    /* 1 when read from a live file whose process had not finished */
+	struct log_event *events;    /* the EVENTS section, when the log has one */
+	uint64_t nevents;
 };
 
 /* 0 on success; otherwise -errno-like and a one-line message "<path>: <what is wrong>" in err. */

@@ -226,6 +226,18 @@ static void text_line(FILE *f, const struct log_file *lf, const struct log_recor
 	fputc('\n', f);
 }
 
+/* "[1us-2us)"-style label of a latency bucket (ns). */
+static const char *lat_label(unsigned b, char *buf, size_t len)
+{
+	if (b == 0) {
+		snprintf(buf, len, "0ns");
+		return buf;
+	}
+	uint64_t lo = 1ull << (b - 1);
+	snprintf(buf, len, b == LOG_HIST_BUCKETS - 1 ? ">=%" PRIu64 "ns" : "%" PRIu64 "ns", lo);
+	return buf;
+}
+
 static void text_record(FILE *f, const struct log_file *lf, uint32_t idx)
 {
 	const struct log_record *r = &lf->records[idx];
@@ -253,6 +265,12 @@ static void text_record(FILE *f, const struct log_file *lf, uint32_t idx)
 		if (r->write_hist[b])
 			text_line(f, lf, r, "write_hist", log_hist_label(b, label, sizeof label), 0,
 				  r->write_hist[b], 0);
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+		if (r->read_lat_hist[b])
+			text_line(f, lf, r, "read_lat_ns", lat_label(b, label, sizeof label), 0, r->read_lat_hist[b], 0);
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+		if (r->write_lat_hist[b])
+			text_line(f, lf, r, "write_lat_ns", lat_label(b, label, sizeof label), 0, r->write_lat_hist[b], 0);
 	n = sorted_slots(r->sizes, slots);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(num, sizeof num, "%" PRId64, slots[i].value);
@@ -267,6 +285,16 @@ static void text_record(FILE *f, const struct log_file *lf, uint32_t idx)
 	text_line(f, lf, r, "strides_other", NULL, 0, r->strides_other, 0);
 }
 
+static const char *op_name(unsigned op)
+{
+	static const char *const names[] = {
+#define LOG_X_OPN(name, str) str,
+		LOG_OPS(LOG_X_OPN)
+#undef LOG_X_OPN
+	};
+	return op < ARRAY_LEN(names) ? names[op] : "?";
+}
+
 static void dump_text(FILE *f, const struct log_file *lf)
 {
 	text_header(f, lf);
@@ -274,6 +302,17 @@ static void dump_text(FILE *f, const struct log_file *lf)
 	fputs("#<layer>\t<rank>\t<record id>\t<counter>\t<value>\t<path>\n", f);
 	for (uint32_t i = 0; i < lf->nrecords; i++)
 		text_record(f, lf, i);
+	if (!lf->nevents)
+		return;
+	fprintf(f, "# events: %" PRIu64 "\n", lf->nevents);
+	fputs("#<start ns>\t<duration ns>\t<pid>\t<tid>\t<layer>\t<op>\t<flags>\t<dev>\t<ino>\t<offset>\t<size>\t<result>\n", f);
+	for (uint64_t i = 0; i < lf->nevents; i++) {
+		const struct log_event *e = &lf->events[i];
+		fprintf(f, "%" PRIu64 "\t%" PRIu64 "\t%d\t%d\t%s\t%s\t%u\t%u:%u\t%" PRIu64 "\t%" PRId64 "\t%" PRIu64 "\t%" PRId64 "\n",
+			e->start_ns, e->dur_ns, e->pid, e->tid, log_layer_name(e->layer), op_name(e->op), e->flags,
+			major(e->dev), minor(e->dev), e->ino, e->offset == UINT64_MAX ? -1 : (int64_t)e->offset, e->size,
+			e->result);
+	}
 }
 
 /* ---- JSON output ---- */
@@ -474,6 +513,14 @@ static void json_header(FILE *f, const struct log_file *lf)
 	json_u64(f, "aio_table_full", h->aio_table_full);
 	json_u64(f, "file_alignment", h->file_alignment);
 	json_u64(f, "mem_alignment", h->mem_alignment);
+	json_u64(f, "events_dropped", h->events_dropped);
+	json_u64(f, "kernel_table_full", h->kernel_table_full);
+	json_key(f, "kernel_layers");
+	fputc('[', f);
+	for (unsigned l = 0, n = 0; l <= LOG_LAYER_MAX; l++)
+		if (h->kernel_layers & (1u << l))
+			fprintf(f, "%s\"%s\"", n++ ? "," : "", log_layer_name(l));
+	fputs("],", f);
 	json_key(f, "intercepted_calls");
 	fprintf(f, "%" PRIu64 "}", h->intercepted_calls);
 }
@@ -534,6 +581,8 @@ static void json_record(FILE *f, const struct log_file *lf, const struct log_rec
 	fputs("},", f);
 	json_hist(f, "read_hist", r->read_hist);
 	json_hist(f, "write_hist", r->write_hist);
+	json_hist(f, "read_lat_hist", r->read_lat_hist);
+	json_hist(f, "write_lat_hist", r->write_lat_hist);
 	json_slots(f, "sizes", r->sizes);
 	json_u64(f, "sizes_other", r->sizes_other);
 	json_slots(f, "strides", r->strides);
@@ -567,6 +616,13 @@ static void dump_json(FILE *f, const struct log_file *lf)
 		if (i)
 			fputc(',', f);
 		json_record(f, lf, &lf->records[i]);
+	}
+	fputs("],\"events\":[", f);
+	for (uint64_t i = 0; i < lf->nevents; i++) {
+		const struct log_event *e = &lf->events[i];
+		fprintf(f, "%s{\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"layer\":\"%s\",\"op\":\"%s\",\"flags\":%u,\"dev\":%u,\"ino\":%" PRIu64 ",\"offset\":%" PRId64 ",\"size\":%" PRIu64 ",\"result\":%" PRId64 "}",
+			i ? "," : "", e->start_ns, e->dur_ns, e->pid, e->tid, log_layer_name(e->layer), op_name(e->op), e->flags,
+			e->dev, e->ino, e->offset == UINT64_MAX ? -1 : (int64_t)e->offset, e->size, e->result);
 	}
 	fputs("]}\n", f);
 }

@@ -17,6 +17,7 @@ static const struct {
 	{"report", cmd_report, "report [--json] DIR|FILE...               merge a job's logs and report"},
 	{"dump", cmd_dump, "dump [--json] FILE                          print every field of a log"},
 	{"top", cmd_top, "top [-n COUNT] [-d SECONDS]                 live view of processes under capture"},
+	{"kernel", cmd_kernel, "kernel [--pid P|--cgroup PATH] [--interval S] [--events FILE] [--pin DIR] [--stats]  kernel-layer view\n  iostrata kernel maps [--json] DIR           read maps pinned by `kernel --pin`"},
 	{"recover", cmd_recover, "recover [-o DIR] [FILE...]                  finalize logs of processes that died"},
 };
 

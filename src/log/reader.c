@@ -502,6 +502,37 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 		if (h.clock_kind == LOG_CLOCK_TSC)
 			convert_record_times(&h, k);
 	}
+	for (uint32_t i = 0; i < h.nsections; i++) {
+		const struct log_section *ev = &h.sections[i];
+		if (ev->kind != LOG_SEC_EVENTS || ev->count == 0)
+			continue;
+		if (out->events) {
+			set_err(err, errlen, name, "more than one events section");
+			rc = -EINVAL;
+			goto fail;
+		}
+		if (ev->count > ev->size / sizeof(struct log_event)) {
+			set_err(err, errlen, name, "events section holds %llu events of %zu bytes but is %llu bytes",
+				(unsigned long long)ev->count, sizeof(struct log_event),
+				(unsigned long long)ev->size);
+			rc = -EINVAL;
+			goto fail;
+		}
+		out->events = malloc((size_t)ev->count * sizeof(struct log_event));
+		if (!out->events)
+			goto nomem;
+		copy_shared(out->events, p + ev->offset, (size_t)ev->count * sizeof(struct log_event));
+		out->nevents = ev->count;
+		for (uint64_t j = 0; j < out->nevents; j++) {
+			const struct log_event *e = &out->events[j];
+			if (e->layer < 1 || e->layer > LOG_LAYER_MAX || e->op >= LOG_NOPS) {
+				set_err(err, errlen, name, "event %llu: layer %u or op %u out of range",
+					(unsigned long long)j, e->layer, e->op);
+				rc = -EINVAL;
+				goto fail;
+			}
+		}
+	}
 	out->live = (h.flags & LOG_F_LIVE) && !(h.flags & LOG_F_FINISHED);
 	h.clock_kind = LOG_CLOCK_NS;
 	out->hdr = h;
@@ -587,6 +618,7 @@ void log_file_free(struct log_file *lf)
 	free(lf->path);
 	free(lf->strings);
 	free(lf->records);
+	free(lf->events);
 	memset(lf, 0, sizeof *lf);
 }
 

@@ -39,6 +39,32 @@ static const struct log_section *find_section(const struct log_header *h, uint32
 int log_write_final(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
 		    uint32_t add_flags, char *err, size_t errlen)
 {
+	return log_write_final_events(map, size, hdr_patch, dst, add_flags, -1, 0, err, errlen);
+}
+
+/* Copy n bytes from the start of fd into out. */
+static int copy_fd(int out, int fd, uint64_t n)
+{
+	char buf[65536];
+	uint64_t off = 0;
+	while (off < n) {
+		size_t want = n - off < sizeof buf ? (size_t)(n - off) : sizeof buf;
+		ssize_t r = pread(fd, buf, want, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		int w = write_all(out, buf, (size_t)r);
+		if (w < 0)
+			return w;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int log_write_final_events(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
+			   uint32_t add_flags, int events_fd, uint64_t nevents, char *err, size_t errlen)
+{
 	const struct log_header *live = map;
 	struct log_header h;
 	char tmp[4200];
@@ -95,6 +121,14 @@ int log_write_final(const void *map, size_t size, const struct log_header *hdr_p
 	h.sections[0] = (struct log_section){LOG_SEC_RECORDS, 0, LOG_HEADER_SIZE, recs_bytes, n};
 	h.sections[1] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE + recs_bytes, used + pad, used};
 	h.nsections = 2;
+	if (events_fd >= 0) {
+		uint64_t ev_bytes = nevents * sizeof(struct log_event);
+		if ((r = copy_fd(fd, events_fd, ev_bytes)) < 0)
+			goto err;
+		h.sections[2] = (struct log_section){LOG_SEC_EVENTS, 0, LOG_HEADER_SIZE + recs_bytes + used + pad,
+						     ev_bytes, nevents};
+		h.nsections = 3;
+	}
 	if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
 		r = errno ? -errno : -EIO;
 		goto err;

@@ -19,5 +19,9 @@
  * Returns 0 or -errno, with a one-line message naming dst in err. */
 int log_write_final(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
 		    uint32_t add_flags, char *err, size_t errlen);
+/* The same, followed by an EVENTS section: nevents struct log_event read from the start of
+ * events_fd (not async-signal-safe only in that it uses a 64 KiB stack buffer). */
+int log_write_final_events(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
+			   uint32_t add_flags, int events_fd, uint64_t nevents, char *err, size_t errlen);
 
 #endif

@@ -578,7 +578,7 @@ static void test_corruption(void)
 	expect_error("bad header_size", buf, size, "header size 2048, expected 4096");
 	h->header_size = LOG_HEADER_SIZE;
 	h->record_size = 1024;
-	expect_error("bad record_size", buf, size, "record size 1024, expected 1280");
+	expect_error("bad record_size", buf, size, "record size 1024, expected 1856");
 	h->record_size = sizeof(struct log_record);
 	h->ncounters = LOG_NCOUNTERS + 1;
 	expect_error("bad ncounters", buf, size, "45 counters per record, expected 44");
@@ -636,7 +636,7 @@ static void test_corruption(void)
 	h->nrecords = h->max_records = 2;
 	h->sections[1].count = 3;
 	expect_error("records section too small for its count", buf, size,
-		     "records section holds 3 records of 1280 bytes but is 2560 bytes");
+		     "records section holds 3 records of 1856 bytes but is 3712 bytes");
 	h->sections[1].count = 2;
 
 	/* Strings. */
@@ -935,7 +935,10 @@ static void test_names(void)
 	check_str("log_layer_name(MOUNT)", log_layer_name(LOG_LAYER_MOUNT), "mount");
 	check_str("log_layer_name(NONE)", log_layer_name(LOG_LAYER_NONE), "none");
 	check_str("log_layer_name(99)", log_layer_name(99), "?");
-	check_u64("log_layer_from_name(kernel)", (uint64_t)log_layer_from_name("kernel"), LOG_LAYER_KERNEL);
+	check_u64("log_layer_from_name(syscall)", (uint64_t)log_layer_from_name("syscall"), LOG_LAYER_SYSCALL);
+	check_u64("log_layer_from_name(block)", (uint64_t)log_layer_from_name("block"), LOG_LAYER_BLOCK);
+	check_str("log_layer_name(PAGECACHE)", log_layer_name(LOG_LAYER_PAGECACHE), "pagecache");
+	check_str("log_layer_name(FS)", log_layer_name(LOG_LAYER_FS), "fs");
 	check_u64("log_layer_from_name(STDIO)", (uint64_t)log_layer_from_name("STDIO"), LOG_LAYER_STDIO);
 	check(log_layer_from_name("nfs") < 0, "log_layer_from_name(nfs) fails", "got %d", log_layer_from_name("nfs"));
 }

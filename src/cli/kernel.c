@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `iostrata kernel`: the kernel layer on its own — system-wide or filtered, a live view of
+ * per-interval deltas for every layer, the event stream and the aggregates written as a log,
+ * maps pinned for an outside sampler, per-program cost; `iostrata kernel maps DIR` reads pinned
+ * maps back.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/units.h"
+#include "cli/cli.h"
+#include "kernel/collect.h"
+#include "kernel/session.h"
+
+static volatile sig_atomic_t stop_now;
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_now = 1;
+}
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: iostrata kernel [--pid P | --cgroup PATH] [--fstype T] [--dev PATH|M:m] [--inode PATH]\n"
+		"                       [--interval S] [--count N] [--duration S] [--json] [--stats]\n"
+		"                       [--events FILE] [--log FILE] [--pin DIR] [--layers L,...] [--vfs] [--quiet]\n"
+		"       iostrata kernel maps [--json] DIR\n"
+		"  system-wide (or filtered) kernel-layer view: syscall, page cache, filesystem, block, MPI-IO;\n"
+		"  every S seconds (default 1) the deltas of each layer; --events FILE writes the event stream\n"
+		"  and the aggregates as an iostrata log, --log FILE the aggregates only; --pin DIR pins the\n"
+		"  maps under the BPF filesystem; --stats prints each program's cost (ns per event).\n");
+}
+
+/* ---- events to a temporary file, then into the log ---- */
+struct ev_sink {
+	FILE *f;
+	int fd;
+	uint64_t n, max, dropped;
+};
+
+static int on_event(void *ctx, const struct log_event *e)
+{
+	struct ev_sink *s = ctx;
+	if (s->n >= s->max || fwrite(e, sizeof *e, 1, s->f) != 1) {
+		s->dropped++;
+		return 0;
+	}
+	s->n++;
+	return 0;
+}
+
+/* ---- the live view ---- */
+struct row {
+	uint16_t layer;
+	uint64_t dev;
+	uint64_t c[LOG_NCOUNTERS];
+};
+
+struct view {
+	struct row *rows;
+	size_t n, cap;
+};
+
+static struct row *row_get(struct view *v, uint16_t layer, uint64_t dev)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->rows[i].layer == layer && v->rows[i].dev == dev)
+			return &v->rows[i];
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 32;
+		struct row *r = realloc(v->rows, cap * sizeof *r);
+		if (!r)
+			return NULL;
+		v->rows = r;
+		v->cap = cap;
+	}
+	struct row *r = &v->rows[v->n++];
+	memset(r, 0, sizeof *r);
+	r->layer = layer;
+	r->dev = dev;
+	return r;
+}
+
+/* Sum the `files` map per (layer, device); device totals (ino 0) of the block layer only. */
+static int snapshot(int files_fd, struct view *v)
+{
+	struct ks_rec *recs;
+	size_t n;
+	v->n = 0;
+	int r = ks_records_fd(files_fd, &recs, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		const struct ks_rec *k = &recs[i];
+		if (k->key.layer == LOG_LAYER_BLOCK && k->key.ino != 0)
+			continue; /* per-file block entries are also in the device totals */
+		struct row *w = row_get(v, k->key.layer, k->key.dev);
+		if (!w)
+			break;
+		for (int c = 0; c < LOG_NCOUNTERS; c++)
+			if (log_counter_kinds[c] == LOG_K_SUM || log_counter_kinds[c] == LOG_K_TIME)
+				w->c[c] += k->val.c[c];
+	}
+	free(recs);
+	return 0;
+}
+
+/* The mount point of a device, from /proc/self/mountinfo ("" if none). */
+static void mount_of(uint64_t dev, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	out[0] = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		unsigned ma, mi;
+		char mp[2048];
+		if (sscanf(line, "%*u %*u %u:%u %*s %2047s", &ma, &mi, mp) == 3 && makedev(ma, mi) == dev) {
+			snprintf(out, len, "%s", mp);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void where(const struct row *r, char *out, size_t len)
+{
+	char dn[64], mp[256];
+	ks_device_name(r->dev, dn, sizeof dn);
+	mount_of(r->dev, mp, sizeof mp);
+	snprintf(out, len, "%s%s%s", dn, mp[0] ? " " : "", mp);
+}
+
+static void print_interval(const struct view *cur, const struct view *prev, double secs, int json, int first)
+{
+	char when[32];
+	time_t t = time(NULL);
+	strftime(when, sizeof when, "%H:%M:%S", localtime(&t));
+	if (json)
+		printf("{\"time\":\"%s\",\"interval_s\":%.3f,\"rows\":[", when, secs);
+	else
+		printf("%s  %-9s %-22s %9s %10s %9s %10s  %s\n", when, "LAYER", "WHERE", "READS", "READ", "WRITES",
+		       "WRITTEN", "MORE");
+	int printed = 0;
+	for (size_t i = 0; i < cur->n; i++) {
+		const struct row *r = &cur->rows[i];
+		uint64_t d[LOG_NCOUNTERS];
+		const struct row *p = NULL;
+		for (size_t j = 0; prev && j < prev->n; j++)
+			if (prev->rows[j].layer == r->layer && prev->rows[j].dev == r->dev)
+				p = &prev->rows[j];
+		int any = 0;
+		for (int c = 0; c < LOG_NCOUNTERS; c++) {
+			d[c] = r->c[c] - (p ? p->c[c] : 0);
+			any |= d[c] != 0;
+		}
+		if (!any && !first)
+			continue;
+		char w[320], rb[32], wb[32];
+		where(r, w, sizeof w);
+		if (json) {
+			printf("%s{\"layer\":\"%s\",\"device\":\"%u:%u\",\"where\":\"%s\"", printed ? "," : "",
+			       log_layer_name(r->layer), major(r->dev), minor(r->dev), w);
+			for (int c = 0; c < LOG_NCOUNTERS; c++)
+				if (d[c])
+					printf(",\"%s\":%llu", log_counter_names[c], (unsigned long long)d[c]);
+			printf("}");
+		} else {
+			ana_fmt_bytes(rb, sizeof rb, d[LOG_C_BYTES_READ]);
+			ana_fmt_bytes(wb, sizeof wb, d[LOG_C_BYTES_WRITTEN]);
+			char more[160] = "";
+			if (r->layer == LOG_LAYER_PAGECACHE)
+				snprintf(more, sizeof more, "read-in %llu pg, dirtied %llu, evicted %llu, faults %llu, hit reads %llu/%llu",
+					 (unsigned long long)d[LOG_C_PAGES_READ_IN], (unsigned long long)d[LOG_C_PAGES_DIRTIED],
+					 (unsigned long long)d[LOG_C_PAGES_EVICTED], (unsigned long long)d[LOG_C_MMAP_FAULTS],
+					 (unsigned long long)d[LOG_C_CACHE_HIT_READS],
+					 (unsigned long long)(d[LOG_C_CACHE_HIT_READS] + d[LOG_C_CACHE_MISS_READS]));
+			else if (r->layer == LOG_LAYER_BLOCK) {
+				uint64_t ops = d[LOG_C_READS] + d[LOG_C_WRITES];
+				snprintf(more, sizeof more, "queue avg %.1f us, device avg %.1f us",
+					 ops ? d[LOG_C_TIME_QUEUE] / 1e3 / ops : 0.0, ops ? d[LOG_C_TIME_DEVICE] / 1e3 / ops : 0.0);
+			} else {
+				uint64_t ops = d[LOG_C_READS] + d[LOG_C_WRITES];
+				snprintf(more, sizeof more, "avg %.1f us, opens %llu, syncs %llu",
+					 ops ? (d[LOG_C_TIME_READ] + d[LOG_C_TIME_WRITE]) / 1e3 / ops : 0.0,
+					 (unsigned long long)d[LOG_C_OPENS], (unsigned long long)d[LOG_C_FSYNCS]);
+			}
+			printf("          %-9s %-22.22s %9llu %10s %9llu %10s  %s\n", log_layer_name(r->layer), w,
+			       (unsigned long long)d[LOG_C_READS], rb, (unsigned long long)d[LOG_C_WRITES], wb, more);
+		}
+		printed++;
+	}
+	if (json)
+		printf("]}\n");
+	else if (!printed)
+		printf("          (no kernel-layer I/O in this interval)\n");
+	fflush(stdout);
+}
+
+/* ---- per-program cost ---- */
+static void print_stats(const struct ks_session *ks, int json)
+{
+	if (json)
+		printf("{\"programs\":[");
+	else
+		printf("%-28s %12s %14s %10s\n", "PROGRAM", "RUNS", "RUN TIME ns", "ns/RUN");
+	for (int i = 0; i < ks->nlinks; i++) {
+		struct bpf_link_info li = {0};
+		uint32_t len = sizeof li;
+		if (bpf_obj_get_info_by_fd(bpf_link__fd(ks->links[i]), &li, &len) < 0)
+			continue;
+		int pfd = bpf_prog_get_fd_by_id(li.prog_id);
+		if (pfd < 0)
+			continue;
+		struct bpf_prog_info pi = {0};
+		len = sizeof pi;
+		int ok = bpf_obj_get_info_by_fd(pfd, &pi, &len) == 0;
+		close(pfd);
+		if (!ok)
+			continue;
+		double per = pi.run_cnt ? (double)pi.run_time_ns / (double)pi.run_cnt : 0;
+		if (json)
+			printf("%s{\"name\":\"%s\",\"run_cnt\":%llu,\"run_time_ns\":%llu,\"ns_per_run\":%.1f}", i ? "," : "",
+			       ks->link_names[i], (unsigned long long)pi.run_cnt, (unsigned long long)pi.run_time_ns, per);
+		else
+			printf("%-28s %12llu %14llu %10.1f\n", ks->link_names[i], (unsigned long long)pi.run_cnt,
+			       (unsigned long long)pi.run_time_ns, per);
+	}
+	if (json)
+		printf("]}\n");
+	fflush(stdout);
+}
+
+static int parse_layers(const char *s, uint32_t *out)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", s);
+	*out = 0;
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int l = log_layer_from_name(t);
+		if (l != LOG_LAYER_SYSCALL && l != LOG_LAYER_PAGECACHE && l != LOG_LAYER_FS && l != LOG_LAYER_BLOCK &&
+		    l != LOG_LAYER_MPIIO)
+			return -1;
+		*out |= 1u << l;
+	}
+	return 0;
+}
+
+/* --dev takes a path (its device) or MAJOR:MINOR. */
+static int parse_dev(const char *s, __u64 *dev)
+{
+	unsigned ma, mi;
+	char tail;
+	if (sscanf(s, "%u:%u%c", &ma, &mi, &tail) == 2) {
+		*dev = makedev(ma, mi);
+		return 0;
+	}
+	struct stat st;
+	if (stat(s, &st) < 0)
+		return -errno;
+	*dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	return 0;
+}
+
+int cmd_kernel_maps(int argc, char **argv);
+
+int cmd_kernel(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "maps"))
+		return cmd_kernel_maps(argc - 1, argv + 1);
+	struct ks_options o = {0};
+	double interval = 1, duration = 0;
+	long count = 0;
+	int json = 0, stats = 0, quiet = 0;
+	const char *events = NULL, *logf = NULL, *pin = NULL;
+	pid_t pid = 0;
+	o.filter.self_tgid = (uint32_t)getpid();
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int takes = 1;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--json")) {
+			json = 1, takes = 0;
+		} else if (!strcmp(a, "--stats")) {
+			stats = 1, takes = 0;
+		} else if (!strcmp(a, "--quiet")) {
+			quiet = 1, takes = 0;
+		} else if (!strcmp(a, "--vfs")) {
+			o.optional_vfs = 1, takes = 0;
+		} else if (!v) {
+			fprintf(stderr, "iostrata kernel: %s needs a value\n", a);
+			return 2;
+		} else if (!strcmp(a, "--pid")) {
+			pid = atoi(v);
+			if (pid <= 0 || kill(pid, 0) < 0) {
+				fprintf(stderr, "iostrata kernel: --pid %s: no such process\n", v);
+				return 2;
+			}
+			o.filter.by_pid = 1;
+		} else if (!strcmp(a, "--cgroup")) {
+			struct stat st;
+			if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode)) {
+				fprintf(stderr, "iostrata kernel: --cgroup %s: not a cgroup directory\n", v);
+				return 2;
+			}
+			o.filter.cgroup_id = st.st_ino; /* cgroup v2: the directory's inode is the cgroup id */
+		} else if (!strcmp(a, "--fstype")) {
+			snprintf(o.filter.fstype, sizeof o.filter.fstype, "%s", v);
+		} else if (!strcmp(a, "--dev")) {
+			if (parse_dev(v, &o.filter.dev) < 0) {
+				fprintf(stderr, "iostrata kernel: --dev %s: not a path or MAJOR:MINOR\n", v);
+				return 2;
+			}
+		} else if (!strcmp(a, "--inode")) {
+			struct stat st;
+			if (stat(v, &st) < 0) {
+				fprintf(stderr, "iostrata kernel: --inode %s: %s\n", v, strerror(errno));
+				return 2;
+			}
+			o.filter.ino = st.st_ino;
+			o.filter.dev = st.st_dev;
+		} else if (!strcmp(a, "--interval")) {
+			interval = atof(v);
+		} else if (!strcmp(a, "--duration")) {
+			duration = atof(v);
+		} else if (!strcmp(a, "--count")) {
+			count = atol(v);
+		} else if (!strcmp(a, "--events")) {
+			events = v;
+		} else if (!strcmp(a, "--log")) {
+			logf = v;
+		} else if (!strcmp(a, "--pin")) {
+			pin = v;
+		} else if (!strcmp(a, "--layers")) {
+			if (parse_layers(v, &o.layers) < 0) {
+				fprintf(stderr, "iostrata kernel: --layers %s: expected syscall,pagecache,fs,block,mpiio\n", v);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "iostrata kernel: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+		i += takes;
+	}
+	if (interval <= 0 || duration < 0 || count < 0) {
+		fprintf(stderr, "iostrata kernel: --interval must be > 0, --duration and --count >= 0\n");
+		return 2;
+	}
+	o.filter.events = events != NULL;
+
+	struct ks_session ks;
+	char err[1024];
+	int stats_fd = -1;
+	if (stats) {
+		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (stats_fd < 0)
+			fprintf(stderr, "iostrata kernel: --stats: cannot enable kernel.bpf_stats_enabled: %s\n",
+				strerror(errno));
+	}
+	if (ks_open(&ks, &o, err, sizeof err) < 0) {
+		fprintf(stderr, "iostrata kernel: %s\n", err);
+		if (stats_fd >= 0)
+			close(stats_fd);
+		return 1;
+	}
+	if (ks.missing[0] && !quiet)
+		fprintf(stderr, "iostrata kernel: not attached: %s\n", ks.missing);
+	if (pid && ks_track_pid(&ks, pid) < 0) {
+		fprintf(stderr, "iostrata kernel: cannot track pid %d\n", (int)pid);
+		ks_close(&ks);
+		return 1;
+	}
+	if (pin && ks_pin(&ks, pin, err, sizeof err) < 0) {
+		fprintf(stderr, "iostrata kernel: --pin: %s\n", err);
+		ks_close(&ks);
+		return 1;
+	}
+	struct ev_sink sink = {.fd = -1, .max = 64ull << 20};
+	char evtmp[4200] = "";
+	if (events) {
+		snprintf(evtmp, sizeof evtmp, "%s.events.%d", events, (int)getpid());
+		sink.fd = open(evtmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (sink.fd < 0 || !(sink.f = fdopen(sink.fd, "w+"))) {
+			fprintf(stderr, "iostrata kernel: --events %s: cannot create %s: %s\n", events, evtmp,
+				strerror(errno));
+			ks_close(&ks);
+			return 1;
+		}
+		if (ks_events_open(&ks, on_event, &sink, err, sizeof err) < 0) {
+			fprintf(stderr, "iostrata kernel: %s\n", err);
+			ks_close(&ks);
+			return 1;
+		}
+	}
+	struct sigaction sa = {0};
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!quiet)
+		fprintf(stderr, "iostrata kernel: tracing %s; Ctrl-C to stop\n",
+			pid ? "the process tree" : o.filter.cgroup_id ? "the cgroup" : "the whole system");
+
+	int files_fd = ks_map_fd(&ks, "files");
+	struct view cur = {0}, prev = {0};
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC), wall0 = now_ns(CLOCK_REALTIME), last = t0;
+	long intervals = 0;
+	int first = 1;
+	while (!stop_now) {
+		uint64_t next = last + (uint64_t)(interval * 1e9);
+		uint64_t end = duration > 0 ? t0 + (uint64_t)(duration * 1e9) : UINT64_MAX;
+		for (;;) {
+			uint64_t now = now_ns(CLOCK_MONOTONIC);
+			if (stop_now || now >= next || now >= end)
+				break;
+			uint64_t wait = (next < end ? next : end) - now;
+			int ms = (int)(wait / 1000000) + 1;
+			if (ms > 100)
+				ms = 100;
+			if (sink.f)
+				ks_events_poll(&ks, ms);
+			else
+				usleep((useconds_t)ms * 1000);
+			if (pid && kill(pid, 0) < 0 && errno == ESRCH) {
+				stop_now = 1;
+				break;
+			}
+		}
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		if (!quiet) {
+			snapshot(files_fd, &cur);
+			print_interval(&cur, first ? NULL : &prev, (double)(now - last) / 1e9, json, 0);
+			if (stats)
+				print_stats(&ks, json);
+			struct view t = prev;
+			prev = cur;
+			cur = t;
+			first = 0;
+		}
+		last = now;
+		intervals++;
+		if ((count && intervals >= count) || (duration > 0 && now >= t0 + (uint64_t)(duration * 1e9)))
+			break;
+	}
+	if (sink.f)
+		while (ks_events_poll(&ks, 0) > 0)
+			;
+	free(cur.rows);
+	free(prev.rows);
+	if (stats && quiet)
+		print_stats(&ks, json);
+
+	int rc = 0;
+	struct ks_log_meta m = {.pid = pid, .exe = "", .job = "", .start_ns = t0, .end_ns = now_ns(CLOCK_MONOTONIC),
+				.start_wall_ns = wall0, .exit_status = -1, .argc = argc, .argv = argv};
+	const char *outs[2] = {logf, events};
+	for (int k = 0; k < 2; k++) {
+		if (!outs[k])
+			continue;
+		if (k == 1)
+			fflush(sink.f);
+		if (ks_write_log(&ks, outs[k], &m, k == 1 ? sink.fd : -1, k == 1 ? sink.n : 0, sink.dropped, err,
+				 sizeof err) < 0) {
+			fprintf(stderr, "iostrata kernel: %s\n", err);
+			rc = 1;
+		}
+	}
+	uint64_t st[KS_NSTATS];
+	ks_read_stats(&ks, st);
+	if (events && !quiet)
+		fprintf(stderr, "iostrata kernel: %llu events written, %llu dropped\n", (unsigned long long)sink.n,
+			(unsigned long long)(st[KS_STAT_EVENT_DROPS] + sink.dropped));
+	if (sink.f) {
+		fclose(sink.f);
+		unlink(evtmp);
+	}
+	ks_close(&ks);
+	if (stats_fd >= 0)
+		close(stats_fd);
+	return rc;
+}

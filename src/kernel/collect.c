@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * From the session's maps to a log in the common format: one record per `files` entry (layer,
+ * pid, device, inode), its path from `paths` (resolved in the kernel), or a pseudo-path naming
+ * the device and inode when the kernel never saw the file opened. The log is written by the one
+ * final-log writer (src/log/writer.c), events appended from the caller's event file.
+ */
+#include "kernel/collect.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log/writer.h"
+
+struct strtab {
+	char *buf;
+	size_t used, cap;
+};
+
+static uint32_t str_add(struct strtab *t, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	if (t->used + n > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 65536;
+		while (cap < t->used + n)
+			cap *= 2;
+		char *b = realloc(t->buf, cap);
+		if (!b)
+			return 0;
+		t->buf = b;
+		t->cap = cap;
+	}
+	memcpy(t->buf + t->used, s, n);
+	uint32_t off = (uint32_t)t->used;
+	t->used += n;
+	return off;
+}
+
+static uint64_t record_id(unsigned layer, const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	h = (h ^ layer) * 1099511628211ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+void ks_device_name(uint64_t dev, char *out, size_t len)
+{
+	char p[128], line[256], name[64] = "";
+	snprintf(p, sizeof p, "/sys/dev/block/%u:%u/uevent", major(dev), minor(dev));
+	FILE *f = fopen(p, "re");
+	if (f) {
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "DEVNAME=%63s", name) == 1)
+				break;
+		fclose(f);
+	}
+	if (name[0])
+		snprintf(out, len, "%s", name);
+	else
+		snprintf(out, len, "%u:%u", major(dev), minor(dev));
+}
+
+int ks_lookup_path(const struct ks_session *ks, uint64_t dev, uint64_t ino, struct ks_path_val *out)
+{
+	return ks_lookup_path_fd(ks_map_fd(ks, "paths"), dev, ino, out);
+}
+
+int ks_lookup_path_fd(int fd, uint64_t dev, uint64_t ino, struct ks_path_val *out)
+{
+	struct ks_path_key k = {.dev = dev, .ino = ino};
+	if (fd < 0 || bpf_map_lookup_elem(fd, &k, out) < 0)
+		return -1;
+	out->path[KS_PATH_MAX - 1] = 0;
+	return 0;
+}
+
+/* The path a kernel record is filed under, and whether it is a pseudo-path. */
+static int record_path(const struct ks_session *ks, const struct ks_file_key *k, char *out, size_t len)
+{
+	struct ks_path_val pv;
+	if (k->ino == 0) {
+		char dn[64];
+		ks_device_name(k->dev, dn, sizeof dn);
+		snprintf(out, len, "<device %s %u:%u>", dn, major(k->dev), minor(k->dev));
+		return 1;
+	}
+	if (ks_lookup_path(ks, k->dev, k->ino, &pv) == 0 && pv.path[0] == '/' && !pv.truncated) {
+		snprintf(out, len, "%s", pv.path);
+		return 0;
+	}
+	snprintf(out, len, "<dev %u:%u ino %llu>", major(k->dev), minor(k->dev), (unsigned long long)k->ino);
+	return 1;
+}
+
+int ks_records(const struct ks_session *ks, struct ks_rec **out, size_t *n)
+{
+	return ks_records_fd(ks_map_fd(ks, "files"), out, n);
+}
+
+int ks_records_fd(int fd, struct ks_rec **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (fd < 0)
+		return -ENOENT;
+	size_t cap = 0;
+	struct ks_file_key key, next;
+	void *prev = NULL;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct ks_rec *r = realloc(*out, cap * sizeof **out);
+			if (!r)
+				return -ENOMEM;
+			*out = r;
+		}
+		struct ks_rec *r = &(*out)[*n];
+		r->key = next;
+		if (bpf_map_lookup_elem(fd, &next, &r->val) == 0)
+			(*n)++;
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_log_meta *m, int events_fd,
+		 uint64_t nevents, uint64_t user_drops, char *err, size_t errlen)
+{
+	struct ks_rec *recs = NULL;
+	size_t n = 0;
+	int r = ks_records(ks, &recs, &n);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: cannot read the kernel maps: %s", dst, strerror(-r));
+		return r;
+	}
+	struct strtab st = {0};
+	str_add(&st, ""); /* offset 0 is "" */
+	size_t size = LOG_HEADER_SIZE + (n ? n : 1) * sizeof(struct log_record);
+	char *buf = calloc(1, size);
+	if (!buf) {
+		free(recs);
+		snprintf(err, errlen, "%s: out of memory", dst);
+		return -ENOMEM;
+	}
+	struct log_header *h = (struct log_header *)buf;
+	struct log_record *out = (struct log_record *)(buf + LOG_HEADER_SIZE);
+	uint32_t nrec = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct ks_rec *kr = &recs[i];
+		if (kr->key.layer < 1 || kr->key.layer > LOG_LAYER_MAX)
+			continue;
+		char path[KS_PATH_MAX + 64];
+		int pseudo = record_path(ks, &kr->key, path, sizeof path);
+		struct log_record *o = &out[nrec++];
+		o->path = str_add(&st, path);
+		o->id = record_id(kr->key.layer, path);
+		o->layer = kr->key.layer;
+		o->flags = LOG_R_USED | (pseudo ? LOG_R_PSEUDO : 0);
+		o->pid = (int32_t)kr->key.pid;
+		o->rank = -1;
+		o->dev = kr->key.dev;
+		o->ino = kr->key.ino;
+		memcpy(o->counters, kr->val.c, sizeof o->counters);
+		memcpy(o->read_hist, kr->val.size_hist[0], sizeof o->read_hist);
+		memcpy(o->write_hist, kr->val.size_hist[1], sizeof o->write_hist);
+		memcpy(o->read_lat_hist, kr->val.lat_hist[0], sizeof o->read_lat_hist);
+		memcpy(o->write_lat_hist, kr->val.lat_hist[1], sizeof o->write_lat_hist);
+	}
+	free(recs);
+
+	memcpy(h->magic, LOG_MAGIC, 8);
+	h->version = LOG_VERSION;
+	h->header_size = LOG_HEADER_SIZE;
+	h->endian = LOG_ENDIAN_MARK;
+	h->flags = LOG_F_FINISHED;
+	h->record_size = sizeof(struct log_record);
+	h->ncounters = LOG_NCOUNTERS;
+	h->max_records = h->nrecords = nrec;
+	h->pid = m->pid;
+	h->ppid = getpid();
+	h->uid = getuid();
+	h->gid = getgid();
+	h->rank = -1;
+	h->nprocs = -1;
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	h->host = str_add(&st, host);
+	h->exe = str_add(&st, m->exe ? m->exe : "");
+	if (m->argc > 0) {
+		h->argv = str_add(&st, m->argv[0]);
+		for (int i = 1; i < m->argc; i++)
+			str_add(&st, m->argv[i]);
+		h->argc = (uint32_t)m->argc;
+	}
+	h->job = str_add(&st, m->job ? m->job : "");
+	char cwd[4096] = "";
+	if (!getcwd(cwd, sizeof cwd))
+		cwd[0] = 0;
+	h->cwd = str_add(&st, cwd);
+	h->outdir = str_add(&st, m->outdir ? m->outdir : "");
+	h->start_ns = m->start_ns;
+	h->end_ns = m->end_ns;
+	h->start_wall_ns = m->start_wall_ns;
+	h->exit_status = m->exit_status;
+	h->term_signal = m->term_signal;
+	h->clock_kind = LOG_CLOCK_NS;
+	uint64_t ks_stats[KS_NSTATS];
+	ks_read_stats(ks, ks_stats);
+	h->events_dropped = ks_stats[KS_STAT_EVENT_DROPS] + user_drops;
+	h->kernel_table_full = ks_stats[KS_STAT_FILES_FULL] + ks_stats[KS_STAT_PATHS_FULL] +
+			       ks_stats[KS_STAT_AGG_FULL] + ks_stats[KS_STAT_PIDS_FULL];
+	h->kernel_layers = ks->layers;
+	if (h->kernel_table_full)
+		h->flags |= LOG_F_OVERFLOW;
+	if (!st.buf) {
+		free(buf);
+		snprintf(err, errlen, "%s: out of memory", dst);
+		return -ENOMEM;
+	}
+	/* the writer takes a live-style layout: records then strings in one buffer */
+	size_t rec_bytes = (size_t)nrec * sizeof(struct log_record);
+	char *all = realloc(buf, LOG_HEADER_SIZE + rec_bytes + st.used);
+	if (!all) {
+		free(buf);
+		free(st.buf);
+		snprintf(err, errlen, "%s: out of memory", dst);
+		return -ENOMEM;
+	}
+	buf = all;
+	h = (struct log_header *)buf;
+	memcpy(buf + LOG_HEADER_SIZE + rec_bytes, st.buf, st.used);
+	h->string_used = (uint32_t)st.used;
+	h->nsections = 2;
+	h->sections[0] = (struct log_section){LOG_SEC_RECORDS, 0, LOG_HEADER_SIZE, rec_bytes, nrec};
+	h->sections[1] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE + rec_bytes, st.used, st.used};
+	free(st.buf);
+	r = log_write_final_events(buf, LOG_HEADER_SIZE + rec_bytes + h->string_used, NULL, dst, 0, events_fd,
+				   nevents, err, errlen);
+	free(buf);
+	return r;
+}

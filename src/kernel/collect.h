@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* The kernel log: the session's maps written as a log in the common format (collect.c). */
+#ifndef IOSTRATA_KERNEL_COLLECT_H
+#define IOSTRATA_KERNEL_COLLECT_H
+
+#include "kernel/session.h"
+
+struct ks_log_meta {
+	pid_t pid;            /* the traced command's pid (0 system-wide) */
+	const char *exe, *job, *outdir;
+	int argc;
+	char **argv;
+	uint64_t start_ns, end_ns, start_wall_ns; /* CLOCK_MONOTONIC, CLOCK_REALTIME */
+	int exit_status, term_signal;
+};
+
+struct ks_rec {
+	struct ks_file_key key;
+	struct ks_file_val val;
+};
+
+/* Every `files` entry (malloc'd array in *out). */
+int ks_records(const struct ks_session *ks, struct ks_rec **out, size_t *n);
+int ks_records_fd(int files_fd, struct ks_rec **out, size_t *n);
+int ks_lookup_path_fd(int paths_fd, uint64_t dev, uint64_t ino, struct ks_path_val *out);
+/* The path the kernel resolved for (dev, ino); -1 if none. */
+int ks_lookup_path(const struct ks_session *ks, uint64_t dev, uint64_t ino, struct ks_path_val *out);
+/* "vda", "loop3" ... from /sys/dev/block, else "M:m". */
+void ks_device_name(uint64_t dev, char *out, size_t len);
+/* Write the kernel log to dst (atomically); events from events_fd (-1: none). */
+int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_log_meta *m, int events_fd,
+		 uint64_t nevents, uint64_t user_drops, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * What every iostrata eBPF program shares: the maps (each object declares them; the loader
+ * makes all objects use the first one's, see session.c) and small helpers for filtering, file
+ * identity, aggregation and events. Included after vmlinux.h and the libbpf headers.
+ */
+#ifndef IOSTRATA_COMMON_BPF_H
+#define IOSTRATA_COMMON_BPF_H
+
+#include "kernel/kernel.h"
+
+#ifndef LOG_LAYER_SYSCALL /* the enum lives in format.h, which BPF cannot include */
+#define LOG_LAYER_MPIIO 3
+#define LOG_LAYER_SYSCALL 4
+#define LOG_LAYER_PAGECACHE 6
+#define LOG_LAYER_FS 7
+#define LOG_LAYER_BLOCK 8
+#endif
+#define LOG_E_WRITEBACK 1
+#define LOG_E_CACHE_MISS 2
+
+const volatile struct ks_filter cfg = {};
+
+/* tgid -> 1: the process tree being traced (when cfg.by_pid). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} tracked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_FILES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ks_file_key);
+	__type(value, struct ks_file_val);
+} files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_PATHS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ks_path_key);
+	__type(value, struct ks_path_val);
+} paths SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_INFLIGHT);
+	__type(key, __u32);
+	__type(value, struct ks_inflight);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KS_NSTATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} kstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, KS_RINGBUF_BYTES);
+} events SEC(".maps");
+
+/* Zero values to insert from (map values are too large for the 512-byte stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_file_val);
+} zero_file SEC(".maps");
+
+struct path_scratch {
+	char buf[2 * KS_PATH_MAX];
+	struct ks_path_val pv;
+	__u64 names[16]; /* d_name.name of each component, leaf first */
+	__u64 d, m;      /* walk position: dentry, mount */
+	__u32 n, pos;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_scratch);
+} scratch_path SEC(".maps");
+
+static __always_inline void ks_stat(__u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(&kstats, &slot);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+/* log2 bucket as log_hist_bucket(): 0 for 0, b for [2^(b-1), 2^b), capped at KS_HIST-1.
+ * A global function: the verifier checks it once and sees an unknown result at each call,
+ * instead of following its branches into everything after every call. */
+__noinline int ks_log2(__u64 v)
+{
+	if (!v)
+		return 0;
+	/* BPF has no count-leading-zeros instruction: a binary search for the top bit */
+	int b = 1;
+	if (v >= (1ULL << 32))
+		v >>= 32, b += 32;
+	if (v >= (1ULL << 16))
+		v >>= 16, b += 16;
+	if (v >= (1ULL << 8))
+		v >>= 8, b += 8;
+	if (v >= (1ULL << 4))
+		v >>= 4, b += 4;
+	if (v >= (1ULL << 2))
+		v >>= 2, b += 2;
+	if (v >= 2)
+		b += 1;
+	return b > KS_HIST - 1 ? KS_HIST - 1 : b;
+}
+
+static __always_inline __u32 ks_bucket(__u64 v)
+{
+	return (__u32)ks_log2(v) & (KS_HIST - 1);
+}
+
+/* The kernel's dev_t (major << 20 | minor) as glibc's makedev() encodes it for stat(2). */
+static __always_inline __u64 ks_udev(__u32 kdev)
+{
+	__u64 ma = kdev >> 20, mi = kdev & 0xfffff;
+	return ((ma & 0xfff) << 8) | ((ma & ~0xfffULL) << 32) | (mi & 0xff) | ((mi & ~0xffULL) << 12);
+}
+
+/* Is the current task one we trace? (The collector itself never is.) */
+static __always_inline bool ks_task_wanted(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (tgid == cfg.self_tgid)
+		return false;
+	if (cfg.cgroup_id && bpf_get_current_cgroup_id() != cfg.cgroup_id)
+		return false;
+	if (cfg.by_pid && !bpf_map_lookup_elem(&tracked, &tgid))
+		return false;
+	return true;
+}
+
+/* Work without a process context (writeback, eviction, completions): wanted when no process
+ * filter is set, or when the file is one a traced process touched (its name is in `paths`). */
+static __always_inline bool ks_inode_wanted(__u64 dev, __u64 ino)
+{
+	if (!cfg.by_pid && !cfg.cgroup_id)
+		return true;
+	struct ks_path_key k = {.dev = dev, .ino = ino};
+	return bpf_map_lookup_elem(&paths, &k) != NULL;
+}
+
+/* The aggregate of (pid, layer, dev, ino), created on first use; NULL (and counted) when full. */
+static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64 dev, __u64 ino)
+{
+	struct ks_file_key k = {.pid = pid, .layer = layer, .dev = dev, .ino = ino};
+	struct ks_file_val *v = bpf_map_lookup_elem(&files, &k);
+	if (v)
+		return v;
+	__u32 zero = 0;
+	struct ks_file_val *z = bpf_map_lookup_elem(&zero_file, &zero);
+	if (!z)
+		return NULL;
+	if (bpf_map_update_elem(&files, &k, z, BPF_NOEXIST) && !bpf_map_lookup_elem(&files, &k)) {
+		ks_stat(KS_STAT_FILES_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&files, &k);
+}
+
+#define KS_ADD(v, counter, n) __sync_fetch_and_add(&(v)->c[LOG_C_##counter], (n))
+
+static __always_inline void ks_max(__u64 *slot, __u64 val)
+{
+	if (*slot < val) /* a lost race keeps a value within one op of the maximum */
+		*slot = val;
+}
+
+static __always_inline void ks_first(__u64 *slot, __u64 t)
+{
+	if (!*slot || *slot > t)
+		*slot = t;
+}
+
+/* size and latency histograms; rw 0 = read, 1 = write */
+static __always_inline void ks_hist(struct ks_file_val *v, int rw, __u64 size, __u64 ns)
+{
+	__u32 b = ks_bucket(size), l = ks_bucket(ns);
+	if (rw)
+		rw = 1;
+	if (b < KS_HIST)
+		__sync_fetch_and_add(&v->size_hist[rw][b], 1);
+	if (l < KS_HIST)
+		__sync_fetch_and_add(&v->lat_hist[rw][l], 1);
+}
+
+static __always_inline void ks_emit(__u8 layer, __u8 op, __u16 flags, __u64 start, __u64 dur, __u64 dev,
+				    __u64 ino, __u64 off, __u64 size, __s64 result)
+{
+	if (!cfg.events)
+		return;
+	struct ks_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		ks_stat(KS_STAT_EVENT_DROPS);
+		return;
+	}
+	__u64 id = bpf_get_current_pid_tgid();
+	e->start_ns = start;
+	e->dur_ns = dur;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->layer = layer;
+	e->op = op;
+	e->flags = flags;
+	e->dev = (__u32)dev;
+	e->ino = ino;
+	e->offset = off;
+	e->size = size;
+	e->result = result;
+	bpf_ringbuf_submit(e, 0);
+	ks_stat(KS_STAT_EVENTS);
+}
+
+#endif

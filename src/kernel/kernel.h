@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the eBPF programs and their user-space loaders share: map keys and values, the event
+ * layout, the statistics slots and the filter settings. Included by *.bpf.c (after vmlinux.h)
+ * and by user space (after <linux/types.h>); it includes only the counter table.
+ *
+ * One map holds every per-file aggregate of every kernel layer: `files`, keyed by
+ * (pid, layer, dev, ino). The collector turns each entry into one log record of that layer, so
+ * the report reads kernel layers exactly as it reads the user layers. Per-device block totals
+ * are entries with pid 0 and ino 0.
+ */
+#ifndef IOSTRATA_KERNEL_KERNEL_H
+#define IOSTRATA_KERNEL_KERNEL_H
+
+#include "iostrata/counters.h"
+
+#define KS_HIST 32             /* log2 buckets, as LOG_HIST_BUCKETS */
+#define KS_MAX_FILES 16384     /* entries of `files` */
+#define KS_MAX_PATHS 16384     /* entries of `paths` */
+#define KS_MAX_AGG 4096        /* entries of `fsagg` and `pidagg` */
+#define KS_MAX_PIDS 8192       /* entries of `tracked` */
+#define KS_MAX_INFLIGHT 8192   /* threads inside a traced syscall at once */
+#define KS_PATH_MAX 256
+#define KS_FSTYPE_MAX 16
+#define KS_RINGBUF_BYTES (8u << 20)
+
+/* Slots of the `kstats` array: what the kernel side lost or refused, never silently. */
+enum ks_stat {
+	KS_STAT_EVENTS,        /* events written to the ring buffer */
+	KS_STAT_EVENT_DROPS,   /* events lost: ring buffer full */
+	KS_STAT_FILES_FULL,    /* `files` was full: an aggregate was not recorded */
+	KS_STAT_PATHS_FULL,    /* `paths` was full: a file keeps no name */
+	KS_STAT_AGG_FULL,      /* `fsagg` or `pidagg` was full */
+	KS_STAT_INFLIGHT_FULL, /* a syscall could not be timed: too many threads inside one */
+	KS_STAT_PIDS_FULL,     /* a forked child could not be followed: `tracked` full */
+	KS_STAT_BLOCK_UNMATCHED, /* block completions without a matching issue */
+	KS_NSTATS
+};
+
+/* `files`: one log record per key. dev is a dev_t as stat(2) reports it (glibc makedev). */
+struct ks_file_key {
+	__u32 pid;   /* tgid; 0 for device totals and context-free work (writeback, eviction) */
+	__u16 layer; /* enum log_layer */
+	__u16 pad;
+	__u64 dev;
+	__u64 ino;   /* 0 for per-device block totals */
+};
+
+struct ks_file_val {
+	__u64 c[LOG_NCOUNTERS];      /* the log record's counters; times in ns */
+	__u64 size_hist[2][KS_HIST]; /* [0] reads, [1] writes: log2 of bytes */
+	__u64 lat_hist[2][KS_HIST];  /* [0] reads, [1] writes: log2 of ns */
+};
+
+/* `paths`: the name of a file, resolved in the kernel when the syscall layer first meets it. */
+struct ks_path_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+struct ks_path_val {
+	char path[KS_PATH_MAX]; /* absolute in the opener's mount namespace; "" if unresolved */
+	char fstype[KS_FSTYPE_MAX];
+	__u32 mnt_id;           /* as in /proc/PID/mountinfo's first column */
+	__u32 truncated;        /* 1 when the walk stopped before the root */
+};
+
+/* `fsagg` (seed 000's maps): per (fs type, mount, op, log2 size) count, bytes, time, latency. */
+struct ks_agg_key {
+	char fstype[KS_FSTYPE_MAX];
+	__u32 mnt_id;
+	__u16 op;     /* enum log_op */
+	__u16 bucket; /* log2 of the size, as the histograms */
+};
+
+/* `pidagg`: per (pid, op). */
+struct ks_pid_key {
+	__u32 pid;
+	__u32 op;
+};
+
+struct ks_agg_val {
+	__u64 count;
+	__u64 bytes;
+	__u64 time_ns;
+	__u64 errors;
+	__u64 lat_hist[KS_HIST];
+};
+
+/* An event in the ring buffer: the log's struct log_event, field for field. */
+struct ks_event {
+	__u64 start_ns;
+	__u64 dur_ns;
+	__s32 pid, tid;
+	__u8 layer;
+	__u8 op;
+	__u16 flags;
+	__u32 dev;
+	__u64 ino;
+	__u64 offset;
+	__u64 size;
+	__s64 result;
+};
+
+/* The thread's current syscall, kept from sys_enter to sys_exit (`inflight`, keyed by tid).
+ * The page-cache program adds the pages it sees read in while a read is in flight. */
+struct ks_inflight {
+	__u64 start_ns;
+	__u64 dev, ino;
+	__u64 arg_size;   /* bytes asked for */
+	__u64 offset;     /* explicit offset (pread ...) or the file position at entry */
+	__u32 nr;         /* syscall number */
+	__s32 fd;
+	__u32 pages_in;   /* pages added to the cache under this call */
+	__u32 tracked_file; /* 1 when dev/ino are known */
+	__u32 mnt_id;
+	__u32 has_src;    /* copy_file_range/sendfile: dev2/ino2 is the source */
+	__u64 dev2, ino2;
+	char fstype[KS_FSTYPE_MAX];
+};
+
+/* Kernel-side filters, set once by the loader (read-only data of every program). */
+struct ks_filter {
+	__u32 by_pid;      /* only processes in `tracked` (and their children, followed at fork) */
+	__u32 self_tgid;   /* never trace the collector itself */
+	__u64 cgroup_id;   /* 0, or only tasks in this cgroup (v2) */
+	__u64 dev;         /* 0, or only files on this device (dev_t) */
+	__u64 ino;         /* 0, or only this inode (a file, or a directory: files below it) */
+	char fstype[KS_FSTYPE_MAX]; /* "", or only this filesystem type */
+	__u32 events;      /* 1: write events to the ring buffer */
+	__u32 pad;
+};
+
+#endif

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel-layer session (see session.h). Every layer's eBPF object declares the shared maps
+ * (common.bpf.h); the first object loaded creates them and every later object reuses them, so one
+ * `files` map holds all layers' aggregates and one ring buffer all events.
+ */
+#include "kernel/session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kernel/block.h"
+#include "kernel/fs.h"
+#include "kernel/mpiio.h"
+#include "kernel/pagecache.h"
+#include "kernel/syscall.h"
+#include "kernel/vfs.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define BPFFS "/sys/fs/bpf"
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC 0x74726163
+#endif
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("IOSTRATA_BPF_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	if (level == LIBBPF_DEBUG && getenv("IOSTRATA_BPF_DEBUG") && atoi(getenv("IOSTRATA_BPF_DEBUG")) > 1)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int have_caps(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {{0}};
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 0;
+	/* CAP_PERFMON 38, CAP_BPF 39: both in the second word */
+	uint32_t eff = d[1].effective;
+	return (eff & (1u << (38 - 32))) && (eff & (1u << (39 - 32)));
+}
+
+static int on_fs(const char *path, unsigned long magic)
+{
+	struct statfs s;
+	return statfs(path, &s) == 0 && (unsigned long)s.f_type == magic;
+}
+
+int ks_check_env(char *err, size_t errlen)
+{
+	int root = geteuid() == 0;
+	if (!root && !have_caps()) {
+		snprintf(err, errlen, "the kernel layer needs root or CAP_BPF+CAP_PERFMON (run as root, or "
+				      "`setcap cap_bpf,cap_perfmon+ep` on the iostrata binary)");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
+		snprintf(err, errlen, "the kernel has no BTF (/sys/kernel/btf/vmlinux: %s); the kernel layer "
+				      "needs a kernel built with CONFIG_DEBUG_INFO_BTF=y", strerror(errno));
+		return -ENOTSUP;
+	}
+	if (!on_fs(TRACEFS, TRACEFS_MAGIC)) {
+		if (!root || mount("tracefs", TRACEFS, "tracefs", 0, NULL) < 0) {
+			snprintf(err, errlen, "tracefs is not mounted (%s); as root: mount -t tracefs tracefs %s",
+				 root ? strerror(errno) : "not root", TRACEFS);
+			return -ENOENT;
+		}
+	}
+	/* Map memory is charged to the memory cgroup on this kernel; older kernels count it
+	 * against RLIMIT_MEMLOCK, so raise that when allowed (failure is not fatal). */
+	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+	libbpf_set_print(libbpf_quiet);
+	return 0;
+}
+
+void ks_note_missing(struct ks_session *ks, const char *fmt, ...)
+{
+	size_t used = strlen(ks->missing);
+	if (used + 4 >= sizeof ks->missing)
+		return;
+	if (used)
+		used += (size_t)snprintf(ks->missing + used, sizeof ks->missing - used, "; ");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ks->missing + used, sizeof ks->missing - used, fmt, ap);
+	va_end(ap);
+}
+
+int ks_have_tracepoint(struct ks_session *ks, const char *category, const char *name)
+{
+	if (!category) {
+		char tn[160];
+		snprintf(tn, sizeof tn, "btf_trace_%s", name);
+		return ks->vmlinux && btf__find_by_name_kind(ks->vmlinux, tn, BTF_KIND_TYPEDEF) > 0;
+	}
+	char p[256];
+	snprintf(p, sizeof p, TRACEFS "/events/%s/%s", category, name);
+	return access(p, F_OK) == 0;
+}
+
+int ks_map_fd(const struct ks_session *ks, const char *name)
+{
+	for (int i = 0; i < ks->nmaps; i++)
+		if (!strcmp(ks->maps[i].name, name))
+			return ks->maps[i].fd;
+	return -1;
+}
+
+/* Is the program's attach point present? Disables (and notes) it when not. */
+static void check_program(struct ks_session *ks, struct bpf_program *p)
+{
+	const char *sec = bpf_program__section_name(p);
+	char cat[64] = "", name[128] = "";
+	int ok = 1;
+	if (!strncmp(sec, "tp_btf/", 7)) {
+		ok = ks_have_tracepoint(ks, NULL, sec + 7);
+	} else if (!strncmp(sec, "tracepoint/", 11) || !strncmp(sec, "tp/", 3)) {
+		const char *s = strchr(sec, '/') + 1;
+		if (sscanf(s, "%63[^/]/%127s", cat, name) == 2)
+			ok = ks_have_tracepoint(ks, cat, name);
+	} else if (!strncmp(sec, "raw_tp/", 7) || !strncmp(sec, "raw_tracepoint/", 15)) {
+		ok = ks_have_tracepoint(ks, NULL, strchr(sec, '/') + 1);
+	}
+	if (!ok) {
+		bpf_program__set_autoload(p, false);
+		ks_note_missing(ks, "%s: no such tracepoint in this kernel", sec);
+	}
+}
+
+int ks_before_load(struct ks_session *ks, struct bpf_object *obj)
+{
+	struct bpf_map *m;
+	bpf_object__for_each_map(m, obj) {
+		int fd = ks_map_fd(ks, bpf_map__name(m));
+		if (fd >= 0) {
+			int r = bpf_map__reuse_fd(m, fd);
+			if (r < 0)
+				return r;
+		}
+	}
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, obj) {
+		if (bpf_program__autoload(p))
+			check_program(ks, p);
+	}
+	return 0;
+}
+
+int ks_after_load(struct ks_session *ks, struct bpf_object *obj, unsigned layer)
+{
+	struct bpf_map *m;
+	bpf_object__for_each_map(m, obj) {
+		const char *n = bpf_map__name(m);
+		if (strchr(n, '.') || ks_map_fd(ks, n) >= 0 || ks->nmaps >= KS_MAX_MAPS)
+			continue;
+		int fd = fcntl(bpf_map__fd(m), F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return -errno;
+		snprintf(ks->maps[ks->nmaps].name, sizeof ks->maps[ks->nmaps].name, "%s", n);
+		ks->maps[ks->nmaps++].fd = fd;
+	}
+	int attached = 0;
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, obj) {
+		if (!bpf_program__autoload(p) || ks->nlinks >= KS_MAX_LINKS)
+			continue;
+		struct bpf_link *l = bpf_program__attach(p);
+		if (!l) {
+			ks_note_missing(ks, "%s: cannot attach: %s", bpf_program__section_name(p), strerror(errno));
+			continue;
+		}
+		ks->link_names[ks->nlinks] = strdup(bpf_program__name(p));
+		ks->links[ks->nlinks++] = l;
+		attached++;
+	}
+	if (attached && layer)
+		ks->layers |= 1u << layer;
+	return attached;
+}
+
+int ks_track_pid(struct ks_session *ks, pid_t pid)
+{
+	int fd = ks_map_fd(ks, "tracked");
+	__u32 k = (__u32)pid;
+	__u8 one = 1;
+	if (fd < 0)
+		return -ENOENT;
+	return bpf_map_update_elem(fd, &k, &one, BPF_ANY) < 0 ? -errno : 0;
+}
+
+struct layer_loader {
+	unsigned layer;
+	int (*load)(struct ks_session *, char *, size_t);
+	const char *what;
+};
+
+int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t errlen)
+{
+	memset(ks, 0, sizeof *ks);
+	ks->opt = *o;
+	int r = ks_check_env(err, errlen);
+	if (r < 0)
+		return r;
+	ks->vmlinux = btf__load_vmlinux_btf();
+	if (!ks->vmlinux) {
+		r = -errno;
+		snprintf(err, errlen, "cannot read the kernel's BTF: %s", strerror(-r));
+		return r;
+	}
+	r = ks_syscall_load(ks, err, errlen);
+	if (r < 0) {
+		ks_close(ks);
+		return r;
+	}
+	static const struct layer_loader more[] = {
+		{LOG_LAYER_PAGECACHE, ks_pagecache_load, "page-cache layer"},
+		{LOG_LAYER_FS, ks_fs_load, "filesystem layer"},
+		{LOG_LAYER_BLOCK, ks_block_load, "block layer"},
+		{LOG_LAYER_MPIIO, ks_mpiio_load, "MPI-IO uprobes"},
+	};
+	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+		if (o->layers && !(o->layers & (1u << more[i].layer)))
+			continue;
+		char e[512] = "";
+		if (more[i].load(ks, e, sizeof e) < 0)
+			ks_note_missing(ks, "%s: %s", more[i].what, e);
+	}
+	if (o->optional_vfs) {
+		char e[512] = "";
+		if (ks_vfs_load(ks, e, sizeof e) < 0)
+			ks_note_missing(ks, "optional VFS probe set: %s", e);
+	}
+	return 0;
+}
+
+void ks_close(struct ks_session *ks)
+{
+	if (ks->rb)
+		ring_buffer__free(ks->rb);
+	ks->rb = NULL;
+	for (int i = 0; i < ks->nlinks; i++) {
+		bpf_link__destroy(ks->links[i]);
+		free(ks->link_names[i]);
+	}
+	ks->nlinks = 0;
+	ks_mpiio_destroy(ks);
+	ks_vfs_destroy(ks);
+	ks_block_destroy(ks);
+	ks_fs_destroy(ks);
+	ks_pagecache_destroy(ks);
+	ks_syscall_destroy(ks);
+	for (int i = 0; i < ks->nmaps; i++)
+		close(ks->maps[i].fd);
+	ks->nmaps = 0;
+	btf__free(ks->vmlinux);
+	ks->vmlinux = NULL;
+}
+
+int ks_pin(struct ks_session *ks, const char *dir, char *err, size_t errlen)
+{
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!on_fs(dir, BPF_FS_MAGIC)) {
+		if (!strncmp(dir, BPFFS "/", sizeof BPFFS) && !on_fs(BPFFS, BPF_FS_MAGIC) && geteuid() == 0 &&
+		    mount("bpf", BPFFS, "bpf", 0, NULL) == 0 && (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
+		    on_fs(dir, BPF_FS_MAGIC))
+			goto ok;
+		snprintf(err, errlen, "%s is not on a BPF filesystem (as root: mount -t bpf bpf %s, and pin "
+				      "under it)", dir, BPFFS);
+		return -EINVAL;
+	}
+ok:
+	for (int i = 0; i < ks->nmaps; i++) {
+		char p[4200];
+		snprintf(p, sizeof p, "%s/%s", dir, ks->maps[i].name);
+		unlink(p);
+		if (bpf_obj_pin(ks->maps[i].fd, p) < 0) {
+			int e = errno;
+			snprintf(err, errlen, "%s: cannot pin: %s", p, strerror(e));
+			return -e;
+		}
+	}
+	return 0;
+}
+
+static int rb_event(void *ctx, void *data, size_t size)
+{
+	struct ks_session *ks = ctx;
+	if (size < sizeof(struct log_event))
+		return 0;
+	return ks->on_event ? ks->on_event(ks->event_ctx, data) : 0;
+}
+
+_Static_assert(sizeof(struct ks_event) == sizeof(struct log_event), "ks_event is log_event");
+
+int ks_events_open(struct ks_session *ks, int (*cb)(void *ctx, const struct log_event *e), void *ctx, char *err,
+		   size_t errlen)
+{
+	int fd = ks_map_fd(ks, "events");
+	if (fd < 0) {
+		snprintf(err, errlen, "no event ring buffer");
+		return -ENOENT;
+	}
+	ks->on_event = cb;
+	ks->event_ctx = ctx;
+	ks->rb = ring_buffer__new(fd, rb_event, ks, NULL);
+	if (!ks->rb) {
+		int e = errno;
+		snprintf(err, errlen, "cannot open the event ring buffer: %s", strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int ks_events_poll(struct ks_session *ks, int timeout_ms)
+{
+	if (!ks->rb)
+		return 0;
+	int n = ring_buffer__poll(ks->rb, timeout_ms);
+	return n == -EINTR ? 0 : n;
+}
+
+int ks_read_stats(const struct ks_session *ks, uint64_t out[KS_NSTATS])
+{
+	int fd = ks_map_fd(ks, "kstats");
+	memset(out, 0, sizeof(uint64_t) * KS_NSTATS);
+	if (fd < 0)
+		return -ENOENT;
+	for (__u32 i = 0; i < KS_NSTATS; i++)
+		bpf_map_lookup_elem(fd, &i, &out[i]);
+	return 0;
+}

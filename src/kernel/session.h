@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A kernel-layer session: the environment checks (privileges, BTF, tracefs, bpffs), the eBPF
+ * programs of every layer loaded into one set of shared maps, the process-tree filter, the event
+ * ring buffer, pinning, statistics. The per-layer loaders (syscall.c, pagecache.c, fs.c, block.c,
+ * mpiio.c) use the ks_before_load/ks_after_load pair; everything else uses ks_open/ks_close.
+ */
+#ifndef IOSTRATA_KERNEL_SESSION_H
+#define IOSTRATA_KERNEL_SESSION_H
+
+#include <linux/types.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "iostrata/format.h"
+#include "kernel/kernel.h"
+
+struct bpf_object;
+struct bpf_link;
+struct btf;
+struct ring_buffer;
+
+struct ks_options {
+	struct ks_filter filter;
+	uint32_t layers;     /* bits (1 << LOG_LAYER_x) to load; 0 = every kernel layer */
+	int optional_vfs;    /* also try the kprobe/fentry probe set (vfs.c) */
+};
+
+#define KS_MAX_LINKS 96
+#define KS_MAX_MAPS 32
+
+struct ks_session {
+	struct ks_options opt;
+	struct btf *vmlinux;
+	struct {
+		char name[32];
+		int fd;
+	} maps[KS_MAX_MAPS];
+	int nmaps;
+	struct bpf_link *links[KS_MAX_LINKS];
+	char *link_names[KS_MAX_LINKS];
+	int nlinks;
+	void *skel[8];       /* per-layer skeletons, owned by their loaders */
+	uint32_t layers;     /* bits (1 << LOG_LAYER_x) with at least one probe attached */
+	char missing[4096];  /* "probe: reason; ..." for what could not be attached */
+	struct ring_buffer *rb;
+	int (*on_event)(void *ctx, const struct log_event *e);
+	void *event_ctx;
+};
+
+/* Can this process load tracing programs? Mounts tracefs and the BPF filesystem when root and
+ * they are missing. 0, or -errno and one line saying exactly what is missing. */
+int ks_check_env(char *err, size_t errlen);
+
+/* Load and attach every wanted layer. The syscall layer is required; another layer that cannot
+ * load is noted in ks->missing and the rest carries on. */
+int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t errlen);
+void ks_close(struct ks_session *ks);
+
+/* Add a process to the traced tree (its children follow at fork). */
+int ks_track_pid(struct ks_session *ks, pid_t pid);
+
+/* File descriptor of a shared map by name ("files", "paths", "fsagg" ...), or -1. */
+int ks_map_fd(const struct ks_session *ks, const char *name);
+
+/* Pin every shared map as DIR/<name> (DIR must be on a BPF filesystem). */
+int ks_pin(struct ks_session *ks, const char *dir, char *err, size_t errlen);
+
+/* Events: call cb for each ring-buffer event; poll up to timeout_ms. */
+int ks_events_open(struct ks_session *ks, int (*cb)(void *ctx, const struct log_event *e), void *ctx,
+		   char *err, size_t errlen);
+int ks_events_poll(struct ks_session *ks, int timeout_ms);
+
+/* The kstats array (what the kernel side lost). */
+int ks_read_stats(const struct ks_session *ks, uint64_t out[KS_NSTATS]);
+
+/* For the layer loaders. */
+int ks_before_load(struct ks_session *ks, struct bpf_object *obj);
+int ks_after_load(struct ks_session *ks, struct bpf_object *obj, unsigned layer);
+void ks_note_missing(struct ks_session *ks, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Does the running kernel have this tracepoint ("block/block_rq_issue" or a BTF one "block_rq_issue")? */
+int ks_have_tracepoint(struct ks_session *ks, const char *category, const char *name);
+
+#endif

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The syscall layer: enter and exit of the file I/O system calls, for every thread the filters
+ * let through, with the file's identity read from the kernel's own structures (the descriptor's
+ * struct file: inode, device, filesystem type, mount). Seeds 000 and 004.
+ *
+ * One BTF tracepoint pair on raw_syscalls covers all calls, so a statically linked program, a raw
+ * syscall() and a call made inside libc are all seen. Per call: one task-local slot (no hash
+ * insert), one `files` aggregate, one `fsagg` and one `pidagg` bucket, and an event when asked.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "kernel/common.bpf.h"
+#include "kernel/syscall.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
+#define PATH_DEPTH 16
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ks_inflight);
+} task_call SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_AGG);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ks_agg_key);
+	__type(value, struct ks_agg_val);
+} fsagg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_AGG);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ks_pid_key);
+	__type(value, struct ks_agg_val);
+} pidagg SEC(".maps");
+
+
+#define KIND(o, fd, sz, off, fd2, r) {.op = o, .fd_arg = fd, .size_arg = sz, .off_arg = off, .fd2_arg = fd2, .rw = r}
+/* Indexed by syscall number. A table rather than a switch: the verifier then sees one unknown
+ * kind instead of exploring the whole program once per system call. */
+const struct call_kind kinds[KS_NR_MAX] = {
+	[KS_NR_read] = KIND(LOG_OP_READ, 0, 2, NO_ARG, NO_ARG, 1),
+	[KS_NR_write] = KIND(LOG_OP_WRITE, 0, 2, NO_ARG, NO_ARG, 2),
+	[KS_NR_pread64] = KIND(LOG_OP_READ, 0, 2, 3, NO_ARG, 1),
+	[KS_NR_pwrite64] = KIND(LOG_OP_WRITE, 0, 2, 3, NO_ARG, 2),
+	[KS_NR_readv] = KIND(LOG_OP_READ, 0, NO_ARG, NO_ARG, NO_ARG, 1),
+	[KS_NR_writev] = KIND(LOG_OP_WRITE, 0, NO_ARG, NO_ARG, NO_ARG, 2),
+	[KS_NR_preadv] = KIND(LOG_OP_READ, 0, NO_ARG, 3, NO_ARG, 1),
+	[KS_NR_pwritev] = KIND(LOG_OP_WRITE, 0, NO_ARG, 3, NO_ARG, 2),
+	[KS_NR_preadv2] = KIND(LOG_OP_READ, 0, NO_ARG, 3, NO_ARG, 1),
+	[KS_NR_pwritev2] = KIND(LOG_OP_WRITE, 0, NO_ARG, 3, NO_ARG, 2),
+	[KS_NR_open] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_creat] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_openat] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_openat2] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_close] = KIND(LOG_OP_CLOSE, 0, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_lseek] = KIND(LOG_OP_SEEK, 0, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_fsync] = KIND(LOG_OP_SYNC, 0, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_fdatasync] = KIND(LOG_OP_SYNC, 0, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_sync_file_range] = KIND(LOG_OP_SYNC, 0, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_mmap] = KIND(LOG_OP_MMAP, 4, 1, NO_ARG, NO_ARG, 0),
+	[KS_NR_msync] = KIND(LOG_OP_MSYNC, NO_ARG, 1, NO_ARG, NO_ARG, 0),
+	[KS_NR_copy_file_range] = KIND(LOG_OP_COPY, 2, 4, NO_ARG, 0, 0),
+	[KS_NR_sendfile] = KIND(LOG_OP_SENDFILE, 0, 3, NO_ARG, 1, 0),
+	[KS_NR_io_uring_enter] = KIND(LOG_OP_URING, 0, NO_ARG, NO_ARG, NO_ARG, 0),
+};
+
+static __always_inline bool classify(long nr, struct call_kind *k)
+{
+	if (nr < 0 || nr >= KS_NR_MAX)
+		return false;
+	*k = kinds[nr];
+	return k->op != 0;
+}
+
+static __always_inline __u64 arg_of(struct pt_regs *regs, __u32 i)
+{
+	switch (i) {
+	case 0:
+		return BPF_CORE_READ(regs, di);
+	case 1:
+		return BPF_CORE_READ(regs, si);
+	case 2:
+		return BPF_CORE_READ(regs, dx);
+	case 3:
+		return BPF_CORE_READ(regs, r10);
+	case 4:
+		return BPF_CORE_READ(regs, r8);
+	case 5:
+		return BPF_CORE_READ(regs, r9);
+	}
+	return 0;
+}
+
+static __always_inline struct file *fd_file(int fd)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	if (!fdt || fd < 0 || (unsigned)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	struct file **arr = BPF_CORE_READ(fdt, fd);
+	struct file *f = NULL;
+	bpf_probe_read_kernel(&f, sizeof f, &arr[fd]);
+	return f;
+}
+
+struct ident {
+	__u64 dev, ino, pos;
+	__u32 mnt_id;
+	char fstype[KS_FSTYPE_MAX];
+};
+
+/* Is the dentry, or one of its ancestors within PATH_DEPTH, the inode cfg.ino? */
+static __always_inline bool under_ino(struct dentry *d)
+{
+	for (int i = 0; i < PATH_DEPTH; i++) {
+		if (!d)
+			return false;
+		if (BPF_CORE_READ(d, d_inode, i_ino) == cfg.ino)
+			return true;
+		struct dentry *p = BPF_CORE_READ(d, d_parent);
+		if (p == d)
+			return false;
+		d = p;
+	}
+	return false;
+}
+
+/* Identity of a file worth tracing (regular file or block device, passing the filters); false
+ * otherwise. `any` accepts every kind of file (the io_uring descriptor). */
+static __always_inline bool identify(struct file *f, struct ident *id, bool any)
+{
+	if (!f)
+		return false;
+	struct inode *in = BPF_CORE_READ(f, f_inode);
+	__u16 mode = BPF_CORE_READ(in, i_mode) & S_IFMT;
+	if (!any && mode != S_IFREG && mode != S_IFBLK)
+		return false;
+	id->ino = BPF_CORE_READ(in, i_ino);
+	id->dev = ks_udev(BPF_CORE_READ(in, i_sb, s_dev));
+	if (cfg.dev && id->dev != cfg.dev)
+		return false;
+	id->pos = BPF_CORE_READ(f, f_pos);
+	const char *name = BPF_CORE_READ(in, i_sb, s_type, name);
+	bpf_probe_read_kernel_str(id->fstype, sizeof id->fstype, name);
+	if (cfg.fstype[0]) {
+		for (int i = 0; i < KS_FSTYPE_MAX; i++) {
+			if (id->fstype[i] != cfg.fstype[i])
+				return false;
+			if (!id->fstype[i])
+				break;
+		}
+	}
+	struct vfsmount *vm = BPF_CORE_READ(f, f_path.mnt);
+	struct mount *m = container_of(vm, struct mount, mnt);
+	id->mnt_id = BPF_CORE_READ(m, mnt_id);
+	if (cfg.ino && id->ino != cfg.ino && !under_ino(BPF_CORE_READ(f, f_path.dentry)))
+		return false;
+	return true;
+}
+
+static __always_inline struct path_scratch *scratch(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&scratch_path, &zero);
+}
+
+/* One step up from sp->d: to the parent dentry, or across a mount to where it is mounted. */
+static long walk_up(__u32 i, void *ctx)
+{
+	struct path_scratch *sp = scratch();
+	if (!sp)
+		return 1;
+	struct dentry *d = (struct dentry *)sp->d;
+	struct mount *m = (struct mount *)sp->m;
+	if (d == BPF_CORE_READ(m, mnt.mnt_root)) {
+		struct mount *parent = BPF_CORE_READ(m, mnt_parent);
+		if (parent == m || !parent) {
+			sp->pv.truncated = 0;
+			return 1;
+		}
+		sp->d = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
+		sp->m = (__u64)parent;
+		return 0;
+	}
+	struct dentry *p = BPF_CORE_READ(d, d_parent);
+	if (p == d) {
+		sp->pv.truncated = 0;
+		return 1;
+	}
+	if (sp->n >= PATH_DEPTH)
+		return 1;
+	sp->names[sp->n & (PATH_DEPTH - 1)] = (__u64)BPF_CORE_READ(d, d_name.name);
+	sp->n++;
+	sp->d = (__u64)p;
+	return 0;
+}
+
+/* Append component n-1-i: '/' and its name, read at an offset below 256 into the 512-byte buffer
+ * so that a read of up to 256 bytes always stays inside it. */
+static long write_one(__u32 i, void *ctx)
+{
+	struct path_scratch *sp = scratch();
+	if (!sp || i >= sp->n)
+		return 1;
+	if (sp->pos >= KS_PATH_MAX - 1) {
+		sp->pv.truncated = 1;
+		return 1;
+	}
+	__u32 j = (sp->n - 1 - i) & (PATH_DEPTH - 1);
+	sp->buf[sp->pos & (KS_PATH_MAX - 1)] = '/';
+	__u64 o = sp->pos + 1;
+	asm volatile("%0 &= 255" : "+r"(o)); /* KS_PATH_MAX - 1, kept where the verifier sees it */
+	long len = bpf_probe_read_kernel_str(&sp->buf[o], KS_PATH_MAX, (const void *)sp->names[j]);
+	if (len <= 0)
+		return 1;
+	sp->pos += len; /* len counts the NUL, which the next '/' replaces */
+	return 0;
+}
+
+/* Remember the file's absolute path, walking dentries and mounts up to the root; once per file. */
+static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32 mnt_id)
+{
+	struct ks_path_key pk = {.dev = dev, .ino = ino};
+	if (bpf_map_lookup_elem(&paths, &pk))
+		return;
+	struct path_scratch *sp = scratch();
+	if (!sp || !f)
+		return;
+	sp->d = (__u64)BPF_CORE_READ(f, f_path.dentry);
+	sp->m = (__u64)container_of(BPF_CORE_READ(f, f_path.mnt), struct mount, mnt);
+	sp->n = 0;
+	sp->pos = 0;
+	sp->pv.truncated = 1;
+	bpf_loop(2 * PATH_DEPTH, walk_up, NULL, 0);
+	bpf_loop(PATH_DEPTH, write_one, NULL, 0);
+	sp = scratch();
+	if (!sp)
+		return;
+	if (sp->pos == 0) {
+		sp->buf[0] = '/';
+		sp->buf[1] = 0;
+	} else if (sp->pos >= KS_PATH_MAX) {
+		sp->pv.truncated = 1;
+	}
+	bpf_probe_read_kernel(sp->pv.path, KS_PATH_MAX, sp->buf);
+	sp->pv.path[KS_PATH_MAX - 1] = 0;
+	const char *name = BPF_CORE_READ(f, f_inode, i_sb, s_type, name);
+	bpf_probe_read_kernel_str(sp->pv.fstype, KS_FSTYPE_MAX, name);
+	sp->pv.mnt_id = mnt_id;
+	if (bpf_map_update_elem(&paths, &pk, &sp->pv, BPF_NOEXIST) && !bpf_map_lookup_elem(&paths, &pk))
+		ks_stat(KS_STAT_PATHS_FULL);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (!cfg.by_pid)
+		return 0;
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&tracked, &ptgid))
+		return 0;
+	__u8 one = 1;
+	if (bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY))
+		ks_stat(KS_STAT_PIDS_FULL);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
+{
+	struct call_kind k;
+	if (!classify(nr, &k) || !ks_task_wanted())
+		return 0;
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c) {
+		ks_stat(KS_STAT_INFLIGHT_FULL);
+		return 0;
+	}
+	c->nr = 0; /* not valid until filled */
+	c->tracked_file = 0;
+	c->pages_in = 0;
+	c->dev = c->ino = 0;
+	c->arg_size = k.size_arg != NO_ARG ? arg_of(regs, k.size_arg) : 0;
+	c->offset = k.off_arg != NO_ARG ? arg_of(regs, k.off_arg) : (__u64)-1;
+	c->fd = k.fd_arg != NO_ARG ? (int)arg_of(regs, k.fd_arg) : -1;
+	if (k.fd_arg != NO_ARG) {
+		struct ident id = {};
+		if (!identify(fd_file(c->fd), &id, k.op == LOG_OP_URING))
+			return 0;
+		c->dev = id.dev;
+		c->ino = id.ino;
+		c->mnt_id = id.mnt_id;
+		__builtin_memcpy(c->fstype, id.fstype, KS_FSTYPE_MAX);
+		if (k.off_arg == NO_ARG || c->offset == (__u64)-1)
+			c->offset = id.pos;
+		c->tracked_file = 1;
+	}
+	c->has_src = 0;
+	if (k.fd2_arg != NO_ARG) { /* the source of a copy */
+		struct ident src = {};
+		if (identify(fd_file((int)arg_of(regs, k.fd2_arg)), &src, false)) {
+			c->has_src = 1;
+			c->dev2 = src.dev;
+			c->ino2 = src.ino;
+		}
+	}
+	c->nr = nr;
+	c->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline void agg(__u8 op, struct ks_inflight *c, __u64 bytes, __u64 dur, bool err)
+{
+	struct ks_agg_key ak = {.mnt_id = c->mnt_id, .op = op, .bucket = ks_bucket(bytes)};
+	__builtin_memcpy(ak.fstype, c->fstype, KS_FSTYPE_MAX);
+	struct ks_pid_key pk = {.pid = bpf_get_current_pid_tgid() >> 32, .op = op};
+	struct ks_agg_val zero = {}, *v;
+
+	for (int i = 0; i < 2; i++) {
+		v = i == 0 ? bpf_map_lookup_elem(&fsagg, &ak) : bpf_map_lookup_elem(&pidagg, &pk);
+		if (!v) {
+			if (i == 0 && !c->tracked_file)
+				continue;
+			if (i == 0)
+				bpf_map_update_elem(&fsagg, &ak, &zero, BPF_NOEXIST);
+			else
+				bpf_map_update_elem(&pidagg, &pk, &zero, BPF_NOEXIST);
+			v = i == 0 ? bpf_map_lookup_elem(&fsagg, &ak) : bpf_map_lookup_elem(&pidagg, &pk);
+			if (!v) {
+				ks_stat(KS_STAT_AGG_FULL);
+				continue;
+			}
+		}
+		__sync_fetch_and_add(&v->count, 1);
+		__sync_fetch_and_add(&v->bytes, bytes);
+		__sync_fetch_and_add(&v->time_ns, dur);
+		if (err)
+			__sync_fetch_and_add(&v->errors, 1);
+		__sync_fetch_and_add(&v->lat_hist[ks_bucket(dur) & (KS_HIST - 1)], 1);
+	}
+}
+
+/* Counters of one finished read or write on a file record. */
+static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start, __u64 end, __u64 off, long ret)
+{
+	__u64 dur = end - start;
+	if (rw == 1) {
+		KS_ADD(v, READS, 1);
+		KS_ADD(v, TIME_READ, dur);
+		ks_first(&v->c[LOG_C_READ_FIRST], start);
+		ks_max(&v->c[LOG_C_READ_LAST], end);
+		if (ret < 0) {
+			KS_ADD(v, ERR_READS, 1);
+			return;
+		}
+		KS_ADD(v, BYTES_READ, ret);
+		if (off != (__u64)-1)
+			ks_max(&v->c[LOG_C_MAX_READ_END], off + ret);
+		if (dur > v->c[LOG_C_SLOWEST_READ_TIME]) {
+			v->c[LOG_C_SLOWEST_READ_TIME] = dur;
+			v->c[LOG_C_SLOWEST_READ_SIZE] = ret;
+		}
+		ks_hist(v, 0, ret, dur);
+	} else {
+		KS_ADD(v, WRITES, 1);
+		KS_ADD(v, TIME_WRITE, dur);
+		ks_first(&v->c[LOG_C_WRITE_FIRST], start);
+		ks_max(&v->c[LOG_C_WRITE_LAST], end);
+		if (ret < 0) {
+			KS_ADD(v, ERR_WRITES, 1);
+			return;
+		}
+		KS_ADD(v, BYTES_WRITTEN, ret);
+		if (off != (__u64)-1)
+			ks_max(&v->c[LOG_C_MAX_WRITE_END], off + ret);
+		if (dur > v->c[LOG_C_SLOWEST_WRITE_TIME]) {
+			v->c[LOG_C_SLOWEST_WRITE_TIME] = dur;
+			v->c[LOG_C_SLOWEST_WRITE_SIZE] = ret;
+		}
+		ks_hist(v, 1, ret, dur);
+	}
+}
+
+struct vma_ctx {
+	__u64 dev, ino;
+};
+
+static long vma_file(struct task_struct *task, struct vm_area_struct *vma, struct vma_ctx *ctx)
+{
+	struct file *f = vma->vm_file;
+	if (f) {
+		ctx->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		ctx->dev = ks_udev(BPF_CORE_READ(f, f_inode, i_sb, s_dev));
+	}
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
+{
+	long nr = BPF_CORE_READ(regs, orig_ax);
+	struct call_kind k;
+	if (!classify(nr, &k))
+		return 0;
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
+	if (!c || c->nr != nr)
+		return 0;
+	c->nr = 0;
+	__u64 end = bpf_ktime_get_ns(), start = c->start_ns, dur = end - start;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	bool err = ret < 0;
+
+	if (k.op == LOG_OP_OPEN && !err) {
+		struct file *f = fd_file((int)ret);
+		struct ident id = {};
+		if (identify(f, &id, false)) {
+			c->dev = id.dev;
+			c->ino = id.ino;
+			c->mnt_id = id.mnt_id;
+			__builtin_memcpy(c->fstype, id.fstype, KS_FSTYPE_MAX);
+			c->tracked_file = 1;
+			remember_path(f, id.dev, id.ino, id.mnt_id);
+		}
+	} else if (k.op == LOG_OP_MSYNC) {
+		struct vma_ctx vc = {};
+		bpf_find_vma(t, BPF_CORE_READ(regs, di), vma_file, &vc, 0);
+		if (vc.ino && (!cfg.dev || vc.dev == cfg.dev)) {
+			c->dev = vc.dev;
+			c->ino = vc.ino;
+			c->tracked_file = 1;
+		}
+	} else if (c->tracked_file && k.op != LOG_OP_CLOSE) {
+		struct file *f = fd_file(c->fd);
+		if (k.op != LOG_OP_URING && k.op != LOG_OP_COPY && k.op != LOG_OP_SENDFILE && f) {
+			struct ident id = {};
+			if (identify(f, &id, false))
+				remember_path(f, id.dev, id.ino, id.mnt_id); /* files opened before tracing began */
+		}
+	}
+	__u64 bytes = ret > 0 && (k.rw || k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE) ? ret : 0;
+	agg(k.op, c, bytes, dur, err);
+	if (c->tracked_file) {
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_SYSCALL, c->dev, c->ino);
+		if (v) {
+			switch (k.op) {
+			case LOG_OP_READ:
+			case LOG_OP_WRITE:
+				count_rw(v, k.rw, start, end, c->offset, ret);
+				break;
+			case LOG_OP_COPY:
+			case LOG_OP_SENDFILE:
+				count_rw(v, 2, start, end, (__u64)-1, ret);
+				break;
+			case LOG_OP_OPEN:
+				KS_ADD(v, OPENS, 1);
+				KS_ADD(v, TIME_META, dur);
+				ks_first(&v->c[LOG_C_OPEN_FIRST], start);
+				ks_max(&v->c[LOG_C_OPEN_LAST], end);
+				break;
+			case LOG_OP_CLOSE:
+				KS_ADD(v, CLOSES, 1);
+				KS_ADD(v, TIME_META, dur);
+				ks_first(&v->c[LOG_C_CLOSE_FIRST], start);
+				ks_max(&v->c[LOG_C_CLOSE_LAST], end);
+				if (err)
+					KS_ADD(v, ERR_META, 1);
+				break;
+			case LOG_OP_SEEK:
+				KS_ADD(v, SEEKS, 1);
+				KS_ADD(v, TIME_META, dur);
+				if (err)
+					KS_ADD(v, ERR_SEEKS, 1);
+				break;
+			case LOG_OP_SYNC:
+			case LOG_OP_MSYNC:
+				KS_ADD(v, FSYNCS, 1);
+				KS_ADD(v, TIME_META, dur);
+				if (err)
+					KS_ADD(v, ERR_SYNCS, 1);
+				break;
+			case LOG_OP_MMAP:
+				KS_ADD(v, MMAPS, 1);
+				KS_ADD(v, TIME_META, dur);
+				if (err)
+					KS_ADD(v, ERR_META, 1);
+				break;
+			default: /* io_uring_enter */
+				KS_ADD(v, META_OTHER, 1);
+				KS_ADD(v, TIME_META, dur);
+				if (err)
+					KS_ADD(v, ERR_META, 1);
+				break;
+			}
+			if (k.rw == 1 && !err) {
+				if (c->pages_in)
+					KS_ADD(v, CACHE_MISS_READS, 1);
+				else
+					KS_ADD(v, CACHE_HIT_READS, 1);
+			}
+		}
+		if ((k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE) && c->has_src) {
+			v = ks_file(pid, LOG_LAYER_SYSCALL, c->dev2, c->ino2);
+			if (v)
+				count_rw(v, 1, start, end, (__u64)-1, ret);
+		}
+	}
+	__u16 flags = k.rw == 1 && c->pages_in ? LOG_E_CACHE_MISS : 0;
+	ks_emit(LOG_LAYER_SYSCALL, k.op, flags, start, dur, c->dev, c->ino,
+		k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE ? (__u64)-1 : c->offset, c->arg_size, ret);
+	return 0;
+}

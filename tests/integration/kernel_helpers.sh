@@ -1,0 +1,62 @@
+# Helpers for the kernel-layer tests (source after lib.sh). The kernel layer needs root: without
+# it every test prints one "skip" line (a failure under CI=true, which runs as root).
+
+# kernel_ready: 0 when the kernel layer can run here; otherwise prints a skip line and returns 1.
+kernel_ready() {
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "kernel layer" "needs root (CI runs as root)"
+		return 1
+	fi
+	return 0
+}
+
+LOOPS=()
+MNTS=()
+kernel_cleanup() {
+	local m l
+	for m in "${MNTS[@]}"; do umount -l "$m" 2>/dev/null; done
+	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap kernel_cleanup EXIT
+
+# make_fs TYPE SIZE_MB: a fresh filesystem of TYPE (ext4, xfs) on its own loop device, mounted
+# under $T. Sets FS_DEV (/dev/loopN), FS_MNT and FS_DEVNUM (MAJOR:MINOR). A device of its own
+# means nothing else does I/O on it: block counts are the test's alone.
+make_fs() {
+	local type=$1 size=$2 img
+	img="$T/$type-$RANDOM.img"
+	truncate -s "${size}M" "$img" || return 1
+	case "$type" in
+	ext4) mkfs.ext4 -q -F "$img" >/dev/null 2>&1 || return 1 ;;
+	xfs) mkfs.xfs -q -f "$img" >/dev/null 2>&1 || return 1 ;;
+	*) return 1 ;;
+	esac
+	FS_DEV=$(losetup --find --show --direct-io=on "$img" 2>/dev/null || losetup --find --show "$img") || return 1
+	LOOPS+=("$FS_DEV")
+	FS_MNT="$T/mnt-$type-$RANDOM"
+	mkdir -p "$FS_MNT"
+	mount "$FS_DEV" "$FS_MNT" || return 1
+	MNTS+=("$FS_MNT")
+	FS_DEVNUM=$(lsblk -no MAJ:MIN "$FS_DEV" | tr -d ' ')
+	chmod 1777 "$FS_MNT"
+}
+
+# drop_caches: write back and drop the page cache, so the next read comes from the device.
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
+# kjq LOG FILTER: jq over `iostrata dump --json LOG`.
+kjq() {
+	"$IOSTRATA" dump --json "$1" | jq -r "$2"
+}
+
+# kcounter LOG LAYER PATH COUNTER [PID]: a counter of the kernel log's records of (layer, path),
+# summed over pids (or for one pid), 0 when absent.
+kcounter() {
+	"$IOSTRATA" dump --json "$1" | jq -r --arg l "$2" --arg p "$3" --arg c "$4" --arg pid "${5:-}" \
+		'[.records[] | select(.layer == $l and .path == $p and ($pid == "" or (.pid|tostring) == $pid))
+		  | .counters[$c]] | add // 0'
+}

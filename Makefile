@@ -91,10 +91,12 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz
 
+# tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing.
+PROG_LIBS = $(if $(filter %_static,$*),-static,) $(if $(filter %_uring,$*),-luring,)
 $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
-	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lrt
+	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< $(PROG_LIBS) -lpthread -lrt
 
 $(B)/tests/unit/%: tests/unit/%.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)

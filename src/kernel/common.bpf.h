@@ -52,6 +52,15 @@ struct {
 	__type(value, struct ks_inflight);
 } inflight SEC(".maps");
 
+/* The thread's traced syscall in flight (syscall.bpf.c fills it; nr == 0 when none): other
+ * layers use it to attribute work done inside a call to its file and to count pages read in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ks_inflight);
+} task_call SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KS_NSTATS);

@@ -24,13 +24,6 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define PATH_DEPTH 16
 
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct ks_inflight);
-} task_call SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, KS_MAX_AGG);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

@@ -11,6 +11,8 @@ trap 'rm -rf "$T"' EXIT
 ok() { echo "ok - $1"; }
 fail() { echo "not ok - $1: $2"; }
 skip() { echo "skip - $1: $2"; }
+# A probe the running kernel does not offer (kprobes, fentry): reported, never a failure.
+optional() { echo "optional - $1: $2"; }
 
 # eq NAME EXPECTED ACTUAL
 eq() {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "analysis/units.h"
+#include "iostrata/reader.h"
 #include "cli/cli.h"
 #include "kernel/collect.h"
 #include "kernel/session.h"
@@ -43,11 +44,13 @@ static void usage(FILE *f)
 		"usage: iostrata kernel [--pid P | --cgroup PATH] [--fstype T] [--dev PATH|M:m] [--inode PATH]\n"
 		"                       [--interval S] [--count N] [--duration S] [--json] [--stats]\n"
 		"                       [--events FILE] [--log FILE] [--pin DIR] [--layers L,...] [--vfs] [--quiet]\n"
+		"                       [--ready FILE]\n"
 		"       iostrata kernel maps [--json] DIR\n"
 		"  system-wide (or filtered) kernel-layer view: syscall, page cache, filesystem, block, MPI-IO;\n"
 		"  every S seconds (default 1) the deltas of each layer; --events FILE writes the event stream\n"
 		"  and the aggregates as an iostrata log, --log FILE the aggregates only; --pin DIR pins the\n"
-		"  maps under the BPF filesystem; --stats prints each program's cost (ns per event).\n");
+		"  maps under the BPF filesystem; --stats prints each program's cost (ns per event); --ready FILE\n"
+		"  is created once tracing has begun (for scripts).\n");
 }
 
 /* ---- events to a temporary file, then into the log ---- */
@@ -183,7 +186,7 @@ static void print_interval(const struct view *cur, const struct view *prev, doub
 			       log_layer_name(r->layer), major(r->dev), minor(r->dev), w);
 			for (int c = 0; c < LOG_NCOUNTERS; c++)
 				if (d[c])
-					printf(",\"%s\":%llu", log_counter_names[c], (unsigned long long)d[c]);
+					printf(",\"%s\":%llu", log_counter_key(c), (unsigned long long)d[c]);
 			printf("}");
 		} else {
 			ana_fmt_bytes(rb, sizeof rb, d[LOG_C_BYTES_READ]);
@@ -292,7 +295,7 @@ int cmd_kernel(int argc, char **argv)
 	double interval = 1, duration = 0;
 	long count = 0;
 	int json = 0, stats = 0, quiet = 0;
-	const char *events = NULL, *logf = NULL, *pin = NULL;
+	const char *events = NULL, *logf = NULL, *pin = NULL, *ready = NULL;
 	pid_t pid = 0;
 	o.filter.self_tgid = (uint32_t)getpid();
 	for (int i = 1; i < argc; i++) {
@@ -354,6 +357,8 @@ int cmd_kernel(int argc, char **argv)
 			logf = v;
 		} else if (!strcmp(a, "--pin")) {
 			pin = v;
+		} else if (!strcmp(a, "--ready")) {
+			ready = v;
 		} else if (!strcmp(a, "--layers")) {
 			if (parse_layers(v, &o.layers) < 0) {
 				fprintf(stderr, "iostrata kernel: --layers %s: expected syscall,pagecache,fs,block,mpiio\n", v);
@@ -420,6 +425,15 @@ int cmd_kernel(int argc, char **argv)
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (ready) { /* for scripts: everything is attached and the filters are set */
+		int rfd = open(ready, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (rfd < 0) {
+			fprintf(stderr, "iostrata kernel: --ready %s: %s\n", ready, strerror(errno));
+			ks_close(&ks);
+			return 1;
+		}
+		close(rfd);
+	}
 	if (!quiet)
 		fprintf(stderr, "iostrata kernel: tracing %s; Ctrl-C to stop\n",
 			pid ? "the process tree" : o.filter.cgroup_id ? "the cgroup" : "the whole system");

@@ -6,6 +6,7 @@
  * summary on stderr (never on stdout, which belongs to CMD) and exits with CMD's status.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <dirent.h>
 #include <signal.h>
@@ -21,11 +22,13 @@
 
 #include "cli/cli.h"
 #include "iostrata/reader.h"
+#include "kernel/collect.h"
+#include "kernel/session.h"
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
-			"[--include PREFIX]... [-q] -- CMD [ARGS...]\n");
+			"[--include PREFIX]... [--kernel [--kernel-events]] [-q] -- CMD [ARGS...]\n");
 }
 
 static int lib_path(char *buf, size_t len)
@@ -97,7 +100,7 @@ static const char *scheduler_job(void)
 }
 
 struct totals {
-	int procs, unfinished;
+	int procs, unfinished, kernel_logs;
 	uint64_t c[LOG_LAYER_MAX + 1][LOG_NCOUNTERS];
 };
 
@@ -118,7 +121,10 @@ static void summarize(const char *dir, struct totals *t)
 		struct log_file lf;
 		if (log_file_read(p, &lf, err, sizeof err) < 0)
 			continue;
-		t->procs++;
+		if (lf.hdr.kernel_layers)
+			t->kernel_logs++;
+		else
+			t->procs++;
 		t->unfinished += lf.live;
 		for (uint32_t i = 0; i < lf.nrecords; i++) {
 			const struct log_record *r = &lf.records[i];
@@ -155,14 +161,24 @@ static void print_summary(const char *dir, const char *job, int quiet)
 	if (t.unfinished)
 		fprintf(stderr, " (%d still running)", t.unfinished);
 	fprintf(stderr, "\n");
-	for (int l = LOG_LAYER_POSIX; l <= LOG_LAYER_STDIO; l++) {
+	for (int l = LOG_LAYER_POSIX; l <= LOG_LAYER_MAX; l++) {
 		uint64_t *c = t.c[l];
+		if (l == LOG_LAYER_MOUNT || (l > LOG_LAYER_STDIO && !t.kernel_logs))
+			continue;
+		if (l == LOG_LAYER_PAGECACHE) {
+			fprintf(stderr, "iostrata:   %-9s %llu pages read in, %llu dirtied, %llu evicted; reads %llu hit / %llu missed\n",
+				"pagecache", (unsigned long long)c[LOG_C_PAGES_READ_IN],
+				(unsigned long long)c[LOG_C_PAGES_DIRTIED], (unsigned long long)c[LOG_C_PAGES_EVICTED],
+				(unsigned long long)t.c[LOG_LAYER_SYSCALL][LOG_C_CACHE_HIT_READS],
+				(unsigned long long)t.c[LOG_LAYER_SYSCALL][LOG_C_CACHE_MISS_READS]);
+			continue;
+		}
 		char br[32], bw[32];
 		human(br, sizeof br, (double)c[LOG_C_BYTES_READ]);
 		human(bw, sizeof bw, (double)c[LOG_C_BYTES_WRITTEN]);
 		uint64_t meta = c[LOG_C_OPENS] + c[LOG_C_CLOSES] + c[LOG_C_SEEKS] + c[LOG_C_STATS] + c[LOG_C_FSYNCS] +
 				c[LOG_C_RENAMES] + c[LOG_C_DUPS] + c[LOG_C_MMAPS] + c[LOG_C_META_OTHER];
-		fprintf(stderr, "iostrata:   %-5s %llu reads (%s), %llu writes (%s), %llu metadata ops, %.3f s in I/O\n",
+		fprintf(stderr, "iostrata:   %-9s %llu reads (%s), %llu writes (%s), %llu metadata ops, %.3f s in I/O\n",
 			log_layer_name((unsigned)l), (unsigned long long)c[LOG_C_READS], br,
 			(unsigned long long)c[LOG_C_WRITES], bw, (unsigned long long)meta,
 			(double)(c[LOG_C_TIME_READ] + c[LOG_C_TIME_WRITE] + c[LOG_C_TIME_META]) / 1e9);
@@ -201,11 +217,115 @@ static void finish_killed(const char *dir, pid_t child, int child_sig)
 	closedir(d);
 }
 
+/* ---- the kernel layer of a run (--kernel) ---- */
+struct kernel_run {
+	int on, quiet;
+	struct ks_session ks;
+	struct {
+		FILE *f;
+		int fd;
+		uint64_t n, dropped;
+		char path[CLI_PATH];
+	} sink;
+	uint64_t start_ns, start_wall_ns;
+};
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int kernel_event(void *ctx, const struct log_event *e)
+{
+	struct kernel_run *kr = ctx;
+	if (fwrite(e, sizeof *e, 1, kr->sink.f) != 1)
+		kr->sink.dropped++;
+	else
+		kr->sink.n++;
+	return 0;
+}
+
+static void kernel_start(struct kernel_run *kr, int events, int quiet)
+{
+	struct ks_options o = {0};
+	char err[1024];
+	o.filter.by_pid = 1;
+	o.filter.self_tgid = (uint32_t)getpid();
+	o.filter.events = (uint32_t)events;
+	kr->quiet = quiet;
+	if (ks_open(&kr->ks, &o, err, sizeof err) < 0) {
+		fprintf(stderr, "iostrata run: kernel layer off: %s; the user layer carries on\n", err);
+		return;
+	}
+	if (kr->ks.missing[0] && !quiet)
+		fprintf(stderr, "iostrata run: kernel layer: not attached: %s\n", kr->ks.missing);
+	if (events) {
+		snprintf(kr->sink.path, sizeof kr->sink.path, "/tmp/iostrata-events.XXXXXX");
+		kr->sink.fd = mkostemp(kr->sink.path, O_CLOEXEC);
+		if (kr->sink.fd >= 0) {
+			unlink(kr->sink.path);
+			kr->sink.f = fdopen(kr->sink.fd, "w+");
+		}
+		if (!kr->sink.f || ks_events_open(&kr->ks, kernel_event, kr, err, sizeof err) < 0) {
+			fprintf(stderr, "iostrata run: kernel events off: %s\n", kr->sink.f ? err : strerror(errno));
+			if (kr->sink.f)
+				fclose(kr->sink.f);
+			kr->sink.f = NULL;
+		}
+	}
+	kr->start_ns = clock_ns(CLOCK_MONOTONIC);
+	kr->start_wall_ns = clock_ns(CLOCK_REALTIME);
+	kr->on = 1;
+}
+
+static void kernel_finish(struct kernel_run *kr, const char *dir, const char *host, const char *job, int argc,
+			  char **argv, pid_t pid, int st, const char *lib)
+{
+	char dst[CLI_PATH], err[1024], live[CLI_PATH];
+	/* The capture library's own I/O is not the program's: its logs, live files and its own load. */
+	const char *live_env = getenv("IOSTRATA_LIVE_DIR");
+	if (live_env && *live_env)
+		snprintf(live, sizeof live, "%s", live_env);
+	else
+		snprintf(live, sizeof live, "/dev/shm/iostrata-%u", (unsigned)getuid());
+	const char *exclude[] = {dir, live, lib, NULL};
+	if (kr->sink.f) {
+		while (ks_events_poll(&kr->ks, 0) > 0)
+			;
+		fflush(kr->sink.f);
+	}
+	snprintf(dst, sizeof dst, "%s/kernel-%s-%d.iost", dir, host, (int)pid);
+	struct ks_log_meta m = {.pid = pid, .exe = argv[0], .job = job, .outdir = dir, .argc = argc, .argv = argv,
+				.start_ns = kr->start_ns, .end_ns = clock_ns(CLOCK_MONOTONIC),
+				.start_wall_ns = kr->start_wall_ns,
+				.exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+				.term_signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0, .exclude = exclude};
+	if (ks_write_log(&kr->ks, dst, &m, kr->sink.f ? kr->sink.fd : -1, kr->sink.n, kr->sink.dropped, err,
+			 sizeof err) < 0)
+		fprintf(stderr, "iostrata run: kernel layer: %s\n", err);
+	else if (!kr->quiet) {
+		uint64_t stats[KS_NSTATS];
+		ks_read_stats(&kr->ks, stats);
+		uint64_t lost = stats[KS_STAT_EVENT_DROPS] + kr->sink.dropped;
+		if (lost || stats[KS_STAT_FILES_FULL] || stats[KS_STAT_PATHS_FULL])
+			fprintf(stderr, "iostrata run: kernel layer lost %llu events, %llu file aggregates, %llu paths "
+					"(tables or ring buffer full)\n",
+				(unsigned long long)lost, (unsigned long long)stats[KS_STAT_FILES_FULL],
+				(unsigned long long)stats[KS_STAT_PATHS_FULL]);
+	}
+	if (kr->sink.f)
+		fclose(kr->sink.f);
+	ks_close(&kr->ks);
+	kr->on = 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *out = NULL, *job = NULL, *maxrec = NULL;
 	char excl[CLI_PATH] = "", incl[CLI_PATH] = "";
-	int quiet = 0, i;
+	int quiet = 0, kernel = 0, kernel_events = 0, i;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {
@@ -223,6 +343,10 @@ int cmd_run(int argc, char **argv)
 			snprintf(dst + l, CLI_PATH - l, "%s%s", l ? ":" : "", argv[++i]);
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			quiet = 1;
+		} else if (!strcmp(a, "--kernel")) {
+			kernel = 1;
+		} else if (!strcmp(a, "--kernel-events")) {
+			kernel = kernel_events = 1;
 		} else if (a[0] == '-') {
 			usage();
 			return 2;
@@ -292,6 +416,17 @@ int cmd_run(int argc, char **argv)
 	if (incl[0])
 		setenv("IOSTRATA_INCLUDE", incl, 1);
 
+	/* The kernel layer is loaded before CMD starts; CMD waits at a gate until its pid is in the
+	 * traced set, so not one of its system calls is missed. Without privileges: one line, and the
+	 * user layer carries on. */
+	struct kernel_run kr = {0};
+	if (kernel)
+		kernel_start(&kr, kernel_events, quiet);
+	int gate[2] = {-1, -1};
+	if (kr.on && pipe2(gate, O_CLOEXEC) < 0) {
+		fprintf(stderr, "iostrata run: pipe: %s\n", strerror(errno));
+		return 1;
+	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -299,6 +434,13 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	if (pid == 0) {
+		if (gate[0] >= 0) {
+			char c;
+			close(gate[1]);
+			while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+				;
+			close(gate[0]);
+		}
 		execvp(argv[i], argv + i);
 		int e = errno;
 		fprintf(stderr, "iostrata: %s: %s\n", argv[i], e == ENOENT ? "command not found" : strerror(e));
@@ -307,9 +449,29 @@ int cmd_run(int argc, char **argv)
 	/* like a shell waiting for a foreground job: the terminal's signals are for the program */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	if (gate[1] >= 0) {
+		close(gate[0]);
+		if (ks_track_pid(&kr.ks, pid) < 0)
+			fprintf(stderr, "iostrata run: kernel layer: cannot trace pid %d\n", (int)pid);
+		if (write(gate[1], "g", 1) < 0)
+			fprintf(stderr, "iostrata run: cannot start %s: %s\n", argv[i], strerror(errno));
+		close(gate[1]);
+	}
 	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	if (kr.on && kr.sink.f) {
+		/* drain the event ring buffer while CMD runs */
+		for (;;) {
+			pid_t w = waitpid(pid, &st, WNOHANG);
+			if (w == pid || (w < 0 && errno != EINTR))
+				break;
+			ks_events_poll(&kr.ks, 100);
+		}
+	} else {
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (kr.on)
+		kernel_finish(&kr, absout, host, job, argc - i, argv + i, pid, st, lib);
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	finish_killed(absout, pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	if (!existed && WIFEXITED(st) && (code == 127 || code == 126))

@@ -68,6 +68,61 @@ void ks_device_name(uint64_t dev, char *out, size_t len)
 		snprintf(out, len, "%u:%u", major(dev), minor(dev));
 }
 
+/* The `paths` map read once, for lookups by (dev, ino, gen) — or, for layers that know only
+ * (dev, ino), the newest generation the syscall layer met. */
+struct path_index {
+	struct ks_path_key *keys;
+	struct ks_path_val *vals;
+	size_t n;
+};
+
+static void path_index_load(int fd, struct path_index *ix)
+{
+	size_t cap = 0;
+	struct ks_path_key k, next;
+	void *prev = NULL;
+	memset(ix, 0, sizeof *ix);
+	while (fd >= 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (ix->n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct ks_path_key *nk = realloc(ix->keys, cap * sizeof *nk);
+			struct ks_path_val *nv = nk ? realloc(ix->vals, cap * sizeof *nv) : NULL;
+			if (nk)
+				ix->keys = nk;
+			if (!nv)
+				return;
+			ix->vals = nv;
+		}
+		if (bpf_map_lookup_elem(fd, &next, &ix->vals[ix->n]) == 0) {
+			ix->vals[ix->n].path[KS_PATH_MAX - 1] = 0;
+			ix->keys[ix->n++] = next;
+		}
+		k = next;
+		prev = &k;
+	}
+}
+
+static const struct ks_path_val *path_index_find(const struct path_index *ix, uint64_t dev, uint64_t ino, uint32_t gen)
+{
+	const struct ks_path_val *best = NULL;
+	for (size_t i = 0; i < ix->n; i++) {
+		const struct ks_path_key *k = &ix->keys[i];
+		if (k->dev != dev || k->ino != ino)
+			continue;
+		if (gen && k->gen == gen)
+			return &ix->vals[i];
+		if (!gen && (!best || ix->vals[i].when_ns > best->when_ns))
+			best = &ix->vals[i];
+	}
+	return best;
+}
+
+static void path_index_free(struct path_index *ix)
+{
+	free(ix->keys);
+	free(ix->vals);
+}
+
 int ks_lookup_path(const struct ks_session *ks, uint64_t dev, uint64_t ino, struct ks_path_val *out)
 {
 	return ks_lookup_path_fd(ks_map_fd(ks, "paths"), dev, ino, out);
@@ -75,25 +130,27 @@ int ks_lookup_path(const struct ks_session *ks, uint64_t dev, uint64_t ino, stru
 
 int ks_lookup_path_fd(int fd, uint64_t dev, uint64_t ino, struct ks_path_val *out)
 {
-	struct ks_path_key k = {.dev = dev, .ino = ino};
-	if (fd < 0 || bpf_map_lookup_elem(fd, &k, out) < 0)
-		return -1;
-	out->path[KS_PATH_MAX - 1] = 0;
-	return 0;
+	struct path_index ix;
+	path_index_load(fd, &ix);
+	const struct ks_path_val *v = path_index_find(&ix, dev, ino, 0);
+	if (v)
+		*out = *v;
+	path_index_free(&ix);
+	return v ? 0 : -1;
 }
 
 /* The path a kernel record is filed under, and whether it is a pseudo-path. */
-static int record_path(const struct ks_session *ks, const struct ks_file_key *k, char *out, size_t len)
+static int record_path(const struct path_index *ix, const struct ks_file_key *k, char *out, size_t len)
 {
-	struct ks_path_val pv;
+	const struct ks_path_val *pv;
 	if (k->ino == 0) {
 		char dn[64];
 		ks_device_name(k->dev, dn, sizeof dn);
 		snprintf(out, len, "<device %s %u:%u>", dn, major(k->dev), minor(k->dev));
 		return 1;
 	}
-	if (ks_lookup_path(ks, k->dev, k->ino, &pv) == 0 && pv.path[0] == '/' && !pv.truncated) {
-		snprintf(out, len, "%s", pv.path);
+	if ((pv = path_index_find(ix, k->dev, k->ino, k->gen)) && pv->path[0] == '/' && !pv->truncated) {
+		snprintf(out, len, "%s", pv->path);
 		return 0;
 	}
 	snprintf(out, len, "<dev %u:%u ino %llu>", major(k->dev), minor(k->dev), (unsigned long long)k->ino);
@@ -132,6 +189,17 @@ int ks_records_fd(int fd, struct ks_rec **out, size_t *n)
 	return 0;
 }
 
+/* Is path one of the prefixes (a directory prefix matches at a '/' boundary)? */
+static int excluded(const char *path, const char *const *prefixes)
+{
+	for (; prefixes && *prefixes; prefixes++) {
+		size_t n = strlen(*prefixes);
+		if (n && !strncmp(path, *prefixes, n) && (path[n] == 0 || path[n] == '/' || (*prefixes)[n - 1] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
 int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_log_meta *m, int events_fd,
 		 uint64_t nevents, uint64_t user_drops, char *err, size_t errlen)
 {
@@ -148,18 +216,23 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	char *buf = calloc(1, size);
 	if (!buf) {
 		free(recs);
+		free(st.buf);
 		snprintf(err, errlen, "%s: out of memory", dst);
 		return -ENOMEM;
 	}
 	struct log_header *h = (struct log_header *)buf;
 	struct log_record *out = (struct log_record *)(buf + LOG_HEADER_SIZE);
+	struct path_index ix;
+	path_index_load(ks_map_fd(ks, "paths"), &ix);
 	uint32_t nrec = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct ks_rec *kr = &recs[i];
 		if (kr->key.layer < 1 || kr->key.layer > LOG_LAYER_MAX)
 			continue;
 		char path[KS_PATH_MAX + 64];
-		int pseudo = record_path(ks, &kr->key, path, sizeof path);
+		int pseudo = record_path(&ix, &kr->key, path, sizeof path);
+		if (!pseudo && excluded(path, m->exclude))
+			continue;
 		struct log_record *o = &out[nrec++];
 		o->path = str_add(&st, path);
 		o->id = record_id(kr->key.layer, path);
@@ -176,6 +249,7 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 		memcpy(o->write_lat_hist, kr->val.lat_hist[1], sizeof o->write_lat_hist);
 	}
 	free(recs);
+	path_index_free(&ix);
 
 	memcpy(h->magic, LOG_MAGIC, 8);
 	h->version = LOG_VERSION;

@@ -12,6 +12,9 @@ struct ks_log_meta {
 	char **argv;
 	uint64_t start_ns, end_ns, start_wall_ns; /* CLOCK_MONOTONIC, CLOCK_REALTIME */
 	int exit_status, term_signal;
+	/* paths whose records are left out: the capture library's own files (the job directory,
+	 * the live directory, the library itself); NULL-terminated prefixes, NULL for none */
+	const char *const *exclude;
 };
 
 struct ks_rec {

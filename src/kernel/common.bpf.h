@@ -47,6 +47,14 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_PATHS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ks_inode_key);
+	__type(value, __u8);
+} inodes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, KS_MAX_INFLIGHT);
 	__type(key, __u32);
 	__type(value, struct ks_inflight);
@@ -158,14 +166,14 @@ static __always_inline bool ks_inode_wanted(__u64 dev, __u64 ino)
 {
 	if (!cfg.by_pid && !cfg.cgroup_id)
 		return true;
-	struct ks_path_key k = {.dev = dev, .ino = ino};
-	return bpf_map_lookup_elem(&paths, &k) != NULL;
+	struct ks_inode_key k = {.dev = dev, .ino = ino};
+	return bpf_map_lookup_elem(&inodes, &k) != NULL;
 }
 
 /* The aggregate of (pid, layer, dev, ino), created on first use; NULL (and counted) when full. */
-static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64 dev, __u64 ino)
+static __always_inline struct ks_file_val *ks_file_gen(__u32 pid, __u16 layer, __u64 dev, __u64 ino, __u32 gen)
 {
-	struct ks_file_key k = {.pid = pid, .layer = layer, .dev = dev, .ino = ino};
+	struct ks_file_key k = {.pid = pid, .layer = layer, .gen = gen, .dev = dev, .ino = ino};
 	struct ks_file_val *v = bpf_map_lookup_elem(&files, &k);
 	if (v)
 		return v;
@@ -178,6 +186,11 @@ static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&files, &k);
+}
+
+static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64 dev, __u64 ino)
+{
+	return ks_file_gen(pid, layer, dev, ino, 0);
 }
 
 #define KS_ADD(v, counter, n) __sync_fetch_and_add(&(v)->c[LOG_C_##counter], (n))

@@ -42,6 +42,9 @@ struct ks_file_key {
 	__u32 pid;   /* tgid; 0 for device totals and context-free work (writeback, eviction) */
 	__u16 layer; /* enum log_layer */
 	__u16 pad;
+	__u32 gen;   /* the inode's generation when the layer knows it (syscall), else 0: an inode
+		      * number reused by a new file during the session is then another record */
+	__u32 pad2;
 	__u64 dev;
 	__u64 ino;   /* 0 for per-device block totals */
 };
@@ -52,13 +55,24 @@ struct ks_file_val {
 	__u64 lat_hist[2][KS_HIST];  /* [0] reads, [1] writes: log2 of ns */
 };
 
-/* `paths`: the name of a file, resolved in the kernel when the syscall layer first meets it. */
+/* `paths`: the name of a file, resolved in the kernel when the syscall layer first meets it.
+ * Keyed with the inode's generation, so a file created on a freed inode number gets its own
+ * name; `inodes` (dev, ino) says only that a traced process met the inode (filters). */
 struct ks_path_key {
+	__u64 dev;
+	__u64 ino;
+	__u32 gen;
+	__u32 pad;
+};
+
+struct ks_inode_key {
 	__u64 dev;
 	__u64 ino;
 };
 
 struct ks_path_val {
+	__u64 when_ns;          /* when it was resolved: the newest generation of an inode wins
+				 * for layers that know only (dev, ino) */
 	char path[KS_PATH_MAX]; /* absolute in the opener's mount namespace; "" if unresolved */
 	char fstype[KS_FSTYPE_MAX];
 	__u32 mnt_id;           /* as in /proc/PID/mountinfo's first column */
@@ -116,6 +130,7 @@ struct ks_inflight {
 	__u32 mnt_id;
 	__u32 has_src;    /* copy_file_range/sendfile: dev2/ino2 is the source */
 	__u64 dev2, ino2;
+	__u32 gen, gen2;  /* inode generations of the file and of the source */
 	char fstype[KS_FSTYPE_MAX];
 };
 

@@ -64,6 +64,14 @@ static int on_fs(const char *path, unsigned long magic)
 	return statfs(path, &s) == 0 && (unsigned long)s.f_type == magic;
 }
 
+/* The kernel's BTF. IOSTRATA_KERNEL_BTF names another file: the tests use it to check the
+ * message a kernel without BTF gives. */
+static const char *btf_path(void)
+{
+	const char *e = getenv("IOSTRATA_KERNEL_BTF");
+	return e && *e ? e : "/sys/kernel/btf/vmlinux";
+}
+
 int ks_check_env(char *err, size_t errlen)
 {
 	int root = geteuid() == 0;
@@ -72,9 +80,9 @@ int ks_check_env(char *err, size_t errlen)
 				      "`setcap cap_bpf,cap_perfmon+ep` on the iostrata binary)");
 		return -EPERM;
 	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
-		snprintf(err, errlen, "the kernel has no BTF (/sys/kernel/btf/vmlinux: %s); the kernel layer "
-				      "needs a kernel built with CONFIG_DEBUG_INFO_BTF=y", strerror(errno));
+	if (access(btf_path(), R_OK) < 0) {
+		snprintf(err, errlen, "the kernel has no BTF (%s: %s); the kernel layer needs a kernel built "
+				      "with CONFIG_DEBUG_INFO_BTF=y", btf_path(), strerror(errno));
 		return -ENOTSUP;
 	}
 	if (!on_fs(TRACEFS, TRACEFS_MAGIC)) {
@@ -105,8 +113,22 @@ void ks_note_missing(struct ks_session *ks, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* IOSTRATA_KERNEL_HIDE=name,name...: tracepoints to treat as absent (the tests use it to check what
+ * happens on a kernel that lacks one). */
+static int hidden(const char *name)
+{
+	const char *h = getenv("IOSTRATA_KERNEL_HIDE");
+	size_t n = strlen(name);
+	for (const char *p = h; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == 0 || p[n] == ','))
+			return 1;
+	return 0;
+}
+
 int ks_have_tracepoint(struct ks_session *ks, const char *category, const char *name)
 {
+	if (hidden(name))
+		return 0;
 	if (!category) {
 		char tn[160];
 		snprintf(tn, sizeof tn, "btf_trace_%s", name);
@@ -220,7 +242,7 @@ int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t
 	int r = ks_check_env(err, errlen);
 	if (r < 0)
 		return r;
-	ks->vmlinux = btf__load_vmlinux_btf();
+	ks->vmlinux = getenv("IOSTRATA_KERNEL_BTF") ? btf__parse(btf_path(), NULL) : btf__load_vmlinux_btf();
 	if (!ks->vmlinux) {
 		r = -errno;
 		snprintf(err, errlen, "cannot read the kernel's BTF: %s", strerror(-r));

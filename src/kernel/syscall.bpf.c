@@ -111,7 +111,7 @@ static __always_inline struct file *fd_file(int fd)
 
 struct ident {
 	__u64 dev, ino, pos;
-	__u32 mnt_id;
+	__u32 mnt_id, gen;
 	char fstype[KS_FSTYPE_MAX];
 };
 
@@ -142,6 +142,7 @@ static __always_inline bool identify(struct file *f, struct ident *id, bool any)
 	if (!any && mode != S_IFREG && mode != S_IFBLK)
 		return false;
 	id->ino = BPF_CORE_READ(in, i_ino);
+	id->gen = BPF_CORE_READ(in, i_generation);
 	id->dev = ks_udev(BPF_CORE_READ(in, i_sb, s_dev));
 	if (cfg.dev && id->dev != cfg.dev)
 		return false;
@@ -224,11 +225,14 @@ static long write_one(__u32 i, void *ctx)
 }
 
 /* Remember the file's absolute path, walking dentries and mounts up to the root; once per file. */
-static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32 mnt_id)
+static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32 gen, __u32 mnt_id)
 {
-	struct ks_path_key pk = {.dev = dev, .ino = ino};
+	struct ks_path_key pk = {.dev = dev, .ino = ino, .gen = gen};
 	if (bpf_map_lookup_elem(&paths, &pk))
 		return;
+	struct ks_inode_key ik = {.dev = dev, .ino = ino};
+	__u8 one = 1;
+	bpf_map_update_elem(&inodes, &ik, &one, BPF_ANY);
 	struct path_scratch *sp = scratch();
 	if (!sp || !f)
 		return;
@@ -253,6 +257,7 @@ static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32
 	const char *name = BPF_CORE_READ(f, f_inode, i_sb, s_type, name);
 	bpf_probe_read_kernel_str(sp->pv.fstype, KS_FSTYPE_MAX, name);
 	sp->pv.mnt_id = mnt_id;
+	sp->pv.when_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&paths, &pk, &sp->pv, BPF_NOEXIST) && !bpf_map_lookup_elem(&paths, &pk))
 		ks_stat(KS_STAT_PATHS_FULL);
 }
@@ -296,6 +301,7 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 			return 0;
 		c->dev = id.dev;
 		c->ino = id.ino;
+		c->gen = id.gen;
 		c->mnt_id = id.mnt_id;
 		__builtin_memcpy(c->fstype, id.fstype, KS_FSTYPE_MAX);
 		if (k.off_arg == NO_ARG || c->offset == (__u64)-1)
@@ -309,6 +315,7 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 			c->has_src = 1;
 			c->dev2 = src.dev;
 			c->ino2 = src.ino;
+			c->gen2 = src.gen;
 		}
 	}
 	c->nr = nr;
@@ -390,6 +397,7 @@ static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start,
 
 struct vma_ctx {
 	__u64 dev, ino;
+	__u32 gen;
 };
 
 static long vma_file(struct task_struct *task, struct vm_area_struct *vma, struct vma_ctx *ctx)
@@ -397,6 +405,7 @@ static long vma_file(struct task_struct *task, struct vm_area_struct *vma, struc
 	struct file *f = vma->vm_file;
 	if (f) {
 		ctx->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		ctx->gen = BPF_CORE_READ(f, f_inode, i_generation);
 		ctx->dev = ks_udev(BPF_CORE_READ(f, f_inode, i_sb, s_dev));
 	}
 	return 0;
@@ -424,10 +433,11 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		if (identify(f, &id, false)) {
 			c->dev = id.dev;
 			c->ino = id.ino;
+			c->gen = id.gen;
 			c->mnt_id = id.mnt_id;
 			__builtin_memcpy(c->fstype, id.fstype, KS_FSTYPE_MAX);
 			c->tracked_file = 1;
-			remember_path(f, id.dev, id.ino, id.mnt_id);
+			remember_path(f, id.dev, id.ino, id.gen, id.mnt_id);
 		}
 	} else if (k.op == LOG_OP_MSYNC) {
 		struct vma_ctx vc = {};
@@ -435,6 +445,7 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		if (vc.ino && (!cfg.dev || vc.dev == cfg.dev)) {
 			c->dev = vc.dev;
 			c->ino = vc.ino;
+			c->gen = vc.gen;
 			c->tracked_file = 1;
 		}
 	} else if (c->tracked_file && k.op != LOG_OP_CLOSE) {
@@ -442,13 +453,13 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		if (k.op != LOG_OP_URING && k.op != LOG_OP_COPY && k.op != LOG_OP_SENDFILE && f) {
 			struct ident id = {};
 			if (identify(f, &id, false))
-				remember_path(f, id.dev, id.ino, id.mnt_id); /* files opened before tracing began */
+				remember_path(f, id.dev, id.ino, id.gen, id.mnt_id); /* files opened before tracing began */
 		}
 	}
 	__u64 bytes = ret > 0 && (k.rw || k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE) ? ret : 0;
 	agg(k.op, c, bytes, dur, err);
 	if (c->tracked_file) {
-		struct ks_file_val *v = ks_file(pid, LOG_LAYER_SYSCALL, c->dev, c->ino);
+		struct ks_file_val *v = ks_file_gen(pid, LOG_LAYER_SYSCALL, c->dev, c->ino, c->gen);
 		if (v) {
 			switch (k.op) {
 			case LOG_OP_READ:
@@ -507,7 +518,7 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 			}
 		}
 		if ((k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE) && c->has_src) {
-			v = ks_file(pid, LOG_LAYER_SYSCALL, c->dev2, c->ino2);
+			v = ks_file_gen(pid, LOG_LAYER_SYSCALL, c->dev2, c->ino2, c->gen2);
 			if (v)
 				count_rw(v, 1, start, end, (__u64)-1, ret);
 		}

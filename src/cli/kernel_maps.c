@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -25,19 +26,23 @@ static int open_pinned(const char *dir, const char *name)
 	return bpf_obj_get(p);
 }
 
-/* Mount point of a mount id, from /proc/self/mountinfo. */
-static void mount_path(uint32_t id, char *out, size_t len)
+/* Filesystem type and mount point of a device, from /proc/self/mountinfo (its first mount). */
+static void mount_of_dev(uint64_t dev, char *type, size_t tlen, char *mp, size_t mlen)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096];
-	snprintf(out, len, "mnt:%u", id);
+	snprintf(type, tlen, "?");
+	snprintf(mp, mlen, "%u:%u", major(dev), minor(dev));
 	if (!f)
 		return;
 	while (fgets(line, sizeof line, f)) {
-		unsigned mid;
-		char mp[2048];
-		if (sscanf(line, "%u %*u %*u:%*u %*s %2047s", &mid, mp) == 2 && mid == id) {
-			snprintf(out, len, "%s", mp);
+		unsigned ma, mi;
+		char m[2048], t[64];
+		const char *dash = strstr(line, " - ");
+		if (sscanf(line, "%*u %*u %u:%u %*s %2047s", &ma, &mi, m) == 3 && makedev(ma, mi) == dev && dash &&
+		    sscanf(dash + 3, "%63s", t) == 1) {
+			snprintf(type, tlen, "%s", t);
+			snprintf(mp, mlen, "%s", m);
 			break;
 		}
 	}
@@ -106,14 +111,13 @@ int cmd_kernel_maps(int argc, char **argv)
 		prev = &k;
 		if (bpf_map_lookup_elem(fsagg, &k, &v) < 0)
 			continue;
-		char mp[256], what[512], lb[32];
-		mount_path(k.mnt_id, mp, sizeof mp);
-		k.fstype[KS_FSTYPE_MAX - 1] = 0;
+		char mp[256], type[64], what[512], lb[32];
+		mount_of_dev(k.dev, type, sizeof type, mp, sizeof mp);
 		if (json)
-			snprintf(what, sizeof what, "%s{\"fstype\":\"%s\",\"mnt_id\":%u,\"mount\":\"%s\",\"op\":\"%s\",\"bucket\":%u",
-				 first ? "" : ",", k.fstype, k.mnt_id, mp, op_name(k.op), k.bucket);
+			snprintf(what, sizeof what, "%s{\"fstype\":\"%s\",\"dev\":\"%u:%u\",\"mount\":\"%s\",\"op\":\"%s\",\"bucket\":%u",
+				 first ? "" : ",", type, major(k.dev), minor(k.dev), mp, op_name(k.op), k.bucket);
 		else
-			snprintf(what, sizeof what, "%-8s %-24.24s %-16s %8s", k.fstype, mp, op_name(k.op),
+			snprintf(what, sizeof what, "%-8s %-24.24s %-16s %8s", type, mp, op_name(k.op),
 				 log_hist_label(k.bucket, lb, sizeof lb));
 		print_agg(what, &v, json);
 		first = 0;
@@ -122,9 +126,58 @@ int cmd_kernel_maps(int argc, char **argv)
 		printf("],\"pidagg\":[");
 	else
 		printf("\n%-8s %-16s %10s %14s %10s %6s\n", "PID", "OP", "COUNT", "BYTES", "AVG us", "ERRORS");
+	first = 1;
+	/* Per pid and op: the syscall layer's per-file totals summed by pid ... */
+	int files = open_pinned(dir, "files");
+	struct ks_rec *recs = NULL;
+	size_t nrecs = 0;
+	if (files >= 0)
+		ks_records_fd(files, &recs, &nrecs);
+	struct pid_row {
+		uint32_t pid;
+		struct ks_agg_val v[2]; /* read, write */
+	} *rows = calloc(nrecs ? nrecs : 1, sizeof *rows);
+	size_t nrows = 0;
+	for (size_t i = 0; rows && i < nrecs; i++) {
+		const struct ks_rec *r = &recs[i];
+		if (r->key.layer != LOG_LAYER_SYSCALL)
+			continue;
+		size_t j = 0;
+		while (j < nrows && rows[j].pid != r->key.pid)
+			j++;
+		if (j == nrows)
+			rows[nrows++].pid = r->key.pid;
+		for (int rw = 0; rw < 2; rw++) {
+			struct ks_agg_val *v = &rows[j].v[rw];
+			v->count += r->val.c[rw ? LOG_C_WRITES : LOG_C_READS];
+			v->bytes += r->val.c[rw ? LOG_C_BYTES_WRITTEN : LOG_C_BYTES_READ];
+			v->time_ns += r->val.c[rw ? LOG_C_TIME_WRITE : LOG_C_TIME_READ];
+			v->errors += r->val.c[rw ? LOG_C_ERR_WRITES : LOG_C_ERR_READS];
+			for (int b = 0; b < KS_HIST; b++)
+				v->lat_hist[b] += r->val.lat_hist[rw][b];
+		}
+	}
+	for (size_t j = 0; j < nrows; j++) {
+		for (int rw = 0; rw < 2; rw++) {
+			char what[256];
+			if (!rows[j].v[rw].count)
+				continue;
+			if (json)
+				snprintf(what, sizeof what, "%s{\"pid\":%u,\"op\":\"%s\",\"files\":true", first ? "" : ",",
+					 rows[j].pid, rw ? "write" : "read");
+			else
+				snprintf(what, sizeof what, "%-8u %-16s", rows[j].pid, rw ? "write" : "read");
+			print_agg(what, &rows[j].v[rw], json);
+			first = 0;
+		}
+	}
+	free(rows);
+	free(recs);
+	if (files >= 0)
+		close(files);
+	/* ... and the calls that named no traced file. */
 	struct ks_pid_key pk, pnk;
 	prev = NULL;
-	first = 1;
 	while (bpf_map_get_next_key(pidagg, prev, &pnk) == 0) {
 		struct ks_agg_val v;
 		pk = pnk;
@@ -133,7 +186,8 @@ int cmd_kernel_maps(int argc, char **argv)
 			continue;
 		char what[256];
 		if (json)
-			snprintf(what, sizeof what, "%s{\"pid\":%u,\"op\":\"%s\"", first ? "" : ",", pk.pid, op_name(pk.op));
+			snprintf(what, sizeof what, "%s{\"pid\":%u,\"op\":\"%s\",\"files\":false", first ? "" : ",", pk.pid,
+				 op_name(pk.op));
 		else
 			snprintf(what, sizeof what, "%-8u %-16s", pk.pid, op_name(pk.op));
 		print_agg(what, &v, json);

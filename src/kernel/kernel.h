@@ -79,15 +79,18 @@ struct ks_path_val {
 	__u32 truncated;        /* 1 when the walk stopped before the root */
 };
 
-/* `fsagg` (seed 000's maps): per (fs type, mount, op, log2 size) count, bytes, time, latency. */
+/* `fsagg` (seed 000's maps): per (filesystem, op, log2 size) count, bytes, time, latency. The
+ * filesystem is named by its device (dev_t as stat(2) gives it): its type and mount point come
+ * from /proc/self/mountinfo when the map is read, which keeps a string read off every call. */
 struct ks_agg_key {
-	char fstype[KS_FSTYPE_MAX];
-	__u32 mnt_id;
+	__u64 dev;
 	__u16 op;     /* enum log_op */
 	__u16 bucket; /* log2 of the size, as the histograms */
+	__u32 pad;
 };
 
-/* `pidagg`: per (pid, op). */
+/* `pidagg`: per (pid, op), for the calls that name no traced file (a failed open, a read of a
+ * descriptor that is not a regular file); the per-pid totals of files are in `files`. */
 struct ks_pid_key {
 	__u32 pid;
 	__u32 op;

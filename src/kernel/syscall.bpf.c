@@ -78,41 +78,50 @@ static __always_inline bool classify(long nr, struct call_kind *k)
 	return k->op != 0;
 }
 
+/* Syscall argument i (x86_64 order), read straight from the typed pt_regs. */
 static __always_inline __u64 arg_of(struct pt_regs *regs, __u32 i)
 {
 	switch (i) {
 	case 0:
-		return BPF_CORE_READ(regs, di);
+		return regs->di;
 	case 1:
-		return BPF_CORE_READ(regs, si);
+		return regs->si;
 	case 2:
-		return BPF_CORE_READ(regs, dx);
+		return regs->dx;
 	case 3:
-		return BPF_CORE_READ(regs, r10);
+		return regs->r10;
 	case 4:
-		return BPF_CORE_READ(regs, r8);
+		return regs->r8;
 	case 5:
-		return BPF_CORE_READ(regs, r9);
+		return regs->r9;
 	}
 	return 0;
 }
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* The struct file behind a descriptor of the current task. Typed (BTF) pointers all the way, so
+ * the field reads below are plain guarded loads, not helper calls: this runs on every traced call. */
 static __always_inline struct file *fd_file(int fd)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-	if (!fdt || fd < 0 || (unsigned)fd >= BPF_CORE_READ(fdt, max_fds))
+	struct files_struct *files = t->files;
+	if (!files || fd < 0)
 		return NULL;
-	struct file **arr = BPF_CORE_READ(fdt, fd);
+	struct fdtable *fdt = files->fdt;
+	if (!fdt || (unsigned)fd >= fdt->max_fds)
+		return NULL;
+	struct file **arr = fdt->fd;
 	struct file *f = NULL;
 	bpf_probe_read_kernel(&f, sizeof f, &arr[fd]);
-	return f;
+	if (!f)
+		return NULL;
+	return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 }
 
 struct ident {
 	__u64 dev, ino, pos;
-	__u32 mnt_id, gen;
-	char fstype[KS_FSTYPE_MAX];
+	__u32 gen;
 };
 
 /* Is the dentry, or one of its ancestors within PATH_DEPTH, the inode cfg.ino? */
@@ -137,29 +146,34 @@ static __always_inline bool identify(struct file *f, struct ident *id, bool any)
 {
 	if (!f)
 		return false;
-	struct inode *in = BPF_CORE_READ(f, f_inode);
-	__u16 mode = BPF_CORE_READ(in, i_mode) & S_IFMT;
+	struct inode *in = f->f_inode;
+	if (!in)
+		return false;
+	__u16 mode = in->i_mode & S_IFMT;
 	if (!any && mode != S_IFREG && mode != S_IFBLK)
 		return false;
-	id->ino = BPF_CORE_READ(in, i_ino);
-	id->gen = BPF_CORE_READ(in, i_generation);
-	id->dev = ks_udev(BPF_CORE_READ(in, i_sb, s_dev));
+	id->ino = in->i_ino;
+	id->gen = in->i_generation;
+	struct super_block *sb = in->i_sb;
+	if (!sb)
+		return false;
+	id->dev = ks_udev(sb->s_dev);
 	if (cfg.dev && id->dev != cfg.dev)
 		return false;
-	id->pos = BPF_CORE_READ(f, f_pos);
-	const char *name = BPF_CORE_READ(in, i_sb, s_type, name);
-	bpf_probe_read_kernel_str(id->fstype, sizeof id->fstype, name);
-	if (cfg.fstype[0]) {
+	id->pos = f->f_pos;
+	if (cfg.fstype[0]) { /* the name is read only when filtering on it */
+		struct file_system_type *fst = sb->s_type;
+		char name[KS_FSTYPE_MAX] = {};
+		if (!fst)
+			return false;
+		bpf_probe_read_kernel_str(name, sizeof name, fst->name);
 		for (int i = 0; i < KS_FSTYPE_MAX; i++) {
-			if (id->fstype[i] != cfg.fstype[i])
+			if (name[i] != cfg.fstype[i])
 				return false;
-			if (!id->fstype[i])
+			if (!name[i])
 				break;
 		}
 	}
-	struct vfsmount *vm = BPF_CORE_READ(f, f_path.mnt);
-	struct mount *m = container_of(vm, struct mount, mnt);
-	id->mnt_id = BPF_CORE_READ(m, mnt_id);
 	if (cfg.ino && id->ino != cfg.ino && !under_ino(BPF_CORE_READ(f, f_path.dentry)))
 		return false;
 	return true;
@@ -225,7 +239,7 @@ static long write_one(__u32 i, void *ctx)
 }
 
 /* Remember the file's absolute path, walking dentries and mounts up to the root; once per file. */
-static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32 gen, __u32 mnt_id)
+static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32 gen)
 {
 	struct ks_path_key pk = {.dev = dev, .ino = ino, .gen = gen};
 	if (bpf_map_lookup_elem(&paths, &pk))
@@ -256,7 +270,8 @@ static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32
 	sp->pv.path[KS_PATH_MAX - 1] = 0;
 	const char *name = BPF_CORE_READ(f, f_inode, i_sb, s_type, name);
 	bpf_probe_read_kernel_str(sp->pv.fstype, KS_FSTYPE_MAX, name);
-	sp->pv.mnt_id = mnt_id;
+	struct mount *mnt = container_of(BPF_CORE_READ(f, f_path.mnt), struct mount, mnt);
+	sp->pv.mnt_id = BPF_CORE_READ(mnt, mnt_id);
 	sp->pv.when_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&paths, &pk, &sp->pv, BPF_NOEXIST) && !bpf_map_lookup_elem(&paths, &pk))
 		ks_stat(KS_STAT_PATHS_FULL);
@@ -302,8 +317,6 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 		c->dev = id.dev;
 		c->ino = id.ino;
 		c->gen = id.gen;
-		c->mnt_id = id.mnt_id;
-		__builtin_memcpy(c->fstype, id.fstype, KS_FSTYPE_MAX);
 		if (k.off_arg == NO_ARG || c->offset == (__u64)-1)
 			c->offset = id.pos;
 		c->tracked_file = 1;
@@ -323,35 +336,40 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 	return 0;
 }
 
+static __always_inline void agg_add(struct ks_agg_val *v, __u64 bytes, __u64 dur, bool err)
+{
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->bytes, bytes);
+	__sync_fetch_and_add(&v->time_ns, dur);
+	if (err)
+		__sync_fetch_and_add(&v->errors, 1);
+	__sync_fetch_and_add(&v->lat_hist[ks_bucket(dur)], 1);
+}
+
+/* Seed 000's aggregate (per filesystem, op, size bucket) for calls on a traced file; per pid and
+ * op for the calls that name none (their per-file totals are in `files`). */
 static __always_inline void agg(__u8 op, struct ks_inflight *c, __u64 bytes, __u64 dur, bool err)
 {
-	struct ks_agg_key ak = {.mnt_id = c->mnt_id, .op = op, .bucket = ks_bucket(bytes)};
-	__builtin_memcpy(ak.fstype, c->fstype, KS_FSTYPE_MAX);
-	struct ks_pid_key pk = {.pid = bpf_get_current_pid_tgid() >> 32, .op = op};
 	struct ks_agg_val zero = {}, *v;
-
-	for (int i = 0; i < 2; i++) {
-		v = i == 0 ? bpf_map_lookup_elem(&fsagg, &ak) : bpf_map_lookup_elem(&pidagg, &pk);
+	if (c->tracked_file) {
+		struct ks_agg_key ak = {.dev = c->dev, .op = op, .bucket = ks_bucket(bytes)};
+		v = bpf_map_lookup_elem(&fsagg, &ak);
 		if (!v) {
-			if (i == 0 && !c->tracked_file)
-				continue;
-			if (i == 0)
-				bpf_map_update_elem(&fsagg, &ak, &zero, BPF_NOEXIST);
-			else
-				bpf_map_update_elem(&pidagg, &pk, &zero, BPF_NOEXIST);
-			v = i == 0 ? bpf_map_lookup_elem(&fsagg, &ak) : bpf_map_lookup_elem(&pidagg, &pk);
-			if (!v) {
-				ks_stat(KS_STAT_AGG_FULL);
-				continue;
-			}
+			bpf_map_update_elem(&fsagg, &ak, &zero, BPF_NOEXIST);
+			v = bpf_map_lookup_elem(&fsagg, &ak);
 		}
-		__sync_fetch_and_add(&v->count, 1);
-		__sync_fetch_and_add(&v->bytes, bytes);
-		__sync_fetch_and_add(&v->time_ns, dur);
-		if (err)
-			__sync_fetch_and_add(&v->errors, 1);
-		__sync_fetch_and_add(&v->lat_hist[ks_bucket(dur) & (KS_HIST - 1)], 1);
+	} else {
+		struct ks_pid_key pk = {.pid = bpf_get_current_pid_tgid() >> 32, .op = op};
+		v = bpf_map_lookup_elem(&pidagg, &pk);
+		if (!v) {
+			bpf_map_update_elem(&pidagg, &pk, &zero, BPF_NOEXIST);
+			v = bpf_map_lookup_elem(&pidagg, &pk);
+		}
 	}
+	if (v)
+		agg_add(v, bytes, dur, err);
+	else
+		ks_stat(KS_STAT_AGG_FULL);
 }
 
 /* Counters of one finished read or write on a file record. */
@@ -434,10 +452,8 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 			c->dev = id.dev;
 			c->ino = id.ino;
 			c->gen = id.gen;
-			c->mnt_id = id.mnt_id;
-			__builtin_memcpy(c->fstype, id.fstype, KS_FSTYPE_MAX);
 			c->tracked_file = 1;
-			remember_path(f, id.dev, id.ino, id.gen, id.mnt_id);
+			remember_path(f, id.dev, id.ino, id.gen);
 		}
 	} else if (k.op == LOG_OP_MSYNC) {
 		struct vma_ctx vc = {};
@@ -448,18 +464,23 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 			c->gen = vc.gen;
 			c->tracked_file = 1;
 		}
-	} else if (c->tracked_file && k.op != LOG_OP_CLOSE) {
-		struct file *f = fd_file(c->fd);
-		if (k.op != LOG_OP_URING && k.op != LOG_OP_COPY && k.op != LOG_OP_SENDFILE && f) {
-			struct ident id = {};
-			if (identify(f, &id, false))
-				remember_path(f, id.dev, id.ino, id.gen, id.mnt_id); /* files opened before tracing began */
-		}
 	}
 	__u64 bytes = ret > 0 && (k.rw || k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE) ? ret : 0;
 	agg(k.op, c, bytes, dur, err);
 	if (c->tracked_file) {
-		struct ks_file_val *v = ks_file_gen(pid, LOG_LAYER_SYSCALL, c->dev, c->ino, c->gen);
+		struct ks_file_key fk = {.pid = pid, .layer = LOG_LAYER_SYSCALL, .gen = c->gen, .dev = c->dev, .ino = c->ino};
+		struct ks_file_val *v = bpf_map_lookup_elem(&files, &fk);
+		if (!v) {
+			/* First call of this process on the file: a file opened before tracing began has
+			 * no name yet; resolve it now rather than on every call. */
+			if (k.op != LOG_OP_OPEN && k.op != LOG_OP_URING && k.op != LOG_OP_MSYNC) {
+				struct file *f = fd_file(c->fd);
+				struct ident id = {};
+				if (f && identify(f, &id, false))
+					remember_path(f, id.dev, id.ino, id.gen);
+			}
+			v = ks_file_gen(pid, LOG_LAYER_SYSCALL, c->dev, c->ino, c->gen);
+		}
 		if (v) {
 			switch (k.op) {
 			case LOG_OP_READ:

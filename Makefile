@@ -49,7 +49,7 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
-.PHONY: all test test-san test-tsan demo deps clean fuzz bench tests-build
+.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-kernel tests-build
 all: $(B)/iostrata $(B)/libiostrata.so
 
 $(B)/obj/pic/%.o: src/%.c $(HDRS)
@@ -141,6 +141,11 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/run
+	$(Q)bench/kernel
+
+bench-kernel: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/kernel
 
 fuzz: all
 	$(Q)tests/fuzz/build-and-run $(FUZZ_SECONDS)

@@ -376,6 +376,7 @@ int cmd_kernel(int argc, char **argv)
 		return 2;
 	}
 	o.filter.events = events != NULL;
+	o.filter.aggregates = pin != NULL; /* only an outside sampler reads them */
 
 	struct ks_session ks;
 	char err[1024];

@@ -146,7 +146,7 @@ struct ks_filter {
 	__u64 ino;         /* 0, or only this inode (a file, or a directory: files below it) */
 	char fstype[KS_FSTYPE_MAX]; /* "", or only this filesystem type */
 	__u32 events;      /* 1: write events to the ring buffer */
-	__u32 pad;
+	__u32 aggregates;  /* 1: keep seed 000's `fsagg`/`pidagg` too (for --pin: an outside sampler) */
 };
 
 #endif

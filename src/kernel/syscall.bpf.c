@@ -432,7 +432,7 @@ static long vma_file(struct task_struct *task, struct vm_area_struct *vma, struc
 SEC("tp_btf/sys_exit")
 int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 {
-	long nr = BPF_CORE_READ(regs, orig_ax);
+	long nr = regs->orig_ax;
 	struct call_kind k;
 	if (!classify(nr, &k))
 		return 0;
@@ -457,7 +457,7 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		}
 	} else if (k.op == LOG_OP_MSYNC) {
 		struct vma_ctx vc = {};
-		bpf_find_vma(t, BPF_CORE_READ(regs, di), vma_file, &vc, 0);
+		bpf_find_vma(t, regs->di, vma_file, &vc, 0);
 		if (vc.ino && (!cfg.dev || vc.dev == cfg.dev)) {
 			c->dev = vc.dev;
 			c->ino = vc.ino;
@@ -466,7 +466,8 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		}
 	}
 	__u64 bytes = ret > 0 && (k.rw || k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE) ? ret : 0;
-	agg(k.op, c, bytes, dur, err);
+	if (cfg.aggregates)
+		agg(k.op, c, bytes, dur, err);
 	if (c->tracked_file) {
 		struct ks_file_key fk = {.pid = pid, .layer = LOG_LAYER_SYSCALL, .gen = c->gen, .dev = c->dev, .ino = c->ino};
 		struct ks_file_val *v = bpf_map_lookup_elem(&files, &fk);

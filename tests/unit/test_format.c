@@ -466,6 +466,73 @@ static void test_write_read(void)
 	log_file_free(&a);
 }
 
+/* Events: written after the strings by log_write_final_events, read back exactly; a corrupt
+ * events section is refused with a message naming what is wrong. */
+static void test_events(void)
+{
+	struct test_log t;
+	struct log_file b;
+	char err[512], path[128], evpath[128];
+	size_t size;
+	unsigned char *buf;
+	struct log_event ev[3];
+	int rc;
+
+	tl_init(&t);
+	buf = tl_build(&t, &size);
+	memset(ev, 0, sizeof ev);
+	for (int i = 0; i < 3; i++) {
+		ev[i].start_ns = 1000 + (uint64_t)i;
+		ev[i].dur_ns = 10;
+		ev[i].pid = 42;
+		ev[i].tid = 43 + i;
+		ev[i].layer = LOG_LAYER_SYSCALL;
+		ev[i].op = LOG_OP_WRITE;
+		ev[i].dev = 0xfe00;
+		ev[i].ino = 77;
+		ev[i].offset = 4096ull * (uint64_t)i;
+		ev[i].size = 4096;
+		ev[i].result = i == 2 ? -28 : 4096;
+	}
+	snprintf(evpath, sizeof evpath, "%s/ev.bin", tmpdir);
+	snprintf(path, sizeof path, "%s/ev.iost", tmpdir);
+	int fd = open(evpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	check(fd >= 0 && write(fd, ev, sizeof ev) == (ssize_t)sizeof ev, "events: scratch file", "%s", strerror(errno));
+	rc = log_write_final_events(buf, size, NULL, path, 0, fd, 3, err, sizeof err);
+	check(rc == 0, "events: written", "rc %d: %s", rc, err);
+	close(fd);
+	unlink(evpath);
+	rc = log_file_read(path, &b, err, sizeof err);
+	if (check(rc == 0, "events: read back", "rc %d: %s", rc, err)) {
+		check_u64("events: count", b.nevents, 3);
+		check_u64("events: three sections", b.hdr.nsections, 3);
+		check(b.nevents == 3 && !memcmp(b.events, ev, sizeof ev), "events: equal", "differ");
+		log_file_free(&b);
+	}
+	/* Corrupt the events section in a copy of the file. */
+	struct stat st;
+	if (check(stat(path, &st) == 0, "events: stat", "%s", strerror(errno))) {
+		unsigned char *f = malloc((size_t)st.st_size);
+		fd = open(path, O_RDONLY);
+		check(fd >= 0 && read(fd, f, (size_t)st.st_size) == st.st_size, "events: read file", "short");
+		close(fd);
+		struct log_header *h = (struct log_header *)f;
+		h->sections[2].count = 4;
+		expect_error("events: count beyond the section", f, (size_t)st.st_size,
+			     "events section holds 4 events of 64 bytes but is 192 bytes");
+		h->sections[2].count = 3;
+		struct log_event *e = (struct log_event *)(f + h->sections[2].offset);
+		e[1].layer = 9;
+		expect_error("events: bad layer", f, (size_t)st.st_size, "event 1: layer 9 or op 2 out of range");
+		e[1].layer = LOG_LAYER_BLOCK;
+		e[1].op = LOG_NOPS;
+		expect_error("events: bad op", f, (size_t)st.st_size, "out of range");
+		free(f);
+	}
+	unlink(path);
+	free(buf);
+}
+
 static void write_file(const char *path, const void *buf, size_t size)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -567,7 +634,7 @@ static void test_corruption(void)
 	memcpy(h->magic, LOG_MAGIC, 8);
 
 	h->version = 7;
-	expect_error("bad version", buf, size, "unsupported format version 7 (this reader reads 1)");
+	expect_error("bad version", buf, size, "unsupported format version 7 (this reader reads 2)");
 	h->version = LOG_VERSION;
 	h->endian = __builtin_bswap32(LOG_ENDIAN_MARK);
 	expect_error("other byte order", buf, size, "other byte order");
@@ -581,7 +648,7 @@ static void test_corruption(void)
 	expect_error("bad record_size", buf, size, "record size 1024, expected 1856");
 	h->record_size = sizeof(struct log_record);
 	h->ncounters = LOG_NCOUNTERS + 1;
-	expect_error("bad ncounters", buf, size, "45 counters per record, expected 44");
+	expect_error("bad ncounters", buf, size, "56 counters per record, expected 55");
 	h->ncounters = LOG_NCOUNTERS;
 	h->nsections = 9;
 	expect_error("too many sections", buf, size, "9 sections, at most 8 allowed");
@@ -682,7 +749,7 @@ static void test_corruption(void)
 		r[1].layer = 0;
 		expect_error("record with layer 0", buf, size, "record 1 (id 0000000000001002): layer 0 out of range");
 		r[1].layer = LOG_LAYER_MAX + 1;
-		expect_error("record with layer 6", buf, size, "layer 6 out of range (1..5)");
+		expect_error("record with layer 9", buf, size, "layer 9 out of range (1..8)");
 		r[1].flags |= LOG_R_DEAD;
 		{
 			struct log_file lf;
@@ -955,6 +1022,7 @@ int main(void)
 	test_roundtrip_parse();
 	test_tsc_live();
 	test_write_read();
+	test_events();
 	test_read_errors();
 	test_corruption();
 	test_live_concurrent();

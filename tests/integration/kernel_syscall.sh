@@ -11,7 +11,7 @@
 #  - the loader's messages: no root, no BTF, a missing tracepoint; tracefs and bpffs mounted when
 #    missing; the capture library's own files are not in the kernel log.
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/kernel_helpers.sh"
+source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
 T=$(realpath "$T")
 TOOLS="$ROOT/tests/integration/tools"

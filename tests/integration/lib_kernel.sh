@@ -1,4 +1,4 @@
-# Helpers for the kernel-layer tests (source after lib.sh). The kernel layer needs root: without
+# Helpers for the kernel-layer tests (source after lib.sh; tests/run skips lib_*.sh). The kernel layer needs root: without
 # it every test prints one "skip" line (a failure under CI=true, which runs as root).
 
 # kernel_ready: 0 when the kernel layer can run here; otherwise prints a skip line and returns 1.

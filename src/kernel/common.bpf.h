@@ -60,7 +60,7 @@ struct {
 	__type(value, struct ks_inflight);
 } inflight SEC(".maps");
 
-/* The thread's traced syscall in flight (syscall.bpf.c fills it; nr == 0 when none): other
+/* The thread's traced syscall in flight (syscall.bpf.c fills it; active == 0 when none): other
  * layers use it to attribute work done inside a call to its file and to count pages read in. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

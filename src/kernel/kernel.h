@@ -119,8 +119,8 @@ struct ks_event {
 	__s64 result;
 };
 
-/* The thread's current syscall, kept from sys_enter to sys_exit (`inflight`, keyed by tid).
- * The page-cache program adds the pages it sees read in while a read is in flight. */
+/* The thread's current syscall, kept from sys_enter to sys_exit (`task_call`, task-local). The
+ * page-cache program adds the pages it sees read in while a read is in flight. */
 struct ks_inflight {
 	__u64 start_ns;
 	__u64 dev, ino;
@@ -134,6 +134,8 @@ struct ks_inflight {
 	__u32 has_src;    /* copy_file_range/sendfile: dev2/ino2 is the source */
 	__u64 dev2, ino2;
 	__u32 gen, gen2;  /* inode generations of the file and of the source */
+	__u32 active;     /* 1 from a traced enter to its exit (nr 0 is read(2), so nr cannot say it) */
+	__u32 pad2;
 	char fstype[KS_FSTYPE_MAX];
 };
 

@@ -303,7 +303,7 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 		ks_stat(KS_STAT_INFLIGHT_FULL);
 		return 0;
 	}
-	c->nr = 0; /* not valid until filled */
+	c->active = 0; /* not valid until filled */
 	c->tracked_file = 0;
 	c->pages_in = 0;
 	c->dev = c->ino = 0;
@@ -333,6 +333,7 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 	}
 	c->nr = nr;
 	c->start_ns = bpf_ktime_get_ns();
+	c->active = 1;
 	return 0;
 }
 
@@ -438,9 +439,9 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
-	if (!c || c->nr != nr)
+	if (!c || !c->active || c->nr != nr)
 		return 0;
-	c->nr = 0;
+	c->active = 0;
 	__u64 end = bpf_ktime_get_ns(), start = c->start_ns, dur = end - start;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	bool err = ret < 0;

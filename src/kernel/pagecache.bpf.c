@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The page-cache layer: pages added to the cache (read in from storage, or new pages a write
+ * creates), pages removed, pages dirtied, faults on mapped files and readahead, per file and
+ * process (seed 004's page-cache level). A page added while the thread is inside a traced read
+ * of the same file is a miss of that read: the syscall layer then counts the read as a miss
+ * instead of a hit.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "kernel/common.bpf.h"
+#include "kernel/syscall.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#define PF_KTHREAD 0x00200000
+#define PAGE_BYTES 4096
+
+/* The (pid, dev, ino) record the event belongs to, or false when the filters drop it. Kernel
+ * threads (writeback, kswapd) have no process: their work goes to pid 0 when the file is wanted. */
+static __always_inline bool owner(__u64 dev, __u64 ino, __u32 *pid)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (!(t->flags & PF_KTHREAD) && ks_task_wanted()) {
+		*pid = bpf_get_current_pid_tgid() >> 32;
+		return true;
+	}
+	if (!ks_inode_wanted(dev, ino))
+		return false;
+	*pid = 0;
+	return true;
+}
+
+/* What the current thread is inside: 1 a read of (dev, ino), 2 a write of it, 0 anything else. */
+static __always_inline int inside(__u64 dev, __u64 ino, struct ks_inflight **out)
+{
+	struct ks_inflight *c = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
+	*out = c;
+	if (!c || !c->active || c->dev != dev || c->ino != ino)
+		return 0;
+	switch (c->nr) {
+	case KS_NR_read:
+	case KS_NR_pread64:
+	case KS_NR_readv:
+	case KS_NR_preadv:
+	case KS_NR_preadv2:
+		return 1;
+	case KS_NR_write:
+	case KS_NR_pwrite64:
+	case KS_NR_writev:
+	case KS_NR_pwritev:
+	case KS_NR_pwritev2:
+		return 2;
+	}
+	return 0;
+}
+
+SEC("tracepoint/filemap/mm_filemap_add_to_page_cache")
+int ks_page_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+{
+	__u64 dev = ks_udev(ctx->s_dev), ino = ctx->i_ino, pages = 1ULL << (ctx->order & 31);
+	__u32 pid;
+	if (!owner(dev, ino, &pid))
+		return 0;
+	struct ks_inflight *c;
+	int in = inside(dev, ino, &c);
+	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
+	if (in == 2) {
+		if (v)
+			KS_ADD(v, PAGES_ADDED_WRITE, pages);
+	} else {
+		if (in == 1 && c)
+			__sync_fetch_and_add(&c->pages_in, pages);
+		if (v)
+			KS_ADD(v, PAGES_READ_IN, pages);
+	}
+	ks_emit(LOG_LAYER_PAGECACHE, in == 2 ? LOG_OP_PAGE_ADD_WRITE : LOG_OP_PAGE_IN, 0, bpf_ktime_get_ns(), 0, dev,
+		ino, ctx->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
+	return 0;
+}
+
+SEC("tracepoint/filemap/mm_filemap_delete_from_page_cache")
+int ks_page_delete(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+{
+	__u64 dev = ks_udev(ctx->s_dev), ino = ctx->i_ino, pages = 1ULL << (ctx->order & 31);
+	__u32 pid;
+	if (!owner(dev, ino, &pid))
+		return 0;
+	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
+	if (v)
+		KS_ADD(v, PAGES_EVICTED, pages);
+	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_EVICT, 0, bpf_ktime_get_ns(), 0, dev, ino, ctx->index * PAGE_BYTES,
+		pages * PAGE_BYTES, pages);
+	return 0;
+}
+
+SEC("tracepoint/filemap/mm_filemap_fault")
+int ks_fault(struct trace_event_raw_mm_filemap_fault *ctx)
+{
+	__u64 dev = ks_udev(ctx->s_dev), ino = ctx->i_ino;
+	__u32 pid;
+	if (!owner(dev, ino, &pid))
+		return 0;
+	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
+	if (v)
+		KS_ADD(v, MMAP_FAULTS, 1);
+	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_FAULT, 0, bpf_ktime_get_ns(), 0, dev, ino, ctx->index * PAGE_BYTES,
+		PAGE_BYTES, 0);
+	return 0;
+}
+
+static __always_inline int readahead(struct trace_event_raw_page_cache_ra_op *ctx)
+{
+	__u64 dev = ks_udev(ctx->s_dev), ino = ctx->i_ino;
+	__u32 pid;
+	if (!owner(dev, ino, &pid))
+		return 0;
+	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
+	if (v)
+		KS_ADD(v, READAHEAD_PAGES, ctx->size);
+	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_READAHEAD, 0, bpf_ktime_get_ns(), 0, dev, ino, ctx->index * PAGE_BYTES,
+		(__u64)ctx->size * PAGE_BYTES, ctx->size);
+	return 0;
+}
+
+SEC("tracepoint/readahead/page_cache_sync_ra")
+int ks_sync_ra(struct trace_event_raw_page_cache_ra_op *ctx)
+{
+	return readahead(ctx);
+}
+
+SEC("tracepoint/readahead/page_cache_async_ra")
+int ks_async_ra(struct trace_event_raw_page_cache_ra_op *ctx)
+{
+	return readahead(ctx);
+}
+
+/* A folio's pages: 1, or 2^order for a large folio (PG_head set, order in the second page). */
+static __always_inline __u64 folio_pages(struct folio *folio)
+{
+	unsigned long flags = BPF_CORE_READ(folio, flags.f);
+	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	return 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0x1f);
+}
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
+{
+	struct inode *host = mapping ? mapping->host : NULL;
+	if (!host)
+		return 0;
+	struct super_block *sb = host->i_sb;
+	if (!sb)
+		return 0;
+	__u64 dev = ks_udev(sb->s_dev), ino = host->i_ino, pages = folio_pages(folio);
+	__u32 pid;
+	if (!owner(dev, ino, &pid))
+		return 0;
+	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
+	if (v)
+		KS_ADD(v, PAGES_DIRTIED, pages);
+	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_DIRTY, 0, bpf_ktime_get_ns(), 0, dev, ino,
+		BPF_CORE_READ(folio, index) * PAGE_BYTES, pages * PAGE_BYTES, pages);
+	return 0;
+}

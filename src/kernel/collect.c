@@ -102,17 +102,27 @@ static void path_index_load(int fd, struct path_index *ix)
 	}
 }
 
-static const struct ks_path_val *path_index_find(const struct path_index *ix, uint64_t dev, uint64_t ino, uint32_t gen)
+/* The name of (dev, ino, gen); for gen 0 (a layer that knows only the inode) the generation the
+ * record's own process met, else the newest one. */
+static const struct ks_path_val *path_index_find(const struct path_index *ix, uint64_t dev, uint64_t ino, uint32_t gen,
+						 uint32_t pid)
 {
 	const struct ks_path_val *best = NULL;
+	int best_own = 0;
 	for (size_t i = 0; i < ix->n; i++) {
 		const struct ks_path_key *k = &ix->keys[i];
+		const struct ks_path_val *v = &ix->vals[i];
 		if (k->dev != dev || k->ino != ino)
 			continue;
 		if (gen && k->gen == gen)
-			return &ix->vals[i];
-		if (!gen && (!best || ix->vals[i].when_ns > best->when_ns))
-			best = &ix->vals[i];
+			return v;
+		if (gen)
+			continue;
+		int own = pid && v->pid == pid;
+		if (!best || own > best_own || (own == best_own && v->when_ns > best->when_ns)) {
+			best = v;
+			best_own = own;
+		}
 	}
 	return best;
 }
@@ -132,7 +142,7 @@ int ks_lookup_path_fd(int fd, uint64_t dev, uint64_t ino, struct ks_path_val *ou
 {
 	struct path_index ix;
 	path_index_load(fd, &ix);
-	const struct ks_path_val *v = path_index_find(&ix, dev, ino, 0);
+	const struct ks_path_val *v = path_index_find(&ix, dev, ino, 0, 0);
 	if (v)
 		*out = *v;
 	path_index_free(&ix);
@@ -149,9 +159,13 @@ static int record_path(const struct path_index *ix, const struct ks_file_key *k,
 		snprintf(out, len, "<device %s %u:%u>", dn, major(k->dev), minor(k->dev));
 		return 1;
 	}
-	if ((pv = path_index_find(ix, k->dev, k->ino, k->gen)) && pv->path[0] == '/' && !pv->truncated) {
+	if ((pv = path_index_find(ix, k->dev, k->ino, k->gen, k->pid)) && pv->path[0] == '/' && !pv->truncated) {
 		snprintf(out, len, "%s", pv->path);
 		return 0;
+	}
+	if (pv && pv->path[0] && pv->path[0] != '/') { /* a pseudo file: "[io_uring]" ... */
+		snprintf(out, len, "<%s>", pv->path);
+		return 1;
 	}
 	snprintf(out, len, "<dev %u:%u ino %llu>", major(k->dev), minor(k->dev), (unsigned long long)k->ino);
 	return 1;

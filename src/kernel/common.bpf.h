@@ -219,8 +219,9 @@ static __always_inline void ks_hist(struct ks_file_val *v, int rw, __u64 size, _
 		__sync_fetch_and_add(&v->lat_hist[rw][l], 1);
 }
 
-static __always_inline void ks_emit(__u8 layer, __u8 op, __u16 flags, __u64 start, __u64 dur, __u64 dev,
-				    __u64 ino, __u64 off, __u64 size, __s64 result)
+/* An event on behalf of pid/tid (block completions run in another context than the submitter). */
+static __always_inline void ks_emit_as(__u32 pid, __u32 tid, __u8 layer, __u8 op, __u16 flags, __u64 start, __u64 dur,
+				       __u64 dev, __u64 ino, __u64 off, __u64 size, __s64 result)
 {
 	if (!cfg.events)
 		return;
@@ -229,11 +230,10 @@ static __always_inline void ks_emit(__u8 layer, __u8 op, __u16 flags, __u64 star
 		ks_stat(KS_STAT_EVENT_DROPS);
 		return;
 	}
-	__u64 id = bpf_get_current_pid_tgid();
 	e->start_ns = start;
 	e->dur_ns = dur;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
+	e->pid = pid;
+	e->tid = tid;
 	e->layer = layer;
 	e->op = op;
 	e->flags = flags;
@@ -244,6 +244,15 @@ static __always_inline void ks_emit(__u8 layer, __u8 op, __u16 flags, __u64 star
 	e->result = result;
 	bpf_ringbuf_submit(e, 0);
 	ks_stat(KS_STAT_EVENTS);
+}
+
+static __always_inline void ks_emit(__u8 layer, __u8 op, __u16 flags, __u64 start, __u64 dur, __u64 dev,
+				    __u64 ino, __u64 off, __u64 size, __s64 result)
+{
+	if (!cfg.events)
+		return;
+	__u64 id = bpf_get_current_pid_tgid();
+	ks_emit_as(id >> 32, (__u32)id, layer, op, flags, start, dur, dev, ino, off, size, result);
 }
 
 #endif

@@ -77,6 +77,9 @@ struct ks_path_val {
 	char fstype[KS_FSTYPE_MAX];
 	__u32 mnt_id;           /* as in /proc/PID/mountinfo's first column */
 	__u32 truncated;        /* 1 when the walk stopped before the root */
+	__u32 pid;              /* the process that met it: layers that know only (dev, ino) prefer
+				 * the generation their own process met */
+	__u32 pad;
 };
 
 /* `fsagg` (seed 000's maps): per (filesystem, op, log2 size) count, bytes, time, latency. The
@@ -136,6 +139,7 @@ struct ks_inflight {
 	__u32 gen, gen2;  /* inode generations of the file and of the source */
 	__u32 active;     /* 1 from a traced enter to its exit (nr 0 is read(2), so nr cannot say it) */
 	__u32 pad2;
+	__u64 uring_dev, uring_ino; /* inside io_uring_enter: the file of the request submitted last */
 	char fstype[KS_FSTYPE_MAX];
 };
 

@@ -260,7 +260,10 @@ static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32
 	sp = scratch();
 	if (!sp)
 		return;
-	if (sp->pos == 0) {
+	if (sp->pos == 0 && sp->n == 0 && BPF_CORE_READ(f, f_path.dentry) != BPF_CORE_READ(f, f_path.mnt, mnt_root)) {
+		/* a pseudo file's own dentry (io_uring, anon inodes): its name, not a path */
+		bpf_probe_read_kernel_str(sp->buf, KS_PATH_MAX, BPF_CORE_READ(f, f_path.dentry, d_name.name));
+	} else if (sp->pos == 0) {
 		sp->buf[0] = '/';
 		sp->buf[1] = 0;
 	} else if (sp->pos >= KS_PATH_MAX) {
@@ -273,6 +276,7 @@ static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32
 	struct mount *mnt = container_of(BPF_CORE_READ(f, f_path.mnt), struct mount, mnt);
 	sp->pv.mnt_id = BPF_CORE_READ(mnt, mnt_id);
 	sp->pv.when_ns = bpf_ktime_get_ns();
+	sp->pv.pid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_update_elem(&paths, &pk, &sp->pv, BPF_NOEXIST) && !bpf_map_lookup_elem(&paths, &pk))
 		ks_stat(KS_STAT_PATHS_FULL);
 }
@@ -322,6 +326,7 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 		c->tracked_file = 1;
 	}
 	c->has_src = 0;
+	c->uring_ino = 0;
 	if (k.fd2_arg != NO_ARG) { /* the source of a copy */
 		struct ident src = {};
 		if (identify(fd_file((int)arg_of(regs, k.fd2_arg)), &src, false)) {
@@ -475,10 +480,10 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		if (!v) {
 			/* First call of this process on the file: a file opened before tracing began has
 			 * no name yet; resolve it now rather than on every call. */
-			if (k.op != LOG_OP_OPEN && k.op != LOG_OP_URING && k.op != LOG_OP_MSYNC) {
+			if (k.op != LOG_OP_OPEN && k.op != LOG_OP_MSYNC) {
 				struct file *f = fd_file(c->fd);
 				struct ident id = {};
-				if (f && identify(f, &id, false))
+				if (f && identify(f, &id, k.op == LOG_OP_URING))
 					remember_path(f, id.dev, id.ino, id.gen);
 			}
 			v = ks_file_gen(pid, LOG_LAYER_SYSCALL, c->dev, c->ino, c->gen);

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The block layer: every request from the moment it is accounted (block_io_start, in the
+ * submitter's context) through issue to the device (block_rq_issue) to completion
+ * (block_rq_complete, often in interrupt context): size, sector, device, op, queue time (start ->
+ * issue) and device time (issue -> completion). Completions are matched to their request by the
+ * request pointer, never by pid. Attribution is decided at submission: the traced process and the
+ * file of the system call it is inside (O_DIRECT), else the inode owning the request's first page
+ * (buffered writeback, read-in), with pid 0 when a kernel thread submitted it.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "kernel/common.bpf.h"
+#include "kernel/syscall.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#define PF_KTHREAD 0x00200000
+#define REQ_OP_BITS_MASK 0xff
+
+/* Direct I/O of iomap filesystems (ext4, xfs) ends its bios here; their bi_private is the
+ * struct iomap_dio, whose kiocb names the file: attribution for direct I/O submitted outside the
+ * traced call (io_uring's io-wq workers, aio). Weak: a kernel without it just loses that path. */
+extern const void iomap_dio_bio_end_io __ksym __weak;
+
+struct rq_info {
+	__u64 start_ns, issue_ns;
+	__u64 dev, ino; /* the file, when attributed (ino 0: none) */
+	__u32 pid, tid;
+	__u32 flags;    /* LOG_E_WRITEBACK */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct request *);
+	__type(value, struct rq_info);
+} rq_inflight SEC(".maps");
+
+/* The request's device as stat(2) names it: the partition, else the disk. */
+static __always_inline __u64 rq_dev(struct request *rq)
+{
+	struct block_device *part = rq->part;
+	if (part)
+		return ks_udev(part->bd_dev);
+	struct gendisk *disk = rq->q ? rq->q->disk : NULL;
+	if (!disk)
+		return 0;
+	return ks_udev(((__u32)disk->major << 20) | (__u32)disk->first_minor);
+}
+
+/* Who the request is for, decided in the submitter's context. False: the filters drop it. */
+static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!(t->flags & PF_KTHREAD) && ks_task_wanted()) {
+		ri->pid = id >> 32;
+		ri->tid = (__u32)id;
+		struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
+		if (c && c->active && c->nr == KS_NR_io_uring_enter) { /* the request being submitted */
+			if (c->uring_ino) {
+				ri->dev = c->uring_dev;
+				ri->ino = c->uring_ino;
+				return true;
+			}
+		} else if (c && c->active && c->tracked_file) { /* direct I/O inside a traced call */
+			ri->dev = c->dev;
+			ri->ino = c->ino;
+			return true;
+		}
+	}
+	/* direct I/O through iomap (ext4, xfs), wherever it was submitted */
+	struct bio *bio = rq->bio;
+	if (bio && &iomap_dio_bio_end_io && (unsigned long)bio->bi_end_io == (unsigned long)&iomap_dio_bio_end_io) {
+		struct iomap_dio *dio = bio->bi_private;
+		struct inode *in = BPF_CORE_READ(dio, iocb, ki_filp, f_inode);
+		if (in) {
+			ri->ino = BPF_CORE_READ(in, i_ino);
+			ri->dev = ks_udev(BPF_CORE_READ(in, i_sb, s_dev));
+			return ri->pid || !(cfg.by_pid || cfg.cgroup_id) || ks_inode_wanted(ri->dev, ri->ino);
+		}
+	}
+	/* the inode owning the first page (page cache I/O: writeback, read-in) */
+	unsigned long mapping = (unsigned long)BPF_CORE_READ(rq, bio, bi_io_vec, bv_page, mapping);
+	if (mapping && !(mapping & 3)) {
+		struct inode *host = BPF_CORE_READ((struct address_space *)mapping, host);
+		if (host) {
+			ri->ino = BPF_CORE_READ(host, i_ino);
+			ri->dev = ks_udev(BPF_CORE_READ(host, i_sb, s_dev));
+		}
+	}
+	if (ri->pid)
+		return true;
+	if (t->flags & PF_KTHREAD)
+		ri->flags = LOG_E_WRITEBACK;
+	if (cfg.by_pid || cfg.cgroup_id)
+		return ri->ino && ks_inode_wanted(ri->dev, ri->ino);
+	return true;
+}
+
+/* io_uring issues a request's I/O right after this, in the same thread: remember its file so the
+ * block requests it submits are attributed to it rather than to the ring's descriptor. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(ks_uring_submit, struct io_kiocb *req)
+{
+	struct ks_inflight *c = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
+	if (!c || !c->active)
+		return 0;
+	struct file *f = req->file;
+	struct inode *in = f ? f->f_inode : NULL;
+	struct super_block *sb = in ? in->i_sb : NULL;
+	if (!sb)
+		return 0;
+	c->uring_ino = in->i_ino;
+	c->uring_dev = ks_udev(sb->s_dev);
+	return 0;
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(ks_io_start, struct request *rq)
+{
+	struct rq_info ri = {};
+	if (!attribute(rq, &ri))
+		return 0;
+	ri.start_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&rq_inflight, &rq, &ri, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(ks_rq_issue, struct request *rq)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
+	if (p) {
+		p->issue_ns = now;
+		return 0;
+	}
+	/* not accounted at submission (flushes, passthrough): its wait is unknown */
+	struct rq_info ri = {};
+	if (!attribute(rq, &ri))
+		return 0;
+	ri.start_ns = ri.issue_ns = now;
+	bpf_map_update_elem(&rq_inflight, &rq, &ri, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(ks_rq_requeue, struct request *rq)
+{
+	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
+	if (p)
+		p->issue_ns = 0; /* issued again later */
+	return 0;
+}
+
+static __always_inline void count(struct ks_file_val *v, __u32 op, __u64 bytes, __u64 total, __u64 queue,
+				  __u64 device, __u64 start, __u64 end, bool err)
+{
+	if (!v)
+		return;
+	KS_ADD(v, TIME_QUEUE, queue);
+	KS_ADD(v, TIME_DEVICE, device);
+	if (op == REQ_OP_READ || op == REQ_OP_WRITE) {
+		int w = op == REQ_OP_WRITE;
+		if (w) {
+			KS_ADD(v, WRITES, 1);
+			KS_ADD(v, TIME_WRITE, total);
+			ks_first(&v->c[LOG_C_WRITE_FIRST], start);
+			ks_max(&v->c[LOG_C_WRITE_LAST], end);
+			if (err)
+				KS_ADD(v, ERR_WRITES, 1);
+			else
+				KS_ADD(v, BYTES_WRITTEN, bytes);
+		} else {
+			KS_ADD(v, READS, 1);
+			KS_ADD(v, TIME_READ, total);
+			ks_first(&v->c[LOG_C_READ_FIRST], start);
+			ks_max(&v->c[LOG_C_READ_LAST], end);
+			if (err)
+				KS_ADD(v, ERR_READS, 1);
+			else
+				KS_ADD(v, BYTES_READ, bytes);
+		}
+		ks_hist(v, w, bytes, device);
+	} else if (op == REQ_OP_FLUSH) {
+		KS_ADD(v, FSYNCS, 1);
+		KS_ADD(v, TIME_META, total);
+		if (err)
+			KS_ADD(v, ERR_SYNCS, 1);
+	} else {
+		KS_ADD(v, META_OTHER, 1); /* discard, write zeroes ... */
+		KS_ADD(v, TIME_META, total);
+		if (err)
+			KS_ADD(v, ERR_META, 1);
+	}
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
+	if (!p) {
+		if (!cfg.by_pid && !cfg.cgroup_id)
+			ks_stat(KS_STAT_BLOCK_UNMATCHED); /* issued before tracing began */
+		return 0;
+	}
+	struct rq_info ri = *p;
+	bpf_map_delete_elem(&rq_inflight, &rq);
+	__u32 op = rq->cmd_flags & REQ_OP_BITS_MASK;
+	__u64 dev = rq_dev(rq), issue = ri.issue_ns ? ri.issue_ns : now;
+	__u64 queue = issue - ri.start_ns, device = now - issue, total = now - ri.start_ns;
+	bool err = error != 0;
+	count(ks_file(0, LOG_LAYER_BLOCK, dev, 0), op, nr_bytes, total, queue, device, ri.start_ns, now, err);
+	/* A file is charged at its own device only: a stacked device's lower requests (loop, dm)
+	 * carry the same pages and would count its bytes twice. */
+	if (ri.ino && ri.dev == dev)
+		count(ks_file(ri.pid, LOG_LAYER_BLOCK, ri.dev, ri.ino), op, nr_bytes, total, queue, device,
+		      ri.start_ns, now, err);
+	__u8 eop = op == REQ_OP_READ ? LOG_OP_BLK_READ : op == REQ_OP_WRITE ? LOG_OP_BLK_WRITE
+		 : op == REQ_OP_FLUSH ? LOG_OP_BLK_FLUSH : op == REQ_OP_DISCARD ? LOG_OP_BLK_DISCARD : LOG_OP_BLK_OTHER;
+	ks_emit_as(ri.pid, ri.tid, LOG_LAYER_BLOCK, eop, ri.flags, ri.start_ns, total, ri.ino ? ri.dev : dev, ri.ino,
+		   BPF_CORE_READ(rq, __sector) * 512, nr_bytes, err ? -(__s64)error : (__s64)nr_bytes);
+	return 0;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The kernel layer's page-cache program (src/kernel/pagecache.bpf.c), as root, on a fresh ext4 on
+# a loop device of its own:
+#  - a 4 MiB file read twice (read_twice: 64 KiB reads, reopened between the passes) after the
+#    cache was dropped: exactly 1024 pages read in; every read of the second pass a hit (no page
+#    added under it), the misses all in the first pass; 8 MiB requested vs 4 MiB read in;
+#  - a 1 MiB file mapped MAP_SHARED, one byte written per page, msync: exactly 256 pages dirtied,
+#    the msync counted as a sync of the file at the syscall layer; read back through a mapping
+#    after the cache was dropped: 256 pages read in, no read(2);
+#  - buffered writes into a new file: pages added by writes, not read in; eviction counted when
+#    the cache is dropped, attributed to the file with pid 0.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/lib_kernel.sh"
+kernel_ready || exit 0
+T=$(realpath "$T")
+export IOSTRATA_LIVE_DIR="$T/live"
+make_fs ext4 64 || { fail "pagecache: ext4 on a loop device" "make_fs failed"; exit 0; }
+k() { kcounter "$@"; }
+
+# --- read twice: cold, then warm --------------------------------------------------------------
+head -c 4194304 /dev/urandom >"$FS_MNT/r"
+drop_caches
+"$IOSTRATA" run -q -o "$T/r.job" --kernel-events -- "$PROGS/read_twice" "$FS_MNT/r" >"$T/r.out"
+eq "read twice: exit status and bytes" "0 4194304 4194304" "$? $(tr '\n' ' ' <"$T/r.out" | sed 's/ $//')"
+KL=$(ls "$T/r.job"/kernel-*.iost)
+eq "read twice: syscall reads and bytes" "130 8388608" "$(k "$KL" syscall "$FS_MNT/r" reads) $(k "$KL" syscall "$FS_MNT/r" bytes_read)"
+eq "read twice: pages read in" 1024 "$(k "$KL" pagecache "$FS_MNT/r" pages_read_in)"
+eq "read twice: no page added by a write" 0 "$(k "$KL" pagecache "$FS_MNT/r" pages_added_write)"
+eq "read twice: every read is a hit or a miss" 130 \
+	"$(( $(k "$KL" syscall "$FS_MNT/r" cache_hit_reads) + $(k "$KL" syscall "$FS_MNT/r" cache_miss_reads) ))"
+eq "read twice: the first pass missed" 1 "$([ "$(k "$KL" syscall "$FS_MNT/r" cache_miss_reads)" -ge 1 ] && echo 1 || echo 0)"
+INO=$(stat -c %i "$FS_MNT/r")
+"$IOSTRATA" dump --json "$KL" >"$T/r.json"
+# the second pass begins at the second open of the file
+SECOND=$(jq --argjson i "$INO" '[.events[] | select(.layer=="syscall" and .op=="open" and .ino==$i) | .start_ns] | sort | .[1]' "$T/r.json")
+eq "read twice: second pass: 65 reads (64 of 64 KiB and the one at the end)" 65 \
+	"$(jq --argjson i "$INO" --argjson s "$SECOND" '[.events[] | select(.layer=="syscall" and .op=="read" and .ino==$i and .start_ns > $s)] | length' "$T/r.json")"
+eq "read twice: second pass: zero misses" 0 \
+	"$(jq --argjson i "$INO" --argjson s "$SECOND" '[.events[] | select(.layer=="syscall" and .op=="read" and .ino==$i and .start_ns > $s and .flags == 2)] | length' "$T/r.json")"
+eq "read twice: second pass: no page read in" 0 \
+	"$(jq --argjson i "$INO" --argjson s "$SECOND" '[.events[] | select(.layer=="pagecache" and .op=="page_in" and .ino==$i and .start_ns > $s)] | length' "$T/r.json")"
+eq "read twice: misses flagged on the read events" "$(k "$KL" syscall "$FS_MNT/r" cache_miss_reads)" \
+	"$(jq --argjson i "$INO" '[.events[] | select(.layer=="syscall" and .op=="read" and .ino==$i and .flags == 2)] | length' "$T/r.json")"
+eq "read twice: page-in events sum to the pages read in" 1024 \
+	"$(jq --argjson i "$INO" '[.events[] | select(.layer=="pagecache" and .op=="page_in" and .ino==$i) | .result] | add' "$T/r.json")"
+
+# --- mmap write and read ----------------------------------------------------------------------
+head -c 1048576 /dev/zero >"$FS_MNT/m"
+sync
+"$IOSTRATA" run -q -o "$T/mw.job" --kernel -- "$PROGS/pc_mmap_write" "$FS_MNT/m" 1048576 write >/dev/null
+eq "mmap write: exit status" 0 $?
+KL=$(ls "$T/mw.job"/kernel-*.iost)
+eq "mmap write: 256 pages dirtied" 256 "$(k "$KL" pagecache "$FS_MNT/m" pages_dirtied)"
+eq "mmap write: no write(2)" 0 "$(k "$KL" syscall "$FS_MNT/m" writes)"
+eq "mmap write: msync is a sync of the file, mmap counted" "1 1" "$(k "$KL" syscall "$FS_MNT/m" fsyncs) $(k "$KL" syscall "$FS_MNT/m" mmaps)"
+drop_caches
+"$IOSTRATA" run -q -o "$T/mr.job" --kernel -- "$PROGS/pc_mmap_write" "$FS_MNT/m" 1048576 read >"$T/mr.out"
+eq "mmap read: exit status and the bytes written before" "0 $((255 * 256 / 2))" "$? $(cat "$T/mr.out")"
+KL=$(ls "$T/mr.job"/kernel-*.iost)
+eq "mmap read: 256 pages read in" 256 "$(k "$KL" pagecache "$FS_MNT/m" pages_read_in)"
+eq "mmap read: faults counted, no read(2)" "1 0" \
+	"$([ "$(k "$KL" pagecache "$FS_MNT/m" mmap_faults)" -ge 1 ] && echo 1 || echo 0) $(k "$KL" syscall "$FS_MNT/m" reads)"
+
+# --- writes add pages; eviction ----------------------------------------------------------------
+mkfifo "$T/w.gate"
+(read -r _ <"$T/w.gate"; exec dd if=/dev/zero of="$FS_MNT/w" bs=64k count=16 status=none) &
+WP=$!
+"$IOSTRATA" kernel --quiet --pid "$WP" --interval 60 --log "$T/w.iost" --ready "$T/w.ready" &
+KP=$!
+wait_ready "$T/w.ready"
+echo go >"$T/w.gate"
+wait "$WP"
+drop_caches # evicts the file's pages: kernel context, pid 0, wanted through the file
+sleep 0.2
+kill -INT "$KP"
+wait "$KP"
+eq "writes: 256 pages added by the writer's writes" 256 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_added_write "$WP")"
+eq "writes: none read in" 0 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_read_in)"
+eq "writes: 256 pages dirtied by the writer" 256 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_dirtied "$WP")"
+eq "eviction: 256 pages, no process" 256 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_evicted 0)"

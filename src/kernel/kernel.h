@@ -140,6 +140,8 @@ struct ks_inflight {
 	__u32 active;     /* 1 from a traced enter to its exit (nr 0 is read(2), so nr cannot say it) */
 	__u32 pad2;
 	__u64 uring_dev, uring_ino; /* inside io_uring_enter: the file of the request submitted last */
+	__u64 mpi_dev, mpi_ino;     /* inside MPI_File_open (mpi_open): the last regular file opened */
+	__u32 mpi_open, mpi_gen;
 	char fstype[KS_FSTYPE_MAX];
 };
 

@@ -203,7 +203,8 @@ int ks_after_load(struct ks_session *ks, struct bpf_object *obj, unsigned layer)
 	int attached = 0;
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, obj) {
-		if (!bpf_program__autoload(p) || ks->nlinks >= KS_MAX_LINKS)
+		/* programs without a fixed target (uprobes) are attached by their loader */
+		if (!bpf_program__autoload(p) || !bpf_program__autoattach(p) || ks->nlinks >= KS_MAX_LINKS)
 			continue;
 		struct bpf_link *l = bpf_program__attach(p);
 		if (!l) {

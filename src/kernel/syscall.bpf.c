@@ -460,6 +460,11 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 			c->gen = id.gen;
 			c->tracked_file = 1;
 			remember_path(f, id.dev, id.ino, id.gen);
+			if (c->mpi_open) { /* the file MPI_File_open opens (mpiio.bpf.c) */
+				c->mpi_dev = id.dev;
+				c->mpi_ino = id.ino;
+				c->mpi_gen = id.gen;
+			}
 		}
 	} else if (k.op == LOG_OP_MSYNC) {
 		struct vma_ctx vc = {};

@@ -7,6 +7,7 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include "iostrata/reader.h"
 #include "cli/cli.h"
 #include "kernel/collect.h"
+#include "kernel/mpiio.h"
 #include "kernel/session.h"
 
 static volatile sig_atomic_t stop_now;
@@ -287,6 +289,19 @@ static int parse_dev(const char *s, __u64 *dev)
 
 int cmd_kernel_maps(int argc, char **argv);
 
+/* Every process's mapped MPI libraries (system-wide tracing). */
+static void scan_all_mpi(struct ks_session *ks)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			ks_mpiio_scan_pid(ks, atoi(de->d_name));
+	closedir(d);
+}
+
 int cmd_kernel(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "maps"))
@@ -400,6 +415,13 @@ int cmd_kernel(int argc, char **argv)
 		ks_close(&ks);
 		return 1;
 	}
+	/* MPI libraries already mapped get their uprobes now; later ones when they are opened */
+	if (ks.opt.filter.watch_mpi) {
+		if (pid)
+			ks_mpiio_scan_pid(&ks, pid);
+		else
+			scan_all_mpi(&ks);
+	}
 	if (pin && ks_pin(&ks, pin, err, sizeof err) < 0) {
 		fprintf(stderr, "iostrata kernel: --pin: %s\n", err);
 		ks_close(&ks);
@@ -455,8 +477,8 @@ int cmd_kernel(int argc, char **argv)
 			int ms = (int)(wait / 1000000) + 1;
 			if (ms > 100)
 				ms = 100;
-			if (sink.f)
-				ks_events_poll(&ks, ms);
+			if (ks.rb)
+				ks_events_poll(&ks, ms); /* events, and MPI libraries to probe */
 			else
 				usleep((useconds_t)ms * 1000);
 			if (pid && kill(pid, 0) < 0 && errno == ESRCH) {

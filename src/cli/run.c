@@ -458,8 +458,8 @@ int cmd_run(int argc, char **argv)
 		close(gate[1]);
 	}
 	int st = 0;
-	if (kr.on && kr.sink.f) {
-		/* drain the event ring buffer while CMD runs */
+	if (kr.on && kr.ks.rb) {
+		/* serve the ring buffers while CMD runs: events, and MPI libraries to probe */
 		for (;;) {
 			pid_t w = waitpid(pid, &st, WNOHANG);
 			if (w == pid || (w < 0 && errno != EINTR))

@@ -81,6 +81,11 @@ struct {
 	__uint(max_entries, KS_RINGBUF_BYTES);
 } events SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} notify SEC(".maps");
+
 /* Zero values to insert from (map values are too large for the 512-byte stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -28,15 +28,19 @@ struct {
 	__type(value, __u64);
 } sync_start SEC(".maps");
 
-static __always_inline struct ks_file_val *fs_file(__u32 kdev, __u64 ino, __u64 *dev)
+static __always_inline struct ks_file_val *fs_file(struct inode *in, __u64 *dev, __u64 *ino)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	*dev = ks_udev(kdev);
-	if (!(t->flags & PF_KTHREAD) && ks_task_wanted())
-		return ks_file(bpf_get_current_pid_tgid() >> 32, LOG_LAYER_FS, *dev, ino);
-	if (!ks_inode_wanted(*dev, ino))
+	struct super_block *sb = in ? in->i_sb : NULL;
+	if (!sb)
 		return NULL;
-	return ks_file(0, LOG_LAYER_FS, *dev, ino);
+	*dev = ks_udev(sb->s_dev);
+	*ino = in->i_ino;
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (!(t->flags & PF_KTHREAD) && ks_task_wanted())
+		return ks_file(bpf_get_current_pid_tgid() >> 32, LOG_LAYER_FS, *dev, *ino);
+	if (!ks_inode_wanted(*dev, *ino))
+		return NULL;
+	return ks_file(0, LOG_LAYER_FS, *dev, *ino);
 }
 
 static __always_inline void fs_write(struct ks_file_val *v, __u64 pos, __u64 len)
@@ -65,43 +69,43 @@ static __always_inline void fs_read(struct ks_file_val *v, __u64 pos, __u64 len)
 	__sync_fetch_and_add(&v->size_hist[0][ks_bucket(len)], 1);
 }
 
-static __always_inline int ext4_write(struct trace_event_raw_ext4__write_begin *ctx)
+static __always_inline int ext4_write(struct inode *in, loff_t pos, unsigned int len)
 {
-	__u64 dev;
-	struct ks_file_val *v = fs_file(ctx->dev, ctx->ino, &dev);
+	__u64 dev, ino;
+	struct ks_file_val *v = fs_file(in, &dev, &ino);
 	if (!v)
 		return 0;
-	fs_write(v, ctx->pos, ctx->len);
-	ks_emit(LOG_LAYER_FS, LOG_OP_FS_WRITE, 0, bpf_ktime_get_ns(), 0, dev, ctx->ino, ctx->pos, ctx->len, ctx->len);
+	fs_write(v, pos, len);
+	ks_emit(LOG_LAYER_FS, LOG_OP_FS_WRITE, 0, bpf_ktime_get_ns(), 0, dev, ino, pos, len, len);
 	return 0;
 }
 
-SEC("tracepoint/ext4/ext4_da_write_begin")
-int ks_ext4_da_write_begin(struct trace_event_raw_ext4__write_begin *ctx)
+SEC("tp_btf/ext4_da_write_begin")
+int BPF_PROG(ks_ext4_da_write_begin, struct inode *in, loff_t pos, unsigned int len)
 {
-	return ext4_write(ctx);
+	return ext4_write(in, pos, len);
 }
 
-SEC("tracepoint/ext4/ext4_write_begin")
-int ks_ext4_write_begin(struct trace_event_raw_ext4__write_begin *ctx)
+SEC("tp_btf/ext4_write_begin")
+int BPF_PROG(ks_ext4_write_begin, struct inode *in, loff_t pos, unsigned int len)
 {
-	return ext4_write(ctx);
+	return ext4_write(in, pos, len);
 }
 
-SEC("tracepoint/ext4/ext4_read_folio")
-int ks_ext4_read_folio(struct trace_event_raw_ext4__folio_op *ctx)
+SEC("tp_btf/ext4_read_folio")
+int BPF_PROG(ks_ext4_read_folio, struct inode *in, struct folio *folio)
 {
-	__u64 dev;
-	struct ks_file_val *v = fs_file(ctx->dev, ctx->ino, &dev);
+	__u64 dev, ino, off = folio->index * 4096;
+	struct ks_file_val *v = fs_file(in, &dev, &ino);
 	if (!v)
 		return 0;
-	fs_read(v, ctx->index * 4096, 4096);
-	ks_emit(LOG_LAYER_FS, LOG_OP_FS_READ, 0, bpf_ktime_get_ns(), 0, dev, ctx->ino, ctx->index * 4096, 4096, 4096);
+	fs_read(v, off, 4096);
+	ks_emit(LOG_LAYER_FS, LOG_OP_FS_READ, 0, bpf_ktime_get_ns(), 0, dev, ino, off, 4096, 4096);
 	return 0;
 }
 
-SEC("tracepoint/ext4/ext4_sync_file_enter")
-int ks_ext4_sync_enter(struct trace_event_raw_ext4_sync_file_enter *ctx)
+SEC("tp_btf/ext4_sync_file_enter")
+int BPF_PROG(ks_ext4_sync_enter, struct file *f, int datasync)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 now = bpf_ktime_get_ns();
@@ -109,8 +113,8 @@ int ks_ext4_sync_enter(struct trace_event_raw_ext4_sync_file_enter *ctx)
 	return 0;
 }
 
-SEC("tracepoint/ext4/ext4_sync_file_exit")
-int ks_ext4_sync_exit(struct trace_event_raw_ext4_sync_file_exit *ctx)
+SEC("tp_btf/ext4_sync_file_exit")
+int BPF_PROG(ks_ext4_sync_exit, struct inode *in, int ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 *start = bpf_map_lookup_elem(&sync_start, &tid), now = bpf_ktime_get_ns(), t0 = now;
@@ -118,91 +122,89 @@ int ks_ext4_sync_exit(struct trace_event_raw_ext4_sync_file_exit *ctx)
 		t0 = *start;
 		bpf_map_delete_elem(&sync_start, &tid);
 	}
-	__u64 dev;
-	int ret = BPF_CORE_READ(ctx, ret); /* a plain load here is compiled as ctx+off, which the verifier refuses */
-	struct ks_file_val *v = fs_file(ctx->dev, ctx->ino, &dev);
+	__u64 dev, ino;
+	struct ks_file_val *v = fs_file(in, &dev, &ino);
 	if (!v)
 		return 0;
 	KS_ADD(v, FSYNCS, 1);
 	KS_ADD(v, TIME_META, now - t0);
 	if (ret < 0)
 		KS_ADD(v, ERR_SYNCS, 1);
-	ks_emit(LOG_LAYER_FS, LOG_OP_FS_SYNC, 0, t0, now - t0, dev, ctx->ino, (__u64)-1, 0, ret);
+	ks_emit(LOG_LAYER_FS, LOG_OP_FS_SYNC, 0, t0, now - t0, dev, ino, (__u64)-1, 0, ret);
 	return 0;
 }
 
-SEC("tracepoint/ext4/ext4_allocate_blocks")
-int ks_ext4_alloc(struct trace_event_raw_ext4_allocate_blocks *ctx)
+SEC("tp_btf/ext4_allocate_blocks")
+int BPF_PROG(ks_ext4_alloc, struct ext4_allocation_request *ar, unsigned long long block)
 {
-	__u64 dev;
-	struct ks_file_val *v = fs_file(ctx->dev, ctx->ino, &dev);
+	__u64 dev, ino;
+	struct ks_file_val *v = fs_file(ar->inode, &dev, &ino);
 	if (!v)
 		return 0;
 	KS_ADD(v, FS_ALLOCS, 1);
-	ks_emit(LOG_LAYER_FS, LOG_OP_FS_ALLOC, 0, bpf_ktime_get_ns(), 0, dev, ctx->ino, (__u64)ctx->logical * 4096,
-		(__u64)ctx->len * 4096, ctx->block);
+	ks_emit(LOG_LAYER_FS, LOG_OP_FS_ALLOC, 0, bpf_ktime_get_ns(), 0, dev, ino, (__u64)ar->logical * 4096,
+		(__u64)ar->len * 4096, block);
 	return 0;
 }
 
-static __always_inline int xfs_rw(struct trace_event_raw_xfs_file_class *ctx, int write)
+static __always_inline int xfs_rw(struct kiocb *iocb, struct iov_iter *iter, int write)
 {
-	__u64 dev;
-	struct ks_file_val *v = fs_file(ctx->dev, ctx->ino, &dev);
+	__u64 dev, ino;
+	struct file *f = iocb->ki_filp;
+	struct ks_file_val *v = fs_file(f ? f->f_inode : NULL, &dev, &ino);
 	if (!v)
 		return 0;
+	__u64 off = iocb->ki_pos, count = iter->count;
 	if (write)
-		fs_write(v, ctx->offset, ctx->count);
+		fs_write(v, off, count);
 	else
-		fs_read(v, ctx->offset, ctx->count);
-	ks_emit(LOG_LAYER_FS, write ? LOG_OP_FS_WRITE : LOG_OP_FS_READ, 0, bpf_ktime_get_ns(), 0, dev, ctx->ino,
-		ctx->offset, ctx->count, ctx->count);
+		fs_read(v, off, count);
+	ks_emit(LOG_LAYER_FS, write ? LOG_OP_FS_WRITE : LOG_OP_FS_READ, 0, bpf_ktime_get_ns(), 0, dev, ino, off, count,
+		count);
 	return 0;
 }
 
-SEC("tracepoint/xfs/xfs_file_buffered_read")
-int ks_xfs_buffered_read(struct trace_event_raw_xfs_file_class *ctx)
+SEC("tp_btf/xfs_file_buffered_read")
+int BPF_PROG(ks_xfs_buffered_read, struct kiocb *iocb, struct iov_iter *iter)
 {
-	return xfs_rw(ctx, 0);
+	return xfs_rw(iocb, iter, 0);
 }
 
-SEC("tracepoint/xfs/xfs_file_direct_read")
-int ks_xfs_direct_read(struct trace_event_raw_xfs_file_class *ctx)
+SEC("tp_btf/xfs_file_direct_read")
+int BPF_PROG(ks_xfs_direct_read, struct kiocb *iocb, struct iov_iter *iter)
 {
-	return xfs_rw(ctx, 0);
+	return xfs_rw(iocb, iter, 0);
 }
 
-SEC("tracepoint/xfs/xfs_file_buffered_write")
-int ks_xfs_buffered_write(struct trace_event_raw_xfs_file_class *ctx)
+SEC("tp_btf/xfs_file_buffered_write")
+int BPF_PROG(ks_xfs_buffered_write, struct kiocb *iocb, struct iov_iter *iter)
 {
-	return xfs_rw(ctx, 1);
+	return xfs_rw(iocb, iter, 1);
 }
 
-SEC("tracepoint/xfs/xfs_file_direct_write")
-int ks_xfs_direct_write(struct trace_event_raw_xfs_file_class *ctx)
+SEC("tp_btf/xfs_file_direct_write")
+int BPF_PROG(ks_xfs_direct_write, struct kiocb *iocb, struct iov_iter *iter)
 {
-	return xfs_rw(ctx, 1);
+	return xfs_rw(iocb, iter, 1);
 }
 
-SEC("tracepoint/xfs/xfs_file_fsync")
-int ks_xfs_fsync(struct trace_event_raw_xfs_inode_class *ctx)
+SEC("tp_btf/xfs_file_fsync")
+int BPF_PROG(ks_xfs_fsync, struct xfs_inode *ip)
 {
-	__u64 dev;
-	struct ks_file_val *v = fs_file(ctx->dev, ctx->ino, &dev);
+	__u64 dev, ino;
+	struct ks_file_val *v = fs_file(&ip->i_vnode, &dev, &ino);
 	if (!v)
 		return 0;
 	KS_ADD(v, FSYNCS, 1);
-	ks_emit(LOG_LAYER_FS, LOG_OP_FS_SYNC, 0, bpf_ktime_get_ns(), 0, dev, ctx->ino, (__u64)-1, 0, 0);
+	ks_emit(LOG_LAYER_FS, LOG_OP_FS_SYNC, 0, bpf_ktime_get_ns(), 0, dev, ino, (__u64)-1, 0, 0);
 	return 0;
 }
 
 SEC("tp_btf/xfs_iomap_alloc")
 int BPF_PROG(ks_xfs_alloc, struct xfs_inode *ip, xfs_off_t off, ssize_t count, int whichfork)
 {
-	struct super_block *sb = ip->i_vnode.i_sb;
-	if (!sb)
-		return 0;
-	__u64 dev, ino = ip->i_vnode.i_ino;
-	struct ks_file_val *v = fs_file(sb->s_dev, ino, &dev);
+	__u64 dev, ino;
+	struct ks_file_val *v = fs_file(&ip->i_vnode, &dev, &ino);
 	if (!v)
 		return 0;
 	KS_ADD(v, FS_ALLOCS, 1);

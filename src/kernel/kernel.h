@@ -145,6 +145,16 @@ struct ks_inflight {
 	char fstype[KS_FSTYPE_MAX];
 };
 
+/* `notify` ring buffer: things the collector must act on while the job runs. */
+enum { KS_NOTE_MPI_LIBRARY = 1 }; /* a traced process opened libmpi*: set the MPI-IO uprobes on it */
+
+struct ks_note {
+	__u32 kind;
+	__u32 pid;
+	__u64 dev, ino;
+	__u32 gen, pad;
+};
+
 /* Kernel-side filters, set once by the loader (read-only data of every program). */
 struct ks_filter {
 	__u32 by_pid;      /* only processes in `tracked` (and their children, followed at fork) */
@@ -155,6 +165,8 @@ struct ks_filter {
 	char fstype[KS_FSTYPE_MAX]; /* "", or only this filesystem type */
 	__u32 events;      /* 1: write events to the ring buffer */
 	__u32 aggregates;  /* 1: keep seed 000's `fsagg`/`pidagg` too (for --pin: an outside sampler) */
+	__u32 watch_mpi;   /* 1: report opens of MPI libraries on `notify` */
+	__u32 pad;
 };
 
 #endif

@@ -7,8 +7,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 struct ks_session;
-/* Load the program and attach it to every MPI library in the system library directories. */
+/* Load the program; libraries are probed later (ks_mpiio_attach, ks_mpiio_scan_pid). */
 int ks_mpiio_load(struct ks_session *ks, char *err, size_t errlen);
+/* Set the probes on one library; 1 when it was probed now, 0 if not MPI-IO or already probed. */
+int ks_mpiio_attach(struct ks_session *ks, const char *path);
 /* Attach to the MPI libraries /proc/PID/maps shows that are not attached yet (a library outside
  * the system directories); returns how many libraries were added. */
 int ks_mpiio_scan_pid(struct ks_session *ks, pid_t pid);

@@ -58,12 +58,33 @@ static __always_inline int inside(__u64 dev, __u64 ino, struct ks_inflight **out
 	return 0;
 }
 
-SEC("tracepoint/filemap/mm_filemap_add_to_page_cache")
-int ks_page_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+/* A folio's pages: 1, or 2^order for a large folio (PG_head set, order in the second page). */
+static __always_inline __u64 folio_pages(struct folio *folio)
 {
-	__u64 dev = ks_udev(ctx->s_dev), ino = ctx->i_ino, pages = 1ULL << (ctx->order & 31);
+	unsigned long flags = BPF_CORE_READ(folio, flags.f);
+	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	return 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0x1f);
+}
+
+/* (dev, ino) of the file a page-cache mapping belongs to; false for none. */
+static __always_inline bool mapping_id(struct address_space *mapping, __u64 *dev, __u64 *ino)
+{
+	struct inode *host = mapping ? mapping->host : NULL;
+	struct super_block *sb = host ? host->i_sb : NULL;
+	if (!sb)
+		return false;
+	*dev = ks_udev(sb->s_dev);
+	*ino = host->i_ino;
+	return true;
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(ks_page_add, struct folio *folio)
+{
+	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!owner(dev, ino, &pid))
+	if (!mapping_id(folio->mapping, &dev, &ino) || !owner(dev, ino, &pid))
 		return 0;
 	struct ks_inflight *c;
 	int in = inside(dev, ino, &c);
@@ -78,87 +99,74 @@ int ks_page_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 			KS_ADD(v, PAGES_READ_IN, pages);
 	}
 	ks_emit(LOG_LAYER_PAGECACHE, in == 2 ? LOG_OP_PAGE_ADD_WRITE : LOG_OP_PAGE_IN, 0, bpf_ktime_get_ns(), 0, dev,
-		ino, ctx->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
+		ino, folio->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
 	return 0;
 }
 
-SEC("tracepoint/filemap/mm_filemap_delete_from_page_cache")
-int ks_page_delete(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
+SEC("tp_btf/mm_filemap_delete_from_page_cache")
+int BPF_PROG(ks_page_delete, struct folio *folio)
 {
-	__u64 dev = ks_udev(ctx->s_dev), ino = ctx->i_ino, pages = 1ULL << (ctx->order & 31);
+	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!owner(dev, ino, &pid))
+	if (!mapping_id(folio->mapping, &dev, &ino) || !owner(dev, ino, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
 		KS_ADD(v, PAGES_EVICTED, pages);
-	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_EVICT, 0, bpf_ktime_get_ns(), 0, dev, ino, ctx->index * PAGE_BYTES,
+	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_EVICT, 0, bpf_ktime_get_ns(), 0, dev, ino, folio->index * PAGE_BYTES,
 		pages * PAGE_BYTES, pages);
 	return 0;
 }
 
-SEC("tracepoint/filemap/mm_filemap_fault")
-int ks_fault(struct trace_event_raw_mm_filemap_fault *ctx)
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(ks_fault, struct address_space *mapping, unsigned long index)
 {
-	__u64 dev = ks_udev(ctx->s_dev), ino = ctx->i_ino;
+	__u64 dev, ino;
 	__u32 pid;
-	if (!owner(dev, ino, &pid))
+	if (!mapping_id(mapping, &dev, &ino) || !owner(dev, ino, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
 		KS_ADD(v, MMAP_FAULTS, 1);
-	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_FAULT, 0, bpf_ktime_get_ns(), 0, dev, ino, ctx->index * PAGE_BYTES,
-		PAGE_BYTES, 0);
+	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_FAULT, 0, bpf_ktime_get_ns(), 0, dev, ino, index * PAGE_BYTES, PAGE_BYTES, 0);
 	return 0;
 }
 
-static __always_inline int readahead(struct trace_event_raw_page_cache_ra_op *ctx)
+static __always_inline int readahead(struct inode *inode, unsigned long index, struct file_ra_state *ra)
 {
-	__u64 dev = ks_udev(ctx->s_dev), ino = ctx->i_ino;
+	struct super_block *sb = inode ? inode->i_sb : NULL;
+	if (!sb)
+		return 0;
+	__u64 dev = ks_udev(sb->s_dev), ino = inode->i_ino, size = ra ? ra->size : 0;
 	__u32 pid;
 	if (!owner(dev, ino, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
-		KS_ADD(v, READAHEAD_PAGES, ctx->size);
-	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_READAHEAD, 0, bpf_ktime_get_ns(), 0, dev, ino, ctx->index * PAGE_BYTES,
-		(__u64)ctx->size * PAGE_BYTES, ctx->size);
+		KS_ADD(v, READAHEAD_PAGES, size);
+	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_READAHEAD, 0, bpf_ktime_get_ns(), 0, dev, ino, index * PAGE_BYTES,
+		size * PAGE_BYTES, size);
 	return 0;
 }
 
-SEC("tracepoint/readahead/page_cache_sync_ra")
-int ks_sync_ra(struct trace_event_raw_page_cache_ra_op *ctx)
+SEC("tp_btf/page_cache_sync_ra")
+int BPF_PROG(ks_sync_ra, struct inode *inode, unsigned long index, struct file_ra_state *ra)
 {
-	return readahead(ctx);
+	return readahead(inode, index, ra);
 }
 
-SEC("tracepoint/readahead/page_cache_async_ra")
-int ks_async_ra(struct trace_event_raw_page_cache_ra_op *ctx)
+SEC("tp_btf/page_cache_async_ra")
+int BPF_PROG(ks_async_ra, struct inode *inode, unsigned long index, struct file_ra_state *ra)
 {
-	return readahead(ctx);
-}
-
-/* A folio's pages: 1, or 2^order for a large folio (PG_head set, order in the second page). */
-static __always_inline __u64 folio_pages(struct folio *folio)
-{
-	unsigned long flags = BPF_CORE_READ(folio, flags.f);
-	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
-		return 1;
-	return 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0x1f);
+	return readahead(inode, index, ra);
 }
 
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 {
-	struct inode *host = mapping ? mapping->host : NULL;
-	if (!host)
-		return 0;
-	struct super_block *sb = host->i_sb;
-	if (!sb)
-		return 0;
-	__u64 dev = ks_udev(sb->s_dev), ino = host->i_ino, pages = folio_pages(folio);
+	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!owner(dev, ino, &pid))
+	if (!mapping_id(mapping, &dev, &ino) || !owner(dev, ino, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "kernel/block.h"
+#include "kernel/collect.h"
 #include "kernel/fs.h"
 #include "kernel/mpiio.h"
 #include "kernel/pagecache.h"
@@ -230,6 +231,8 @@ int ks_track_pid(struct ks_session *ks, pid_t pid)
 	return bpf_map_update_elem(fd, &k, &one, BPF_ANY) < 0 ? -errno : 0;
 }
 
+static int rb_note(void *ctx, void *data, size_t size);
+
 struct layer_loader {
 	unsigned layer;
 	int (*load)(struct ks_session *, char *, size_t);
@@ -240,6 +243,7 @@ int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t
 {
 	memset(ks, 0, sizeof *ks);
 	ks->opt = *o;
+	ks->opt.filter.watch_mpi = !o->layers || (o->layers & (1u << LOG_LAYER_MPIIO));
 	int r = ks_check_env(err, errlen);
 	if (r < 0)
 		return r;
@@ -267,6 +271,9 @@ int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t
 		if (more[i].load(ks, e, sizeof e) < 0)
 			ks_note_missing(ks, "%s: %s", more[i].what, e);
 	}
+	int nfd = ks_map_fd(ks, "notify");
+	if (ks->opt.filter.watch_mpi && nfd >= 0 && !(ks->rb = ring_buffer__new(nfd, rb_note, ks, NULL)))
+		ks_note_missing(ks, "MPI-IO uprobes: cannot watch for MPI libraries: %s", strerror(errno));
 	if (o->optional_vfs) {
 		char e[512] = "";
 		if (ks_vfs_load(ks, e, sizeof e) < 0)
@@ -327,6 +334,19 @@ ok:
 	return 0;
 }
 
+/* `notify`: an MPI library opened by a traced process gets the MPI-IO uprobes now. */
+static int rb_note(void *ctx, void *data, size_t size)
+{
+	struct ks_session *ks = ctx;
+	const struct ks_note *n = data;
+	if (size < sizeof *n || n->kind != KS_NOTE_MPI_LIBRARY)
+		return 0;
+	struct ks_path_val pv;
+	if (ks_lookup_path(ks, n->dev, n->ino, &pv) == 0 && pv.path[0] == '/')
+		ks_mpiio_attach(ks, pv.path);
+	return 0;
+}
+
 static int rb_event(void *ctx, void *data, size_t size)
 {
 	struct ks_session *ks = ctx;
@@ -347,9 +367,13 @@ int ks_events_open(struct ks_session *ks, int (*cb)(void *ctx, const struct log_
 	}
 	ks->on_event = cb;
 	ks->event_ctx = ctx;
-	ks->rb = ring_buffer__new(fd, rb_event, ks, NULL);
-	if (!ks->rb) {
-		int e = errno;
+	int r = 0;
+	if (ks->rb)
+		r = ring_buffer__add(ks->rb, fd, rb_event, ks);
+	else if (!(ks->rb = ring_buffer__new(fd, rb_event, ks, NULL)))
+		r = -errno;
+	if (r < 0) {
+		int e = -r;
 		snprintf(err, errlen, "cannot open the event ring buffer: %s", strerror(e));
 		return -e;
 	}

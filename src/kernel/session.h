@@ -68,7 +68,8 @@ int ks_map_fd(const struct ks_session *ks, const char *name);
 /* Pin every shared map as DIR/<name> (DIR must be on a BPF filesystem). */
 int ks_pin(struct ks_session *ks, const char *dir, char *err, size_t errlen);
 
-/* Events: call cb for each ring-buffer event; poll up to timeout_ms. */
+/* Events: call cb for each ring-buffer event. ks_events_poll also serves the session's own
+ * notifications (MPI libraries to probe): call it regularly while tracing, events or not. */
 int ks_events_open(struct ks_session *ks, int (*cb)(void *ctx, const struct log_event *e), void *ctx,
 		   char *err, size_t errlen);
 int ks_events_poll(struct ks_session *ks, int timeout_ms);

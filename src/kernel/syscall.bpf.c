@@ -281,6 +281,26 @@ static __noinline void remember_path(struct file *f, __u64 dev, __u64 ino, __u32
 		ks_stat(KS_STAT_PATHS_FULL);
 }
 
+/* A traced process opening an MPI library (the dynamic loader, before main): tell the collector,
+ * which sets the MPI-IO uprobes on that file before the program can reach MPI_File_open. */
+static __always_inline void watch_mpi_library(struct file *f, struct ident *id)
+{
+	char name[8] = {};
+	bpf_probe_read_kernel(name, 6, BPF_CORE_READ(f, f_path.dentry, d_name.name));
+	if (name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] != 'm' || name[4] != 'p' || name[5] != 'i')
+		return;
+	struct ks_note *n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
+	if (!n)
+		return;
+	n->kind = KS_NOTE_MPI_LIBRARY;
+	n->pid = bpf_get_current_pid_tgid() >> 32;
+	n->dev = id->dev;
+	n->ino = id->ino;
+	n->gen = id->gen;
+	n->pad = 0;
+	bpf_ringbuf_submit(n, 0);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -460,6 +480,8 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 			c->gen = id.gen;
 			c->tracked_file = 1;
 			remember_path(f, id.dev, id.ino, id.gen);
+			if (cfg.watch_mpi)
+				watch_mpi_library(f, &id);
 			if (c->mpi_open) { /* the file MPI_File_open opens (mpiio.bpf.c) */
 				c->mpi_dev = id.dev;
 				c->mpi_ino = id.ino;

@@ -50,6 +50,12 @@
 
 /* Failed metadata calls worth a word: fewer are the ENOENT of stat-before-create and the like. */
 #define ERR_META_MIN 100
+/* Kernel layer: more than half of at least 100 reads missed the page cache. */
+#define CACHE_MIN_READS 100
+#define CACHE_MISS_SHARE 0.5
+/* Kernel layer: the devices wrote at least 1.5x the bytes of at least 1 MiB of write calls. */
+#define AMP_FACTOR 1.5
+#define AMP_MIN_BYTES (1u << 20)
 
 static int add_insight(struct ana_profile *p, const char *id, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -161,6 +167,14 @@ static uint64_t extent(const uint64_t *c)
 	return c[LOG_C_MAX_READ_END] > c[LOG_C_MAX_WRITE_END] ? c[LOG_C_MAX_READ_END] : c[LOG_C_MAX_WRITE_END];
 }
 
+/* Rules made for the user layers look at the user layers: the kernel layers repeat the same
+ * bytes and calls further down (and have their own rules below). A program the preload library
+ * cannot see is judged on its system calls. */
+static int user_view(const struct ana_profile *p, unsigned layer)
+{
+	return !ana_layer_is_kernel(layer) || (p->kernel_only && layer == LOG_LAYER_SYSCALL);
+}
+
 static int is_real_path(uint16_t rflags, const char *path)
 {
 	return !(rflags & (LOG_R_PSEUDO | LOG_R_OVERFLOW)) && ana_is_data_path(path);
@@ -185,6 +199,8 @@ static int small_files(struct ana_profile *p)
 		int real = 1;
 		for (size_t j = i; j < path_group_end(p, i); j++) {
 			const struct ana_path *x = &p->paths[j];
+			if (!user_view(p, x->layer))
+				continue;
 			real &= is_real_path(x->rflags, x->path);
 			bytes += x->c[LOG_C_BYTES_READ] + x->c[LOG_C_BYTES_WRITTEN];
 			if (extent(x->c) > ext)
@@ -302,6 +318,8 @@ static int unused_opens(struct ana_profile *p)
 		int real = 1;
 		for (size_t j = i; j < path_group_end(p, i); j++) {
 			const uint64_t *c = p->paths[j].c;
+			if (!user_view(p, p->paths[j].layer))
+				continue;
 			real &= is_real_path(p->paths[j].rflags, p->paths[j].path);
 			opens += c[LOG_C_OPENS];
 			used += c[LOG_C_READS] + c[LOG_C_WRITES] + c[LOG_C_MMAPS];
@@ -329,7 +347,7 @@ static int rereads(struct ana_profile *p)
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const struct ana_file *f = &p->files[i];
 		uint64_t rd = f->c[LOG_C_BYTES_READ], ext = f->c[LOG_C_MAX_READ_END];
-		if (!is_real_path(f->rflags, f->path) || rd < REREAD_MIN_BYTES || rd <= REREAD_FACTOR * ext)
+		if (!user_view(p, f->layer) || !is_real_path(f->rflags, f->path) || rd < REREAD_MIN_BYTES || rd <= REREAD_FACTOR * ext)
 			continue;
 		n++;
 		if (!worst || rd - ext > worst->c[LOG_C_BYTES_READ] - worst->c[LOG_C_MAX_READ_END])
@@ -378,7 +396,7 @@ static int errors(struct ana_profile *p)
 		const struct ana_path *worst = NULL;
 		for (size_t i = 0; i < p->npaths; i++) {
 			const struct ana_path *x = &p->paths[i];
-			if (!x->c[c])
+			if (!x->c[c] || !user_view(p, x->layer))
 				continue;
 			/* A failed stat or access of a path that was never opened is a lookup (PATH search,
 			 * imports, config probing), not an I/O problem. */
@@ -441,7 +459,8 @@ static int io_mode(struct ana_profile *p)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const struct ana_file *f = &p->files[i];
-		if (ana_is_data_file(f) && f->c[LOG_C_BYTES_WRITTEN] && !seen[f->rank_index]) {
+		if (ana_is_data_file(f) && (p->kernel_only || !ana_layer_is_kernel(f->layer)) && f->c[LOG_C_BYTES_WRITTEN] &&
+		    !seen[f->rank_index]) {
 			seen[f->rank_index] = 1;
 			writers++;
 		}
@@ -455,6 +474,48 @@ static int io_mode(struct ana_profile *p)
 			   "the file's locks.", writers);
 }
 
+/* Kernel layer: reads that went to storage. A re-read of data just read or written misses only
+ * when the page cache is too small for it (or another job evicted it). */
+static int cache_misses(struct ana_profile *p)
+{
+	const uint64_t *c = p->layers[LOG_LAYER_SYSCALL].c;
+	uint64_t hit = c[LOG_C_CACHE_HIT_READS], miss = c[LOG_C_CACHE_MISS_READS];
+	uint64_t in = p->layers[LOG_LAYER_PAGECACHE].c[LOG_C_PAGES_READ_IN] * ANA_PAGE_SIZE;
+	uint64_t asked = c[LOG_C_BYTES_READ];
+	if (hit + miss < CACHE_MIN_READS || share(miss, hit + miss) <= CACHE_MISS_SHARE)
+		return 0;
+	char a[ANA_UNIT_LEN], b[ANA_UNIT_LEN], d[ANA_UNIT_LEN], e[ANA_UNIT_LEN];
+	ana_fmt_pct(a, sizeof a, share(miss, hit + miss));
+	ana_fmt_count(b, sizeof b, hit + miss);
+	ana_fmt_bytes(d, sizeof d, in);
+	ana_fmt_bytes(e, sizeof e, asked);
+	return add_insight(p, "cache_misses",
+			   "%s of %s reads waited for storage (page-cache misses; %s read in for %s asked): "
+			   "read in larger sequential blocks so readahead works, or keep hot data in memory.",
+			   a, b, d, e);
+}
+
+/* Kernel layer: the block device wrote much more than the program asked for. */
+static int write_amplification(struct ana_profile *p)
+{
+	uint64_t asked = p->layers[LOG_LAYER_SYSCALL].c[LOG_C_BYTES_WRITTEN], dev = 0;
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct ana_file *f = &p->files[i];
+		if (f->layer == LOG_LAYER_BLOCK && !(f->rflags & LOG_R_PSEUDO)) /* per-file records of real paths */
+			dev += f->c[LOG_C_BYTES_WRITTEN];
+	}
+	if (asked < AMP_MIN_BYTES || share(dev, asked) < AMP_FACTOR)
+		return 0;
+	char a[ANA_UNIT_LEN], b[ANA_UNIT_LEN];
+	ana_fmt_bytes(a, sizeof a, dev);
+	ana_fmt_bytes(b, sizeof b, asked);
+	return add_insight(p, "write_amplification",
+			   "the block devices wrote %s for the program's files where its write calls carried %s "
+			   "(%.1fx): partial-block or unaligned writes and rewrites of the same blocks cost "
+			   "read-modify-write; write whole, aligned blocks once.",
+			   a, b, share(dev, asked));
+}
+
 int ana_insights_build(struct ana_profile *p)
 {
 	if (small_ops(p, 1) || small_ops(p, 0) || tiny_fwrites(p))
@@ -463,10 +524,10 @@ int ana_insights_build(struct ana_profile *p)
 		if (random_access(p, l, 0) || random_access(p, l, 1))
 			return -ENOMEM;
 	for (unsigned l = 1; l < ANA_NLAYERS; l++)
-		if (metadata_heavy(p, l))
+		if (!ana_layer_is_kernel(l) && metadata_heavy(p, l))
 			return -ENOMEM;
 	if (small_files(p) || imbalance(p) || unaligned(p) || unused_opens(p) || rereads(p) || errors(p) ||
-	    io_mode(p))
+	    io_mode(p) || cache_misses(p) || write_amplification(p))
 		return -ENOMEM;
 	return 0;
 }

@@ -154,6 +154,7 @@ int ana_profile_add_warning(struct ana_profile *p, const char *fmt, ...)
 
 void ana_profile_free(struct ana_profile *p)
 {
+	free(p->klogs);
 	free(p->procs);
 	free(p->ranks);
 	free(p->files);
@@ -246,8 +247,26 @@ static int collect_procs(const struct log_file *logs, size_t n, struct ana_profi
 	p->procs = calloc(n ? n : 1, sizeof *p->procs);
 	if (!v || !p->procs)
 		goto err;
+	p->klogs = malloc((n ? n : 1) * sizeof *p->klogs);
+	if (!p->klogs)
+		goto err;
+	size_t nuser = 0;
 	for (size_t i = 0; i < n; i++)
-		v[i] = &logs[i];
+		nuser += !logs[i].hdr.kernel_layers;
+	p->kernel_only = nuser == 0 && n > 0;
+	size_t nv = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (logs[i].hdr.kernel_layers) {
+			p->klogs[p->nklogs++] = &logs[i];
+			p->kernel_layers |= logs[i].hdr.kernel_layers;
+			p->kernel_events_dropped += logs[i].hdr.events_dropped;
+			p->kernel_table_full += logs[i].hdr.kernel_table_full;
+			if (!p->kernel_only)
+				continue; /* its records join below; it is no process of the job */
+		}
+		v[nv++] = &logs[i];
+	}
+	n = nv;
 	qsort(v, n, sizeof *v, cmp_log_identity);
 	const char *host0 = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -441,11 +460,16 @@ err:
  * stdio records repeat bytes, calls and time already in POSIX records, so they are left out;
  * otherwise stdio's calls are the only record of that I/O and are added.
  */
-static void rank_add(struct ana_rank *k, const struct log_record *r, uint32_t proc_flags)
+static void rank_add(const struct ana_profile *p, struct ana_rank *k, const struct log_record *r,
+		     uint32_t proc_flags)
 {
 	const uint64_t *c = r->counters;
 
 	if (r->layer == LOG_LAYER_STDIO && (proc_flags & LOG_F_STDIO_SYSCALLS))
+		return;
+	/* The kernel layers repeat the user layers' bytes further down: ranks count the user
+	 * layers, or, for a program the preload library cannot see, the system calls. */
+	if (ana_layer_is_kernel(r->layer) && !(p->kernel_only && r->layer == LOG_LAYER_SYSCALL))
 		return;
 	k->reads += c[LOG_C_READS];
 	k->writes += c[LOG_C_WRITES];
@@ -457,6 +481,24 @@ static void rank_add(struct ana_rank *k, const struct log_record *r, uint32_t pr
 	k->time_meta += c[LOG_C_TIME_META];
 }
 
+/* The process a kernel record belongs to: the one with its pid on the kernel log's host, else
+ * the command the kernel log traced, else the first. */
+static size_t kernel_record_proc(const struct ana_profile *p, const struct log_file *lf, const struct log_record *r)
+{
+	const char *host = hstr(lf, lf->hdr.host);
+	size_t fallback = 0;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		const struct ana_proc *pr = &p->procs[i];
+		if (strcmp(pr->host, host))
+			continue;
+		if (r->pid && pr->pid == r->pid)
+			return i;
+		if (pr->pid == lf->hdr.pid)
+			fallback = i;
+	}
+	return fallback;
+}
+
 static int collect_files(struct ana_profile *p, size_t *unknown_layer)
 {
 	size_t total = 0, nrefs = 0;
@@ -465,9 +507,25 @@ static int collect_files(struct ana_profile *p, size_t *unknown_layer)
 
 	for (size_t i = 0; i < p->nprocs; i++)
 		total += p->procs[i].log->nrecords;
+	for (size_t i = 0; !p->kernel_only && i < p->nklogs; i++)
+		total += p->klogs[i]->nrecords;
 	refs = malloc((total ? total : 1) * sizeof *refs);
 	if (!refs)
 		goto err;
+	for (size_t i = 0; !p->kernel_only && i < p->nklogs; i++) {
+		const struct log_file *lf = p->klogs[i];
+		for (uint32_t k = 0; k < lf->nrecords; k++) {
+			const struct log_record *r = &lf->records[k];
+			if ((r->flags & LOG_R_DEAD) || record_is_empty(r))
+				continue;
+			if (r->layer == LOG_LAYER_NONE || r->layer > LOG_LAYER_MAX) {
+				(*unknown_layer)++;
+				continue;
+			}
+			size_t pi = kernel_record_proc(p, lf, r);
+			refs[nrefs++] = (struct rec_ref){ana_record_path(lf, r), r, pi, p->procs[pi].rank_index};
+		}
+	}
 	for (size_t i = 0; i < p->nprocs; i++) {
 		const struct log_file *lf = p->procs[i].log;
 		for (uint32_t k = 0; k < lf->nrecords; k++) {
@@ -499,19 +557,26 @@ static int collect_files(struct ana_profile *p, size_t *unknown_layer)
 			f->rank_index = x->rank_index;
 			f->pid = p->procs[x->proc].pid; /* refs of a group come in start order */
 		}
+		if (x->r->pid && f->nprocs == 0)
+			f->pid = x->r->pid; /* kernel records name their process */
 		f->nprocs++;
 		f->rflags |= x->r->flags;
 		ana_counters_merge(f->c, x->r->counters);
 		add_hist(f->read_hist, x->r->read_hist);
 		add_hist(f->write_hist, x->r->write_hist);
 
-		rank_add(&p->ranks[x->rank_index], x->r, p->procs[x->proc].flags);
+		rank_add(p, &p->ranks[x->rank_index], x->r, p->procs[x->proc].flags);
 
 		struct ana_layer *L = &p->layers[x->r->layer];
 		L->nrecords++;
+		/* the block layer's per-file records repeat its device totals: the layer adds devices */
+		if (x->r->layer == LOG_LAYER_BLOCK && x->r->ino)
+			continue;
 		ana_counters_merge(L->c, x->r->counters);
 		add_hist(L->read_hist, x->r->read_hist);
 		add_hist(L->write_hist, x->r->write_hist);
+		add_hist(L->read_lat_hist, x->r->read_lat_hist);
+		add_hist(L->write_lat_hist, x->r->write_lat_hist);
 	}
 	for (unsigned l = 0; l < ANA_NLAYERS; l++)
 		p->layers[l].meta_ops = ana_meta_ops(p->layers[l].c);
@@ -746,6 +811,17 @@ static int proc_warnings(struct ana_profile *p, size_t unknown_layer)
 	    ana_profile_add_warning(p, "%zu records of unknown layers ignored", unknown_layer))
 		return -ENOMEM;
 	return 0;
+}
+
+int ana_layer_is_kernel(unsigned layer)
+{
+	return layer == LOG_LAYER_SYSCALL || layer == LOG_LAYER_PAGECACHE || layer == LOG_LAYER_FS ||
+	       layer == LOG_LAYER_BLOCK || layer == LOG_LAYER_MPIIO;
+}
+
+int ana_layer_has_patterns(unsigned layer)
+{
+	return layer == LOG_LAYER_POSIX || layer == LOG_LAYER_STDIO;
 }
 
 int ana_profile_build(const struct log_file *logs, size_t n, struct ana_profile *p)

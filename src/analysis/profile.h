@@ -20,7 +20,8 @@
 
 #define ANA_COMMON_TOP 4 /* most common access sizes / strides shown per layer */
 #define ANA_NLAYERS (LOG_LAYER_MAX + 1)
-#define ANA_WARN_PER_KIND 5 /* processes named per kind of warning; the rest are counted */
+#define ANA_WARN_PER_KIND 5
+#define ANA_PAGE_SIZE 4096 /* page-cache counts are pages of this size (x86_64) */ /* processes named per kind of warning; the rest are counted */
 
 /* Data file test and I/O mode (iomode.c). */
 enum ana_io_mode { ANA_IO_NONE, ANA_IO_1_1, ANA_IO_N_N, ANA_IO_N_1, ANA_IO_N_M };
@@ -90,6 +91,7 @@ struct ana_layer {
 	uint64_t c[LOG_NCOUNTERS];
 	uint64_t meta_ops;
 	uint64_t read_hist[LOG_HIST_BUCKETS], write_hist[LOG_HIST_BUCKETS];
+	uint64_t read_lat_hist[LOG_HIST_BUCKETS], write_lat_hist[LOG_HIST_BUCKETS]; /* kernel layers */
 	struct ana_common sizes[ANA_COMMON_TOP], strides[ANA_COMMON_TOP];
 	size_t nsizes, nstrides;
 	uint64_t sizes_other, strides_other; /* accesses whose value found no slot when captured */
@@ -133,6 +135,14 @@ struct ana_profile {
 	double imbalance_bytes, imbalance_time; /* max/mean over ranks that did I/O; 0 if none did */
 	size_t ranks_with_io;
 
+	/* Kernel logs (header kernel_layers != 0): not processes of the job; their records join the
+	 * layers and files, each under the rank of the process it names (record.pid). */
+	const struct log_file **klogs;
+	size_t nklogs;
+	int kernel_only;          /* no user-layer log (a static program): the kernel log stands in */
+	uint32_t kernel_layers;   /* bits 1 << layer, over the kernel logs */
+	uint64_t kernel_events_dropped, kernel_table_full;
+
 	struct ana_io_mode_info io_mode;
 	struct ana_insight *insights;
 	size_t ninsights;
@@ -167,6 +177,10 @@ const char *ana_record_path(const struct log_file *lf, const struct log_record *
 int ana_is_data_path(const char *path);
 /* 1 when a file entry counts for the I/O mode: bytes moved, a real path, not a catch-all. */
 int ana_is_data_file(const struct ana_file *f);
+/* Layers whose records come from the kernel layer (eBPF). */
+int ana_layer_is_kernel(unsigned layer);
+/* Layers that compute access patterns (sequential, strides, common sizes): the preload layers. */
+int ana_layer_has_patterns(unsigned layer);
 /* 0 or -ENOMEM. */
 int ana_classify_io_mode(const struct ana_profile *p, struct ana_io_mode_info *out);
 const char *ana_io_mode_name(enum ana_io_mode mode);

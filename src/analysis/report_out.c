@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "analysis/report_out.h"
+#include "analysis/stack.h"
 #include "analysis/units.h"
 
 #define ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column */
@@ -360,10 +361,10 @@ static void text_job(FILE *f, const struct ana_profile *p)
 
 static void text_layers(FILE *f, const struct ana_profile *p)
 {
-	static const struct col cols[] = {{6, 1}, {7, 0}, {9, 0}, {11, 0}, {11, 0}, {9, 0}, {11, 0}, {13, 0}};
+	static const struct col cols[] = {{9, 1}, {7, 0}, {9, 0}, {11, 0}, {11, 0}, {9, 0}, {11, 0}, {13, 0}};
 	static const char *const head[] = {"layer", "files", "opens", "reads", "writes", "meta ops", "bytes read",
 					   "bytes written"};
-	static const struct col tcols[] = {{6, 1}, {10, 0}, {10, 0}, {10, 0}, {12, 0}, {12, 0}, {10, 0}, {10, 0}};
+	static const struct col tcols[] = {{9, 1}, {10, 0}, {10, 0}, {10, 0}, {12, 0}, {12, 0}, {10, 0}, {10, 0}};
 	static const char *const thead[] = {"layer", "read time", "write time", "meta time", "BW in I/O",
 					    "BW over wall", "IOPS", "MDOPS"};
 	char c[8][U];
@@ -371,7 +372,7 @@ static void text_layers(FILE *f, const struct ana_profile *p)
 	fprintf(f, "\nTotals per layer\n");
 	put_row(f, cols, 8, head);
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
-		if (!layer_shown(p, l))
+		if (!layer_shown(p, l) || l == LOG_LAYER_PAGECACHE) /* pages, not calls: see "Down the stack" */
 			continue;
 		const struct ana_layer *L = &p->layers[l];
 		const char *cells[8] = {
@@ -389,7 +390,7 @@ static void text_layers(FILE *f, const struct ana_profile *p)
 	fprintf(f, "\nTime and rates (BW in I/O: bytes / read+write time; over wall: bytes / wall time)\n");
 	put_row(f, tcols, 8, thead);
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
-		if (!layer_shown(p, l))
+		if (!layer_shown(p, l) || l == LOG_LAYER_PAGECACHE)
 			continue;
 		const struct ana_layer *L = &p->layers[l];
 		struct ana_rates r = ana_layer_rates(L, p->wall_ns);
@@ -404,6 +405,121 @@ static void text_layers(FILE *f, const struct ana_profile *p)
 			fmt_rate_n(c[7], U, r.mdops),
 		};
 		put_row(f, tcols, 8, cells);
+	}
+}
+
+/* "2-4 µs"-style label of a log2 latency bucket (ns). */
+static const char *lat_label(char *buf, size_t len, int b)
+{
+	char lo[U];
+	if (b < 0)
+		return snprintf(buf, len, "-"), buf;
+	if (b == 0)
+		return snprintf(buf, len, "0"), buf;
+	ana_fmt_ns(lo, sizeof lo, 1ull << (b - 1));
+	snprintf(buf, len, "%s%s", b == LOG_HIST_BUCKETS - 1 ? ">=" : "~", lo);
+	return buf;
+}
+
+static void text_stack(FILE *f, const struct ana_profile *p, const struct ana_stack *st)
+{
+	static const struct col cols[] = {{9, 1}, {10, 0}, {10, 0}, {11, 0}, {13, 0}, {11, 0}};
+	static const char *const head[] = {"layer", "reads", "writes", "bytes read", "bytes written", "mean"};
+	static const unsigned order[] = {LOG_LAYER_POSIX, LOG_LAYER_STDIO, LOG_LAYER_MPIIO, LOG_LAYER_SYSCALL,
+					 LOG_LAYER_FS, LOG_LAYER_BLOCK};
+	char line[512], c[8][U];
+	size_t n = 0;
+
+	if (!st->present)
+		return;
+	line[0] = 0;
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+		if (p->kernel_layers & (1u << l))
+			ana_appendf(line, sizeof line, &n, " %s", log_layer_name(l));
+	fprintf(f, "\nDown the stack (kernel layer:%s)\n", n ? line : " nothing attached");
+	put_row(f, cols, 6, head);
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		unsigned l = order[i];
+		const struct ana_layer *L = &p->layers[l];
+		if (!L->nrecords)
+			continue;
+		uint64_t ops = L->c[LOG_C_READS] + L->c[LOG_C_WRITES];
+		const char *cells[6] = {
+			log_layer_name(l),
+			ana_fmt_count(c[0], U, L->c[LOG_C_READS]),
+			ana_fmt_count(c[1], U, L->c[LOG_C_WRITES]),
+			ana_fmt_bytes(c[2], U, L->c[LOG_C_BYTES_READ]),
+			ana_fmt_bytes(c[3], U, L->c[LOG_C_BYTES_WRITTEN]),
+			ops ? ana_fmt_ns(c[4], U, (L->c[LOG_C_TIME_READ] + L->c[LOG_C_TIME_WRITE]) / ops) : "-",
+		};
+		put_row(f, cols, 6, cells);
+	}
+	char a[U], b[U], d[U];
+	uint64_t reads = st->hit_reads + st->miss_reads;
+	n = 0;
+	ana_appendf(line, sizeof line, &n, "page cache: %s of %s reads served from the cache",
+		    ana_fmt_pct(a, U, reads ? (double)st->hit_reads / (double)reads : 0), ana_fmt_count(b, U, reads));
+	ana_appendf(line, sizeof line, &n, "; %s read in for %s asked", ana_fmt_bytes(a, U, st->bytes_read_in),
+		    ana_fmt_bytes(b, U, st->bytes_requested));
+	ana_appendf(line, sizeof line, &n, "; %s pages added by writes, %s dirtied, %s evicted",
+		    ana_fmt_count(a, U, st->pages_added_write), ana_fmt_count(b, U, st->pages_dirtied),
+		    ana_fmt_count(d, U, st->pages_evicted));
+	ana_appendf(line, sizeof line, &n, "; %s mmap faults, %s readahead pages", ana_fmt_count(a, U, st->faults),
+		    ana_fmt_count(b, U, st->readahead_pages));
+	wrap(f, "  ", 4, line);
+	if (st->read_amplification > 0 || st->write_amplification > 0) {
+		n = 0;
+		ana_appendf(line, sizeof line, &n, "devices moved %s read and %s written for %s and %s of system calls",
+			    ana_fmt_bytes(a, U, st->block_bytes_read), ana_fmt_bytes(b, U, st->block_bytes_written),
+			    ana_fmt_bytes(c[0], U, st->bytes_requested),
+			    ana_fmt_bytes(c[1], U, p->layers[LOG_LAYER_SYSCALL].c[LOG_C_BYTES_WRITTEN]));
+		ana_appendf(line, sizeof line, &n, " (read x%.2f, write x%.2f)", st->read_amplification,
+			    st->write_amplification);
+		wrap(f, "  ", 4, line);
+	}
+	for (size_t i = 0; i < st->ndevices; i++) {
+		const struct ana_device *dv = &st->devices[i];
+		uint64_t ops = dv->c[LOG_C_READS] + dv->c[LOG_C_WRITES];
+		uint64_t lat[LOG_HIST_BUCKETS];
+		for (unsigned k = 0; k < LOG_HIST_BUCKETS; k++)
+			lat[k] = dv->read_lat_hist[k] + dv->write_lat_hist[k];
+		char p50[U], p99[U];
+		n = 0;
+		ana_appendf(line, sizeof line, &n, "%s: %s reads %s, %s writes %s", dv->path,
+			    ana_fmt_count(a, U, dv->c[LOG_C_READS]), ana_fmt_bytes(b, U, dv->c[LOG_C_BYTES_READ]),
+			    ana_fmt_count(c[0], U, dv->c[LOG_C_WRITES]), ana_fmt_bytes(c[1], U, dv->c[LOG_C_BYTES_WRITTEN]));
+		if (ops)
+			ana_appendf(line, sizeof line, &n, "; queue %s, device %s per request (p50 %s, p99 %s)",
+				    ana_fmt_ns(c[2], U, dv->c[LOG_C_TIME_QUEUE] / ops),
+				    ana_fmt_ns(c[3], U, dv->c[LOG_C_TIME_DEVICE] / ops),
+				    lat_label(p50, U, ana_hist_percentile(lat, 0.5)), lat_label(p99, U, ana_hist_percentile(lat, 0.99)));
+		wrap(f, "  ", 4, line);
+	}
+	size_t shown = st->nfiles < 5 ? st->nfiles : 5;
+	if (shown)
+		fprintf(f, "  per file (top %zu by system-call bytes): user calls -> system calls -> page cache -> block\n",
+			shown);
+	for (size_t i = 0; i < shown; i++) {
+		const struct ana_stack_file *x = &st->files[i];
+		char t[72], u[U], sy[U], bl[U], pin[U], pd[U];
+		size_t len = strlen(x->path);
+		snprintf(t, sizeof t, "%s%s", len > 60 ? "..." : "", len > 60 ? x->path + len - 57 : x->path);
+		int w = x->bytes[ANA_SL_SYSCALL][1] >= x->bytes[ANA_SL_SYSCALL][0];
+		n = 0;
+		ana_appendf(line, sizeof line, &n, "%s: %s %s (%s calls) -> %s (%s) -> ", t, w ? "written" : "read",
+			    ana_fmt_bytes(u, U, x->bytes[ANA_SL_USER][w]), ana_fmt_count(a, U, x->ops[ANA_SL_USER]),
+			    ana_fmt_bytes(sy, U, x->bytes[ANA_SL_SYSCALL][w]), ana_fmt_count(b, U, x->ops[ANA_SL_SYSCALL]));
+		ana_appendf(line, sizeof line, &n, "%s read in, %s dirtied -> %s (%s requests)",
+			    ana_fmt_bytes(pin, U, x->pages_read_in * ANA_PAGE_SIZE),
+			    ana_fmt_bytes(pd, U, x->pages_dirtied * ANA_PAGE_SIZE), ana_fmt_bytes(bl, U, x->bytes[ANA_SL_BLOCK][w]),
+			    ana_fmt_count(d, U, x->ops[ANA_SL_BLOCK]));
+		wrap(f, "    ", 6, line);
+	}
+	if (p->kernel_events_dropped || p->kernel_table_full) {
+		n = 0;
+		ana_appendf(line, sizeof line, &n, "lost by the kernel layer: %s events, %s aggregates (a table was full)",
+			    ana_fmt_count(a, U, p->kernel_events_dropped), ana_fmt_count(b, U, p->kernel_table_full));
+		wrap(f, "  ", 4, line);
 	}
 }
 
@@ -440,7 +556,7 @@ static void text_patterns(FILE *f, const struct ana_profile *p)
 
 	fprintf(f, "\nAccess patterns (sequential: at or after the previous end; consecutive: exactly at it)\n");
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
-		if (!layer_shown(p, l))
+		if (!layer_shown(p, l) || !ana_layer_has_patterns(l)) /* kernel layers do not compute them */
 			continue;
 		const uint64_t *c = p->layers[l].c;
 		for (int w = 0; w < 2; w++) {
@@ -472,7 +588,7 @@ static void text_patterns(FILE *f, const struct ana_profile *p)
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
 		const uint64_t *c = p->layers[l].c;
 		uint64_t ops = c[LOG_C_READS] + c[LOG_C_WRITES];
-		if (!layer_shown(p, l) || !ops)
+		if (!layer_shown(p, l) || !ana_layer_has_patterns(l) || !ops)
 			continue;
 		char line[256], a[U], b[U], s[U];
 		snprintf(line, sizeof line, "%s: unaligned %s in file (%u B), %s in memory (%u B); %s read/write switches",
@@ -507,7 +623,7 @@ static void text_common(FILE *f, const struct ana_profile *p)
 	fprintf(f, "\nMost common access sizes and strides (value: count; merged over files and processes)\n");
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
 		const struct ana_layer *L = &p->layers[l];
-		if (!layer_shown(p, l) || !(L->c[LOG_C_READS] + L->c[LOG_C_WRITES]))
+		if (!layer_shown(p, l) || !ana_layer_has_patterns(l) || !(L->c[LOG_C_READS] + L->c[LOG_C_WRITES]))
 			continue;
 		any = 1;
 		char first[32];
@@ -671,6 +787,11 @@ int ana_report_text(FILE *f, const struct ana_profile *p, const struct ana_repor
 		p->nranks == 1 ? "" : "s", p->nprocs, p->nprocs == 1 ? "" : "s", ana_fmt_ns(t, sizeof t, p->wall_ns));
 	text_job(f, p);
 	text_layers(f, p);
+	struct ana_stack st;
+	if (ana_stack_build(p, &st) < 0)
+		return -ENOMEM;
+	text_stack(f, p, &st);
+	ana_stack_free(&st);
 	text_sizes(f, p);
 	text_patterns(f, p);
 	text_common(f, p);
@@ -912,6 +1033,10 @@ static void json_layers(struct jw *w, const struct ana_profile *p)
 		jw_double(w, "iops", r.iops);
 		jw_double(w, "mdops", r.mdops);
 		json_counters(w, L->c);
+		if (ana_layer_is_kernel(l)) {
+			json_hist(w, "read_lat_hist", L->read_lat_hist);
+			json_hist(w, "write_lat_hist", L->write_lat_hist);
+		}
 		jw_close(w, '}');
 	}
 	jw_close(w, '}');
@@ -1095,6 +1220,76 @@ static void json_sizes_patterns(struct jw *w, const struct ana_profile *p)
 	jw_close(w, '}');
 }
 
+static int json_kernel(struct jw *w, const struct ana_profile *p)
+{
+	struct ana_stack st;
+	if (ana_stack_build(p, &st) < 0)
+		return -ENOMEM;
+	if (!st.present)
+		return 0;
+	jw_open(w, "kernel", '{');
+	jw_open(w, "layers_attached", '[');
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+		if (p->kernel_layers & (1u << l))
+			jw_str(w, NULL, log_layer_name(l));
+	jw_close(w, ']');
+	jw_u64(w, "events_dropped", p->kernel_events_dropped);
+	jw_u64(w, "table_full", p->kernel_table_full);
+	jw_open(w, "pagecache", '{');
+	jw_u64(w, "hit_reads", st.hit_reads);
+	jw_u64(w, "miss_reads", st.miss_reads);
+	jw_double(w, "hit_ratio", st.hit_reads + st.miss_reads ? (double)st.hit_reads / (double)(st.hit_reads + st.miss_reads) : 0);
+	jw_u64(w, "bytes_requested", st.bytes_requested);
+	jw_u64(w, "bytes_read_in", st.bytes_read_in);
+	jw_u64(w, "pages_added_write", st.pages_added_write);
+	jw_u64(w, "pages_dirtied", st.pages_dirtied);
+	jw_u64(w, "pages_evicted", st.pages_evicted);
+	jw_u64(w, "mmap_faults", st.faults);
+	jw_u64(w, "readahead_pages", st.readahead_pages);
+	jw_close(w, '}');
+	jw_open(w, "amplification", '{');
+	jw_u64(w, "block_bytes_read", st.block_bytes_read);
+	jw_u64(w, "block_bytes_written", st.block_bytes_written);
+	jw_double(w, "read", st.read_amplification);
+	jw_double(w, "write", st.write_amplification);
+	jw_close(w, '}');
+	jw_open(w, "devices", '[');
+	for (size_t i = 0; i < st.ndevices; i++) {
+		const struct ana_device *d = &st.devices[i];
+		jw_open(w, NULL, '{');
+		jw_str(w, "path", d->path);
+		jw_u64(w, "dev", d->dev);
+		json_counters(w, d->c);
+		json_hist(w, "read_hist", d->read_hist);
+		json_hist(w, "write_hist", d->write_hist);
+		json_hist(w, "read_lat_hist", d->read_lat_hist);
+		json_hist(w, "write_lat_hist", d->write_lat_hist);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_open(w, "files", '[');
+	for (size_t i = 0; i < st.nfiles; i++) {
+		const struct ana_stack_file *x = &st.files[i];
+		static const char *const names[ANA_SL_N] = {"user", "syscall", "block"};
+		jw_open(w, NULL, '{');
+		jw_str(w, "path", x->path);
+		for (int l = 0; l < ANA_SL_N; l++) {
+			jw_open(w, names[l], '{');
+			jw_u64(w, "ops", x->ops[l]);
+			jw_u64(w, "bytes_read", x->bytes[l][0]);
+			jw_u64(w, "bytes_written", x->bytes[l][1]);
+			jw_close(w, '}');
+		}
+		jw_u64(w, "pages_read_in", x->pages_read_in);
+		jw_u64(w, "pages_dirtied", x->pages_dirtied);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+	ana_stack_free(&st);
+	return 0;
+}
+
 int ana_report_json(FILE *f, const struct ana_profile *p, const struct ana_report_opts *o)
 {
 	struct jw w = {.f = f};
@@ -1104,6 +1299,8 @@ int ana_report_json(FILE *f, const struct ana_profile *p, const struct ana_repor
 	jw_u64(&w, "report_version", 1);
 	json_job(&w, p);
 	json_layers(&w, p);
+	if (json_kernel(&w, p) < 0)
+		return -ENOMEM;
 	json_sizes_patterns(&w, p);
 	json_top(&w, "top_files_by_bytes", p, p->by_bytes, p->nby_bytes, n);
 	json_top(&w, "top_files_by_time", p, p->by_time, p->nby_time, n);

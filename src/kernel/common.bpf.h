@@ -193,6 +193,16 @@ static __always_inline struct ks_file_val *ks_file_gen(__u32 pid, __u16 layer, _
 	return bpf_map_lookup_elem(&files, &k);
 }
 
+/* The current thread's traced call when it is on (dev, ino): work below it on that file can be
+ * batched into the call (and is wanted: the call is). */
+static __always_inline struct ks_inflight *ks_call_on(__u64 dev, __u64 ino)
+{
+	struct ks_inflight *c = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
+	if (!c || !c->active || !c->tracked_file || c->dev != dev || c->ino != ino)
+		return NULL;
+	return c;
+}
+
 static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64 dev, __u64 ino)
 {
 	return ks_file_gen(pid, layer, dev, ino, 0);

@@ -72,10 +72,23 @@ static __always_inline void fs_read(struct ks_file_val *v, __u64 pos, __u64 len)
 static __always_inline int ext4_write(struct inode *in, loff_t pos, unsigned int len)
 {
 	__u64 dev, ino;
-	struct ks_file_val *v = fs_file(in, &dev, &ino);
-	if (!v)
+	struct super_block *sb = in ? in->i_sb : NULL;
+	if (!sb)
 		return 0;
-	fs_write(v, pos, len);
+	dev = ks_udev(sb->s_dev);
+	ino = in->i_ino;
+	struct ks_inflight *c = ks_call_on(dev, ino);
+	if (c) { /* one per page of a traced write: counted at its exit */
+		c->fs_writes++;
+		c->fs_bytes += len;
+		if (pos + len > c->fs_max_end)
+			c->fs_max_end = pos + len;
+	} else {
+		struct ks_file_val *v = fs_file(in, &dev, &ino);
+		if (!v)
+			return 0;
+		fs_write(v, pos, len);
+	}
 	ks_emit(LOG_LAYER_FS, LOG_OP_FS_WRITE, 0, bpf_ktime_get_ns(), 0, dev, ino, pos, len, len);
 	return 0;
 }

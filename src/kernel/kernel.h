@@ -142,6 +142,11 @@ struct ks_inflight {
 	__u64 uring_dev, uring_ino; /* inside io_uring_enter: the file of the request submitted last */
 	__u64 mpi_dev, mpi_ino;     /* inside MPI_File_open (mpi_open): the last regular file opened */
 	__u32 mpi_open, mpi_gen;
+	/* Work the page-cache and filesystem programs saw inside this call on its own file, added
+	 * to their records once at sys_exit instead of once per page (pages_in above: read in). */
+	__u32 pc_added_write, pc_dirtied;
+	__u32 fs_writes, fs_pad;
+	__u64 fs_bytes, fs_max_end;
 	char fstype[KS_FSTYPE_MAX];
 };
 

@@ -84,17 +84,19 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(folio->mapping, &dev, &ino) || !owner(dev, ino, &pid))
+	if (!mapping_id(folio->mapping, &dev, &ino))
 		return 0;
 	struct ks_inflight *c;
 	int in = inside(dev, ino, &c);
-	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
-	if (in == 2) {
-		if (v)
-			KS_ADD(v, PAGES_ADDED_WRITE, pages);
+	if (in) { /* inside a traced read or write of this file: counted at its exit */
+		if (in == 1)
+			c->pages_in += pages;
+		else
+			c->pc_added_write += pages;
 	} else {
-		if (in == 1 && c)
-			__sync_fetch_and_add(&c->pages_in, pages);
+		if (!owner(dev, ino, &pid))
+			return 0;
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 		if (v)
 			KS_ADD(v, PAGES_READ_IN, pages);
 	}
@@ -166,11 +168,18 @@ int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(mapping, &dev, &ino) || !owner(dev, ino, &pid))
+	if (!mapping_id(mapping, &dev, &ino))
 		return 0;
-	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
-	if (v)
-		KS_ADD(v, PAGES_DIRTIED, pages);
+	struct ks_inflight *c = ks_call_on(dev, ino);
+	if (c) { /* a write dirtying its own file's pages: counted at its exit */
+		c->pc_dirtied += pages;
+	} else {
+		if (!owner(dev, ino, &pid))
+			return 0;
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
+		if (v)
+			KS_ADD(v, PAGES_DIRTIED, pages);
+	}
 	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_DIRTY, 0, bpf_ktime_get_ns(), 0, dev, ino,
 		BPF_CORE_READ(folio, index) * PAGE_BYTES, pages * PAGE_BYTES, pages);
 	return 0;

@@ -330,6 +330,8 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 	c->active = 0; /* not valid until filled */
 	c->tracked_file = 0;
 	c->pages_in = 0;
+	c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
+	c->fs_bytes = c->fs_max_end = 0;
 	c->dev = c->ino = 0;
 	c->arg_size = k.size_arg != NO_ARG ? arg_of(regs, k.size_arg) : 0;
 	c->offset = k.off_arg != NO_ARG ? arg_of(regs, k.off_arg) : (__u64)-1;
@@ -436,6 +438,37 @@ static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start,
 			v->c[LOG_C_SLOWEST_WRITE_SIZE] = ret;
 		}
 		ks_hist(v, 1, ret, dur);
+	}
+}
+
+/* What the page-cache and filesystem programs batched into this call (ks_call_on): one update of
+ * their records per call instead of one per page. */
+static __noinline void flush_batched(__u32 pid, struct ks_inflight *c, __u64 start, __u64 end)
+{
+	if (!c)
+		return;
+	if (c->pages_in || c->pc_added_write || c->pc_dirtied) {
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, c->dev, c->ino);
+		if (v) {
+			if (c->pages_in)
+				KS_ADD(v, PAGES_READ_IN, c->pages_in);
+			if (c->pc_added_write)
+				KS_ADD(v, PAGES_ADDED_WRITE, c->pc_added_write);
+			if (c->pc_dirtied)
+				KS_ADD(v, PAGES_DIRTIED, c->pc_dirtied);
+		}
+	}
+	if (c->fs_writes) {
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_FS, c->dev, c->ino);
+		if (v) {
+			KS_ADD(v, WRITES, c->fs_writes);
+			KS_ADD(v, BYTES_WRITTEN, c->fs_bytes);
+			ks_max(&v->c[LOG_C_MAX_WRITE_END], c->fs_max_end);
+			ks_first(&v->c[LOG_C_WRITE_FIRST], start);
+			ks_max(&v->c[LOG_C_WRITE_LAST], end);
+			/* per page of one call: their mean size (all whole pages, usually) */
+			__sync_fetch_and_add(&v->size_hist[1][ks_bucket(c->fs_bytes / c->fs_writes)], c->fs_writes);
+		}
 	}
 }
 
@@ -578,6 +611,8 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 				count_rw(v, 1, start, end, (__u64)-1, ret);
 		}
 	}
+	if (c->tracked_file && (c->pages_in || c->pc_added_write || c->pc_dirtied || c->fs_writes))
+		flush_batched(pid, c, start, end);
 	__u16 flags = k.rw == 1 && c->pages_in ? LOG_E_CACHE_MISS : 0;
 	ks_emit(LOG_LAYER_SYSCALL, k.op, flags, start, dur, c->dev, c->ino,
 		k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE ? (__u64)-1 : c->offset, c->arg_size, ret);

@@ -137,6 +137,31 @@ else
 	skip "cgroup filter" "no writable cgroup2 hierarchy"
 fi
 
+# --- file filters: fs type, device, directory -------------------------------------------------
+# filtered <opts> : one writer on /tmp's filesystem (ext4) and one on /dev/shm (tmpfs), in one
+# traced tree; prints "<writes to the ext4 file> <writes to the tmpfs file>"
+SHM=$(mktemp -d /dev/shm/iostrata-k.XXXXXX)
+mkdir -p "$T/in/deep/er"
+filtered() {
+	rm -f "$T/f.gate" "$T/f.ready" && mkfifo "$T/f.gate"
+	(read -r _ <"$T/f.gate"; dd if=/dev/zero of="$T/in/deep/er/x" bs=4k count=7 status=none
+	 dd if=/dev/zero of="$T/out.x" bs=4k count=5 status=none
+	 exec dd if=/dev/zero of="$SHM/y" bs=4k count=3 status=none) &
+	local pid=$!
+	"$IOSTRATA" kernel --quiet --pid "$pid" --interval 60 --log "$T/f.iost" --ready "$T/f.ready" "$@" &
+	local kp=$!
+	wait_ready "$T/f.ready"
+	echo go >"$T/f.gate"
+	wait "$pid" "$kp"
+	echo "$(k "$T/f.iost" syscall "$T/in/deep/er/x" writes) $(k "$T/f.iost" syscall "$T/out.x" writes) $(k "$T/f.iost" syscall "$SHM/y" writes)"
+}
+eq "filter: none" "7 5 3" "$(filtered)"
+eq "filter: --fstype tmpfs" "0 0 3" "$(filtered --fstype tmpfs)"
+eq "filter: --dev (the filesystem of \$T)" "7 5 0" "$(filtered --dev "$T")"
+eq "filter: --inode DIR (files below it)" "7 0 0" "$(filtered --inode "$T/in")"
+eq "filter: --inode FILE" "0 5 0" "$(touch "$T/out.x"; filtered --inode "$T/out.x")"
+rm -rf "$SHM"
+
 # --- pinned maps, events, live view -----------------------------------------------------------
 mkfifo "$T/pin.gate"
 (read -r _ <"$T/pin.gate"; exec dd if=/dev/zero of="$T/pin.out" bs=4k count=100 oflag=direct 2>/dev/null) &

@@ -4,7 +4,9 @@
  * creates), pages removed, pages dirtied, faults on mapped files and readahead, per file and
  * process (seed 004's page-cache level). A page added while the thread is inside a traced read
  * of the same file is a miss of that read: the syscall layer then counts the read as a miss
- * instead of a hit.
+ * instead of a hit. Work inside a traced read or write of the file is kept in the call
+ * (task_call) and added to this layer's record once, at the call's exit (syscall.bpf.c).
+ * Pages are counted as pages (a large folio is 2^order of them), never as folios.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,16 +21,34 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define PF_KTHREAD 0x00200000
 #define PAGE_BYTES 4096
 
-/* The (pid, dev, ino) record the event belongs to, or false when the filters drop it. Kernel
- * threads (writeback, kswapd) have no process: their work goes to pid 0 when the file is wanted. */
-static __always_inline bool owner(__u64 dev, __u64 ino, __u32 *pid)
+/* The file filters (--dev, --fstype, --inode): the device is compared here; the others hold for
+ * exactly the files the syscall layer met and let through (`inodes`), which saves a path walk. */
+static __always_inline bool file_wanted(__u64 dev, __u64 ino)
+{
+	if (cfg.dev && dev != cfg.dev)
+		return false;
+	if (cfg.ino || cfg.fstype[0]) {
+		struct ks_inode_key k = {.dev = dev, .ino = ino};
+		return bpf_map_lookup_elem(&inodes, &k) != NULL;
+	}
+	return true;
+}
+
+/* The process a page-cache event belongs to, or false when the filters drop it: a traced process's
+ * own work goes to it; a kernel thread's (writeback, kswapd), or (ctxfree) an eviction, which any
+ * process may cause for any file (reclaim, drop_caches), to pid 0 when the file is one a traced
+ * process met. What an untraced process does for itself (its reads, faults, stores) is not ours. */
+static __always_inline bool owner(__u64 dev, __u64 ino, bool ctxfree, __u32 *pid)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	if (!(t->flags & PF_KTHREAD) && ks_task_wanted()) {
+	bool kthread = t->flags & PF_KTHREAD;
+	if (!file_wanted(dev, ino))
+		return false;
+	if (!kthread && ks_task_wanted()) {
 		*pid = bpf_get_current_pid_tgid() >> 32;
 		return true;
 	}
-	if (!ks_inode_wanted(dev, ino))
+	if ((!kthread && !ctxfree) || !ks_inode_wanted(dev, ino))
 		return false;
 	*pid = 0;
 	return true;
@@ -58,13 +78,13 @@ static __always_inline int inside(__u64 dev, __u64 ino, struct ks_inflight **out
 	return 0;
 }
 
-/* A folio's pages: 1, or 2^order for a large folio (PG_head set, order in the second page). */
+/* A folio's pages: 1, or 2^order for a large folio (PG_head set, order in the second page's
+ * flags). Typed loads from the tracepoint's folio, not helper calls: this runs for every folio. */
 static __always_inline __u64 folio_pages(struct folio *folio)
 {
-	unsigned long flags = BPF_CORE_READ(folio, flags.f);
-	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+	if (!(folio->flags.f & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
 		return 1;
-	return 1ULL << (BPF_CORE_READ(folio, _flags_1) & 0x1f);
+	return 1ULL << (folio->_flags_1 & 0x1f);
 }
 
 /* (dev, ino) of the file a page-cache mapping belongs to; false for none. */
@@ -94,7 +114,7 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 		else
 			c->pc_added_write += pages;
 	} else {
-		if (!owner(dev, ino, &pid))
+		if (!owner(dev, ino, false, &pid))
 			return 0;
 		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 		if (v)
@@ -110,7 +130,7 @@ int BPF_PROG(ks_page_delete, struct folio *folio)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(folio->mapping, &dev, &ino) || !owner(dev, ino, &pid))
+	if (!mapping_id(folio->mapping, &dev, &ino) || !owner(dev, ino, true, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
@@ -125,7 +145,7 @@ int BPF_PROG(ks_fault, struct address_space *mapping, unsigned long index)
 {
 	__u64 dev, ino;
 	__u32 pid;
-	if (!mapping_id(mapping, &dev, &ino) || !owner(dev, ino, &pid))
+	if (!mapping_id(mapping, &dev, &ino) || !owner(dev, ino, false, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
@@ -134,33 +154,55 @@ int BPF_PROG(ks_fault, struct address_space *mapping, unsigned long index)
 	return 0;
 }
 
-static __always_inline int readahead(struct inode *inode, unsigned long index, struct file_ra_state *ra)
+/* Readahead: the window the kernel chose, in pages, when it starts reading it. (page_cache_sync_ra
+ * and page_cache_async_ra fire before the window is chosen: their ra->size is the previous one.) */
+static __always_inline int readahead(struct inode *inode, unsigned long index, __u64 pages)
 {
 	struct super_block *sb = inode ? inode->i_sb : NULL;
-	if (!sb)
+	if (!sb || !pages)
 		return 0;
-	__u64 dev = ks_udev(sb->s_dev), ino = inode->i_ino, size = ra ? ra->size : 0;
+	__u64 dev = ks_udev(sb->s_dev), ino = inode->i_ino;
 	__u32 pid;
-	if (!owner(dev, ino, &pid))
+	if (!owner(dev, ino, false, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
-		KS_ADD(v, READAHEAD_PAGES, size);
+		KS_ADD(v, READAHEAD_PAGES, pages);
 	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_READAHEAD, 0, bpf_ktime_get_ns(), 0, dev, ino, index * PAGE_BYTES,
-		size * PAGE_BYTES, size);
+		pages * PAGE_BYTES, pages);
 	return 0;
 }
 
-SEC("tp_btf/page_cache_sync_ra")
-int BPF_PROG(ks_sync_ra, struct inode *inode, unsigned long index, struct file_ra_state *ra)
+/* The window of sequential readahead (sync and async), in folios as large as the mapping allows;
+ * cut at the end of the file as the kernel cuts it. */
+SEC("tp_btf/page_cache_ra_order")
+int BPF_PROG(ks_ra_order, struct inode *inode, unsigned long index, struct file_ra_state *ra)
 {
-	return readahead(inode, index, ra);
+	struct address_space *m = inode ? inode->i_mapping : NULL;
+	if (!m || !ra)
+		return 0;
+	/* without large folios the kernel falls back to page_cache_ra_unbounded, counted there */
+	unsigned long max_order = m->flags >> bpf_core_enum_value(enum mapping_flags, AS_FOLIO_ORDER_MAX);
+	if (!(max_order & ((1UL << bpf_core_enum_value(enum mapping_flags, AS_FOLIO_ORDER_BITS)) - 1)))
+		return 0;
+	__s64 isize = inode->i_size;
+	if (isize <= 0)
+		return 0;
+	__u64 last = (__u64)(isize - 1) / PAGE_BYTES, pages = ra->size;
+	if (index > last)
+		return 0;
+	if (index + pages - 1 > last)
+		pages = last - index + 1;
+	return readahead(inode, index, pages);
 }
 
-SEC("tp_btf/page_cache_async_ra")
-int BPF_PROG(ks_async_ra, struct inode *inode, unsigned long index, struct file_ra_state *ra)
+/* Forced readahead (fadvise/madvise WILLNEED, random access, readahead disabled) and the windows
+ * of mappings without large folios; the caller has already cut it at the end of the file. */
+SEC("tp_btf/page_cache_ra_unbounded")
+int BPF_PROG(ks_ra_unbounded, struct inode *inode, unsigned long index, unsigned long nr_to_read,
+	     unsigned long lookahead)
 {
-	return readahead(inode, index, ra);
+	return readahead(inode, index, nr_to_read);
 }
 
 SEC("tp_btf/writeback_dirty_folio")
@@ -174,13 +216,13 @@ int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 	if (c) { /* a write dirtying its own file's pages: counted at its exit */
 		c->pc_dirtied += pages;
 	} else {
-		if (!owner(dev, ino, &pid))
+		if (!owner(dev, ino, false, &pid))
 			return 0;
 		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 		if (v)
 			KS_ADD(v, PAGES_DIRTIED, pages);
 	}
 	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_DIRTY, 0, bpf_ktime_get_ns(), 0, dev, ino,
-		BPF_CORE_READ(folio, index) * PAGE_BYTES, pages * PAGE_BYTES, pages);
+		folio->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
 	return 0;
 }

@@ -1,43 +1,78 @@
 #!/usr/bin/env bash
 # The kernel layer's filesystem program (src/kernel/fs.bpf.c), as root, on fresh ext4 and xfs
-# filesystems on loop devices of their own: buffered writes and an fsync, then a direct write and
-# reads, each counted by the filesystem's own tracepoints (docs/KERNEL.md lists which).
+# filesystems on loop devices of their own (docs/KERNEL-PAGECACHE-FS.md lists the tracepoints):
+#  - 16 buffered 4 KiB writes into a new file and an fsync: 16 writes of 4 KiB (ext4: one
+#    write_end per folio, here one per call; xfs: one per call), one fsync (timed on ext4), one
+#    block allocation (delayed until the fsync writes the pages back, in the writer's context);
+#  - one 1 MiB write into a new file, and one over a file whose first pages are cached in small
+#    folios: exactly 1 MiB each (ext4 copies into several folios; their bytes are those copied,
+#    not the rest of the call that write_begin is told);
+#  - 3 direct 64 KiB writes extending a file and the direct reads of it (iomap, timed): exact
+#    calls and bytes, one allocation per extending write;
+#  - ext4: cached reads read nothing (read_folio marks pages read from storage outside readahead);
+#    a mapping read with MADV_RANDOM after the cache is dropped: one read_folio per page;
+#  - xfs buffered reads: one per call, with the bytes asked for.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
 T=$(realpath "$T")
 export IOSTRATA_LIVE_DIR="$T/live"
 k() { kcounter "$@"; }
+yes_no() { [ "$1" ] && echo yes || echo no; }
 
-# ext4: write_begin once per page written into the cache; the fsync; allocation (delayed, done
-# when the fsync writes the pages back, in the writer's context)
-make_fs ext4 64 || { fail "fs: ext4 on a loop device" "make_fs failed"; exit 0; }
-E=$FS_MNT
-"$IOSTRATA" run -q -o "$T/e.job" --kernel -- dd if=/dev/zero of="$E/f" bs=4k count=16 conv=fsync status=none
-eq "ext4: exit status" 0 $?
-KL=$(ls "$T/e.job"/kernel-*.iost)
-PID=$(kjq "$KL" .header.pid)
-eq "ext4: writes into the cache, one per page" "16 65536" "$(k "$KL" fs "$E/f" writes "$PID") $(k "$KL" fs "$E/f" bytes_written "$PID")"
-eq "ext4: the furthest write" 65536 "$(k "$KL" fs "$E/f" max_write_end)"
-eq "ext4: one fsync, timed" "1 1" "$(k "$KL" fs "$E/f" fsyncs "$PID") $([ "$(k "$KL" fs "$E/f" time_meta)" -gt 0 ] && echo 1 || echo 0)"
-eq "ext4: blocks allocated" 1 "$([ "$(k "$KL" fs "$E/f" fs_allocs)" -ge 1 ] && echo 1 || echo 0)"
-eq "ext4: the 4 KiB bucket" 16 "$(kjq "$KL" "[.records[] | select(.layer==\"fs\" and .path==\"$E/f\")][0].write_hist[13]")"
-eq "ext4: syscall layer agrees" "16 65536 1" \
-	"$(k "$KL" syscall "$E/f" writes) $(k "$KL" syscall "$E/f" bytes_written) $(k "$KL" syscall "$E/f" fsyncs)"
-
-# xfs: one tracepoint per read or write call, with its size
-make_fs xfs 320 || { fail "fs: xfs on a loop device" "make_fs failed"; exit 0; }
-X=$FS_MNT
-"$IOSTRATA" run -q -o "$T/x.job" --kernel -- sh -c "dd if=/dev/zero of=$X/f bs=64k count=4 conv=fsync status=none &&
-	dd if=/dev/zero of=$X/d bs=64k count=3 oflag=direct status=none &&
-	dd if=$X/f of=/dev/null bs=32k status=none && dd if=$X/d of=/dev/null bs=64k iflag=direct status=none"
-eq "xfs: exit status" 0 $?
-KL=$(ls "$T/x.job"/kernel-*.iost)
-eq "xfs: buffered writes" "4 262144" "$(k "$KL" fs "$X/f" writes) $(k "$KL" fs "$X/f" bytes_written)"
-eq "xfs: fsync" 1 "$(k "$KL" fs "$X/f" fsyncs)"
-eq "xfs: allocation for the writes" 1 "$([ "$(k "$KL" fs "$X/f" fs_allocs)" -ge 1 ] && echo 1 || echo 0)"
-eq "xfs: direct writes" "3 196608" "$(k "$KL" fs "$X/d" writes) $(k "$KL" fs "$X/d" bytes_written)"
-# dd reads until a read returns 0: 8 + 1 buffered, 3 + 1 direct; xfs's tracepoints fire at the
-# start of the call, so the bytes are those asked for (the last read asks for a full block too)
-eq "xfs: buffered reads (bytes asked for)" "9 $((9 * 32768))" "$(k "$KL" fs "$X/f" reads) $(k "$KL" fs "$X/f" bytes_read)"
-eq "xfs: direct reads (bytes asked for)" "4 $((4 * 65536))" "$(k "$KL" fs "$X/d" reads) $(k "$KL" fs "$X/d" bytes_read)"
+for FS in ext4 xfs; do
+	make_fs "$FS" 320 || { fail "fs: $FS on a loop device" "make_fs failed"; continue; }
+	M=$FS_MNT
+	# a file whose first pages are cached, in small folios, before the overwrite
+	head -c 1048576 /dev/urandom >"$M/o"
+	drop_caches
+	dd if="$M/o" of=/dev/null bs=4k count=3 status=none
+	"$IOSTRATA" run -q -o "$T/$FS.job" --kernel -- sh -c "
+		dd if=/dev/zero of=$M/f bs=4k count=16 conv=fsync status=none &&
+		dd if=/dev/zero of=$M/big bs=1M count=1 status=none &&
+		dd if=/dev/zero of=$M/o bs=1M count=1 conv=notrunc status=none &&
+		dd if=/dev/zero of=$M/d bs=64k count=3 oflag=direct status=none &&
+		dd if=$M/d of=/dev/null bs=64k iflag=direct status=none &&
+		dd if=$M/f of=/dev/null bs=32k status=none"
+	eq "$FS: exit status" 0 $?
+	KL=$(ls "$T/$FS.job"/kernel-*.iost)
+	"$IOSTRATA" dump --json "$KL" >"$T/$FS.json"
+	# the dd that wrote f: the process of its syscall-layer record
+	PID=$(jq -r --arg p "$M/f" '[.records[] | select(.layer=="syscall" and .path==$p and .counters.writes > 0)][0].pid' "$T/$FS.json")
+	eq "$FS: buffered writes of the writer" "16 65536 65536" \
+		"$(k "$KL" fs "$M/f" writes "$PID") $(k "$KL" fs "$M/f" bytes_written "$PID") $(k "$KL" fs "$M/f" max_write_end)"
+	eq "$FS: the 4 KiB bucket" 16 \
+		"$(jq --arg p "$M/f" --argjson pid "$PID" '[.records[] | select(.layer=="fs" and .path==$p and .pid==$pid)][0].write_hist[13]' "$T/$FS.json")"
+	eq "$FS: one fsync by the writer" 1 "$(k "$KL" fs "$M/f" fsyncs "$PID")"
+	eq "$FS: one allocation, at the fsync's writeback" 1 "$(k "$KL" fs "$M/f" fs_allocs "$PID")"
+	eq "$FS: syscall layer agrees" "16 65536 1" \
+		"$(k "$KL" syscall "$M/f" writes) $(k "$KL" syscall "$M/f" bytes_written) $(k "$KL" syscall "$M/f" fsyncs)"
+	eq "$FS: one 1 MiB write into a new file" 1048576 "$(k "$KL" fs "$M/big" bytes_written)"
+	eq "$FS: a 1 MiB overwrite, partly cached: its bytes" 1048576 "$(k "$KL" fs "$M/o" bytes_written)"
+	eq "$FS: direct writes: calls, bytes, timed" "3 196608 yes" \
+		"$(k "$KL" fs "$M/d" writes) $(k "$KL" fs "$M/d" bytes_written) $(yes_no "$(k "$KL" fs "$M/d" time_write | grep -v '^0$')")"
+	eq "$FS: direct writes: one allocation each (each extends the file)" 3 "$(k "$KL" fs "$M/d" fs_allocs)"
+	# dd's last read, at the end of the file, transfers nothing: iomap returns before any I/O
+	eq "$FS: direct reads: calls, bytes, timed" "3 196608 yes" \
+		"$(k "$KL" fs "$M/d" reads) $(k "$KL" fs "$M/d" bytes_read) $(yes_no "$(k "$KL" fs "$M/d" time_read | grep -v '^0$')")"
+	if [ "$FS" = ext4 ]; then
+		eq "ext4: the overwrite spans several folios (one write_end each)" yes \
+			"$(yes_no "$(k "$KL" fs "$M/o" writes | awk '$1 > 1')")"
+		eq "ext4: the fsync is timed" yes "$(yes_no "$(k "$KL" fs "$M/f" time_meta | grep -v '^0$')")"
+		eq "ext4: cached buffered reads read nothing from storage" 0 "$(k "$KL" fs "$M/f" reads)"
+		# mapped reads with MADV_RANDOM of the uncached file: one fault and one read_folio per page
+		drop_caches
+		"$IOSTRATA" run -q -o "$T/rf.job" --kernel -- "$PROGS/pc_mmap_write" "$M/f" 65536 random >/dev/null
+		eq "ext4: random mapped reads: exit status" 0 $?
+		KL=$(ls "$T/rf.job"/kernel-*.iost)
+		eq "ext4: read_folio once per page, 4 KiB each" "16 65536 65536" \
+			"$(k "$KL" fs "$M/f" reads) $(k "$KL" fs "$M/f" bytes_read) $(k "$KL" fs "$M/f" max_read_end)"
+		eq "ext4: random mapped reads: faults and pages read in" "16 16 0" \
+			"$(k "$KL" pagecache "$M/f" mmap_faults) $(k "$KL" pagecache "$M/f" pages_read_in) $(k "$KL" pagecache "$M/f" readahead_pages)"
+	else
+		# dd reads until a read returns 0: 2 reads of 32 KiB and the one at the end; xfs's
+		# tracepoint fires at the start of the call, so the bytes are those asked for
+		eq "xfs: buffered reads (bytes asked for)" "3 $((3 * 32768))" "$(k "$KL" fs "$M/f" reads) $(k "$KL" fs "$M/f" bytes_read)"
+		eq "xfs: the overwrite is one call" 1 "$(k "$KL" fs "$M/o" writes)"
+	fi
+done

@@ -2,13 +2,16 @@
 # The kernel layer's page-cache program (src/kernel/pagecache.bpf.c), as root, on a fresh ext4 on
 # a loop device of its own:
 #  - a 4 MiB file read twice (read_twice: 64 KiB reads, reopened between the passes) after the
-#    cache was dropped: exactly 1024 pages read in; every read of the second pass a hit (no page
+#    cache was dropped: exactly 1024 pages read in, and asked for by readahead; every read of the second pass a hit (no page
 #    added under it), the misses all in the first pass; 8 MiB requested vs 4 MiB read in;
 #  - a 1 MiB file mapped MAP_SHARED, one byte written per page, msync: exactly 256 pages dirtied,
 #    the msync counted as a sync of the file at the syscall layer; read back through a mapping
 #    after the cache was dropped: 256 pages read in, no read(2);
 #  - buffered writes into a new file: pages added by writes, not read in; eviction counted when
-#    the cache is dropped, attributed to the file with pid 0.
+#    an untraced process drops the cache, attributed to the file with pid 0; that process's own
+#    reads of the file afterwards are not counted;
+#  - with a device filter, page-cache records of that device only (not the libraries, not a file
+#    elsewhere).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
@@ -25,6 +28,7 @@ eq "read twice: exit status and bytes" "0 4194304 4194304" "$? $(tr '\n' ' ' <"$
 KL=$(ls "$T/r.job"/kernel-*.iost)
 eq "read twice: syscall reads and bytes" "130 8388608" "$(k "$KL" syscall "$FS_MNT/r" reads) $(k "$KL" syscall "$FS_MNT/r" bytes_read)"
 eq "read twice: pages read in" 1024 "$(k "$KL" pagecache "$FS_MNT/r" pages_read_in)"
+eq "read twice: readahead asked for exactly the pages read in" 1024 "$(k "$KL" pagecache "$FS_MNT/r" readahead_pages)"
 eq "read twice: no page added by a write" 0 "$(k "$KL" pagecache "$FS_MNT/r" pages_added_write)"
 eq "read twice: every read is a hit or a miss" 130 \
 	"$(( $(k "$KL" syscall "$FS_MNT/r" cache_hit_reads) + $(k "$KL" syscall "$FS_MNT/r" cache_miss_reads) ))"
@@ -57,24 +61,55 @@ drop_caches
 "$IOSTRATA" run -q -o "$T/mr.job" --kernel -- "$PROGS/pc_mmap_write" "$FS_MNT/m" 1048576 read >"$T/mr.out"
 eq "mmap read: exit status and the bytes written before" "0 $((255 * 256 / 2))" "$? $(cat "$T/mr.out")"
 KL=$(ls "$T/mr.job"/kernel-*.iost)
-eq "mmap read: 256 pages read in" 256 "$(k "$KL" pagecache "$FS_MNT/m" pages_read_in)"
+eq "mmap read: 256 pages read in, all asked for by readahead" "256 256" \
+	"$(k "$KL" pagecache "$FS_MNT/m" pages_read_in) $(k "$KL" pagecache "$FS_MNT/m" readahead_pages)"
 eq "mmap read: faults counted, no read(2)" "1 0" \
 	"$([ "$(k "$KL" pagecache "$FS_MNT/m" mmap_faults)" -ge 1 ] && echo 1 || echo 0) $(k "$KL" syscall "$FS_MNT/m" reads)"
 
 # --- writes add pages; eviction ----------------------------------------------------------------
-mkfifo "$T/w.gate"
-(read -r _ <"$T/w.gate"; exec dd if=/dev/zero of="$FS_MNT/w" bs=64k count=16 status=none) &
+# The traced shell stays alive (held on a fifo) until the cache has been dropped: the session ends
+# when its process does, and the eviction must happen while it traces.
+mkfifo "$T/w.gate" "$T/w.done" "$T/w.hold"
+(
+	read -r _ <"$T/w.gate"
+	dd if=/dev/zero of="$FS_MNT/w" bs=64k count=16 status=none &
+	echo $! >"$T/w.pid"
+	wait $!
+	echo $? >"$T/w.done"
+	read -r _ <"$T/w.hold"
+) &
 WP=$!
 "$IOSTRATA" kernel --quiet --pid "$WP" --interval 60 --log "$T/w.iost" --ready "$T/w.ready" &
 KP=$!
 wait_ready "$T/w.ready"
 echo go >"$T/w.gate"
+read -r RC <"$T/w.done"
+DD=$(cat "$T/w.pid")
+drop_caches # evicts the file's pages from this untraced shell: no process of the job, pid 0
+cat "$FS_MNT/w" >/dev/null # an untraced reader's page-ins are its own, not the job's
+echo go >"$T/w.hold"
 wait "$WP"
-drop_caches # evicts the file's pages: kernel context, pid 0, wanted through the file
-sleep 0.2
-kill -INT "$KP"
-wait "$KP"
-eq "writes: 256 pages added by the writer's writes" 256 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_added_write "$WP")"
-eq "writes: none read in" 0 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_read_in)"
-eq "writes: 256 pages dirtied by the writer" 256 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_dirtied "$WP")"
+wait "$KP" # the session ends with its process
+eq "writes: dd's exit status" 0 "$RC"
+eq "writes: 256 pages added by the writer's writes" 256 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_added_write "$DD")"
+eq "writes: none read in (not by the untraced reader either)" 0 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_read_in)"
+eq "writes: 256 pages dirtied by the writer" 256 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_dirtied "$DD")"
 eq "eviction: 256 pages, no process" 256 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_evicted 0)"
+eq "eviction: none charged to the writer" 0 "$(k "$T/w.iost" pagecache "$FS_MNT/w" pages_evicted "$DD")"
+
+# --- the device filter holds for page-cache work too ---------------------------------------------
+head -c 65536 /dev/urandom >"$FS_MNT/a"
+head -c 65536 /dev/urandom >"$T/b" # on another device
+drop_caches
+mkfifo "$T/d.gate"
+(read -r _ <"$T/d.gate"; exec cat "$FS_MNT/a" "$T/b") >/dev/null &
+DP=$!
+"$IOSTRATA" kernel --quiet --pid "$DP" --dev "$FS_DEVNUM" --interval 60 --log "$T/d.iost" --ready "$T/d.ready" &
+KP=$!
+wait_ready "$T/d.ready"
+echo go >"$T/d.gate"
+wait "$DP"
+wait "$KP"
+eq "device filter: the file on the device read in" 16 "$(k "$T/d.iost" pagecache "$FS_MNT/a" pages_read_in)"
+eq "device filter: no page-cache record of another device (the other file, libraries)" 0 \
+	"$(kjq "$T/d.iost" "[.records[] | select(.layer==\"pagecache\" and (.path | startswith(\"$FS_MNT/\") | not))] | length")"

@@ -408,7 +408,7 @@ int cmd_kernel(int argc, char **argv)
 			close(stats_fd);
 		return 1;
 	}
-	if (ks.missing[0] && !quiet)
+	if (ks.missing[0]) /* said even with --quiet: it changes what the output can show */
 		fprintf(stderr, "iostrata kernel: not attached: %s\n", ks.missing);
 	if (pid && ks_track_pid(&ks, pid) < 0) {
 		fprintf(stderr, "iostrata kernel: cannot track pid %d\n", (int)pid);

@@ -259,7 +259,7 @@ static void kernel_start(struct kernel_run *kr, int events, int quiet)
 		fprintf(stderr, "iostrata run: kernel layer off: %s; the user layer carries on\n", err);
 		return;
 	}
-	if (kr->ks.missing[0] && !quiet)
+	if (kr->ks.missing[0]) /* said even with -q: a layer missing changes what the report can show */
 		fprintf(stderr, "iostrata run: kernel layer: not attached: %s\n", kr->ks.missing);
 	if (events) {
 		snprintf(kr->sink.path, sizeof kr->sink.path, "/tmp/iostrata-events.XXXXXX");

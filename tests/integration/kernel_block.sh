@@ -39,7 +39,7 @@ eq "odirect: the device record is a pseudo-path of pid 0" "0 true" \
 	"$(kjq "$KL" "[.records[] | select(.path==\"$DEVPATH\")][0] | \"\(.pid) \(.flag_names | index(\"pseudo\") != null)\"")"
 
 # --- /proc/diskstats agreement ------------------------------------------------------------------
-stat_of() { awk '{print $3 * 512, $7 * 512}' "/sys/block/$DEVNAME/stat"; }
+stat_of() { awk '{printf "%.0f %.0f\n", $3 * 512, $7 * 512}' "/sys/block/$DEVNAME/stat"; }
 sync
 "$IOSTRATA" kernel --quiet --interval 60 --log "$T/ds.iost" --ready "$T/ds.ready" &
 KP=$!
@@ -61,23 +61,26 @@ eq "diskstats: bytes read equal" "$((R1 - R0))" "$(k "$T/ds.iost" block "$DEVPAT
 eq "diskstats: at least the data written" 1 "$([ $((W1 - W0)) -ge $((8 * 1048576 + 4194304)) ] && echo 1 || echo 0)"
 
 # --- writeback attributed by inode ------------------------------------------------------------
-mkfifo "$T/wb.gate"
-(read -r _ <"$T/wb.gate"; exec dd if=/dev/zero of="$FS_MNT/wb" bs=4k count=256 status=none) &
+mkfifo "$T/wb.gate" "$T/wb.done"
+# the traced process stays alive until the writeback is over: `iostrata kernel --pid` stops
+# when it exits
+(read -r _ <"$T/wb.gate"; dd if=/dev/zero of="$FS_MNT/wb" bs=4k count=256 status=none; echo written; read -r _ <"$T/wb.done") >"$T/wb.out" &
 WP=$!
 "$IOSTRATA" kernel --quiet --pid "$WP" --interval 60 --log "$T/wb.iost" --ready "$T/wb.ready" &
 KP=$!
 wait_ready "$T/wb.ready"
 echo go >"$T/wb.gate"
-wait "$WP"
-sync # writeback by a kernel thread: the file is wanted because the traced process wrote it
-sleep 0.3
-kill -INT "$KP" 2>/dev/null
-wait "$KP"
+for _ in $(seq 100); do grep -q written "$T/wb.out" && break; sleep 0.05; done
+sync # writeback by another process or a kernel thread: wanted because the traced process wrote it
+echo done >"$T/wb.done"
+wait "$WP" "$KP"
 v=$(k "$T/wb.iost" block "$FS_MNT/wb" bytes_written 0)
 eq "writeback: the file's pages written back, pid 0" 1048576 "$v"
 [ "$v" = 1048576 ] || "$IOSTRATA" dump --json "$T/wb.iost" |
 	jq -c '.records[] | select(.layer=="block" or .layer=="pagecache") | {layer, path, pid, c: .counters.bytes_written, d: .counters.pages_dirtied}' # diagnosis
 eq "writeback: nothing written back under the writer's pid" 0 "$(k "$T/wb.iost" block "$FS_MNT/wb" bytes_written "$WP")"
+eq "writeback: nothing under the writer's dd either" 0 \
+	"$("$IOSTRATA" dump --json "$T/wb.iost" | jq --arg p "$FS_MNT/wb" '[.records[] | select(.layer=="block" and .path==$p and .pid != 0) | .counters.bytes_written] | add // 0')"
 eq "writeback: syscall bytes" 1048576 "$(k "$T/wb.iost" syscall "$FS_MNT/wb" bytes_written)"
 
 # --- io_uring ----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/profile.h"
+#include "analysis/stack.h"
 #include "analysis/units.h"
 
 /* Shares computed over fewer ops than this are noise: a program that writes a 3-line config
@@ -45,17 +46,28 @@
 #define TINY_FWRITE_BUCKETS 7 /* log2 buckets 0..6 hold sizes < 64 */
 #define TINY_FWRITE_SHARE 0.5
 #define TINY_FWRITE_MIN 1000
+/* With a kernel log: half as many write system calls as fwrites means the stream is not buffering
+ * (a buffered stream of tiny writes makes one system call per buffer, i.e. per hundreds). */
+#define TINY_UNBUFFERED_SHARE 0.5
 /* Paths named in a sentence are cut to this many bytes (their tail) to keep it one line-ish. */
 #define PATH_SHOWN 60
 
 /* Failed metadata calls worth a word: fewer are the ENOENT of stat-before-create and the like. */
 #define ERR_META_MIN 100
-/* Kernel layer: more than half of at least 100 reads missed the page cache. */
-#define CACHE_MIN_READS 100
-#define CACHE_MISS_SHARE 0.5
-/* Kernel layer: the devices wrote at least 1.5x the bytes of at least 1 MiB of write calls. */
+/* Kernel layer, re-reads that went to storage again: a file read past its extent whose pages came
+ * from storage more than once. Readahead can overshoot a file's extent by a window (128 KiB by
+ * default), so only 1 MiB of such re-fetches, and at least half of the re-read bytes, count. */
+#define REFETCH_MIN_BYTES (1u << 20)
+#define REFETCH_SHARE 0.5
+/* Kernel layer: the devices wrote 1.5x what the write calls carried to the same files, and the
+ * difference is worth a look (1 MiB). */
 #define AMP_FACTOR 1.5
 #define AMP_MIN_BYTES (1u << 20)
+/* Kernel layer: a device served many small requests. A thousand is where per-request cost (a few
+ * to a hundred µs each) adds up to visible time; under 16 KiB is below what disks and SSDs need
+ * to stream. */
+#define SMALL_REQ_MIN 1000
+#define SMALL_REQ_BYTES (16u << 10)
 
 static int add_insight(struct ana_profile *p, const char *id, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -105,13 +117,14 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0;
 }
 
-/* Small accesses of one direction on the POSIX layer: the syscalls themselves. stdio's small
- * calls are buffered by design and have their own rule (tiny fwrites). */
-static int small_ops(struct ana_profile *p, int write)
+/* Small accesses of one direction at the system-call boundary: the POSIX layer, or for processes
+ * only the kernel saw, their system calls (L = p->standin). stdio's small calls are buffered by
+ * design and have their own rule (tiny fwrites). */
+static int small_ops(struct ana_profile *p, const struct ana_layer *L, int standin, int write)
 {
-	const struct ana_layer *L = &p->layers[LOG_LAYER_POSIX];
 	const unsigned ops_c = write ? LOG_C_WRITES : LOG_C_READS;
 	const unsigned time_c = write ? LOG_C_TIME_WRITE : LOG_C_TIME_READ;
+	const char *what = standin ? "system-call" : "posix";
 	uint64_t ops = L->c[ops_c];
 	uint64_t small = hist_sum(write ? L->write_hist : L->read_hist, 0, SMALL_OP_BUCKETS);
 	uint64_t io_time = L->c[LOG_C_TIME_READ] + L->c[LOG_C_TIME_WRITE] + L->c[LOG_C_TIME_META];
@@ -122,7 +135,8 @@ static int small_ops(struct ana_profile *p, int write)
 	double small_time = 0;
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const struct ana_file *f = &p->files[i];
-		if (f->layer != LOG_LAYER_POSIX || !f->c[ops_c])
+		if (!f->c[ops_c] || f->layer != (standin ? LOG_LAYER_SYSCALL : LOG_LAYER_POSIX) ||
+		    (standin && !f->job_view))
 			continue;
 		uint64_t s = hist_sum(write ? f->write_hist : f->read_hist, 0, SMALL_OP_BUCKETS);
 		small_time += (double)f->c[time_c] * share(s, f->c[ops_c]);
@@ -136,13 +150,13 @@ static int small_ops(struct ana_profile *p, int write)
 	ana_fmt_pct(t, sizeof t, tshare);
 	if (write)
 		return add_insight(p, "small_writes",
-				   "%s of %s posix writes are under %d B and take about %s of the I/O time: "
+				   "%s of %s %s writes are under %d B and take about %s of the I/O time: "
 				   "aggregate or buffer them into larger writes.",
-				   a, b, SMALL_OP_BYTES, t);
+				   a, b, what, SMALL_OP_BYTES, t);
 	return add_insight(p, "small_reads",
-			   "%s of %s posix reads are under %d B and take about %s of the I/O time: read larger "
+			   "%s of %s %s reads are under %d B and take about %s of the I/O time: read larger "
 			   "blocks (or the whole file once) and pick the pieces in memory.",
-			   a, b, SMALL_OP_BYTES, t);
+			   a, b, what, SMALL_OP_BYTES, t);
 }
 
 static int random_access(struct ana_profile *p, unsigned layer, int write)
@@ -165,14 +179,6 @@ static int random_access(struct ana_profile *p, unsigned layer, int write)
 static uint64_t extent(const uint64_t *c)
 {
 	return c[LOG_C_MAX_READ_END] > c[LOG_C_MAX_WRITE_END] ? c[LOG_C_MAX_READ_END] : c[LOG_C_MAX_WRITE_END];
-}
-
-/* Rules made for the user layers look at the user layers: the kernel layers repeat the same
- * bytes and calls further down (and have their own rules below). A program the preload library
- * cannot see is judged on its system calls. */
-static int user_view(const struct ana_profile *p, unsigned layer)
-{
-	return !ana_layer_is_kernel(layer) || (p->kernel_only && layer == LOG_LAYER_SYSCALL);
 }
 
 static int is_real_path(uint16_t rflags, const char *path)
@@ -199,7 +205,7 @@ static int small_files(struct ana_profile *p)
 		int real = 1;
 		for (size_t j = i; j < path_group_end(p, i); j++) {
 			const struct ana_path *x = &p->paths[j];
-			if (!user_view(p, x->layer))
+			if (!x->job_view) /* the kernel layers repeat these files further down */
 				continue;
 			real &= is_real_path(x->rflags, x->path);
 			bytes += x->c[LOG_C_BYTES_READ] + x->c[LOG_C_BYTES_WRITTEN];
@@ -222,9 +228,9 @@ static int small_files(struct ana_profile *p)
 			   "server work.", a, b);
 }
 
-static int metadata_heavy(struct ana_profile *p, unsigned layer)
+/* L: a user layer, or the system calls of the processes only the kernel saw (name "system-call"). */
+static int metadata_heavy(struct ana_profile *p, const struct ana_layer *L, const char *name)
 {
-	const struct ana_layer *L = &p->layers[layer];
 	uint64_t meta = L->c[LOG_C_TIME_META], data = L->c[LOG_C_TIME_READ] + L->c[LOG_C_TIME_WRITE];
 
 	if (meta < META_MIN_NS || meta <= data)
@@ -250,7 +256,7 @@ static int metadata_heavy(struct ana_profile *p, unsigned layer)
 	return add_insight(p, "metadata_heavy",
 			   "%s %s metadata ops (most: %s %s, %s %s) took %s, more than reads and writes (%s): "
 			   "open files once and keep them open, cache stat() results, use fewer files.",
-			   n, log_layer_name(layer), c1, log_counter_key(k1), c2, log_counter_key(k2), m, d);
+			   n, name, c1, log_counter_key(k1), c2, log_counter_key(k2), m, d);
 }
 
 static void rank_label(const struct ana_rank *k, char *buf, size_t len)
@@ -318,7 +324,7 @@ static int unused_opens(struct ana_profile *p)
 		int real = 1;
 		for (size_t j = i; j < path_group_end(p, i); j++) {
 			const uint64_t *c = p->paths[j].c;
-			if (!user_view(p, p->paths[j].layer))
+			if (!p->paths[j].job_view)
 				continue;
 			real &= is_real_path(p->paths[j].rflags, p->paths[j].path);
 			opens += c[LOG_C_OPENS];
@@ -347,7 +353,7 @@ static int rereads(struct ana_profile *p)
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const struct ana_file *f = &p->files[i];
 		uint64_t rd = f->c[LOG_C_BYTES_READ], ext = f->c[LOG_C_MAX_READ_END];
-		if (!user_view(p, f->layer) || !is_real_path(f->rflags, f->path) || rd < REREAD_MIN_BYTES || rd <= REREAD_FACTOR * ext)
+		if (!f->job_view || !is_real_path(f->rflags, f->path) || rd < REREAD_MIN_BYTES || rd <= REREAD_FACTOR * ext)
 			continue;
 		n++;
 		if (!worst || rd - ext > worst->c[LOG_C_BYTES_READ] - worst->c[LOG_C_MAX_READ_END])
@@ -396,7 +402,7 @@ static int errors(struct ana_profile *p)
 		const struct ana_path *worst = NULL;
 		for (size_t i = 0; i < p->npaths; i++) {
 			const struct ana_path *x = &p->paths[i];
-			if (!x->c[c] || !user_view(p, x->layer))
+			if (!x->c[c] || !x->job_view)
 				continue;
 			/* A failed stat or access of a path that was never opened is a lookup (PATH search,
 			 * imports, config probing), not an I/O problem. */
@@ -423,6 +429,28 @@ static int errors(struct ana_profile *p)
 	return 0;
 }
 
+/* The write system calls the kernel saw on the files stdio wrote to (0, 0 without a kernel log):
+ * how much stdio's buffer merged. */
+static void stdio_syscalls(const struct ana_profile *p, uint64_t *fwrites, uint64_t *syscalls)
+{
+	*fwrites = *syscalls = 0;
+	if (!p->nklogs)
+		return;
+	for (size_t i = 0; i < p->npaths; i = path_group_end(p, i)) {
+		uint64_t fw = 0, sw = 0;
+		for (size_t j = i; j < path_group_end(p, i); j++) {
+			if (p->paths[j].layer == LOG_LAYER_STDIO)
+				fw += p->paths[j].c[LOG_C_WRITES];
+			if (p->paths[j].layer == LOG_LAYER_SYSCALL)
+				sw += p->paths[j].c[LOG_C_WRITES];
+		}
+		if (fw && sw) {
+			*fwrites += fw;
+			*syscalls += sw;
+		}
+	}
+}
+
 static int tiny_fwrites(struct ana_profile *p)
 {
 	const struct ana_layer *L = &p->layers[LOG_LAYER_STDIO];
@@ -431,9 +459,29 @@ static int tiny_fwrites(struct ana_profile *p)
 
 	if (ops < TINY_FWRITE_MIN || share(tiny, ops) <= TINY_FWRITE_SHARE)
 		return 0;
-	char a[ANA_UNIT_LEN], b[ANA_UNIT_LEN];
+	char a[ANA_UNIT_LEN], b[ANA_UNIT_LEN], c[ANA_UNIT_LEN], d[ANA_UNIT_LEN];
 	ana_fmt_pct(a, sizeof a, share(tiny, ops));
 	ana_fmt_count(b, sizeof b, ops);
+	uint64_t fw, sw;
+	stdio_syscalls(p, &fw, &sw);
+	ana_fmt_count(c, sizeof c, fw);
+	ana_fmt_count(d, sizeof d, sw);
+	/* The kernel layer tells which cost it is: every call reaching the kernel (an unbuffered or
+	 * line-buffered stream), or only the calls themselves (the buffer did its job). */
+	if (fw && share(sw, fw) >= TINY_UNBUFFERED_SHARE)
+		return add_insight(p, "tiny_fwrites",
+				   "%s of %s stdio writes are under %d B (mean %.0f B) and the stream does not buffer "
+				   "them: their %s calls reached the kernel as %s write system calls; give the stream "
+				   "a large buffer with setvbuf() (stderr and terminals are unbuffered or line-buffered), "
+				   "or build the output in memory and write it in one call.",
+				   a, b, TINY_FWRITE_BYTES, share(L->c[LOG_C_BYTES_WRITTEN], ops), c, d);
+	if (fw)
+		return add_insight(p, "tiny_fwrites",
+				   "%s of %s stdio writes are under %d B (mean %.0f B): stdio's buffer already turned "
+				   "%s of them into %s write system calls, so the cost is the calls themselves (a "
+				   "lock and a copy each); build the output in a buffer and write it in one call "
+				   "(a larger setvbuf() buffer saves system calls, not these).",
+				   a, b, TINY_FWRITE_BYTES, share(L->c[LOG_C_BYTES_WRITTEN], ops), c, d);
 	return add_insight(p, "tiny_fwrites",
 			   "%s of %s stdio writes are under %d B (mean %.0f B): each call locks the stream and "
 			   "copies a little; build the output in a buffer and write it in one call, or give the "
@@ -459,8 +507,7 @@ static int io_mode(struct ana_profile *p)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const struct ana_file *f = &p->files[i];
-		if (ana_is_data_file(f) && (p->kernel_only || !ana_layer_is_kernel(f->layer)) && f->c[LOG_C_BYTES_WRITTEN] &&
-		    !seen[f->rank_index]) {
+		if (ana_is_data_file(f) && f->job_view && f->c[LOG_C_BYTES_WRITTEN] && !seen[f->rank_index]) {
 			seen[f->rank_index] = 1;
 			writers++;
 		}
@@ -474,60 +521,139 @@ static int io_mode(struct ana_profile *p)
 			   "the file's locks.", writers);
 }
 
-/* Kernel layer: reads that went to storage. A re-read of data just read or written misses only
- * when the page cache is too small for it (or another job evicted it). */
-static int cache_misses(struct ana_profile *p)
+/* Bytes a data file's reads fetched from storage: pages read into the cache, or, for reads that
+ * bypass it (O_DIRECT), the block requests charged to the file; whichever saw more. */
+static uint64_t fetched(const struct ana_profile *p, const struct ana_stack_file *f)
 {
-	const uint64_t *c = p->layers[LOG_LAYER_SYSCALL].c;
-	uint64_t hit = c[LOG_C_CACHE_HIT_READS], miss = c[LOG_C_CACHE_MISS_READS];
-	uint64_t in = p->layers[LOG_LAYER_PAGECACHE].c[LOG_C_PAGES_READ_IN] * ANA_PAGE_SIZE;
-	uint64_t asked = c[LOG_C_BYTES_READ];
-	if (hit + miss < CACHE_MIN_READS || share(miss, hit + miss) <= CACHE_MISS_SHARE)
-		return 0;
-	char a[ANA_UNIT_LEN], b[ANA_UNIT_LEN], d[ANA_UNIT_LEN], e[ANA_UNIT_LEN];
-	ana_fmt_pct(a, sizeof a, share(miss, hit + miss));
-	ana_fmt_count(b, sizeof b, hit + miss);
-	ana_fmt_bytes(d, sizeof d, in);
-	ana_fmt_bytes(e, sizeof e, asked);
-	return add_insight(p, "cache_misses",
-			   "%s of %s reads waited for storage (page-cache misses; %s read in for %s asked): "
-			   "read in larger sequential blocks so readahead works, or keep hot data in memory.",
-			   a, b, d, e);
+	uint64_t cache = f->pages_read_in * p->page_size;
+	return cache > f->bytes[ANA_SL_BLOCK][0] ? cache : f->bytes[ANA_SL_BLOCK][0];
 }
 
-/* Kernel layer: the block device wrote much more than the program asked for. */
-static int write_amplification(struct ana_profile *p)
+/* Kernel layer: data read more than once came from storage more than once. The user-layer rule
+ * (rereads) says the program reads the same bytes again; this one says it cost storage reads,
+ * because the page cache did not keep the data (too little memory, other I/O evicting it) or was
+ * bypassed. */
+static int cache_misses(struct ana_profile *p, const struct ana_stack *st)
 {
-	uint64_t asked = p->layers[LOG_LAYER_SYSCALL].c[LOG_C_BYTES_WRITTEN], dev = 0;
-	for (size_t i = 0; i < p->nfiles; i++) {
-		const struct ana_file *f = &p->files[i];
-		if (f->layer == LOG_LAYER_BLOCK && !(f->rflags & LOG_R_PSEUDO)) /* per-file records of real paths */
-			dev += f->c[LOG_C_BYTES_WRITTEN];
+	uint64_t reread = 0, refetched = 0, worst_refetch = 0;
+	size_t n = 0;
+	const struct ana_stack_file *worst = NULL;
+
+	for (size_t i = 0; i < st->nfiles; i++) {
+		const struct ana_stack_file *f = &st->files[i];
+		uint64_t rd = f->bytes[ANA_SL_SYSCALL][0], ext = f->max_read_end, in = fetched(p, f);
+		if (rd <= ext || in <= ext)
+			continue;
+		uint64_t again = in - ext, more = rd - ext;
+		reread += more;
+		refetched += again < more ? again : more;
+		n++;
+		if (again > worst_refetch) {
+			worst_refetch = again;
+			worst = f;
+		}
 	}
-	if (asked < AMP_MIN_BYTES || share(dev, asked) < AMP_FACTOR)
+	if (!worst || refetched < REFETCH_MIN_BYTES || share(refetched, reread) < REFETCH_SHARE)
 		return 0;
-	char a[ANA_UNIT_LEN], b[ANA_UNIT_LEN];
+	char t[PATH_SHOWN + 8], a[ANA_UNIT_LEN], b[ANA_UNIT_LEN], c[ANA_UNIT_LEN], d[ANA_UNIT_LEN];
+	int bypass = !worst->pages_read_in;
+	ana_fmt_bytes(a, sizeof a, worst->bytes[ANA_SL_SYSCALL][0]);
+	ana_fmt_bytes(b, sizeof b, worst->max_read_end);
+	ana_fmt_bytes(c, sizeof c, fetched(p, worst));
+	ana_fmt_bytes(d, sizeof d, refetched);
+	return add_insight(p, "cache_misses",
+			   "re-reads went to storage again: %s was read for %s over a %s extent and %s of it came "
+			   "from the device (%s fetched again over %zu file%s): %s",
+			   path_tail(worst->path, t, sizeof t), a, b, c, d, n, n == 1 ? "" : "s",
+			   bypass ? "O_DIRECT reads bypass the page cache, so keep what is read again in memory "
+				    "(or read it buffered)."
+				  : "the page cache did not keep the data between passes (too little free memory, "
+				    "or other I/O evicted it): keep it in memory after the first read, or read it once.");
+}
+
+/* Kernel layer: the devices wrote much more for the program's data files than its write calls
+ * carried: partial blocks rewritten at every sync, read-modify-write. */
+static int write_amplification(struct ana_profile *p, const struct ana_stack *st)
+{
+	uint64_t asked = st->file_syscall_bytes[1], dev = st->file_block_bytes[1];
+	if (dev < asked + AMP_MIN_BYTES || share(dev, asked) < AMP_FACTOR)
+		return 0;
+	const struct ana_stack_file *worst = NULL;
+	for (size_t i = 0; i < st->nfiles; i++) {
+		const struct ana_stack_file *f = &st->files[i];
+		uint64_t over = f->bytes[ANA_SL_BLOCK][1] > f->bytes[ANA_SL_SYSCALL][1]
+					? f->bytes[ANA_SL_BLOCK][1] - f->bytes[ANA_SL_SYSCALL][1] : 0;
+		if (over && (!worst || over > worst->bytes[ANA_SL_BLOCK][1] - worst->bytes[ANA_SL_SYSCALL][1]))
+			worst = f;
+	}
+	char a[ANA_UNIT_LEN], b[ANA_UNIT_LEN], t[PATH_SHOWN + 8], c[ANA_UNIT_LEN], syncs[ANA_UNIT_LEN + 16] = "";
+	uint64_t nsync = p->layers[LOG_LAYER_SYSCALL].c[LOG_C_FSYNCS];
 	ana_fmt_bytes(a, sizeof a, dev);
 	ana_fmt_bytes(b, sizeof b, asked);
+	if (nsync)
+		snprintf(syncs, sizeof syncs, "; %s syncs", ana_fmt_count(c, sizeof c, nsync));
 	return add_insight(p, "write_amplification",
-			   "the block devices wrote %s for the program's files where its write calls carried %s "
-			   "(%.1fx): partial-block or unaligned writes and rewrites of the same blocks cost "
-			   "read-modify-write; write whole, aligned blocks once.",
-			   a, b, share(dev, asked));
+			   "the block devices wrote %s for the program's data files where its write calls carried "
+			   "%s (%.1fx; most on %s%s): small or unaligned writes synced one by one (fsync, O_SYNC) "
+			   "rewrite whole blocks each time; batch writes between syncs and write whole, aligned blocks.",
+			   a, b, share(dev, asked), worst ? path_tail(worst->path, t, sizeof t) : "?", syncs);
+}
+
+/* Kernel layer: a device served many small requests, each a round trip with its own cost. */
+static int small_requests(struct ana_profile *p, const struct ana_stack *st)
+{
+	for (size_t i = 0; i < st->ndevices; i++) {
+		const struct ana_device *d = &st->devices[i];
+		uint64_t ops = d->c[LOG_C_READS] + d->c[LOG_C_WRITES];
+		uint64_t bytes = d->c[LOG_C_BYTES_READ] + d->c[LOG_C_BYTES_WRITTEN];
+		if (ops < SMALL_REQ_MIN || share(bytes, ops) >= SMALL_REQ_BYTES)
+			continue;
+		char n[ANA_UNIT_LEN], m[ANA_UNIT_LEN], t[ANA_UNIT_LEN];
+		ana_fmt_count(n, sizeof n, ops);
+		ana_fmt_bytes(m, sizeof m, bytes / ops);
+		ana_fmt_ns(t, sizeof t, d->c[LOG_C_TIME_DEVICE]);
+		if (add_insight(p, "small_block_requests",
+				"device %s served %s requests of %s on average, %s on the device in all: each small "
+				"request is a round trip; move data in larger calls (MiB-sized for streaming), and "
+				"leave small O_DIRECT calls to buffered I/O, which the kernel merges.",
+				d->name, n, m, t))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int kernel_insights(struct ana_profile *p)
+{
+	struct ana_stack st;
+	if (!p->nklogs)
+		return 0;
+	if (ana_stack_build(p, NULL, 0, &st) < 0)
+		return -ENOMEM;
+	int r = cache_misses(p, &st);
+	if (r == 0)
+		r = write_amplification(p, &st);
+	if (r == 0)
+		r = small_requests(p, &st);
+	ana_stack_free(&st);
+	return r;
 }
 
 int ana_insights_build(struct ana_profile *p)
 {
-	if (small_ops(p, 1) || small_ops(p, 0) || tiny_fwrites(p))
+	const struct ana_layer *S = &p->standin;
+	if (small_ops(p, &p->layers[LOG_LAYER_POSIX], 0, 1) || small_ops(p, &p->layers[LOG_LAYER_POSIX], 0, 0) ||
+	    small_ops(p, S, 1, 1) || small_ops(p, S, 1, 0) || tiny_fwrites(p))
 		return -ENOMEM;
 	for (unsigned l = LOG_LAYER_POSIX; l <= LOG_LAYER_STDIO; l++)
 		if (random_access(p, l, 0) || random_access(p, l, 1))
 			return -ENOMEM;
 	for (unsigned l = 1; l < ANA_NLAYERS; l++)
-		if (!ana_layer_is_kernel(l) && metadata_heavy(p, l))
+		if (!ana_layer_is_kernel(l) && metadata_heavy(p, &p->layers[l], log_layer_name(l)))
 			return -ENOMEM;
+	if (metadata_heavy(p, S, "system-call"))
+		return -ENOMEM;
 	if (small_files(p) || imbalance(p) || unaligned(p) || unused_opens(p) || rereads(p) || errors(p) ||
-	    io_mode(p) || cache_misses(p) || write_amplification(p))
+	    io_mode(p) || kernel_insights(p))
 		return -ENOMEM;
 	return 0;
 }

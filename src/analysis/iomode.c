@@ -93,9 +93,10 @@ int ana_classify_io_mode(const struct ana_profile *p, struct ana_io_mode_info *o
 	out->ranks = p->nranks;
 	if (!v || !seen)
 		goto err;
-	/* A path read through stdio and written through POSIX is one file: layers are merged. */
+	/* A path read through stdio and written through POSIX is one file: layers are merged. The
+	 * kernel layers repeat those files further down, except for processes only they saw. */
 	for (size_t i = 0; i < p->nfiles; i++)
-		if (ana_is_data_file(&p->files[i]) && (p->kernel_only || !ana_layer_is_kernel(p->files[i].layer)))
+		if (ana_is_data_file(&p->files[i]) && p->files[i].job_view)
 			v[n++] = (struct path_rank){p->files[i].path, p->files[i].rank_index};
 	qsort(v, n, sizeof *v, cmp_path_rank);
 	for (size_t i = 0; i < n; i++) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/profile.h"
 #include "analysis/units.h"
@@ -226,11 +227,13 @@ static int cmp_proc_start(const void *a, const void *b, void *arg)
 	const struct ana_proc *x = a, *y = b;
 	const int multi_host = *(const int *)arg;
 	/* Monotonic clocks of different hosts have different origins; wall clocks are comparable. */
-	uint64_t kx = multi_host ? x->log->hdr.start_wall_ns : x->start_ns;
-	uint64_t ky = multi_host ? y->log->hdr.start_wall_ns : y->start_ns;
+	uint64_t kx = multi_host ? x->start_wall_ns : x->start_ns;
+	uint64_t ky = multi_host ? y->start_wall_ns : y->start_ns;
 	if (kx != ky)
 		return kx < ky ? -1 : 1;
-	return (x->pid > y->pid) - (x->pid < y->pid);
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return x->kernel_only - y->kernel_only;
 }
 
 static const char *base_name(const char *path)
@@ -239,57 +242,249 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+static void proc_from_log(struct ana_proc *pr, const struct log_file *lf)
+{
+	pr->log = lf;
+	pr->pid = lf->hdr.pid;
+	pr->ppid = lf->hdr.ppid;
+	pr->rank = lf->hdr.rank;
+	pr->exe = hstr(lf, lf->hdr.exe);
+	pr->host = hstr(lf, lf->hdr.host);
+	pr->job = hstr(lf, lf->hdr.job);
+	pr->start_ns = lf->hdr.start_ns;
+	pr->end_ns = process_end(lf);
+	pr->start_wall_ns = lf->hdr.start_wall_ns;
+	pr->finished = !lf->live;
+	pr->flags = lf->hdr.flags;
+	pr->exit_status = lf->hdr.exit_status;
+	pr->term_signal = lf->hdr.term_signal;
+}
+
+/* ---- processes only the kernel saw ---- */
+
+/* The earliest moment a record shows activity: its earliest FIRST timestamp, else its earliest
+ * LAST one; 0 when it has none. */
+static uint64_t record_first_ns(const struct log_record *r)
+{
+	uint64_t first = 0, last = 0;
+	for (unsigned c = 0; c < LOG_NCOUNTERS; c++) {
+		uint64_t v = r->counters[c];
+		if (v && log_counter_kinds[c] == LOG_K_FIRST && (!first || v < first))
+			first = v;
+		if (v && log_counter_kinds[c] == LOG_K_LAST && (!last || v < last))
+			last = v;
+	}
+	return first ? first : last;
+}
+
+static uint64_t record_last_ns(const struct log_record *r)
+{
+	uint64_t last = 0;
+	for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+		if (log_counter_kinds[c] == LOG_K_LAST && r->counters[c] > last)
+			last = r->counters[c];
+	return last;
+}
+
+static int kernel_record_wanted(const struct log_record *r)
+{
+	return !(r->flags & LOG_R_DEAD) && r->layer != LOG_LAYER_NONE && r->layer <= LOG_LAYER_MAX &&
+	       !record_is_empty(r);
+}
+
+/* procs by (host, pid, start): the images of one pid are adjacent, in the order they ran. */
+static int cmp_pid_index(const void *a, const void *b, void *arg)
+{
+	const struct ana_proc *procs = arg;
+	const struct ana_proc *x = &procs[*(const size_t *)a], *y = &procs[*(const size_t *)b];
+	int r = strcmp(x->host, y->host);
+	if (r)
+		return r;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->kernel_only - y->kernel_only;
+}
+
+/* First index into idx (sorted by cmp_pid_index) of (host, pid); n when there is none. */
+static size_t pid_lower(const struct ana_proc *procs, const size_t *idx, size_t n, const char *host, int32_t pid)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ana_proc *x = &procs[idx[mid]];
+		int r = strcmp(x->host, host);
+		if (r < 0 || (r == 0 && x->pid < pid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && procs[idx[lo]].pid == pid && !strcmp(procs[idx[lo]].host, host))
+		return lo;
+	return n;
+}
+
+/* A process image only the kernel saw, as far as its records tell. */
+struct unseen {
+	const char *host;
+	int32_t pid;
+	size_t klog;      /* index into p->klogs */
+	uint64_t after;   /* the end of the image that exec'd into it, else 0 */
+	uint64_t start, end;
+};
+
+static int cmp_unseen(const void *a, const void *b)
+{
+	const struct unseen *x = a, *y = b;
+	int r = strcmp(x->host, y->host);
+	if (r)
+		return r;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The image a kernel record belongs to, when the user layer has none for it: no user log of its
+ * pid (a static program; a child of one), or its pid's last user-layer image exec'd and the
+ * record's activity began after that (a launcher's child exec'ing a static rank). */
+static int unseen_of(const struct ana_profile *p, const size_t *idx, size_t nuser, const struct log_file *lf,
+		     int32_t pid, uint64_t t, struct unseen *u)
+{
+	const char *host = hstr(lf, lf->hdr.host);
+	size_t k = pid_lower(p->procs, idx, nuser, host, pid);
+	*u = (struct unseen){.host = host, .pid = pid, .start = t, .end = t};
+	if (k == nuser)
+		return 1;
+	while (k + 1 < nuser && p->procs[idx[k + 1]].pid == pid && !strcmp(p->procs[idx[k + 1]].host, host))
+		k++;
+	const struct ana_proc *last = &p->procs[idx[k]];
+	if (!(last->flags & LOG_F_EXEC) || !t || t < last->end_ns)
+		return 0;
+	u->after = u->start = last->end_ns;
+	return 1;
+}
+
+/*
+ * Adds a process for every image the kernel log shows doing I/O that no user-layer log covers,
+ * and for the traced command itself when it has no user-layer log: their system calls are then
+ * their I/O. The command keeps its header (exe, argv, exit status); other images are known by
+ * pid only, from the first to the last timestamp of their records.
+ */
+static int add_kernel_procs(struct ana_profile *p, size_t cap)
+{
+	size_t nuser = p->nprocs, nu = 0, total = 0;
+	size_t *idx = malloc((nuser ? nuser : 1) * sizeof *idx);
+	struct unseen *u = NULL;
+	int ret = -ENOMEM;
+
+	for (size_t i = 0; i < p->nklogs; i++)
+		total += p->klogs[i]->nrecords + 1;
+	u = malloc((total ? total : 1) * sizeof *u);
+	if (!idx || !u)
+		goto err;
+	for (size_t i = 0; i < nuser; i++)
+		idx[i] = i;
+	qsort_r(idx, nuser, sizeof *idx, cmp_pid_index, p->procs);
+	for (size_t i = 0; i < p->nklogs; i++) {
+		const struct log_file *lf = p->klogs[i];
+		struct unseen x;
+		/* the command: present even when it did no I/O of its own, it names the job */
+		if (unseen_of(p, idx, nuser, lf, lf->hdr.pid, lf->hdr.start_ns, &x) && !x.after) {
+			x.klog = i;
+			x.start = lf->hdr.start_ns;
+			x.end = process_end(lf);
+			u[nu++] = x;
+		}
+		for (uint32_t k = 0; k < lf->nrecords; k++) {
+			const struct log_record *r = &lf->records[k];
+			/* pid 0: work without a process context (writeback, device totals) */
+			if (!r->pid || !kernel_record_wanted(r))
+				continue;
+			if (!unseen_of(p, idx, nuser, lf, r->pid, record_first_ns(r), &x))
+				continue;
+			x.klog = i;
+			uint64_t last = record_last_ns(r);
+			x.end = last > x.start ? last : x.start;
+			u[nu++] = x;
+		}
+	}
+	qsort(u, nu, sizeof *u, cmp_unseen);
+	for (size_t i = 0, j; i < nu; i = j) {
+		struct unseen m = u[i];
+		for (j = i + 1; j < nu && !cmp_unseen(&u[i], &u[j]); j++) {
+			if (!m.after && u[j].start && (!m.start || u[j].start < m.start))
+				m.start = u[j].start;
+			if (u[j].end > m.end)
+				m.end = u[j].end;
+		}
+		const struct log_file *lf = p->klogs[m.klog];
+		int cmd = m.pid == lf->hdr.pid;
+		if (p->nprocs == cap) {
+			struct ana_proc *v = realloc(p->procs, (cap *= 2) * sizeof *v);
+			if (!v)
+				goto err;
+			p->procs = v;
+		}
+		struct ana_proc *pr = &p->procs[p->nprocs++];
+		memset(pr, 0, sizeof *pr);
+		pr->log = lf;
+		pr->kernel_only = 1;
+		pr->pid = m.pid;
+		pr->ppid = cmd && !m.after ? lf->hdr.ppid : 0;
+		pr->rank = -1;
+		pr->exe = cmd && !m.after ? hstr(lf, lf->hdr.exe) : "";
+		pr->host = m.host;
+		pr->job = hstr(lf, lf->hdr.job);
+		pr->start_ns = m.start ? m.start : lf->hdr.start_ns;
+		/* the command's last image ends with the kernel log */
+		pr->end_ns = cmd ? process_end(lf) : m.end;
+		if (pr->end_ns < pr->start_ns)
+			pr->end_ns = pr->start_ns;
+		pr->start_wall_ns = lf->hdr.start_wall_ns + (pr->start_ns - lf->hdr.start_ns);
+		pr->finished = !lf->live;
+		pr->flags = lf->live ? LOG_F_LIVE : LOG_F_FINISHED;
+		pr->exit_status = cmd ? lf->hdr.exit_status : -1;
+		pr->term_signal = cmd ? lf->hdr.term_signal : 0;
+		p->nkernel_procs++;
+	}
+	ret = 0;
+err:
+	free(idx);
+	free(u);
+	return ret;
+}
+
 static int collect_procs(const struct log_file *logs, size_t n, struct ana_profile *p)
 {
 	const struct log_file **v = malloc((n ? n : 1) * sizeof *v);
+	size_t cap = n ? n : 1;
 	int ret = -ENOMEM;
 
-	p->procs = calloc(n ? n : 1, sizeof *p->procs);
-	if (!v || !p->procs)
-		goto err;
+	p->procs = calloc(cap, sizeof *p->procs);
 	p->klogs = malloc((n ? n : 1) * sizeof *p->klogs);
-	if (!p->klogs)
+	if (!v || !p->procs || !p->klogs)
 		goto err;
-	size_t nuser = 0;
-	for (size_t i = 0; i < n; i++)
-		nuser += !logs[i].hdr.kernel_layers;
-	p->kernel_only = nuser == 0 && n > 0;
 	size_t nv = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (logs[i].hdr.kernel_layers) {
+			/* its records join below, under the processes they name; it is no process */
 			p->klogs[p->nklogs++] = &logs[i];
 			p->kernel_layers |= logs[i].hdr.kernel_layers;
 			p->kernel_events_dropped += logs[i].hdr.events_dropped;
 			p->kernel_table_full += logs[i].hdr.kernel_table_full;
-			if (!p->kernel_only)
-				continue; /* its records join below; it is no process of the job */
+		} else {
+			v[nv++] = &logs[i];
 		}
-		v[nv++] = &logs[i];
 	}
-	n = nv;
-	qsort(v, n, sizeof *v, cmp_log_identity);
-	const char *host0 = NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (i && same_process(v[i - 1], v[i]))
-			continue;
-		const struct log_file *lf = v[i];
-		struct ana_proc *pr = &p->procs[p->nprocs++];
-		pr->log = lf;
-		pr->pid = lf->hdr.pid;
-		pr->ppid = lf->hdr.ppid;
-		pr->rank = lf->hdr.rank;
-		pr->exe = hstr(lf, lf->hdr.exe);
-		pr->host = hstr(lf, lf->hdr.host);
-		pr->job = hstr(lf, lf->hdr.job);
-		pr->start_ns = lf->hdr.start_ns;
-		pr->end_ns = process_end(lf);
-		pr->finished = !lf->live;
-		pr->flags = lf->hdr.flags;
-		if (!host0)
-			host0 = pr->host;
-		else if (strcmp(host0, pr->host))
+	p->kernel_only = nv == 0 && p->nklogs > 0;
+	qsort(v, nv, sizeof *v, cmp_log_identity);
+	for (size_t i = 0; i < nv; i++)
+		if (!i || !same_process(v[i - 1], v[i]))
+			proc_from_log(&p->procs[p->nprocs++], v[i]);
+	if (p->nklogs && (ret = add_kernel_procs(p, cap)) < 0)
+		goto err;
+	for (size_t i = 1; i < p->nprocs; i++)
+		if (strcmp(p->procs[0].host, p->procs[i].host))
 			p->multi_host = 1;
-	}
 	qsort_r(p->procs, p->nprocs, sizeof *p->procs, cmp_proc_start, &p->multi_host);
 	ret = 0;
 err:
@@ -458,18 +653,14 @@ err:
  * Per-rank totals count each byte once, at the layer closest to the system. When stdio's own
  * system calls reach the POSIX layer (LOG_F_STDIO_SYSCALLS, the normal case with glibc) the
  * stdio records repeat bytes, calls and time already in POSIX records, so they are left out;
- * otherwise stdio's calls are the only record of that I/O and are added.
+ * otherwise stdio's calls are the only record of that I/O and are added. Only records in the job
+ * view come here (ana_in_job_view).
  */
-static void rank_add(const struct ana_profile *p, struct ana_rank *k, const struct log_record *r,
-		     uint32_t proc_flags)
+static void rank_add(struct ana_rank *k, const struct log_record *r, uint32_t proc_flags)
 {
 	const uint64_t *c = r->counters;
 
 	if (r->layer == LOG_LAYER_STDIO && (proc_flags & LOG_F_STDIO_SYSCALLS))
-		return;
-	/* The kernel layers repeat the user layers' bytes further down: ranks count the user
-	 * layers, or, for a program the preload library cannot see, the system calls. */
-	if (ana_layer_is_kernel(r->layer) && !(p->kernel_only && r->layer == LOG_LAYER_SYSCALL))
 		return;
 	k->reads += c[LOG_C_READS];
 	k->writes += c[LOG_C_WRITES];
@@ -481,38 +672,67 @@ static void rank_add(const struct ana_profile *p, struct ana_rank *k, const stru
 	k->time_meta += c[LOG_C_TIME_META];
 }
 
-/* The process a kernel record belongs to: the one with its pid on the kernel log's host, else
- * the command the kernel log traced, else the first. */
-static size_t kernel_record_proc(const struct ana_profile *p, const struct log_file *lf, const struct log_record *r)
+int ana_in_job_view(const struct ana_proc *pr, unsigned layer)
+{
+	if (!ana_layer_is_kernel(layer))
+		return 1;
+	return layer == LOG_LAYER_SYSCALL && pr->kernel_only;
+}
+
+/* The process a kernel record belongs to: among the images of the pid it names (work without a
+ * process context: the traced command's) on the kernel log's host, the last one started before
+ * the record's first activity; the command when no image has that pid. */
+static size_t kernel_record_proc(const struct ana_profile *p, const size_t *idx, const struct log_file *lf,
+				 const struct log_record *r)
 {
 	const char *host = hstr(lf, lf->hdr.host);
-	size_t fallback = 0;
-	for (size_t i = 0; i < p->nprocs; i++) {
-		const struct ana_proc *pr = &p->procs[i];
-		if (strcmp(pr->host, host))
-			continue;
-		if (r->pid && pr->pid == r->pid)
-			return i;
-		if (pr->pid == lf->hdr.pid)
-			fallback = i;
+	size_t k = pid_lower(p->procs, idx, p->nprocs, host, r->pid ? r->pid : lf->hdr.pid);
+	if (k == p->nprocs) {
+		k = pid_lower(p->procs, idx, p->nprocs, host, lf->hdr.pid);
+		if (k == p->nprocs)
+			return 0; /* not reached: the command always has a process (add_kernel_procs) */
 	}
-	return fallback;
+	uint64_t t = record_first_ns(r);
+	size_t best = idx[k];
+	for (size_t j = k + 1; j < p->nprocs; j++) {
+		const struct ana_proc *x = &p->procs[idx[j]];
+		if (x->pid != p->procs[idx[k]].pid || strcmp(x->host, host))
+			break;
+		if (t && x->start_ns <= t)
+			best = idx[j];
+	}
+	return best;
+}
+
+static void layer_add(struct ana_layer *L, const struct log_record *r)
+{
+	L->nrecords++;
+	ana_counters_merge(L->c, r->counters);
+	add_hist(L->read_hist, r->read_hist);
+	add_hist(L->write_hist, r->write_hist);
+	add_hist(L->read_lat_hist, r->read_lat_hist);
+	add_hist(L->write_lat_hist, r->write_lat_hist);
 }
 
 static int collect_files(struct ana_profile *p, size_t *unknown_layer)
 {
 	size_t total = 0, nrefs = 0;
 	struct rec_ref *refs = NULL;
+	size_t *idx = malloc((p->nprocs ? p->nprocs : 1) * sizeof *idx);
 	int ret = -ENOMEM;
 
 	for (size_t i = 0; i < p->nprocs; i++)
-		total += p->procs[i].log->nrecords;
-	for (size_t i = 0; !p->kernel_only && i < p->nklogs; i++)
+		if (!p->procs[i].kernel_only)
+			total += p->procs[i].log->nrecords;
+	for (size_t i = 0; i < p->nklogs; i++)
 		total += p->klogs[i]->nrecords;
 	refs = malloc((total ? total : 1) * sizeof *refs);
-	if (!refs)
+	if (!refs || !idx)
 		goto err;
-	for (size_t i = 0; !p->kernel_only && i < p->nklogs; i++) {
+	for (size_t i = 0; i < p->nprocs; i++)
+		idx[i] = i;
+	qsort_r(idx, p->nprocs, sizeof *idx, cmp_pid_index, p->procs);
+	for (size_t i = 0; i < p->nklogs; i++) {
 		const struct log_file *lf = p->klogs[i];
 		for (uint32_t k = 0; k < lf->nrecords; k++) {
 			const struct log_record *r = &lf->records[k];
@@ -522,11 +742,13 @@ static int collect_files(struct ana_profile *p, size_t *unknown_layer)
 				(*unknown_layer)++;
 				continue;
 			}
-			size_t pi = kernel_record_proc(p, lf, r);
+			size_t pi = kernel_record_proc(p, idx, lf, r);
 			refs[nrefs++] = (struct rec_ref){ana_record_path(lf, r), r, pi, p->procs[pi].rank_index};
 		}
 	}
 	for (size_t i = 0; i < p->nprocs; i++) {
+		if (p->procs[i].kernel_only) /* its records are the kernel log's, taken above */
+			continue;
 		const struct log_file *lf = p->procs[i].log;
 		for (uint32_t k = 0; k < lf->nrecords; k++) {
 			const struct log_record *r = &lf->records[k];
@@ -549,39 +771,48 @@ static int collect_files(struct ana_profile *p, size_t *unknown_layer)
 		goto err;
 	for (size_t i = 0; i < nrefs; i++) {
 		const struct rec_ref *x = &refs[i];
+		const struct ana_proc *pr = &p->procs[x->proc];
 		struct ana_file *f = p->nfiles ? &p->files[p->nfiles - 1] : NULL;
 		if (!f || strcmp(f->path, x->path) || f->layer != x->r->layer || f->rank_index != x->rank_index) {
 			f = &p->files[p->nfiles++];
 			f->path = x->path;
 			f->layer = x->r->layer;
 			f->rank_index = x->rank_index;
-			f->pid = p->procs[x->proc].pid; /* refs of a group come in start order */
+			f->pid = pr->pid; /* refs of a group come in start order */
 		}
 		if (x->r->pid && f->nprocs == 0)
 			f->pid = x->r->pid; /* kernel records name their process */
+		if (!f->dev && !f->ino && (x->r->dev || x->r->ino)) {
+			f->dev = x->r->dev;
+			f->ino = x->r->ino;
+		}
 		f->nprocs++;
 		f->rflags |= x->r->flags;
 		ana_counters_merge(f->c, x->r->counters);
 		add_hist(f->read_hist, x->r->read_hist);
 		add_hist(f->write_hist, x->r->write_hist);
+		add_hist(f->read_lat_hist, x->r->read_lat_hist);
+		add_hist(f->write_lat_hist, x->r->write_lat_hist);
 
-		rank_add(p, &p->ranks[x->rank_index], x->r, p->procs[x->proc].flags);
-
-		struct ana_layer *L = &p->layers[x->r->layer];
-		L->nrecords++;
+		if (ana_in_job_view(pr, x->r->layer)) {
+			f->job_view = 1;
+			rank_add(&p->ranks[x->rank_index], x->r, pr->flags);
+			if (ana_layer_is_kernel(x->r->layer))
+				layer_add(&p->standin, x->r);
+		}
 		/* the block layer's per-file records repeat its device totals: the layer adds devices */
-		if (x->r->layer == LOG_LAYER_BLOCK && x->r->ino)
+		if (x->r->layer == LOG_LAYER_BLOCK && x->r->ino) {
+			p->layers[LOG_LAYER_BLOCK].nrecords++;
 			continue;
-		ana_counters_merge(L->c, x->r->counters);
-		add_hist(L->read_hist, x->r->read_hist);
-		add_hist(L->write_hist, x->r->write_hist);
-		add_hist(L->read_lat_hist, x->r->read_lat_hist);
-		add_hist(L->write_lat_hist, x->r->write_lat_hist);
+		}
+		layer_add(&p->layers[x->r->layer], x->r);
 	}
 	for (unsigned l = 0; l < ANA_NLAYERS; l++)
 		p->layers[l].meta_ops = ana_meta_ops(p->layers[l].c);
+	p->standin.meta_ops = ana_meta_ops(p->standin.c);
 	ret = collect_layer_common(p, refs, nrefs);
 err:
+	free(idx);
 	free(refs);
 	return ret;
 }
@@ -643,6 +874,7 @@ static int collect_paths(struct ana_profile *p)
 		}
 		x->nranks++;
 		x->rflags |= f->rflags;
+		x->job_view |= f->job_view;
 		ana_counters_merge(x->c, f->c);
 	}
 	for (size_t i = 0; i < p->npaths; i++) {
@@ -689,7 +921,7 @@ static int job_figures(struct ana_profile *p)
 		return 0;
 	p->first = &p->procs[0];
 	p->job_id = p->first->job;
-	p->start_wall_ns = p->first->log->hdr.start_wall_ns;
+	p->start_wall_ns = p->first->start_wall_ns;
 	p->finished = 1;
 
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -700,7 +932,7 @@ static int job_figures(struct ana_profile *p)
 		uint64_t s = pr->start_ns, e = pr->end_ns;
 		if (p->multi_host) {
 			/* Move each process onto the wall clock through its own anchor pair. */
-			s = pr->log->hdr.start_wall_ns;
+			s = pr->start_wall_ns;
 			e = s + (pr->end_ns - pr->start_ns);
 		}
 		if (s < lo)
@@ -756,15 +988,15 @@ static int warning_applies(const struct ana_proc *pr, enum proc_warning w)
 static int warn_process(struct ana_profile *p, const struct ana_proc *pr, enum proc_warning w)
 {
 	const struct log_header *h = &pr->log->hdr;
-	const char *exe = base_name(pr->exe);
+	const char *exe = pr->exe[0] ? base_name(pr->exe) : "seen by the kernel layer only";
 
 	if (w == W_UNFINISHED)
 		return ana_profile_add_warning(p, "pid %d (%s) did not finish: counters as they stood when read",
 					       pr->pid, exe);
 	if (w == W_CRASHED) {
 		char sig[48] = "";
-		if (h->term_signal > 0)
-			snprintf(sig, sizeof sig, " (signal %d)", h->term_signal);
+		if (pr->term_signal > 0)
+			snprintf(sig, sizeof sig, " (signal %d)", pr->term_signal);
 		return ana_profile_add_warning(p, "pid %d (%s): log recovered after the process died%s; its last "
 					       "operations may be missing", pr->pid, exe, sig);
 	}
@@ -832,6 +1064,10 @@ int ana_profile_build(const struct log_file *logs, size_t n, struct ana_profile 
 	memset(p, 0, sizeof *p);
 	if (n && !logs)
 		return -EINVAL;
+	/* Page-cache counts are pages; the logs do not say of what size, and a report is read on the
+	 * machine (or the kind of machine) that ran the job. */
+	long ps = sysconf(_SC_PAGESIZE);
+	p->page_size = ps > 0 ? (unsigned)ps : 4096;
 	if ((r = collect_procs(logs, n, p)) < 0 || (r = collect_ranks(p)) < 0 ||
 	    (r = collect_files(p, &unknown_layer)) < 0 || (r = collect_paths(p)) < 0)
 		goto err;

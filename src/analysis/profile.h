@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The profile of a job: every log of the job (one per process) merged into per-layer totals,
+ * The profile of a job: every log of the job (one per process, and the kernel log of
+ * `run --kernel`, whose records join under the processes they name) merged into per-layer totals,
  * per-file, per-path and per-rank figures, the job's wall time, its I/O mode and its insights.
  * Everything the report prints is computed here once, so the text and JSON renderings and the
  * tests see the same numbers. It does not read files (callers hand it struct log_file values)
@@ -20,8 +21,7 @@
 
 #define ANA_COMMON_TOP 4 /* most common access sizes / strides shown per layer */
 #define ANA_NLAYERS (LOG_LAYER_MAX + 1)
-#define ANA_WARN_PER_KIND 5
-#define ANA_PAGE_SIZE 4096 /* page-cache counts are pages of this size (x86_64) */ /* processes named per kind of warning; the rest are counted */
+#define ANA_WARN_PER_KIND 5 /* processes named per kind of warning; the rest are counted */
 
 /* Data file test and I/O mode (iomode.c). */
 enum ana_io_mode { ANA_IO_NONE, ANA_IO_1_1, ANA_IO_N_N, ANA_IO_N_1, ANA_IO_N_M };
@@ -38,16 +38,21 @@ struct ana_common {
 	uint64_t count;
 };
 
-/* One process: one log. */
+/* One process: one log. Or, with a kernel log, a process image the preload library never saw (a
+ * statically linked program, or what a process exec'd into): the kernel log's records of its pid
+ * stand for it (kernel_only; log is then the kernel log). */
 struct ana_proc {
 	const struct log_file *log;
 	int32_t pid, ppid, rank; /* rank as in the header, -1 when unknown */
 	int32_t job_rank;        /* rank it counts under: its own, or that of another image of its pid */
 	size_t rank_index;       /* into ana_profile.ranks */
-	const char *exe, *host, *job;
+	const char *exe, *host, *job; /* exe "" when only the kernel saw it and it is not the command */
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; end_ns estimated when not finished */
+	uint64_t start_wall_ns;    /* CLOCK_REALTIME at start_ns */
 	int finished;              /* 0 when read from a live file */
 	uint32_t flags;            /* LOG_F_* */
+	int32_t exit_status, term_signal; /* as in the header; -1 / 0 when unknown */
+	int kernel_only;           /* seen by the kernel layer only: its system calls are its I/O */
 };
 
 /* One (path, layer, rank): a file as one rank saw it, merged over that rank's processes. */
@@ -58,8 +63,11 @@ struct ana_file {
 	int32_t pid;       /* the first process (by start time) whose record is merged here */
 	unsigned nprocs;   /* processes whose records are merged here */
 	uint16_t rflags;   /* LOG_R_* of the merged records, or'ed */
+	int job_view;      /* counts for ranks, the I/O mode and the user-layer insights (ana_in_job_view) */
+	uint64_t dev, ino; /* identity the kernel layer gave it (first record that had one), else 0 */
 	uint64_t c[LOG_NCOUNTERS];
 	uint64_t read_hist[LOG_HIST_BUCKETS], write_hist[LOG_HIST_BUCKETS];
+	uint64_t read_lat_hist[LOG_HIST_BUCKETS], write_lat_hist[LOG_HIST_BUCKETS]; /* kernel layers */
 };
 
 /* One (path, layer) merged over ranks: the rows of the top-files tables. */
@@ -68,6 +76,7 @@ struct ana_path {
 	unsigned layer;
 	unsigned nranks;
 	uint16_t rflags;
+	int job_view; /* some of its files are in the job view */
 	uint64_t c[LOG_NCOUNTERS];
 };
 
@@ -136,12 +145,17 @@ struct ana_profile {
 	size_t ranks_with_io;
 
 	/* Kernel logs (header kernel_layers != 0): not processes of the job; their records join the
-	 * layers and files, each under the rank of the process it names (record.pid). */
+	 * layers and files, each under the process it names (record.pid; see ana_proc.kernel_only). */
 	const struct log_file **klogs;
 	size_t nklogs;
-	int kernel_only;          /* no user-layer log (a static program): the kernel log stands in */
+	int kernel_only;          /* no user-layer log at all (a static program): the kernel log stands in */
+	size_t nkernel_procs;     /* processes seen by the kernel layer only */
 	uint32_t kernel_layers;   /* bits 1 << layer, over the kernel logs */
 	uint64_t kernel_events_dropped, kernel_table_full;
+	/* The system calls of the kernel-only processes: what their user layer would have shown,
+	 * for the rules made for the POSIX layer. */
+	struct ana_layer standin;
+	unsigned page_size;       /* bytes of a page-cache page: this machine's (4 KiB on x86_64) */
 
 	struct ana_io_mode_info io_mode;
 	struct ana_insight *insights;
@@ -175,10 +189,15 @@ const char *ana_record_path(const struct log_file *lf, const struct log_record *
 /* 1 when path names application data: not under /usr, /lib*, /etc, /bin, /sbin, /proc, /sys,
  * /dev (except /dev/shm). */
 int ana_is_data_path(const char *path);
-/* 1 when a file entry counts for the I/O mode: bytes moved, a real path, not a catch-all. */
+/* 1 when a file entry holds application data: bytes moved, a real path, not a catch-all. (The I/O
+ * mode also needs it in the job view: f->job_view.) */
 int ana_is_data_file(const struct ana_file *f);
 /* Layers whose records come from the kernel layer (eBPF). */
 int ana_layer_is_kernel(unsigned layer);
+/* 1 when a record of this layer, of process pr, counts for the job's ranks, I/O mode and the rules
+ * made for the user layers: the user layers, and for a process only the kernel saw, its system
+ * calls. The other kernel records repeat the user layers' bytes further down. */
+int ana_in_job_view(const struct ana_proc *pr, unsigned layer);
 /* Layers that compute access patterns (sequential, strides, common sizes): the preload layers. */
 int ana_layer_has_patterns(unsigned layer);
 /* 0 or -ENOMEM. */

@@ -127,6 +127,22 @@ static void text_head(const char *s, size_t width, char *out, size_t outlen)
 	free(clean);
 }
 
+/* 1 when the space at sp joins a number to its unit ("4.0 KiB", "12 ms"): no line break there. */
+static int unit_follows(const char *start, const char *sp)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ns", "\xc2\xb5s",
+					    "ms", "s", "min", "h"};
+	if (sp == start || sp[-1] < '0' || sp[-1] > '9')
+		return 0;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		size_t n = strlen(units[i]);
+		char after = sp[1 + n];
+		if (!strncmp(sp + 1, units[i], n) && (after == '\0' || strchr(" ,;:)./", after)))
+			return 1;
+	}
+	return 0;
+}
+
 /* Word-wrap s (cleaned) to ANA_TEXT_WIDTH: first line after `first`, the rest indented by
  * `indent` columns. Words longer than a line are cut hard. */
 static void wrap(FILE *f, const char *first, size_t indent, const char *s)
@@ -147,10 +163,10 @@ static void wrap(FILE *f, const char *first, size_t indent, const char *s)
 		line = 1;
 		const char *end = skip_columns(p, avail);
 		if (*end && *end != ' ') {
-			/* break at the last space that fits */
+			/* break at the last space that fits, not between a number and its unit */
 			const char *sp = NULL;
 			for (const char *q = p; q < end; q++)
-				if (*q == ' ')
+				if (*q == ' ' && !unit_follows(clean, q))
 					sp = q;
 			if (sp && sp > p)
 				end = sp;
@@ -209,6 +225,12 @@ static const char *fmt_rate_n(char *buf, size_t len, double v)
 static int layer_shown(const struct ana_profile *p, unsigned l)
 {
 	return l == LOG_LAYER_POSIX || l == LOG_LAYER_STDIO || (l != LOG_LAYER_NONE && p->layers[l].nrecords);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
 }
 
 static void rank_name(const struct ana_rank *k, char *buf, size_t len)
@@ -319,25 +341,29 @@ static void text_job(FILE *f, const struct ana_profile *p)
 	const struct ana_proc *fail = NULL, *sig = NULL;
 	for (size_t i = 0; i < p->nprocs; i++) {
 		const struct ana_proc *pr = &p->procs[i];
-		const struct log_header *h = &pr->log->hdr;
 		unfinished += !pr->finished;
-		if (h->term_signal > 0) {
+		if (pr->term_signal > 0) {
 			signalled++;
 			sig = sig ? sig : pr;
 		} else if (pr->flags & LOG_F_EXEC) {
 			execd++; /* its image ended in exec: the next log of the pid continues it */
-		} else if (!pr->finished || h->exit_status < 0) {
+		} else if (!pr->finished || pr->exit_status < 0) {
 			unknown++;
-		} else if (h->exit_status == 0) {
+		} else if (pr->exit_status == 0) {
 			ok++;
 		} else {
 			failed++;
 			fail = fail ? fail : pr;
 		}
 	}
-	size_t n = 0;
-	ana_appendf(buf, sizeof buf, &n, "%zu log%s in %zu rank%s", p->nprocs, p->nprocs == 1 ? "" : "s", p->nranks,
-		    p->nranks == 1 ? "" : "s");
+	size_t n = 0, nlogs = p->nprocs - p->nkernel_procs;
+	if (nlogs || !p->nkernel_procs)
+		ana_appendf(buf, sizeof buf, &n, "%zu log%s%s", nlogs, nlogs == 1 ? "" : "s",
+			    p->nkernel_procs ? " and " : "");
+	if (p->nkernel_procs)
+		ana_appendf(buf, sizeof buf, &n, "%zu process%s seen only by the kernel layer", p->nkernel_procs,
+			    p->nkernel_procs == 1 ? "" : "es");
+	ana_appendf(buf, sizeof buf, &n, " in %zu rank%s", p->nranks, p->nranks == 1 ? "" : "s");
 	if (unfinished)
 		ana_appendf(buf, sizeof buf, &n, ", %zu did not finish", unfinished);
 	if (ok == p->nprocs)
@@ -346,10 +372,10 @@ static void text_job(FILE *f, const struct ana_profile *p)
 		ana_appendf(buf, sizeof buf, &n, ", %zu exited 0", ok);
 	if (failed)
 		ana_appendf(buf, sizeof buf, &n, ", %zu failed (pid %d: status %d)", failed, fail->pid,
-			    fail->log->hdr.exit_status);
+			    fail->exit_status);
 	if (signalled)
 		ana_appendf(buf, sizeof buf, &n, ", %zu killed (pid %d: signal %d)", signalled, sig->pid,
-			    sig->log->hdr.term_signal);
+			    sig->term_signal);
 	if (execd)
 		ana_appendf(buf, sizeof buf, &n, ", %zu exec'd another program", execd);
 	if (unknown)
@@ -357,6 +383,23 @@ static void text_job(FILE *f, const struct ana_profile *p)
 	wrap(f, "  processes   ", 14, buf);
 	mode_sentence(p, buf, sizeof buf);
 	wrap(f, "  I/O mode    ", 14, buf);
+	if (!p->nklogs)
+		return;
+	/* The kernel log is no process: say what it is and what it covers. */
+	n = 0;
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+		if (p->kernel_layers & (1u << l))
+			ana_appendf(buf, sizeof buf, &n, "%s%s", n ? " " : "", log_layer_name(l));
+	if (!n)
+		ana_appendf(buf, sizeof buf, &n, "no layer attached");
+	const char *name = base_name(p->klogs[0]->path);
+	if (p->nklogs == 1)
+		ana_appendf(buf, sizeof buf, &n, " (%s)", name);
+	else
+		ana_appendf(buf, sizeof buf, &n, " (%zu kernel logs)", p->nklogs);
+	if (p->kernel_only)
+		ana_appendf(buf, sizeof buf, &n, "; no user-layer log: the system calls stand for the program");
+	wrap(f, "  kernel      ", 14, buf);
 }
 
 static void text_layers(FILE *f, const struct ana_profile *p)
@@ -408,7 +451,7 @@ static void text_layers(FILE *f, const struct ana_profile *p)
 	}
 }
 
-/* "2-4 µs"-style label of a log2 latency bucket (ns). */
+/* "~2.0 µs": the lower bound of the log2 latency bucket b (ns) holding a percentile. */
 static const char *lat_label(char *buf, size_t len, int b)
 {
 	char lo[U];
@@ -416,136 +459,292 @@ static const char *lat_label(char *buf, size_t len, int b)
 		return snprintf(buf, len, "-"), buf;
 	if (b == 0)
 		return snprintf(buf, len, "0"), buf;
-	ana_fmt_ns(lo, sizeof lo, 1ull << (b - 1));
+	ana_fmt_ns(lo, sizeof lo, ana_hist_bucket_low(b));
 	snprintf(buf, len, "%s%s", b == LOG_HIST_BUCKETS - 1 ? ">=" : "~", lo);
 	return buf;
 }
 
-static void text_stack(FILE *f, const struct ana_profile *p, const struct ana_stack *st)
+static const char *plural(uint64_t n, const char *one, const char *many)
 {
-	static const struct col cols[] = {{9, 1}, {10, 0}, {10, 0}, {11, 0}, {13, 0}, {11, 0}};
-	static const char *const head[] = {"layer", "reads", "writes", "bytes read", "bytes written", "mean"};
-	static const unsigned order[] = {LOG_LAYER_POSIX, LOG_LAYER_STDIO, LOG_LAYER_MPIIO, LOG_LAYER_SYSCALL,
-					 LOG_LAYER_FS, LOG_LAYER_BLOCK};
-	char line[512], c[8][U];
-	size_t n = 0;
+	return n == 1 ? one : many;
+}
 
-	if (!st->present)
-		return;
-	line[0] = 0;
-	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
-		if (p->kernel_layers & (1u << l))
-			ana_appendf(line, sizeof line, &n, " %s", log_layer_name(l));
-	fprintf(f, "\nDown the stack (kernel layer:%s)\n", n ? line : " nothing attached");
-	put_row(f, cols, 6, head);
+/* One line per layer, top to bottom: what each layer did with the job's I/O. */
+static void stack_layers(FILE *f, const struct ana_profile *p)
+{
+	static const struct col cols[] = {{9, 1}, {10, 0}, {10, 0}, {11, 0}, {13, 0}, {10, 0}, {10, 0}};
+	static const char *const head[] = {"layer", "reads", "writes", "bytes read", "bytes written", "I/O time",
+					   "mean"};
+	static const unsigned order[] = {LOG_LAYER_MPIIO, LOG_LAYER_STDIO, LOG_LAYER_POSIX, LOG_LAYER_SYSCALL,
+					 LOG_LAYER_FS, LOG_LAYER_BLOCK};
+	char c[6][U];
+
+	put_row(f, cols, 7, head);
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
 		unsigned l = order[i];
 		const struct ana_layer *L = &p->layers[l];
 		if (!L->nrecords)
 			continue;
 		uint64_t ops = L->c[LOG_C_READS] + L->c[LOG_C_WRITES];
-		const char *cells[6] = {
+		uint64_t t = L->c[LOG_C_TIME_READ] + L->c[LOG_C_TIME_WRITE];
+		if (!ops) /* a layer that only opened or synced moved nothing down the stack */
+			continue;
+		const char *cells[7] = {
 			log_layer_name(l),
 			ana_fmt_count(c[0], U, L->c[LOG_C_READS]),
 			ana_fmt_count(c[1], U, L->c[LOG_C_WRITES]),
 			ana_fmt_bytes(c[2], U, L->c[LOG_C_BYTES_READ]),
 			ana_fmt_bytes(c[3], U, L->c[LOG_C_BYTES_WRITTEN]),
-			ops ? ana_fmt_ns(c[4], U, (L->c[LOG_C_TIME_READ] + L->c[LOG_C_TIME_WRITE]) / ops) : "-",
+			ana_fmt_ns(c[4], U, t),
+			ops && t ? ana_fmt_ns(c[5], U, t / ops) : "-", /* the fs layer does not time calls */
 		};
-		put_row(f, cols, 6, cells);
+		put_row(f, cols, 7, cells);
 	}
-	char a[U], b[U], d[U];
+}
+
+static void stack_pagecache(FILE *f, const struct ana_profile *p, const struct ana_stack *st)
+{
+	char line[512], a[U], b[U], d[U];
+	size_t n = 0;
 	uint64_t reads = st->hit_reads + st->miss_reads;
-	n = 0;
-	ana_appendf(line, sizeof line, &n, "page cache: %s of %s reads served from the cache",
-		    ana_fmt_pct(a, U, reads ? (double)st->hit_reads / (double)reads : 0), ana_fmt_count(b, U, reads));
-	ana_appendf(line, sizeof line, &n, "; %s read in for %s asked", ana_fmt_bytes(a, U, st->bytes_read_in),
-		    ana_fmt_bytes(b, U, st->bytes_requested));
-	ana_appendf(line, sizeof line, &n, "; %s pages added by writes, %s dirtied, %s evicted",
-		    ana_fmt_count(a, U, st->pages_added_write), ana_fmt_count(b, U, st->pages_dirtied),
-		    ana_fmt_count(d, U, st->pages_evicted));
-	ana_appendf(line, sizeof line, &n, "; %s mmap faults, %s readahead pages", ana_fmt_count(a, U, st->faults),
-		    ana_fmt_count(b, U, st->readahead_pages));
+
+	if (!(p->kernel_layers & (1u << LOG_LAYER_PAGECACHE)) && !p->layers[LOG_LAYER_PAGECACHE].nrecords)
+		return;
+	if (reads)
+		ana_appendf(line, sizeof line, &n, "page cache: %s of %s read %s served from the cache (hit estimate)",
+			    ana_fmt_pct(a, U, (double)st->hit_reads / (double)reads), ana_fmt_count(b, U, reads),
+			    plural(reads, "call", "calls"));
+	else
+		ana_appendf(line, sizeof line, &n, "page cache: no buffered read calls");
+	uint64_t pages_in = p->layers[LOG_LAYER_PAGECACHE].c[LOG_C_PAGES_READ_IN];
+	ana_appendf(line, sizeof line, &n, "; %s read in (%s %s of %u KiB) for %s asked",
+		    ana_fmt_bytes(a, U, st->bytes_read_in), ana_fmt_count(d, U, pages_in), plural(pages_in, "page", "pages"),
+		    p->page_size / 1024, ana_fmt_bytes(b, U, st->bytes_requested));
+	ana_appendf(line, sizeof line, &n, "; %s %s added by writes, %s dirtied, %s evicted",
+		    ana_fmt_count(a, U, st->pages_added_write), plural(st->pages_added_write, "page", "pages"),
+		    ana_fmt_count(b, U, st->pages_dirtied), ana_fmt_count(d, U, st->pages_evicted));
+	ana_appendf(line, sizeof line, &n, "; %s mmap %s, %s readahead %s", ana_fmt_count(a, U, st->faults),
+		    plural(st->faults, "fault", "faults"), ana_fmt_count(b, U, st->readahead_pages),
+		    plural(st->readahead_pages, "page", "pages"));
 	wrap(f, "  ", 4, line);
-	if (st->read_amplification > 0 || st->write_amplification > 0) {
-		n = 0;
-		ana_appendf(line, sizeof line, &n, "devices moved %s read and %s written for %s and %s of system calls",
-			    ana_fmt_bytes(a, U, st->block_bytes_read), ana_fmt_bytes(b, U, st->block_bytes_written),
-			    ana_fmt_bytes(c[0], U, st->bytes_requested),
-			    ana_fmt_bytes(c[1], U, p->layers[LOG_LAYER_SYSCALL].c[LOG_C_BYTES_WRITTEN]));
-		ana_appendf(line, sizeof line, &n, " (read x%.2f, write x%.2f)", st->read_amplification,
-			    st->write_amplification);
-		wrap(f, "  ", 4, line);
+}
+
+/* How many calls of the program became how many system calls, on the data files. */
+static void stack_calls(FILE *f, const struct ana_stack *st)
+{
+	static const unsigned order[] = {LOG_LAYER_MPIIO, LOG_LAYER_STDIO, LOG_LAYER_POSIX};
+	char line[512], a[U], b[U];
+	size_t n = 0;
+
+	for (int d = 0; d < 2; d++) {
+		if (!st->syscalls[d] && !st->user_calls[0][d])
+			continue;
+		const char *dir = d ? "writes" : "reads";
+		ana_appendf(line, sizeof line, &n, "%s%s ", n ? "; " : "calls on data files: ", dir);
+		size_t layers = 0;
+		unsigned one = 0;
+		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+			if (st->user_calls[order[i]][d]) {
+				layers++;
+				one = order[i];
+			}
+		if (layers == 1) {
+			ana_appendf(line, sizeof line, &n, "%s %s %s", ana_fmt_count(a, U, st->user_calls[0][d]),
+				    log_layer_name(one), plural(st->user_calls[0][d], "call", "calls"));
+		} else if (layers > 1) {
+			ana_appendf(line, sizeof line, &n, "%s calls (", ana_fmt_count(a, U, st->user_calls[0][d]));
+			int first = 1;
+			for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+				if (!st->user_calls[order[i]][d])
+					continue;
+				ana_appendf(line, sizeof line, &n, "%s%s %s", first ? "" : ", ",
+					    ana_fmt_count(b, U, st->user_calls[order[i]][d]), log_layer_name(order[i]));
+				first = 0;
+			}
+			ana_appendf(line, sizeof line, &n, ")");
+		} else {
+			ana_appendf(line, sizeof line, &n, "none seen by the user layer");
+		}
+		ana_appendf(line, sizeof line, &n, " -> %s system %s", ana_fmt_count(a, U, st->syscalls[d]),
+			    plural(st->syscalls[d], "call", "calls"));
 	}
+	if (n)
+		wrap(f, "  ", 4, line);
+}
+
+static void amp_line(FILE *f, const struct ana_stack *st, int w)
+{
+	char line[512], a[U], b[U];
+	size_t n = 0;
+	uint64_t dev = w ? st->block_bytes_written : st->block_bytes_read;
+	uint64_t sys = w ? st->syscall_bytes_written : st->syscall_bytes_read;
+
+	if (!dev && !sys)
+		return;
+	ana_appendf(line, sizeof line, &n, "%s amplification ", w ? "write" : "read");
+	if (sys)
+		ana_appendf(line, sizeof line, &n, "x%.2f", w ? st->write_amplification : st->read_amplification);
+	else
+		ana_appendf(line, sizeof line, &n, "-");
+	ana_appendf(line, sizeof line, &n, " (devices %s / calls %s)", ana_fmt_bytes(a, U, dev),
+		    ana_fmt_bytes(b, U, sys));
+	if (st->file_syscall_bytes[w] || st->file_block_bytes[w]) {
+		ana_appendf(line, sizeof line, &n, "; data files ");
+		if (st->file_syscall_bytes[w])
+			ana_appendf(line, sizeof line, &n, "x%.2f",
+				    w ? st->file_write_amplification : st->file_read_amplification);
+		else
+			ana_appendf(line, sizeof line, &n, "-");
+		ana_appendf(line, sizeof line, &n, " (%s / %s)", ana_fmt_bytes(a, U, st->file_block_bytes[w]),
+			    ana_fmt_bytes(b, U, st->file_syscall_bytes[w]));
+	}
+	wrap(f, "  ", 4, line);
+}
+
+static void stack_devices(FILE *f, const struct ana_stack *st)
+{
+	char line[512], a[U], b[U], c[U], d[U], p50[U], p99[U], mnt[ANA_TEXT_WIDTH * 4 + 1];
+
 	for (size_t i = 0; i < st->ndevices; i++) {
 		const struct ana_device *dv = &st->devices[i];
 		uint64_t ops = dv->c[LOG_C_READS] + dv->c[LOG_C_WRITES];
 		uint64_t lat[LOG_HIST_BUCKETS];
+		size_t n = 0;
 		for (unsigned k = 0; k < LOG_HIST_BUCKETS; k++)
 			lat[k] = dv->read_lat_hist[k] + dv->write_lat_hist[k];
-		char p50[U], p99[U];
-		n = 0;
-		ana_appendf(line, sizeof line, &n, "%s: %s reads %s, %s writes %s", dv->path,
-			    ana_fmt_count(a, U, dv->c[LOG_C_READS]), ana_fmt_bytes(b, U, dv->c[LOG_C_BYTES_READ]),
-			    ana_fmt_count(c[0], U, dv->c[LOG_C_WRITES]), ana_fmt_bytes(c[1], U, dv->c[LOG_C_BYTES_WRITTEN]));
+		ana_appendf(line, sizeof line, &n, "device %s %u:%u", dv->name, dv->major, dv->minor);
+		if (dv->mount) {
+			ana_text_tail(dv->mount->path, 40, mnt, sizeof mnt);
+			ana_appendf(line, sizeof line, &n, " on %s (%s)", mnt, dv->mount->fstype);
+		}
+		ana_appendf(line, sizeof line, &n, ": %s %s %s, %s %s %s",
+			    ana_fmt_count(a, U, dv->c[LOG_C_READS]), plural(dv->c[LOG_C_READS], "read", "reads"),
+			    ana_fmt_bytes(b, U, dv->c[LOG_C_BYTES_READ]), ana_fmt_count(c, U, dv->c[LOG_C_WRITES]),
+			    plural(dv->c[LOG_C_WRITES], "write", "writes"), ana_fmt_bytes(d, U, dv->c[LOG_C_BYTES_WRITTEN]));
+		if (dv->c[LOG_C_FSYNCS])
+			ana_appendf(line, sizeof line, &n, ", %s %s", ana_fmt_count(a, U, dv->c[LOG_C_FSYNCS]),
+				    plural(dv->c[LOG_C_FSYNCS], "flush", "flushes"));
 		if (ops)
-			ana_appendf(line, sizeof line, &n, "; queue %s, device %s per request (p50 %s, p99 %s)",
-				    ana_fmt_ns(c[2], U, dv->c[LOG_C_TIME_QUEUE] / ops),
-				    ana_fmt_ns(c[3], U, dv->c[LOG_C_TIME_DEVICE] / ops),
-				    lat_label(p50, U, ana_hist_percentile(lat, 0.5)), lat_label(p99, U, ana_hist_percentile(lat, 0.99)));
-		wrap(f, "  ", 4, line);
-	}
-	size_t shown = st->nfiles < 5 ? st->nfiles : 5;
-	if (shown)
-		fprintf(f, "  per file (top %zu by system-call bytes): user calls -> system calls -> page cache -> block\n",
-			shown);
-	for (size_t i = 0; i < shown; i++) {
-		const struct ana_stack_file *x = &st->files[i];
-		char t[72], u[U], sy[U], bl[U], pin[U], pd[U];
-		size_t len = strlen(x->path);
-		snprintf(t, sizeof t, "%s%s", len > 60 ? "..." : "", len > 60 ? x->path + len - 57 : x->path);
-		int w = x->bytes[ANA_SL_SYSCALL][1] >= x->bytes[ANA_SL_SYSCALL][0];
-		n = 0;
-		ana_appendf(line, sizeof line, &n, "%s: %s %s (%s calls) -> %s (%s) -> ", t, w ? "written" : "read",
-			    ana_fmt_bytes(u, U, x->bytes[ANA_SL_USER][w]), ana_fmt_count(a, U, x->ops[ANA_SL_USER]),
-			    ana_fmt_bytes(sy, U, x->bytes[ANA_SL_SYSCALL][w]), ana_fmt_count(b, U, x->ops[ANA_SL_SYSCALL]));
-		ana_appendf(line, sizeof line, &n, "%s read in, %s dirtied -> %s (%s requests)",
-			    ana_fmt_bytes(pin, U, x->pages_read_in * ANA_PAGE_SIZE),
-			    ana_fmt_bytes(pd, U, x->pages_dirtied * ANA_PAGE_SIZE), ana_fmt_bytes(bl, U, x->bytes[ANA_SL_BLOCK][w]),
-			    ana_fmt_count(d, U, x->ops[ANA_SL_BLOCK]));
-		wrap(f, "    ", 6, line);
-	}
-	if (p->kernel_events_dropped || p->kernel_table_full) {
-		n = 0;
-		ana_appendf(line, sizeof line, &n, "lost by the kernel layer: %s events, %s aggregates (a table was full)",
-			    ana_fmt_count(a, U, p->kernel_events_dropped), ana_fmt_count(b, U, p->kernel_table_full));
+			ana_appendf(line, sizeof line, &n, "; per request: queue %s, device %s (p50 %s, p99 %s)",
+				    ana_fmt_ns(a, U, dv->c[LOG_C_TIME_QUEUE] / ops),
+				    ana_fmt_ns(b, U, dv->c[LOG_C_TIME_DEVICE] / ops),
+				    lat_label(p50, U, ana_hist_percentile(lat, 0.5)),
+				    lat_label(p99, U, ana_hist_percentile(lat, 0.99)));
 		wrap(f, "  ", 4, line);
 	}
 }
 
-static void text_sizes(FILE *f, const struct ana_profile *p)
+#define STACK_FILES 5 /* data files in the per-file view */
+
+/* Per data file, per direction: the calls and bytes at each layer down to the device. */
+static void stack_files(FILE *f, const struct ana_profile *p, const struct ana_stack *st)
 {
-	static const struct col cols[] = {{10, 1}, {12, 0}, {12, 0}, {12, 0}, {12, 0}};
-	static const char *const head[] = {"size (B)", "posix reads", "posix writes", "stdio reads", "stdio writes"};
-	const struct ana_layer *P = &p->layers[LOG_LAYER_POSIX], *S = &p->layers[LOG_LAYER_STDIO];
+	static const struct col cols[] = {{8, 1}, {12, 0}, {10, 0}, {9, 0}, {10, 0}, {12, 0}, {9, 0}, {11, 0}};
+	static const char *const head[] = {"", "user calls", "user bytes", "syscalls", "sys bytes", "in / dirtied",
+					   "requests", "block bytes"};
+	size_t shown = st->nfiles < STACK_FILES ? st->nfiles : STACK_FILES;
+	char path[ANA_TEXT_WIDTH * 4 + 1], c[7][U];
+
+	if (!shown)
+		return;
+	fprintf(f, "  per data file (%zu of %zu, most system-call bytes first; user: the topmost user layer; "
+		   "page\n    cache: bytes read in for reads, dirtied for writes)\n", shown, st->nfiles);
+	put_row(f, cols, 8, head);
+	for (size_t i = 0; i < shown; i++) {
+		const struct ana_stack_file *x = &st->files[i];
+		ana_text_tail(x->path, ANA_TEXT_WIDTH - 4, path, sizeof path);
+		fprintf(f, "    %s\n", path);
+		for (int d = 0; d < 2; d++) {
+			if (!x->ops[ANA_SL_SYSCALL][d] && !x->ops[ANA_SL_USER][d] && !x->ops[ANA_SL_BLOCK][d])
+				continue;
+			char user[2 * U];
+			if (!x->user_layer) /* the user layer never saw it: a static program */
+				snprintf(user, sizeof user, "-");
+			else if (x->ops[ANA_SL_USER][d])
+				snprintf(user, sizeof user, "%s %s", ana_fmt_count(c[0], U, x->ops[ANA_SL_USER][d]),
+					 log_layer_name(x->user_layer));
+			else
+				snprintf(user, sizeof user, "0");
+			uint64_t pages = d ? x->pages_dirtied : x->pages_read_in;
+			const char *cells[8] = {
+				d ? "  writes" : "  reads",
+				user,
+				x->user_layer ? ana_fmt_bytes(c[1], U, x->bytes[ANA_SL_USER][d]) : "-",
+				ana_fmt_count(c[2], U, x->ops[ANA_SL_SYSCALL][d]),
+				ana_fmt_bytes(c[3], U, x->bytes[ANA_SL_SYSCALL][d]),
+				ana_fmt_bytes(c[4], U, pages * p->page_size),
+				ana_fmt_count(c[5], U, x->ops[ANA_SL_BLOCK][d]),
+				ana_fmt_bytes(c[6], U, x->bytes[ANA_SL_BLOCK][d]),
+			};
+			put_row(f, cols, 8, cells);
+		}
+	}
+}
+
+static void text_stack(FILE *f, const struct ana_profile *p, const struct ana_stack *st)
+{
+	char line[512], a[U], b[U];
+	size_t n = 0;
+
+	if (!st->present)
+		return;
+	fprintf(f, "\nDown the stack (kernel layer, top to bottom; mean: I/O time per read or write)\n");
+	stack_layers(f, p);
+	stack_pagecache(f, p, st);
+	stack_calls(f, st);
+	amp_line(f, st, 0);
+	amp_line(f, st, 1);
+	stack_devices(f, st);
+	stack_files(f, p, st);
+	if (p->kernel_events_dropped || p->kernel_table_full) {
+		ana_appendf(line, sizeof line, &n, "lost by the kernel layer: %s events, %s aggregates (a table was "
+			    "full): figures above are lower bounds", ana_fmt_count(a, U, p->kernel_events_dropped),
+			    ana_fmt_count(b, U, p->kernel_table_full));
+		wrap(f, "  ! ", 4, line);
+	}
+}
+
+/* One table of the size histograms of two layers: reads and writes of each. */
+static int sizes_table(FILE *f, unsigned l1, unsigned l2, const struct ana_profile *p)
+{
+	static const struct col cols[] = {{10, 1}, {14, 0}, {14, 0}, {14, 0}, {14, 0}};
+	const struct ana_layer *A = &p->layers[l1], *B = &p->layers[l2];
+	char head[4][32];
+	const char *heads[5] = {"size (B)", head[0], head[1], head[2], head[3]};
 	int any = 0;
 
-	fprintf(f, "\nAccess sizes (operations per log2 size bucket; empty buckets left out)\n");
+	snprintf(head[0], sizeof head[0], "%s reads", log_layer_name(l1));
+	snprintf(head[1], sizeof head[1], "%s writes", log_layer_name(l1));
+	snprintf(head[2], sizeof head[2], "%s reads", log_layer_name(l2));
+	snprintf(head[3], sizeof head[3], "%s writes", log_layer_name(l2));
 	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
-		if (!P->read_hist[b] && !P->write_hist[b] && !S->read_hist[b] && !S->write_hist[b])
+		if (!A->read_hist[b] && !A->write_hist[b] && !B->read_hist[b] && !B->write_hist[b])
 			continue;
 		if (!any++)
-			put_row(f, cols, 5, head);
+			put_row(f, cols, 5, heads);
 		char lab[U], c[4][U];
 		const char *cells[5] = {
-			log_hist_label(b, lab, sizeof lab),  ana_fmt_count(c[0], U, P->read_hist[b]),
-			ana_fmt_count(c[1], U, P->write_hist[b]), ana_fmt_count(c[2], U, S->read_hist[b]),
-			ana_fmt_count(c[3], U, S->write_hist[b]),
+			log_hist_label(b, lab, sizeof lab),  ana_fmt_count(c[0], U, A->read_hist[b]),
+			ana_fmt_count(c[1], U, A->write_hist[b]), ana_fmt_count(c[2], U, B->read_hist[b]),
+			ana_fmt_count(c[3], U, B->write_hist[b]),
 		};
 		put_row(f, cols, 5, cells);
 	}
+	return any;
+}
+
+static void text_sizes(FILE *f, const struct ana_profile *p)
+{
+	fprintf(f, "\nAccess sizes (operations per log2 size bucket; empty buckets left out)\n");
+	int any = sizes_table(f, LOG_LAYER_POSIX, LOG_LAYER_STDIO, p);
 	if (!any)
-		fprintf(f, "  no reads or writes\n");
+		fprintf(f, "  %s\n", p->nklogs ? "no reads or writes in the user layers" : "no reads or writes");
+	/* what reached the kernel, and the requests the devices got for it */
+	if (p->nklogs) {
+		fputc('\n', f);
+		if (!sizes_table(f, LOG_LAYER_SYSCALL, LOG_LAYER_BLOCK, p))
+			fprintf(f, "  no reads or writes in the kernel layers\n");
+	}
 }
 
 static void text_patterns(FILE *f, const struct ana_profile *p)
@@ -580,7 +779,8 @@ static void text_patterns(FILE *f, const struct ana_profile *p)
 		}
 	}
 	if (!any) {
-		fprintf(f, "  no reads or writes\n");
+		fprintf(f, "  no reads or writes%s\n", p->nklogs ? " in the user layers; the kernel layers do not "
+			"compute patterns" : "");
 		return;
 	}
 	uint32_t fa = p->first ? p->first->log->hdr.file_alignment : 0;
@@ -597,6 +797,8 @@ static void text_patterns(FILE *f, const struct ana_profile *p)
 			 ana_fmt_count(s, U, c[LOG_C_RW_SWITCHES]));
 		wrap(f, "  ", 4, line);
 	}
+	if (p->nklogs)
+		fprintf(f, "  syscall, fs, block: n/a (the kernel layers do not compute patterns)\n");
 }
 
 static void common_line(FILE *f, const char *first, const struct ana_common *v, size_t n, uint64_t other)
@@ -632,7 +834,8 @@ static void text_common(FILE *f, const struct ana_profile *p)
 		common_line(f, "         strides  ", L->strides, L->nstrides, L->strides_other);
 	}
 	if (!any)
-		fprintf(f, "  no reads or writes\n");
+		fprintf(f, "  no reads or writes%s\n", p->nklogs ? " in the user layers (the kernel layers keep no "
+			"common sizes or strides)" : "");
 }
 
 static size_t top_n(const struct ana_report_opts *o)
@@ -642,9 +845,9 @@ static size_t top_n(const struct ana_report_opts *o)
 
 static void text_top(FILE *f, const struct ana_profile *p, const struct ana_report_opts *o)
 {
-	static const struct col bcols[] = {{11, 0}, {13, 0}, {5, 0}, {5, 1}, {0, 1}};
+	static const struct col bcols[] = {{11, 0}, {13, 0}, {5, 0}, {9, 1}, {0, 1}};
 	static const char *const bhead[] = {"bytes read", "bytes written", "ranks", "layer", "path"};
-	static const struct col tcols[] = {{10, 0}, {10, 0}, {10, 0}, {5, 0}, {5, 1}, {0, 1}};
+	static const struct col tcols[] = {{10, 0}, {10, 0}, {10, 0}, {5, 0}, {9, 1}, {0, 1}};
 	static const char *const thead[] = {"read time", "write time", "meta time", "ranks", "layer", "path"};
 	size_t n = top_n(o), pw;
 	char path[ANA_TEXT_WIDTH * 4 + 1], c[4][U];
@@ -783,12 +986,19 @@ int ana_report_text(FILE *f, const struct ana_profile *p, const struct ana_repor
 	char buf[ANA_TEXT_WIDTH * 4 + 1], t[U];
 
 	ana_text_tail(p->job_id && p->job_id[0] ? p->job_id : "(no id)", 40, buf, sizeof buf);
-	fprintf(f, "iostrata report: job %s, %zu rank%s, %zu log%s, %s\n\n", buf, p->nranks,
-		p->nranks == 1 ? "" : "s", p->nprocs, p->nprocs == 1 ? "" : "s", ana_fmt_ns(t, sizeof t, p->wall_ns));
+	size_t nlogs = p->nprocs - p->nkernel_procs;
+	char logs[64];
+	if (p->kernel_only)
+		snprintf(logs, sizeof logs, "kernel log only");
+	else
+		snprintf(logs, sizeof logs, "%zu log%s%s%s", nlogs, nlogs == 1 ? "" : "s",
+			 p->nklogs ? " + kernel log" : "", p->nklogs > 1 ? "s" : "");
+	fprintf(f, "iostrata report: job %s, %zu rank%s, %s, %s\n\n", buf, p->nranks, p->nranks == 1 ? "" : "s",
+		logs, ana_fmt_ns(t, sizeof t, p->wall_ns));
 	text_job(f, p);
 	text_layers(f, p);
 	struct ana_stack st;
-	if (ana_stack_build(p, &st) < 0)
+	if (ana_stack_build(p, o ? o->mounts : NULL, o ? o->nmounts : 0, &st) < 0)
 		return -ENOMEM;
 	text_stack(f, p, &st);
 	ana_stack_free(&st);
@@ -1050,7 +1260,11 @@ static void json_processes(struct jw *w, const struct ana_profile *p)
 	jw_open(w, "processes", '[');
 	for (size_t i = 0; i < p->nprocs; i++) {
 		const struct ana_proc *pr = &p->procs[i];
+		/* a process only the kernel saw has no header of its own, nor overflow counters */
 		const struct log_header *h = &pr->log->hdr;
+		struct log_header none = {0};
+		if (pr->kernel_only)
+			h = &none;
 		jw_open(w, NULL, '{');
 		jw_i64(w, "pid", pr->pid);
 		jw_i64(w, "ppid", pr->ppid);
@@ -1061,15 +1275,16 @@ static void json_processes(struct jw *w, const struct ana_profile *p)
 		jw_str(w, "log", pr->log->path);
 		jw_u64(w, "start_ns", pr->start_ns);
 		jw_u64(w, "end_ns", pr->end_ns);
-		jw_u64(w, "start_wall_ns", h->start_wall_ns);
+		jw_u64(w, "start_wall_ns", pr->start_wall_ns);
 		jw_secs(w, "seconds", pr->end_ns - pr->start_ns);
-		jw_i64(w, "exit_status", h->exit_status);
-		jw_i64(w, "term_signal", h->term_signal);
+		jw_i64(w, "exit_status", pr->exit_status);
+		jw_i64(w, "term_signal", pr->term_signal);
 		jw_bool(w, "finished", pr->finished);
-		jw_u64(w, "flags", h->flags);
+		jw_bool(w, "kernel_only", pr->kernel_only);
+		jw_u64(w, "flags", pr->flags);
 		jw_open(w, "flag_names", '[');
 		for (unsigned b = 0; b < sizeof proc_flag_names / sizeof proc_flag_names[0]; b++)
-			if (h->flags & (1u << b))
+			if (pr->flags & (1u << b))
 				jw_str(w, NULL, proc_flag_names[b]);
 		jw_close(w, ']');
 		jw_open(w, "overflow", '{');
@@ -1128,8 +1343,15 @@ static void json_files(struct jw *w, const struct ana_profile *p)
 		jw_bool(w, "pseudo", (x->rflags & LOG_R_PSEUDO) != 0);
 		jw_bool(w, "overflow", (x->rflags & LOG_R_OVERFLOW) != 0);
 		jw_bool(w, "data_file", ana_is_data_file(x));
+		jw_bool(w, "job_view", x->job_view);
 		json_core(w, x->c);
 		json_counters(w, x->c);
+		if (ana_layer_is_kernel(x->layer)) {
+			jw_u64(w, "dev", x->dev);
+			jw_u64(w, "ino", x->ino);
+			json_hist(w, "read_lat_hist", x->read_lat_hist);
+			json_hist(w, "write_lat_hist", x->write_lat_hist);
+		}
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
@@ -1163,7 +1385,7 @@ static void json_sizes_patterns(struct jw *w, const struct ana_profile *p)
 		jw_str(w, NULL, log_hist_label(b, lab, sizeof lab));
 	jw_close(w, ']');
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
-		if (!layer_shown(p, l))
+		if (!layer_shown(p, l) || l == LOG_LAYER_PAGECACHE) /* pages, not calls of a size */
 			continue;
 		jw_open(w, log_layer_name(l), '{');
 		json_hist(w, "read", p->layers[l].read_hist);
@@ -1172,9 +1394,10 @@ static void json_sizes_patterns(struct jw *w, const struct ana_profile *p)
 	}
 	jw_close(w, '}');
 
+	/* the kernel layers compute no patterns, common sizes or strides: absent, not zeros */
 	jw_open(w, "patterns", '{');
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
-		if (!layer_shown(p, l))
+		if (!layer_shown(p, l) || !ana_layer_has_patterns(l))
 			continue;
 		const uint64_t *c = p->layers[l].c;
 		jw_open(w, log_layer_name(l), '{');
@@ -1201,7 +1424,7 @@ static void json_sizes_patterns(struct jw *w, const struct ana_profile *p)
 	for (int s = 0; s < 2; s++) {
 		jw_open(w, s ? "common_strides" : "common_sizes", '{');
 		for (unsigned l = 0; l < ANA_NLAYERS; l++) {
-			if (!layer_shown(p, l))
+			if (!layer_shown(p, l) || !ana_layer_has_patterns(l))
 				continue;
 			const struct ana_layer *L = &p->layers[l];
 			json_common(w, log_layer_name(l), s ? L->strides : L->sizes, s ? L->nstrides : L->nsizes);
@@ -1210,7 +1433,7 @@ static void json_sizes_patterns(struct jw *w, const struct ana_profile *p)
 	}
 	jw_open(w, "common_untracked", '{');
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
-		if (!layer_shown(p, l))
+		if (!layer_shown(p, l) || !ana_layer_has_patterns(l))
 			continue;
 		jw_open(w, log_layer_name(l), '{');
 		jw_u64(w, "sizes", p->layers[l].sizes_other);
@@ -1220,27 +1443,110 @@ static void json_sizes_patterns(struct jw *w, const struct ana_profile *p)
 	jw_close(w, '}');
 }
 
-static int json_kernel(struct jw *w, const struct ana_profile *p)
+static void json_amp(struct jw *w, uint64_t sys_r, uint64_t sys_w, uint64_t blk_r, uint64_t blk_w, double r,
+		     double wr)
+{
+	jw_u64(w, "syscall_bytes_read", sys_r);
+	jw_u64(w, "syscall_bytes_written", sys_w);
+	jw_u64(w, "block_bytes_read", blk_r);
+	jw_u64(w, "block_bytes_written", blk_w);
+	jw_double(w, "read", r);
+	jw_double(w, "write", wr);
+}
+
+static void json_device(struct jw *w, const struct ana_device *d)
+{
+	uint64_t ops = d->c[LOG_C_READS] + d->c[LOG_C_WRITES], lat[LOG_HIST_BUCKETS];
+	for (unsigned k = 0; k < LOG_HIST_BUCKETS; k++)
+		lat[k] = d->read_lat_hist[k] + d->write_lat_hist[k];
+	jw_open(w, NULL, '{');
+	jw_str(w, "path", d->path);
+	jw_str(w, "name", d->name);
+	jw_u64(w, "dev", d->dev);
+	jw_u64(w, "major", d->major);
+	jw_u64(w, "minor", d->minor);
+	jw_str(w, "mount_point", d->mount ? d->mount->path : "");
+	jw_str(w, "fstype", d->mount ? d->mount->fstype : "");
+	jw_u64(w, "reads", d->c[LOG_C_READS]);
+	jw_u64(w, "writes", d->c[LOG_C_WRITES]);
+	jw_u64(w, "ops", ops);
+	jw_u64(w, "bytes_read", d->c[LOG_C_BYTES_READ]);
+	jw_u64(w, "bytes_written", d->c[LOG_C_BYTES_WRITTEN]);
+	jw_u64(w, "bytes", d->c[LOG_C_BYTES_READ] + d->c[LOG_C_BYTES_WRITTEN]);
+	jw_u64(w, "flushes", d->c[LOG_C_FSYNCS]);
+	jw_secs(w, "time_queue", d->c[LOG_C_TIME_QUEUE]);
+	jw_secs(w, "time_device", d->c[LOG_C_TIME_DEVICE]);
+	jw_u64(w, "mean_queue_ns", ops ? d->c[LOG_C_TIME_QUEUE] / ops : 0);
+	jw_u64(w, "mean_device_ns", ops ? d->c[LOG_C_TIME_DEVICE] / ops : 0);
+	/* the lower bound of the log2 bucket holding the percentile */
+	jw_u64(w, "device_p50_ns", ana_hist_bucket_low(ana_hist_percentile(lat, 0.5)));
+	jw_u64(w, "device_p99_ns", ana_hist_bucket_low(ana_hist_percentile(lat, 0.99)));
+	json_counters(w, d->c);
+	json_hist(w, "read_hist", d->read_hist);
+	json_hist(w, "write_hist", d->write_hist);
+	json_hist(w, "read_lat_hist", d->read_lat_hist);
+	json_hist(w, "write_lat_hist", d->write_lat_hist);
+	jw_close(w, '}');
+}
+
+static void json_stack_file(struct jw *w, const struct ana_profile *p, const struct ana_stack_file *x)
+{
+	static const char *const names[ANA_SL_N] = {"user", "syscall", "block"};
+	jw_open(w, NULL, '{');
+	jw_str(w, "path", x->path);
+	jw_str(w, "user_layer", x->user_layer ? log_layer_name(x->user_layer) : "");
+	for (int l = 0; l < ANA_SL_N; l++) {
+		jw_open(w, names[l], '{');
+		jw_u64(w, "ops", x->ops[l][0] + x->ops[l][1]);
+		jw_u64(w, "reads", x->ops[l][0]);
+		jw_u64(w, "writes", x->ops[l][1]);
+		jw_u64(w, "bytes_read", x->bytes[l][0]);
+		jw_u64(w, "bytes_written", x->bytes[l][1]);
+		jw_close(w, '}');
+	}
+	jw_u64(w, "pages_read_in", x->pages_read_in);
+	jw_u64(w, "bytes_read_in", x->pages_read_in * p->page_size);
+	jw_u64(w, "pages_added_write", x->pages_added_write);
+	jw_u64(w, "pages_dirtied", x->pages_dirtied);
+	jw_close(w, '}');
+}
+
+static int json_kernel(struct jw *w, const struct ana_profile *p, const struct ana_report_opts *o)
 {
 	struct ana_stack st;
-	if (ana_stack_build(p, &st) < 0)
+	if (ana_stack_build(p, o ? o->mounts : NULL, o ? o->nmounts : 0, &st) < 0)
 		return -ENOMEM;
 	if (!st.present)
 		return 0;
 	jw_open(w, "kernel", '{');
+	jw_open(w, "logs", '[');
+	for (size_t i = 0; i < p->nklogs; i++) {
+		const struct log_file *lf = p->klogs[i];
+		jw_open(w, NULL, '{');
+		jw_str(w, "log", lf->path);
+		jw_str(w, "host", log_file_string(lf, lf->hdr.host));
+		jw_i64(w, "pid", lf->hdr.pid);
+		jw_u64(w, "kernel_layers", lf->hdr.kernel_layers);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
 	jw_open(w, "layers_attached", '[');
 	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
 		if (p->kernel_layers & (1u << l))
 			jw_str(w, NULL, log_layer_name(l));
 	jw_close(w, ']');
 	jw_u64(w, "events_dropped", p->kernel_events_dropped);
-	jw_u64(w, "table_full", p->kernel_table_full);
+	jw_u64(w, "kernel_table_full", p->kernel_table_full);
+	jw_bool(w, "kernel_only", p->kernel_only);
+	jw_u64(w, "kernel_only_processes", p->nkernel_procs);
+	jw_u64(w, "page_size", p->page_size);
 	jw_open(w, "pagecache", '{');
 	jw_u64(w, "hit_reads", st.hit_reads);
 	jw_u64(w, "miss_reads", st.miss_reads);
 	jw_double(w, "hit_ratio", st.hit_reads + st.miss_reads ? (double)st.hit_reads / (double)(st.hit_reads + st.miss_reads) : 0);
 	jw_u64(w, "bytes_requested", st.bytes_requested);
 	jw_u64(w, "bytes_read_in", st.bytes_read_in);
+	jw_u64(w, "pages_read_in", p->layers[LOG_LAYER_PAGECACHE].c[LOG_C_PAGES_READ_IN]);
 	jw_u64(w, "pages_added_write", st.pages_added_write);
 	jw_u64(w, "pages_dirtied", st.pages_dirtied);
 	jw_u64(w, "pages_evicted", st.pages_evicted);
@@ -1248,42 +1554,31 @@ static int json_kernel(struct jw *w, const struct ana_profile *p)
 	jw_u64(w, "readahead_pages", st.readahead_pages);
 	jw_close(w, '}');
 	jw_open(w, "amplification", '{');
-	jw_u64(w, "block_bytes_read", st.block_bytes_read);
-	jw_u64(w, "block_bytes_written", st.block_bytes_written);
-	jw_double(w, "read", st.read_amplification);
-	jw_double(w, "write", st.write_amplification);
+	json_amp(w, st.syscall_bytes_read, st.syscall_bytes_written, st.block_bytes_read, st.block_bytes_written,
+		 st.read_amplification, st.write_amplification);
+	jw_open(w, "data_files", '{');
+	json_amp(w, st.file_syscall_bytes[0], st.file_syscall_bytes[1], st.file_block_bytes[0], st.file_block_bytes[1],
+		 st.file_read_amplification, st.file_write_amplification);
+	jw_close(w, '}');
+	jw_close(w, '}');
+	jw_open(w, "calls", '{');
+	for (int d = 0; d < 2; d++) {
+		static const unsigned layers[] = {LOG_LAYER_POSIX, LOG_LAYER_STDIO, LOG_LAYER_MPIIO};
+		jw_open(w, d ? "writes" : "reads", '{');
+		jw_u64(w, "user", st.user_calls[0][d]);
+		for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+			jw_u64(w, log_layer_name(layers[i]), st.user_calls[layers[i]][d]);
+		jw_u64(w, "syscall", st.syscalls[d]);
+		jw_close(w, '}');
+	}
 	jw_close(w, '}');
 	jw_open(w, "devices", '[');
-	for (size_t i = 0; i < st.ndevices; i++) {
-		const struct ana_device *d = &st.devices[i];
-		jw_open(w, NULL, '{');
-		jw_str(w, "path", d->path);
-		jw_u64(w, "dev", d->dev);
-		json_counters(w, d->c);
-		json_hist(w, "read_hist", d->read_hist);
-		json_hist(w, "write_hist", d->write_hist);
-		json_hist(w, "read_lat_hist", d->read_lat_hist);
-		json_hist(w, "write_lat_hist", d->write_lat_hist);
-		jw_close(w, '}');
-	}
+	for (size_t i = 0; i < st.ndevices; i++)
+		json_device(w, &st.devices[i]);
 	jw_close(w, ']');
 	jw_open(w, "files", '[');
-	for (size_t i = 0; i < st.nfiles; i++) {
-		const struct ana_stack_file *x = &st.files[i];
-		static const char *const names[ANA_SL_N] = {"user", "syscall", "block"};
-		jw_open(w, NULL, '{');
-		jw_str(w, "path", x->path);
-		for (int l = 0; l < ANA_SL_N; l++) {
-			jw_open(w, names[l], '{');
-			jw_u64(w, "ops", x->ops[l]);
-			jw_u64(w, "bytes_read", x->bytes[l][0]);
-			jw_u64(w, "bytes_written", x->bytes[l][1]);
-			jw_close(w, '}');
-		}
-		jw_u64(w, "pages_read_in", x->pages_read_in);
-		jw_u64(w, "pages_dirtied", x->pages_dirtied);
-		jw_close(w, '}');
-	}
+	for (size_t i = 0; i < st.nfiles; i++)
+		json_stack_file(w, p, &st.files[i]);
 	jw_close(w, ']');
 	jw_close(w, '}');
 	ana_stack_free(&st);
@@ -1299,7 +1594,7 @@ int ana_report_json(FILE *f, const struct ana_profile *p, const struct ana_repor
 	jw_u64(&w, "report_version", 1);
 	json_job(&w, p);
 	json_layers(&w, p);
-	if (json_kernel(&w, p) < 0)
+	if (json_kernel(&w, p, o) < 0)
 		return -ENOMEM;
 	json_sizes_patterns(&w, p);
 	json_top(&w, "top_files_by_bytes", p, p->by_bytes, p->nby_bytes, n);

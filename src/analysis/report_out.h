@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "analysis/profile.h"
+#include "analysis/stack.h"
 
 #define ANA_TEXT_WIDTH 100  /* columns of the text report */
 #define ANA_TOP_DEFAULT 10  /* rows of the top-files tables */
@@ -17,6 +18,10 @@
 
 struct ana_report_opts {
 	size_t top_n; /* rows of each top-files table; 0 = ANA_TOP_DEFAULT */
+	/* Mounted filesystems to name the kernel log's devices by (may be empty): the logs hold
+	 * device numbers only. */
+	const struct ana_mount *mounts;
+	size_t nmounts;
 };
 
 /* 0, or -EIO when writing to f failed. */

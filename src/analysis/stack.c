@@ -2,14 +2,17 @@
 /*
  * "Down the stack": the layers of a job with a kernel log side by side — the calls the program
  * made, the system calls that reached the kernel, the page cache (hits, pages read in, dirtied),
- * the filesystem and the block devices (requests, queue and device time) — and per file the same
- * bytes at each layer. Computed once here (ana_stack_build) for both renderings.
+ * the filesystem and the block devices (requests, queue and device time) — and per data file the
+ * same bytes at each layer. Computed once here (ana_stack_build) for both renderings and the
+ * kernel insights; it reads nothing but the profile (device mount points come from the caller).
  */
 #include "analysis/stack.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 static void hist_add(uint64_t *dst, const uint64_t *src)
 {
@@ -17,18 +20,38 @@ static void hist_add(uint64_t *dst, const uint64_t *src)
 		dst[b] += src[b];
 }
 
-/* The device rows: the block layer's per-device records, merged over kernel logs by path. */
-static int collect_devices(const struct ana_profile *p, struct ana_stack *s)
+static void name_device(struct ana_device *d, const struct ana_mount *mounts, size_t nmounts)
+{
+	d->major = major(d->dev);
+	d->minor = minor(d->dev);
+	unsigned ma, mi;
+	char name[sizeof d->name];
+	/* the kernel log names a device "<device NAME M:m>"; a name-less one is known by number */
+	if (sscanf(d->path, "<device %63s %u:%u>", name, &ma, &mi) == 3)
+		snprintf(d->name, sizeof d->name, "%s", name);
+	else
+		snprintf(d->name, sizeof d->name, "%u:%u", d->major, d->minor);
+	for (size_t i = 0; i < nmounts; i++) {
+		if (mounts[i].dev == d->dev) {
+			d->mount = &mounts[i];
+			break;
+		}
+	}
+}
+
+/* The device rows: the block layer's per-device records (inode 0), merged over kernel logs. */
+static int collect_devices(const struct ana_profile *p, const struct ana_mount *mounts, size_t nmounts,
+			   struct ana_stack *s)
 {
 	for (size_t i = 0; i < p->nklogs; i++) {
 		const struct log_file *lf = p->klogs[i];
 		for (uint32_t k = 0; k < lf->nrecords; k++) {
 			const struct log_record *r = &lf->records[k];
-			if (r->layer != LOG_LAYER_BLOCK || r->ino) /* per device: inode 0 */
+			if (r->layer != LOG_LAYER_BLOCK || r->ino || (r->flags & LOG_R_DEAD))
 				continue;
 			const char *path = ana_record_path(lf, r);
 			struct ana_device *d = NULL;
-			for (size_t j = 0; j < s->ndevices; j++)
+			for (size_t j = 0; j < s->ndevices && !d; j++)
 				if (!strcmp(s->devices[j].path, path))
 					d = &s->devices[j];
 			if (!d) {
@@ -40,6 +63,7 @@ static int collect_devices(const struct ana_profile *p, struct ana_stack *s)
 				memset(d, 0, sizeof *d);
 				d->path = path;
 				d->dev = r->dev;
+				name_device(d, mounts, nmounts);
 			}
 			ana_counters_merge(d->c, r->counters);
 			hist_add(d->read_lat_hist, r->read_lat_hist);
@@ -61,7 +85,31 @@ static int cmp_file_bytes(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* Per path: bytes at each layer (paths[] is sorted by path, then layer). */
+/* The program's own calls on a file: MPI-IO above stdio above POSIX (each lower one carries the
+ * calls of the one above it, so the topmost is what the program wrote in its source). */
+static int user_rank(unsigned layer)
+{
+	switch (layer) {
+	case LOG_LAYER_MPIIO:
+		return 3;
+	case LOG_LAYER_STDIO:
+		return 2;
+	case LOG_LAYER_POSIX:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void add_layer(struct ana_stack_file *f, int sl, const uint64_t *c)
+{
+	f->bytes[sl][0] += c[LOG_C_BYTES_READ];
+	f->bytes[sl][1] += c[LOG_C_BYTES_WRITTEN];
+	f->ops[sl][0] += c[LOG_C_READS];
+	f->ops[sl][1] += c[LOG_C_WRITES];
+}
+
+/* Per data file (paths[] is sorted by path, then layer): bytes and calls at each layer. */
 static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 {
 	for (size_t i = 0; i < p->npaths;) {
@@ -69,40 +117,38 @@ static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 		struct ana_stack_file f;
 		memset(&f, 0, sizeof f);
 		f.path = p->paths[i].path;
-		int real = 1, kernel = 0;
+		int real = 1, syscall = 0;
 		for (; j < p->npaths && !strcmp(p->paths[j].path, f.path); j++) {
 			const struct ana_path *x = &p->paths[j];
+			const uint64_t *c = x->c;
 			if (x->rflags & (LOG_R_PSEUDO | LOG_R_OVERFLOW))
 				real = 0;
-			int sl = -1;
+			if (user_rank(x->layer) > user_rank(f.user_layer) && c[LOG_C_READS] + c[LOG_C_WRITES]) {
+				f.user_layer = x->layer;
+				memset(f.bytes[ANA_SL_USER], 0, sizeof f.bytes[ANA_SL_USER]);
+				memset(f.ops[ANA_SL_USER], 0, sizeof f.ops[ANA_SL_USER]);
+				add_layer(&f, ANA_SL_USER, c);
+			}
 			switch (x->layer) {
-			case LOG_LAYER_POSIX:
-				sl = ANA_SL_USER;
-				break;
 			case LOG_LAYER_SYSCALL:
-				sl = ANA_SL_SYSCALL;
-				kernel = 1;
+				syscall = 1;
+				add_layer(&f, ANA_SL_SYSCALL, c);
+				f.max_read_end = c[LOG_C_MAX_READ_END];
 				break;
 			case LOG_LAYER_BLOCK:
-				sl = ANA_SL_BLOCK;
+				add_layer(&f, ANA_SL_BLOCK, c);
 				break;
 			case LOG_LAYER_PAGECACHE:
-				f.pages_read_in += x->c[LOG_C_PAGES_READ_IN];
-				f.pages_dirtied += x->c[LOG_C_PAGES_DIRTIED];
+				f.pages_read_in += c[LOG_C_PAGES_READ_IN];
+				f.pages_added_write += c[LOG_C_PAGES_ADDED_WRITE];
+				f.pages_dirtied += c[LOG_C_PAGES_DIRTIED];
 				break;
-			case LOG_LAYER_STDIO:
-				if (!p->layers[LOG_LAYER_POSIX].nrecords)
-					sl = ANA_SL_USER;
+			default:
 				break;
-			}
-			if (sl >= 0) {
-				f.bytes[sl][0] += x->c[LOG_C_BYTES_READ];
-				f.bytes[sl][1] += x->c[LOG_C_BYTES_WRITTEN];
-				f.ops[sl] += x->c[LOG_C_READS] + x->c[LOG_C_WRITES];
 			}
 		}
 		i = j;
-		if (!real || !kernel || !ana_is_data_path(f.path) ||
+		if (!real || !syscall || !ana_is_data_path(f.path) ||
 		    !(f.bytes[ANA_SL_SYSCALL][0] + f.bytes[ANA_SL_SYSCALL][1]))
 			continue;
 		struct ana_stack_file *v = realloc(s->files, (s->nfiles + 1) * sizeof *v);
@@ -110,12 +156,25 @@ static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 			return -ENOMEM;
 		s->files = v;
 		s->files[s->nfiles++] = f;
+		for (int d = 0; d < 2; d++) {
+			s->user_calls[f.user_layer][d] += f.ops[ANA_SL_USER][d];
+			s->user_calls[0][d] += f.ops[ANA_SL_USER][d];
+			s->syscalls[d] += f.ops[ANA_SL_SYSCALL][d];
+			s->file_syscall_bytes[d] += f.bytes[ANA_SL_SYSCALL][d];
+			s->file_block_bytes[d] += f.bytes[ANA_SL_BLOCK][d];
+		}
 	}
 	qsort(s->files, s->nfiles, sizeof *s->files, cmp_file_bytes);
 	return 0;
 }
 
-int ana_stack_build(const struct ana_profile *p, struct ana_stack *s)
+static double ratio(uint64_t num, uint64_t den)
+{
+	return den ? (double)num / (double)den : 0;
+}
+
+int ana_stack_build(const struct ana_profile *p, const struct ana_mount *mounts, size_t nmounts,
+		    struct ana_stack *s)
 {
 	memset(s, 0, sizeof *s);
 	if (!p->nklogs)
@@ -125,28 +184,29 @@ int ana_stack_build(const struct ana_profile *p, struct ana_stack *s)
 	s->hit_reads = sc[LOG_C_CACHE_HIT_READS];
 	s->miss_reads = sc[LOG_C_CACHE_MISS_READS];
 	s->bytes_requested = sc[LOG_C_BYTES_READ];
-	s->bytes_read_in = pc[LOG_C_PAGES_READ_IN] * ANA_PAGE_SIZE;
+	s->bytes_read_in = pc[LOG_C_PAGES_READ_IN] * p->page_size;
 	s->pages_added_write = pc[LOG_C_PAGES_ADDED_WRITE];
 	s->pages_dirtied = pc[LOG_C_PAGES_DIRTIED];
 	s->pages_evicted = pc[LOG_C_PAGES_EVICTED];
 	s->faults = pc[LOG_C_MMAP_FAULTS];
 	s->readahead_pages = pc[LOG_C_READAHEAD_PAGES];
-	int r = collect_devices(p, s);
+	int r = collect_devices(p, mounts, nmounts, s);
 	if (r == 0)
 		r = collect_files(p, s);
 	if (r < 0) {
 		ana_stack_free(s);
 		return r;
 	}
-	uint64_t br = 0, bw = 0;
 	for (size_t i = 0; i < s->ndevices; i++) {
-		br += s->devices[i].c[LOG_C_BYTES_READ];
-		bw += s->devices[i].c[LOG_C_BYTES_WRITTEN];
+		s->block_bytes_read += s->devices[i].c[LOG_C_BYTES_READ];
+		s->block_bytes_written += s->devices[i].c[LOG_C_BYTES_WRITTEN];
 	}
-	s->block_bytes_read = br;
-	s->block_bytes_written = bw;
-	s->read_amplification = sc[LOG_C_BYTES_READ] ? (double)br / (double)sc[LOG_C_BYTES_READ] : 0;
-	s->write_amplification = sc[LOG_C_BYTES_WRITTEN] ? (double)bw / (double)sc[LOG_C_BYTES_WRITTEN] : 0;
+	s->syscall_bytes_read = sc[LOG_C_BYTES_READ];
+	s->syscall_bytes_written = sc[LOG_C_BYTES_WRITTEN];
+	s->read_amplification = ratio(s->block_bytes_read, s->syscall_bytes_read);
+	s->write_amplification = ratio(s->block_bytes_written, s->syscall_bytes_written);
+	s->file_read_amplification = ratio(s->file_block_bytes[0], s->file_syscall_bytes[0]);
+	s->file_write_amplification = ratio(s->file_block_bytes[1], s->file_syscall_bytes[1]);
 	return 0;
 }
 
@@ -170,4 +230,9 @@ int ana_hist_percentile(const uint64_t *h, double q)
 			return (int)b;
 	}
 	return LOG_HIST_BUCKETS - 1;
+}
+
+uint64_t ana_hist_bucket_low(int b)
+{
+	return b <= 0 ? 0 : 1ull << (b - 1);
 }

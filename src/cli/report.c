@@ -4,7 +4,8 @@
  * *.iost.live links in each directory, or files named directly), reads them all, and prints the
  * merged report. It only parses arguments and finds files: merging is src/analysis/profile.c,
  * rendering src/analysis/report_out.c. Any unreadable log stops it before anything is printed,
- * so a report never silently leaves a process out.
+ * so a report never silently leaves a process out. For a kernel log written on this host it also
+ * reads the mount table, to name the block devices the log knows by number only.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "analysis/profile.h"
 #include "analysis/report_out.h"
@@ -119,6 +122,105 @@ static int add_arg(struct inputs *in, const char *arg)
 	return -e;
 }
 
+struct mounts {
+	struct ana_mount *v;
+	unsigned char *whole; /* v[i] mounts its filesystem's root, not a subdirectory */
+	size_t n;
+};
+
+static void mounts_free(struct mounts *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free((char *)m->v[i].path);
+		free((char *)m->v[i].fstype);
+	}
+	free(m->v);
+	free(m->whole);
+}
+
+/* mountinfo escapes space, tab, newline and backslash in paths as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *o = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/*
+ * The mount table of this host, for naming devices: only when a kernel log comes from this host
+ * (the devices of another node mean nothing here). One entry per device: the mount of its root
+ * (a bind mount of a subdirectory names the device less well), else its first mount. A table that
+ * cannot be read leaves the devices known by name and number; that is no error.
+ */
+static void read_mounts(const struct log_file *logs, size_t n, struct mounts *m)
+{
+	char host[256] = "";
+	int local = 0;
+
+	if (gethostname(host, sizeof host - 1) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (logs[i].hdr.kernel_layers && !strcmp(log_file_string(&logs[i], logs[i].hdr.host), host))
+			local = 1;
+	FILE *f = local ? fopen("/proc/self/mountinfo", "r") : NULL;
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t len = 0;
+	while (getline(&line, &len, f) > 0) {
+		unsigned ma, mi;
+		char root[4096], path[4096], fstype[256];
+		/* id parent M:m root mount-point options [optional fields...] - fstype source ... */
+		if (sscanf(line, "%*u %*u %u:%u %4095s %4095s", &ma, &mi, root, path) != 4)
+			continue;
+		const char *sep = strstr(line, " - ");
+		if (!sep || sscanf(sep + 3, "%255s", fstype) != 1)
+			continue;
+		unescape_octal(path);
+		uint64_t dev = makedev(ma, mi);
+		int whole = !strcmp(root, "/");
+		size_t k = 0;
+		while (k < m->n && m->v[k].dev != dev)
+			k++;
+		if (k < m->n && (m->whole[k] || !whole))
+			continue;
+		char *p = strdup(path), *t = strdup(fstype);
+		if (!p || !t) {
+			free(p);
+			free(t);
+			break;
+		}
+		if (k == m->n) {
+			struct ana_mount *v = realloc(m->v, (m->n + 1) * sizeof *v);
+			if (v)
+				m->v = v;
+			unsigned char *w = v ? realloc(m->whole, m->n + 1) : NULL;
+			if (w)
+				m->whole = w;
+			if (!v || !w) {
+				free(p);
+				free(t);
+				break;
+			}
+			m->v[m->n++] = (struct ana_mount){dev, NULL, NULL};
+		}
+		free((char *)m->v[k].path);
+		free((char *)m->v[k].fstype);
+		m->v[k] = (struct ana_mount){dev, p, t};
+		m->whole[k] = (unsigned char)whole;
+	}
+	free(line);
+	fclose(f);
+}
+
 static int parse_top(const char *s, size_t *out)
 {
 	char *end;
@@ -133,6 +235,7 @@ static int parse_top(const char *s, size_t *out)
 int cmd_report(int argc, char **argv)
 {
 	struct inputs in = {0};
+	struct mounts mounts = {0};
 	struct log_file *logs = NULL;
 	size_t nlogs = 0;
 	struct ana_profile prof;
@@ -198,6 +301,9 @@ int cmd_report(int argc, char **argv)
 	for (size_t k = 0; k < in.nskipped; k++)
 		if (ana_profile_add_warning(&prof, "%s: dangling live link skipped", in.skipped[k]) < 0)
 			goto err;
+	read_mounts(logs, nlogs, &mounts);
+	opts.mounts = mounts.v;
+	opts.nmounts = mounts.n;
 	int r = json ? ana_report_json(stdout, &prof, &opts) : ana_report_text(stdout, &prof, &opts);
 	if (r < 0 || fflush(stdout) != 0) {
 		fprintf(stderr, "iostrata report: writing the report: %s\n", strerror(r == -ENOMEM ? ENOMEM : EIO));
@@ -211,5 +317,6 @@ err:
 		log_file_free(&logs[k]);
 	free(logs);
 	inputs_free(&in);
+	mounts_free(&mounts);
 	return ret;
 }

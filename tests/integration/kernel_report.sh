@@ -1,66 +1,171 @@
 #!/usr/bin/env bash
-# `iostrata report` of jobs with a kernel log (run --kernel, as root): the kernel log is no
-# process of the job; layers.syscall/pagecache/block and files[] of those layers in --json with
-# exact figures; the "Down the stack" section; a statically linked program (invisible to the
-# preload library) reported from the kernel log alone; the cache-miss insight.
-source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/lib_kernel.sh"
-kernel_ready || exit 0
+# `iostrata report` of jobs with a kernel log (run --kernel, as root), with exact figures where the
+# kernel allows exactness. Everything runs on a fresh ext4 on its own loop device, so the block
+# figures are the test's alone.
+#  * dd, 100 x 4 KiB O_DIRECT writes: the kernel log is no process (1, not 2); files[] has the
+#    syscall entry (100 writes, 409,600 B) and the block entry; layers.syscall/block/pagecache;
+#    the device's totals counted once, named, with its mount point and latency histogram; the
+#    per-file view user -> syscall -> block; "Down the stack" in the text, no kernel layer in the
+#    pattern table.
+#  * a static program (tests/progs/kr_static_static.c) and its child: no user-layer log; the
+#    report stands on the system calls: 2 processes, 2 ranks, N-N, exact counts per rank.
+#  * the same program exec'd by a shell the user layer sees: the exec'd image only the kernel saw
+#    is its own process in the shell's rank.
+#  * page cache: cold buffered reads read every page in once; O_DIRECT reads none.
+#  * insights: O_DIRECT re-reads went to storage again (cache_misses); synced 100 B writes
+#    amplified at the block layer (write_amplification, small_block_requests); cached re-reads
+#    are not flagged.
+. "$(dirname "$0")/../lib.sh"
+if [ "$(id -u)" -ne 0 ]; then
+	skip "kernel report" "needs root"
+	exit 0
+fi
+. "$(dirname "$0")/lib_kernel.sh"
 T=$(realpath "$T")
 export IOSTRATA_LIVE_DIR="$T/live"
 make_fs ext4 64 || { fail "report: ext4 on a loop device" "make_fs failed"; exit 0; }
+DEV="<device $(basename "$FS_DEV") $FS_DEVNUM>"
+
+# jfile JSON LAYER PATH FILTER: a jq FILTER over the files[] entry of (LAYER, PATH), "none" if absent.
+jfile() {
+	jq -r --arg l "$2" --arg p "$3" "[.files[] | select(.layer == \$l and .path == \$p)][0] | if . == null then \"none\" else ($4) end" "$1"
+}
+# has_insight JSON ID: 1 when the report has the insight.
+has_insight() {
+	jq --arg i "$2" '[.insights[] | select(.id == $i)] | length' "$1"
+}
 
 # --- dd with O_DIRECT: user, syscall and block layers ------------------------------------------
 "$IOSTRATA" run -q -o "$T/dd" --kernel -- dd if=/dev/zero of="$FS_MNT/f" bs=4k count=100 oflag=direct status=none
 "$IOSTRATA" report --json "$T/dd" >"$T/dd.json"
 eq "dd: report exit status" 0 $?
-eq "dd: one process, not two" 1 "$(jq '.processes | length' "$T/dd.json")"
-eq "dd: posix writes" 100 "$(jcount "$T/dd" posix "$FS_MNT/f" writes)"
-eq "dd: syscall entry of the file" "100 409600" \
-	"$(jq -r --arg p "$FS_MNT/f" '[.files[] | select(.layer=="syscall" and .path==$p)][0].counters | "\(.writes) \(.bytes_written)"' "$T/dd.json")"
-eq "dd: block entry of the file" "100 409600" \
-	"$(jq -r --arg p "$FS_MNT/f" '[.files[] | select(.layer=="block" and .path==$p)][0].counters | "\(.writes) \(.bytes_written)"' "$T/dd.json")"
-eq "dd: layers.syscall bytes_written counts the file" 1 \
-	"$(jq '.layers.syscall.counters.bytes_written >= 409600 | if . then 1 else 0 end' "$T/dd.json")"
-DEV="<device $(basename "$FS_DEV") $FS_DEVNUM>"
-eq "dd: layers.block counts devices once (not the per-file view again)" \
-	"$(jq -r --arg d "$DEV" '[.kernel.devices[] | .counters.bytes_written] | add' "$T/dd.json")" \
-	"$(jq -r '.layers.block.counters.bytes_written' "$T/dd.json")"
-eq "dd: the loop device's writes" "100 409600" \
-	"$(jq -r --arg d "$DEV" '.kernel.devices[] | select(.path==$d) | .counters | "\(.writes) \(.bytes_written)"' "$T/dd.json")"
-eq "dd: the device latency histogram holds every write" 100 \
-	"$(jq -r --arg d "$DEV" '.kernel.devices[] | select(.path==$d) | .write_lat_hist | add' "$T/dd.json")"
-eq "dd: latency histograms in layers" true "$(jq '.layers.syscall.write_lat_hist | length == 32' "$T/dd.json")"
-eq "dd: kernel layers attached" true "$(jq '.kernel.layers_attached | index("block") != null and index("syscall") != null' "$T/dd.json")"
-eq "dd: per-file view, user -> syscall -> block" "409600 409600 409600" \
-	"$(jq -r --arg p "$FS_MNT/f" '.kernel.files[] | select(.path==$p) | "\(.user.bytes_written) \(.syscall.bytes_written) \(.block.bytes_written)"' "$T/dd.json")"
-eq "dd: the I/O mode counts the file once" 1 "$(jq '.job.io_mode_detail.data_files' "$T/dd.json")"
+J="$T/dd.json"
+eq "dd: one process, not two" "1 1 1" "$(jq -r '"\(.processes | length) \(.job.nprocs) \(.job.nranks)"' "$J")"
+eq "dd: the kernel log is listed as such" 1 "$(jq '.kernel.logs | length' "$J")"
+eq "dd: posix writes" 100 "$(jfile "$J" posix "$FS_MNT/f" .counters.writes)"
+eq "dd: syscall entry of the file" "100 409600 false" \
+	"$(jfile "$J" syscall "$FS_MNT/f" '"\(.writes) \(.bytes_written) \(.job_view)"')"
+eq "dd: syscall entry carries the write latency histogram" 100 "$(jfile "$J" syscall "$FS_MNT/f" '.write_lat_hist | add')"
+eq "dd: block entry of the file" "100 409600" "$(jfile "$J" block "$FS_MNT/f" '"\(.writes) \(.bytes_written)"')"
+eq "dd: device entry in files[], flagged pseudo" "true 409600" \
+	"$(jfile "$J" block "$DEV" '"\(.pseudo) \(.counters.bytes_written)"')"
+eq "dd: layers.syscall has the user layers' keys" 1 \
+	"$(jq '.layers.syscall | (.bytes_written >= 409600 and .writes >= 100 and (.write_lat_hist | length) == 32) | if . then 1 else 0 end' "$J")"
+eq "dd: layers.block counts each device once" 409600 "$(jq '.layers.block.bytes_written' "$J")"
+eq "dd: layers.pagecache present" true "$(jq '.layers | has("pagecache")' "$J")"
+eq "dd: the loop device's requests" "100 409600 100" \
+	"$(jq -r --arg d "$DEV" '.kernel.devices[] | select(.path == $d) | "\(.writes) \(.bytes_written) \(.write_lat_hist | add)"' "$J")"
+eq "dd: the device named, with its mount point" "$(basename "$FS_DEV") $FS_MNT ext4" \
+	"$(jq -r --arg d "$DEV" '.kernel.devices[] | select(.path == $d) | "\(.name) \(.mount_point) \(.fstype)"' "$J")"
+eq "dd: device time measured" 1 \
+	"$(jq -r --arg d "$DEV" '.kernel.devices[] | select(.path == $d) | (.mean_device_ns > 0 and .device_p99_ns >= .device_p50_ns) | if . then 1 else 0 end' "$J")"
+eq "dd: per-file view, user -> syscall -> block" "posix 100 409600 100 409600 100 409600" \
+	"$(jq -r --arg p "$FS_MNT/f" '.kernel.files[] | select(.path == $p) | "\(.user_layer) \(.user.writes) \(.user.bytes_written) \(.syscall.writes) \(.syscall.bytes_written) \(.block.writes) \(.block.bytes_written)"' "$J")"
+eq "dd: data-file write amplification 1" 1 "$(jq '.kernel.amplification.data_files.write' "$J")"
+eq "dd: calls on data files" "100 100" "$(jq -r '.kernel.calls.writes | "\(.posix) \(.syscall)"' "$J")"
+eq "dd: the I/O mode counts the file once" "1-1 1" "$(jq -r '"\(.job.io_mode) \(.job.io_mode_detail.data_files)"' "$J")"
+eq "dd: rank totals from the user layer" "100 409600" "$(jq -r '.ranks[0] | "\(.writes) \(.bytes_written)"' "$J")"
+eq "dd: no patterns for kernel layers" "true false" "$(jq -r '"\(.patterns | has("posix")) \(.patterns | has("syscall"))"' "$J")"
 "$IOSTRATA" report "$T/dd" >"$T/dd.txt"
-eq "dd: text has the Down the stack section" 1 "$(grep -c '^Down the stack (kernel layer:' "$T/dd.txt")"
-eq "dd: text names the device with queue and device time" 1 \
-	"$(grep -F -A1 "$DEV:" "$T/dd.txt" | tr -d '\n' | grep -c 'queue .*, device .*per *request')"
-eq "dd: no kernel layer in the pattern table" 0 "$(sed -n '/^Access patterns/,/^$/p' "$T/dd.txt" | grep -cE '^  (syscall|block|pagecache)')"
+eq "dd: text header counts the log, not the kernel log" 1 "$(grep -c '^iostrata report: job .*, 1 rank, 1 log + kernel log, ' "$T/dd.txt")"
+eq "dd: text has the Down the stack section" 1 "$(grep -c '^Down the stack (' "$T/dd.txt")"
+eq "dd: text names the device with mount point, queue and device time" 1 \
+	"$(sed -n '/^Down the stack/,/^$/p' "$T/dd.txt" | tr '\n' ' ' | tr -s ' ' |
+		grep -c "device $(basename "$FS_DEV") $FS_DEVNUM on $FS_MNT (ext4): [0-9]* reads [^,]*, 100 writes 400.0 KiB; per request: queue [^,]*, device .* (p50 ~.*, p99 ~")"
+eq "dd: text per-file row" 1 "$(grep -cE '^    writes +100 posix +400.0 KiB +100 +400.0 KiB +0 B +100 +400.0 KiB$' "$T/dd.txt")"
+eq "dd: text calls line" 1 "$(grep -c 'calls on data files: writes 100 posix calls -> 100 system calls' "$T/dd.txt")"
+eq "dd: no kernel layer in the pattern table" 0 \
+	"$(sed -n '/^Access patterns/,/^$/p' "$T/dd.txt" | grep -cE '^  (syscall|block|pagecache|fs) ')"
+# (µ and … are one column each but two and three bytes)
+eq "dd: text fits 100 columns" 0 "$(sed 's/µ/u/g; s/…/./g' "$T/dd.txt" | awk 'length($0) > 100' | wc -l)"
 
-# --- a static program: only the kernel sees it ---------------------------------------------------
+# --- a static program and its child: only the kernel sees them ---------------------------------
 mkdir -p "$FS_MNT/st"
-"$IOSTRATA" run -q -o "$T/st" --kernel -- "$PROGS/sys_static" "$FS_MNT/st"
+"$IOSTRATA" run -q -o "$T/st" --kernel -- "$PROGS/kr_static_static" "$FS_MNT/st"
+eq "static: program exit status" 0 $?
+eq "static: no user-layer log" 0 "$(ls "$T/st" | grep -vc '^kernel-')"
 "$IOSTRATA" report --json "$T/st" >"$T/st.json"
 eq "static: report exit status" 0 $?
-eq "static: the kernel log stands for the process" 1 "$(jq '.processes | length' "$T/st.json")"
-eq "static: syscall writes of a" "19 12077" \
-	"$(jq -r --arg p "$FS_MNT/st/a" '[.files[] | select(.layer=="syscall" and .path==$p)][0].counters | "\(.writes) \(.bytes_written)"' "$T/st.json")"
-eq "static: the rank totals come from the system calls" 1 \
-	"$(jq '[.ranks[] | .bytes_written] | add >= 17173 | if . then 1 else 0 end' "$T/st.json")"
-eq "static: I/O mode from the syscall layer" "1-1 2" "$(jq -r '"\(.job.io_mode) \(.job.io_mode_detail.data_files)"' "$T/st.json")"
+J="$T/st.json"
+eq "static: the program and its child, seen by the kernel only" "2 true true" \
+	"$(jq -r '"\(.processes | length) \(.processes[0].kernel_only) \(.processes[1].kernel_only)"' "$J")"
+eq "static: the command named by the kernel log" "$PROGS/kr_static_static 0" \
+	"$(jq -r '"\(.processes[0].exe) \(.processes[0].exit_status)"' "$J")"
+eq "static: syscall writes of out" "37 3700 5 3700 true" \
+	"$(jfile "$J" syscall "$FS_MNT/st/out" '"\(.writes) \(.bytes_written) \(.reads) \(.bytes_read) \(.job_view)"')"
+eq "static: syscall writes of the child's file" "11 110" "$(jfile "$J" syscall "$FS_MNT/st/child" '"\(.writes) \(.bytes_written)"')"
+eq "static: ranks from the system calls" "5 37 3700 3700|0 11 0 110" \
+	"$(jq -r '[.ranks[] | "\(.reads) \(.writes) \(.bytes_read) \(.bytes_written)"] | join("|")' "$J")"
+eq "static: I/O mode from the syscall layer" "N-N 2 2 2" \
+	"$(jq -r '"\(.job.io_mode) \(.job.io_mode_detail.ranks_with_data) \(.job.io_mode_detail.data_files) \(.job.io_mode_detail.ranks)"' "$J")"
+eq "static: kernel-only job" "true 2" "$(jq -r '"\(.kernel.kernel_only) \(.kernel.kernel_only_processes)"' "$J")"
+"$IOSTRATA" report "$T/st" >"$T/st.txt"
+eq "static: text header" 1 "$(grep -c '^iostrata report: job .*, 2 ranks, kernel log only, ' "$T/st.txt")"
+eq "static: text processes line" 1 "$(grep -c '^  processes   2 processes seen only by the kernel layer in 2 ranks' "$T/st.txt")"
 
-# --- cold reads: the cache-miss insight ---------------------------------------------------------
+# --- the same program exec'd by a shell the preload library sees --------------------------------
+rm -rf "$FS_MNT/st" && mkdir -p "$FS_MNT/st"
+"$IOSTRATA" run -q -o "$T/ex" --kernel -- sh -c "exec $PROGS/kr_static_static $FS_MNT/st"
+"$IOSTRATA" report --json "$T/ex" >"$T/ex.json"
+J="$T/ex.json"
+eq "exec: the shell's image, the exec'd image and the child" "3 false true true" \
+	"$(jq -r '"\(.processes | length) \(.processes[0].kernel_only) \(.processes[1].kernel_only) \(.processes[2].kernel_only)"' "$J")"
+eq "exec: the exec'd image shares the shell's pid" true "$(jq '.processes[0].pid == .processes[1].pid' "$J")"
+eq "exec: two ranks with exact system-call figures" "5 37 3700 3700|0 11 0 110" \
+	"$(jq -r '[.ranks[] | "\(.reads) \(.writes) \(.bytes_read) \(.bytes_written)"] | join("|")' "$J")"
+eq "exec: I/O mode" "N-N 2" "$(jq -r '"\(.job.io_mode) \(.job.io_mode_detail.data_files)"' "$J")"
+
+# --- stdio's buffer seen from below: calls on the file at each layer ---------------------------
+"$IOSTRATA" run -q -o "$T/sb" --kernel -- "$PROGS/stdio_fwrite" buf "$FS_MNT/sb"
+"$IOSTRATA" report --json "$T/sb" >"$T/sb.json"
+J="$T/sb.json"
+POSIXW=$(jfile "$J" posix "$FS_MNT/sb" .writes)
+eq "stdio buffered: 1000 fwrites became as many write system calls as posix saw" "1000 $POSIXW" \
+	"$(jq -r --arg p "$FS_MNT/sb" '.kernel.files[] | select(.path == $p) | "\(.user.writes) \(.syscall.writes)"' "$J")"
+eq "stdio buffered: far fewer system calls than fwrites" 1 "$([ "$POSIXW" -ge 1 ] && [ "$POSIXW" -le 20 ] && echo 1)"
+eq "stdio buffered: the file's topmost user layer is stdio" stdio \
+	"$(jq -r --arg p "$FS_MNT/sb" '.kernel.files[] | select(.path == $p) | .user_layer' "$J")"
+"$IOSTRATA" run -q -o "$T/su" --kernel -- "$PROGS/stdio_fwrite" nobuf "$FS_MNT/su"
+"$IOSTRATA" report --json "$T/su" >"$T/su.json"
+eq "stdio unbuffered: 100 fwrites, 100 write system calls" "100 100" \
+	"$(jq -r --arg p "$FS_MNT/su" '.kernel.files[] | select(.path == $p) | "\(.user.writes) \(.syscall.writes)"' "$T/su.json")"
+
+# --- the page cache: cold reads, buffered and O_DIRECT ------------------------------------------
 for i in $(seq 40); do head -c 262144 /dev/urandom >"$FS_MNT/c$i"; done
 drop_caches
 "$IOSTRATA" run -q -o "$T/cold" --kernel -- sh -c "for i in \$(seq 40); do dd if=$FS_MNT/c\$i of=/dev/null bs=64k iflag=direct status=none; done"
 "$IOSTRATA" report --json "$T/cold" >"$T/cold.json"
-eq "cold: O_DIRECT reads are not page-cache reads" 0 "$(jq '.kernel.pagecache.pages_read_in // 0' "$T/cold.json" | awk '{print ($1 > 0) ? 1 : 0}')"
+J="$T/cold.json"
+eq "cold O_DIRECT: no page of the files read into the cache" 0 \
+	"$(jq --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m)) | .pages_read_in] | add' "$J")"
+eq "cold O_DIRECT: every byte from the device" $((40 * 262144)) \
+	"$(jq --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m)) | .block.bytes_read] | add' "$J")"
 drop_caches
 "$IOSTRATA" run -q -o "$T/cold2" --kernel -- sh -c "for i in \$(seq 40); do dd if=$FS_MNT/c\$i of=/dev/null bs=4k status=none; done"
 "$IOSTRATA" report --json "$T/cold2" >"$T/cold2.json"
-eq "cold: every file read in once" $((40 * 64)) \
-	"$(jq --arg m "$FS_MNT/c" '[.files[] | select(.layer=="pagecache" and (.path|startswith($m))) | .counters.pages_read_in] | add' "$T/cold2.json")"
+J="$T/cold2.json"
+eq "cold buffered: every file read in once" $((40 * 64)) \
+	"$(jq --arg m "$FS_MNT/c" '[.files[] | select(.layer == "pagecache" and (.path | startswith($m))) | .counters.pages_read_in] | add' "$J")"
+eq "cold buffered: the per-file view agrees" $((40 * 64)) \
+	"$(jq --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m)) | .pages_read_in] | add' "$J")"
+eq "cold buffered: bytes asked" $((40 * 262144)) "$(jq '.kernel.amplification.data_files.syscall_bytes_read' "$J")"
+
+# --- insights ------------------------------------------------------------------------------------
+head -c $((4 << 20)) /dev/urandom >"$FS_MNT/big"
+sync
+"$IOSTRATA" run -q -o "$T/rr" --kernel -- sh -c "for i in 1 2 3; do dd if=$FS_MNT/big of=/dev/null bs=1M iflag=direct status=none; done"
+"$IOSTRATA" report --json "$T/rr" >"$T/rr.json"
+eq "insight: O_DIRECT re-reads went to storage again" 1 "$(has_insight "$T/rr.json" cache_misses)"
+eq "insight: it names the file and the bytes fetched again" 1 \
+	"$(jq -r '.insights[] | select(.id == "cache_misses") | .text' "$T/rr.json" | grep -c "/big was read for 12.0 MiB over a 4.0 MiB extent.*(8.0 MiB fetched again over 1 file): O_DIRECT")"
+"$IOSTRATA" run -q -o "$T/rb" --kernel -- sh -c "for i in 1 2 3; do dd if=$FS_MNT/big of=/dev/null bs=1M status=none; done"
+"$IOSTRATA" report --json "$T/rb" >"$T/rb.json"
+eq "insight: cached re-reads are not storage re-reads" 0 "$(has_insight "$T/rb.json" cache_misses)"
+"$IOSTRATA" run -q -o "$T/wa" --kernel -- dd if=/dev/zero of="$FS_MNT/j" bs=100 count=1200 oflag=dsync status=none
+"$IOSTRATA" report --json "$T/wa" >"$T/wa.json"
+J="$T/wa.json"
+eq "insight: synced small writes amplified at the block layer" 1 "$(has_insight "$J" write_amplification)"
+eq "insight: many small block requests" 1 "$(has_insight "$J" small_block_requests)"
+eq "insight: small writes judged once, on the user layer" 1 "$(has_insight "$J" small_writes)"
+eq "wa: the device wrote at least a block per synced write" 1 \
+	"$(jfile "$J" block "$FS_MNT/j" '.bytes_written >= 1200 * 1024 | if . then 1 else 0 end')"

@@ -2,7 +2,9 @@
 /*
  * Unit tests of src/analysis: the profile merge (layer totals, merge rules per counter kind,
  * ranks, wall time, duplicates), the I/O mode, imbalance, top-N ordering, common sizes,
- * insights, warnings and both renderings. Every input is a struct log_file built in memory, so
+ * insights, warnings and both renderings, and jobs with a kernel log (the kernel log is no
+ * process; its layers join below the user layers; processes only the kernel saw stand in with
+ * their system calls; "Down the stack" figures). Every input is a struct log_file built in memory, so
  * no test depends on the reader or on the capture library; the JSON is checked by Python's
  * parser. Output: one "ok - name" / "not ok - name: detail" line per check; exit 1 on failure.
  */
@@ -14,8 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/sysmacros.h>
+
 #include "analysis/profile.h"
 #include "analysis/report_out.h"
+#include "analysis/stack.h"
 
 static int failures;
 
@@ -743,6 +748,504 @@ out:
 	reset_logs();
 }
 
+/* ---- jobs with a kernel log ---- */
+
+#define KLAYERS ((1u << LOG_LAYER_SYSCALL) | (1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS) | \
+		 (1u << LOG_LAYER_BLOCK))
+
+/* The kernel log of `run --kernel`: header pid = the traced command's. */
+static struct log_file *mk_klog(int pid, uint64_t start, uint64_t end, const char *exe)
+{
+	struct log_file *lf = mk_log(pid, -1, start, end, exe);
+	lf->hdr.kernel_layers = KLAYERS;
+	return lf;
+}
+
+/* A kernel record of process pid (0: no process context) on file (dev, ino). */
+static struct log_record *add_krec(struct log_file *lf, unsigned layer, const char *path, int pid, uint64_t dev,
+				   uint64_t ino)
+{
+	struct log_record *r = add_rec(lf, layer, path, 0);
+	r->pid = pid;
+	r->dev = dev;
+	r->ino = ino;
+	return r;
+}
+
+/* n system calls of size bytes each, latency lat ns each, starting at time t0. */
+static void kio(struct log_record *r, int write, uint64_t n, uint64_t size, uint64_t lat, uint64_t t0)
+{
+	io(r, write, n, size, n * lat);
+	uint64_t *c = r->counters;
+	/* the kernel layers compute no patterns */
+	c[write ? LOG_C_SEQ_WRITES : LOG_C_SEQ_READS] = 0;
+	c[write ? LOG_C_CONSEC_WRITES : LOG_C_CONSEC_READS] = 0;
+	(write ? r->write_lat_hist : r->read_lat_hist)[log_hist_bucket(lat)] += n;
+	uint64_t *first = &c[write ? LOG_C_WRITE_FIRST : LOG_C_READ_FIRST];
+	if (!*first || t0 < *first)
+		*first = t0;
+	if (!c[LOG_C_OPEN_FIRST] || t0 < c[LOG_C_OPEN_FIRST])
+		c[LOG_C_OPEN_FIRST] = t0;
+	uint64_t end = t0 + n * lat;
+	if (end > c[write ? LOG_C_WRITE_LAST : LOG_C_READ_LAST])
+		c[write ? LOG_C_WRITE_LAST : LOG_C_READ_LAST] = end;
+}
+
+/* n block requests of size bytes, queue q and device d ns each. */
+static void kblock(struct log_record *r, int write, uint64_t n, uint64_t size, uint64_t q, uint64_t d)
+{
+	uint64_t *c = r->counters;
+	c[write ? LOG_C_WRITES : LOG_C_READS] += n;
+	c[write ? LOG_C_BYTES_WRITTEN : LOG_C_BYTES_READ] += n * size;
+	c[write ? LOG_C_TIME_WRITE : LOG_C_TIME_READ] += n * (q + d);
+	c[LOG_C_TIME_QUEUE] += n * q;
+	c[LOG_C_TIME_DEVICE] += n * d;
+	(write ? r->write_hist : r->read_hist)[log_hist_bucket(size)] += n;
+	(write ? r->write_lat_hist : r->read_lat_hist)[log_hist_bucket(d)] += n;
+}
+
+static char *render_text(const struct ana_profile *p, const struct ana_report_opts *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int rc = m ? ana_report_text(m, p, o) : -1;
+	if (m)
+		fclose(m);
+	check("text report renders", rc == 0 && text, "rc=%d", rc);
+	if (getenv("TEST_ANALYSIS_SHOW") && text)
+		fputs(text, stderr);
+	return text;
+}
+
+static size_t widest_line(const char *text)
+{
+	size_t widest = 0, w = 0;
+	for (const char *s = text; s && *s; s++) {
+		if (*s == '\n') {
+			widest = w > widest ? w : widest;
+			w = 0;
+		} else if (((unsigned char)*s & 0xc0) != 0x80) {
+			w++;
+		}
+	}
+	return w > widest ? w : widest;
+}
+
+/* The JSON report into a temporary file (name in path, to unlink); 0 on success. */
+static int render_json(const struct ana_profile *p, const struct ana_report_opts *o, char *path)
+{
+	int fd = mkstemp(path);
+	FILE *jf = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!jf) {
+		check("json temp file", 0, "mkstemp failed");
+		return -1;
+	}
+	int rc = ana_report_json(jf, p, o);
+	fclose(jf);
+	check("json report renders", rc == 0, "rc=%d", rc);
+	return rc;
+}
+
+/*
+ * One process seen by both layers (pid 100) and its kernel log: an O_DIRECT-style file written
+ * in 4 KiB calls, a stdio log file buffered into few system calls, an input read twice whose
+ * second pass missed the cache, a library read by the loader; a loop device with its totals and
+ * per-file requests.
+ */
+static void test_kernel_join(void)
+{
+	struct ana_profile p;
+	char json_path[] = "/tmp/iostrata-test-XXXXXX";
+	const uint64_t dev = makedev(7, 3);
+	const uint64_t MiB = 1 << 20;
+
+	struct log_file *u = mk_log(100, -1, 1000, 9000000, "/bin/app");
+	u->hdr.flags |= LOG_F_STDIO_SYSCALLS;
+	io(add_rec(u, LOG_LAYER_POSIX, "/scratch/out", 0), 1, 100, 4096, 100000);
+	io(add_rec(u, LOG_LAYER_STDIO, "/scratch/log", 0), 1, 1000, 10, 5000);
+	io(add_rec(u, LOG_LAYER_POSIX, "/scratch/log", 0), 1, 4, 2500, 4000);
+	struct log_record *ui = add_rec(u, LOG_LAYER_POSIX, "/scratch/in", 0);
+	io(ui, 0, 3072, 4096, 900000); /* 12 MiB read of a 4 MiB file: three passes */
+	ui->counters[LOG_C_MAX_READ_END] = 4 * MiB;
+
+	struct log_file *k = mk_klog(100, 900, 9000100, "/bin/app");
+	kio(add_krec(k, LOG_LAYER_SYSCALL, "/scratch/out", 100, dev, 12), 1, 100, 4096, 1000, 2000);
+	kio(add_krec(k, LOG_LAYER_SYSCALL, "/scratch/log", 100, dev, 13), 1, 4, 2500, 1000, 2000);
+	struct log_record *ki = add_krec(k, LOG_LAYER_SYSCALL, "/scratch/in", 100, dev, 14);
+	kio(ki, 0, 3072, 4096, 400, 3000);
+	ki->counters[LOG_C_MAX_READ_END] = 4 * MiB;
+	ki->counters[LOG_C_CACHE_HIT_READS] = 2304;
+	ki->counters[LOG_C_CACHE_MISS_READS] = 768;
+	kio(add_krec(k, LOG_LAYER_SYSCALL, "/usr/lib/libc.so.6", 100, dev, 15), 0, 1, 832, 500, 1500);
+	/* the input's pages came from storage at every pass: the cache did not keep them */
+	struct log_record *pi = add_krec(k, LOG_LAYER_PAGECACHE, "/scratch/in", 0, dev, 14);
+	pi->counters[LOG_C_PAGES_READ_IN] = 3072;
+	pi->counters[LOG_C_READAHEAD_PAGES] = 3072;
+	pi->counters[LOG_C_PAGES_EVICTED] = 1024;
+	add_krec(k, LOG_LAYER_PAGECACHE, "/scratch/log", 100, dev, 13)->counters[LOG_C_PAGES_DIRTIED] = 3;
+	add_krec(k, LOG_LAYER_PAGECACHE, "/scratch/log", 100, dev, 13)->counters[LOG_C_PAGES_ADDED_WRITE] = 3;
+	kio(add_krec(k, LOG_LAYER_FS, "/scratch/log", 100, dev, 13), 1, 3, 3333, 0, 2000);
+	/* the device: every request once; the per-file records are a view of the same requests */
+	struct log_record *bd = add_krec(k, LOG_LAYER_BLOCK, "<device loop3 7:3>", 0, dev, 0);
+	bd->flags |= LOG_R_PSEUDO;
+	kblock(bd, 1, 100, 4096, 1000, 20000);
+	kblock(bd, 1, 10, 4096, 3000, 40000);
+	kblock(bd, 0, 96, 128 * 1024, 2000, 300000);
+	kblock(add_krec(k, LOG_LAYER_BLOCK, "/scratch/out", 100, dev, 12), 1, 100, 4096, 1000, 20000);
+	kblock(add_krec(k, LOG_LAYER_BLOCK, "/scratch/log", 0, dev, 13), 1, 10, 4096, 3000, 40000);
+	kblock(add_krec(k, LOG_LAYER_BLOCK, "/scratch/in", 100, dev, 14), 0, 96, 128 * 1024, 2000, 300000);
+	if (build(&p) < 0)
+		goto out;
+
+	/* the kernel log is no process: one process, one rank, figures of the user layers */
+	check_u64("kernel: one process (the kernel log is none)", p.nprocs, 1);
+	check_u64("kernel: no kernel-only process", p.nkernel_procs, 0);
+	check_u64("kernel: one kernel log", p.nklogs, 1);
+	check("kernel: not a kernel-only job", !p.kernel_only, "kernel_only=%d", p.kernel_only);
+	check_u64("kernel: one rank", p.nranks, 1);
+	check_u64("kernel: rank bytes written from the user layers", p.ranks[0].bytes_written, 409600 + 10000);
+	check_u64("kernel: rank writes (stdio's calls are posix's)", p.ranks[0].writes, 104);
+	check_u64("kernel: rank bytes read", p.ranks[0].bytes_read, 12 * MiB);
+	check_u64("kernel: rank reads (no loader read of the syscall layer)", p.ranks[0].reads, 3072);
+	check("kernel: I/O mode 1-1 over 3 data files", p.io_mode.mode == ANA_IO_1_1 && p.io_mode.data_files == 3 &&
+	      p.io_mode.ranks_with_data == 1 && p.io_mode.ranks == 1, "mode %s F=%zu P=%zu",
+	      ana_io_mode_name(p.io_mode.mode), p.io_mode.data_files, p.io_mode.ranks_with_data);
+	check("kernel: imbalance over one rank", p.ranks_with_io == 1 && p.imbalance_bytes == 1.0, "%zu %.3f",
+	      p.ranks_with_io, p.imbalance_bytes);
+	/* layers: the same counter names, each layer its own totals */
+	const uint64_t *sc = p.layers[LOG_LAYER_SYSCALL].c, *bc = p.layers[LOG_LAYER_BLOCK].c;
+	check_u64("kernel: syscall writes", sc[LOG_C_WRITES], 104);
+	check_u64("kernel: syscall bytes written", sc[LOG_C_BYTES_WRITTEN], 409600 + 10000);
+	check_u64("kernel: syscall bytes read (with the loader's)", sc[LOG_C_BYTES_READ], 12 * MiB + 832);
+	check_u64("kernel: syscall write latency histogram", p.layers[LOG_LAYER_SYSCALL].write_lat_hist[log_hist_bucket(1000)], 104);
+	check_u64("kernel: block writes counted once (devices)", bc[LOG_C_WRITES], 110);
+	check_u64("kernel: block bytes written counted once", bc[LOG_C_BYTES_WRITTEN], 110 * 4096);
+	check_u64("kernel: block bytes read", bc[LOG_C_BYTES_READ], 12 * MiB);
+	check_u64("kernel: block records (device and files)", p.layers[LOG_LAYER_BLOCK].nrecords, 4);
+	check_u64("kernel: pagecache pages read in", p.layers[LOG_LAYER_PAGECACHE].c[LOG_C_PAGES_READ_IN], 3072);
+	check_u64("kernel: the user layers have no latency histograms",
+		  p.layers[LOG_LAYER_POSIX].write_lat_hist[log_hist_bucket(1000)], 0);
+	/* files: kernel entries next to the user ones, named by the kernel */
+	const struct ana_file *fo = NULL, *fb = NULL;
+	for (size_t i = 0; i < p.nfiles; i++) {
+		if (!strcmp(p.files[i].path, "/scratch/out") && p.files[i].layer == LOG_LAYER_SYSCALL)
+			fo = &p.files[i];
+		if (!strcmp(p.files[i].path, "<device loop3 7:3>"))
+			fb = &p.files[i];
+	}
+	check("kernel: syscall file entry", fo && fo->c[LOG_C_WRITES] == 100 && fo->c[LOG_C_BYTES_WRITTEN] == 409600 &&
+	      fo->pid == 100 && fo->dev == dev && fo->ino == 12 && !fo->job_view, "missing or wrong");
+	check("kernel: device entry is pseudo", fb && (fb->rflags & LOG_R_PSEUDO) && !ana_is_data_file(fb), "missing");
+
+	/* down the stack */
+	struct ana_mount mnt = {dev, "/mnt/scratch", "ext4"};
+	struct ana_stack st;
+	if (ana_stack_build(&p, &mnt, 1, &st) < 0) {
+		check("stack builds", 0, "ENOMEM");
+		goto done;
+	}
+	check_u64("stack: hit reads", st.hit_reads, 2304);
+	check_u64("stack: miss reads", st.miss_reads, 768);
+	check_u64("stack: bytes read in = pages x page size", st.bytes_read_in, 3072ull * p.page_size);
+	check_u64("stack: bytes asked", st.bytes_requested, 12 * MiB + 832);
+	check_u64("stack: pages dirtied", st.pages_dirtied, 3);
+	check_u64("stack: block bytes read (devices)", st.block_bytes_read, 12 * MiB);
+	check_u64("stack: block bytes written (devices)", st.block_bytes_written, 110 * 4096);
+	check_dbl("stack: read amplification", st.read_amplification, (double)(12 * MiB) / (double)(12 * MiB + 832));
+	check_dbl("stack: write amplification", st.write_amplification, 110.0 * 4096 / 419600.0);
+	check_dbl("stack: data-file write amplification", st.file_write_amplification, 110.0 * 4096 / 419600.0);
+	check_u64("stack: data-file syscall bytes read (no library)", st.file_syscall_bytes[0], 12 * MiB);
+	check_u64("stack: one device", st.ndevices, 1);
+	if (st.ndevices)
+		check("stack: device named, numbered and mounted", !strcmp(st.devices[0].name, "loop3") &&
+		      st.devices[0].major == 7 && st.devices[0].minor == 3 && st.devices[0].mount == &mnt,
+		      "%s %u:%u", st.devices[0].name, st.devices[0].major, st.devices[0].minor);
+	check_u64("stack: data files", st.nfiles, 3);
+	if (st.nfiles == 3) {
+		check_str("stack: most syscall bytes first", st.files[0].path, "/scratch/in");
+		check_str("stack: then", st.files[1].path, "/scratch/out");
+		const struct ana_stack_file *lg = &st.files[2];
+		check("stack: the log's topmost user layer is stdio", lg->user_layer == LOG_LAYER_STDIO &&
+		      lg->ops[ANA_SL_USER][1] == 1000 && lg->ops[ANA_SL_SYSCALL][1] == 4 &&
+		      lg->bytes[ANA_SL_BLOCK][1] == 40960 && lg->pages_dirtied == 3, "layer %u ops %" PRIu64,
+		      lg->user_layer, lg->ops[ANA_SL_USER][1]);
+	}
+	check_u64("stack: user write calls on data files", st.user_calls[0][1], 1100);
+	check_u64("stack: stdio write calls", st.user_calls[LOG_LAYER_STDIO][1], 1000);
+	check_u64("stack: write system calls on data files", st.syscalls[1], 104);
+	check_u64("stack: percentile bucket of device time", (uint64_t)ana_hist_percentile(st.devices[0].write_lat_hist, 0.99),
+		  log_hist_bucket(40000));
+	ana_stack_free(&st);
+
+	/* insights: the user rules once, on the user layers; the kernel's on the cache */
+	const struct ana_insight *in = find_insight(&p, "cache_misses");
+	check("insight cache_misses names the re-read file", in && strstr(in->text, "/scratch/in") &&
+	      strstr(in->text, "8.0 MiB fetched again"), "%s", in ? in->text : "(none)");
+	in = find_insight(&p, "tiny_fwrites");
+	check("insight tiny_fwrites says stdio's buffer worked", in && strstr(in->text, "stdio's buffer already turned "
+	      "1,000 of them into 4 write system calls"), "%s", in ? in->text : "(none)");
+	check("no write amplification at 1.07x", !find_insight(&p, "write_amplification"), "present");
+	check("no small block requests at 206 requests", !find_insight(&p, "small_block_requests"), "present");
+	size_t rereads = 0;
+	for (size_t i = 0; i < p.ninsights; i++)
+		rereads += !strcmp(p.insights[i].id, "rereads");
+	check_u64("rereads judged once (user layer, not syscall)", rereads, 1);
+
+	/* text */
+	struct ana_report_opts o = {.top_n = 5, .mounts = &mnt, .nmounts = 1};
+	char *text = render_text(&p, &o);
+	check("text fits 100 columns with a kernel log", widest_line(text) <= ANA_TEXT_WIDTH, "widest %zu",
+	      widest_line(text));
+	check("text header: 1 log + kernel log", text && strstr(text, "1 rank, 1 log + kernel log,"), "missing");
+	check("text job: processes are logs only", text && strstr(text, "processes   1 log in 1 rank, all exited 0"),
+	      "missing");
+	check("text has Down the stack", text && strstr(text, "\nDown the stack ("), "missing");
+	check("text: hit estimate", text && strstr(text, "page cache: 75.0% of 3,072 read calls served from the cache"),
+	      "missing");
+	check("text: buffering line", text && strstr(text, "calls on data files: reads 3,072 posix calls -> 3,072 "
+						      "system calls; writes 1,100 calls (1,000"), "missing");
+	check("text: device with mount point", text && strstr(text, "device loop3 7:3 on /mnt/scratch (ext4): 96 reads"
+							       " 12.0 MiB, 110 writes 440.0 KiB"), "missing");
+	check("text: device queue time", text && strstr(text, "queue 1.6 µs, device 151.5 µs (p50 ~32.8 µs, p99 "
+							   "~262.1 µs)"), "missing");
+	char *pat = text ? strstr(text, "\nAccess patterns") : NULL, *pat_end = pat ? strstr(pat, "\nMost common") : NULL;
+	if (pat_end)
+		*pat_end = '\0';
+	check("text: no kernel layer in the pattern table", pat && !strstr(pat, "\n  syscall ") &&
+	      !strstr(pat, "\n  block "), "present");
+	check("text: patterns n/a for the kernel layers", text && strstr(text, "n/a (the kernel layers do not compute"),
+	      "missing");
+	check("text: kernel sizes table", text && strstr(text, "syscall reads  syscall writes"), "missing");
+	free(text);
+
+	/* JSON */
+	if (render_json(&p, &o, json_path) == 0) {
+		check_python("json kernel: parses", json_path, "pass");
+		check_python("json kernel: one process", json_path,
+			     "assert len(d[\"processes\"])==1 and d[\"job\"][\"nprocs\"]==1");
+		check_python("json kernel: layers.syscall with the user keys", json_path,
+			     "l=d[\"layers\"][\"syscall\"]\nassert l[\"writes\"]==104 and l[\"bytes_written\"]==419600 "
+			     "and l[\"counters\"][\"cache_miss_reads\"]==768 and len(l[\"write_lat_hist\"])==32");
+		check_python("json kernel: layers.block and layers.pagecache", json_path,
+			     "assert d[\"layers\"][\"block\"][\"bytes_written\"]==450560 and "
+			     "d[\"layers\"][\"pagecache\"][\"counters\"][\"pages_read_in\"]==3072");
+		check_python("json kernel: no latency histograms in user layers", json_path,
+			     "assert \"write_lat_hist\" not in d[\"layers\"][\"posix\"]");
+		check_python("json kernel: files[] syscall entry", json_path,
+			     "f=[x for x in d[\"files\"] if x[\"layer\"]==\"syscall\" and x[\"path\"]==\"/scratch/out\"][0]\n"
+			     "assert f[\"writes\"]==100 and f[\"bytes_written\"]==409600 and f[\"pid\"]==100 and "
+			     "f[\"ino\"]==12 and f[\"job_view\"] is False and sum(f[\"write_lat_hist\"])==100");
+		check_python("json kernel: files[] device entry flagged pseudo", json_path,
+			     "f=[x for x in d[\"files\"] if x[\"path\"]==\"<device loop3 7:3>\"][0]\n"
+			     "assert f[\"layer\"]==\"block\" and f[\"pseudo\"] is True and f[\"data_file\"] is False");
+		check_python("json kernel: pagecache figures", json_path,
+			     "c=d[\"kernel\"][\"pagecache\"]\nassert c[\"hit_reads\"]==2304 and c[\"miss_reads\"]==768 "
+			     "and c[\"hit_ratio\"]==0.75 and c[\"bytes_read_in\"]==3072*d[\"kernel\"][\"page_size\"]");
+		check_python("json kernel: devices", json_path,
+			     "v=d[\"kernel\"][\"devices\"][0]\nassert v[\"name\"]==\"loop3\" and v[\"major\"]==7 and "
+			     "v[\"minor\"]==3 and v[\"mount_point\"]==\"/mnt/scratch\" and v[\"ops\"]==206 and "
+			     "v[\"bytes_written\"]==450560 and v[\"time_queue\"]==0.000322 and "
+			     "sum(v[\"write_lat_hist\"])==110 and v[\"device_p99_ns\"]==262144");
+		check_python("json kernel: amplification", json_path,
+			     "a=d[\"kernel\"][\"amplification\"]\nassert a[\"block_bytes_written\"]==450560 and "
+			     "a[\"syscall_bytes_written\"]==419600 and a[\"data_files\"][\"syscall_bytes_read\"]==12*1048576");
+		check_python("json kernel: calls", json_path,
+			     "c=d[\"kernel\"][\"calls\"][\"writes\"]\nassert c[\"user\"]==1100 and c[\"stdio\"]==1000 "
+			     "and c[\"posix\"]==100 and c[\"syscall\"]==104");
+		check_python("json kernel: per-file view", json_path,
+			     "f=[x for x in d[\"kernel\"][\"files\"] if x[\"path\"]==\"/scratch/log\"][0]\n"
+			     "assert f[\"user_layer\"]==\"stdio\" and f[\"user\"][\"writes\"]==1000 and "
+			     "f[\"syscall\"][\"writes\"]==4 and f[\"block\"][\"bytes_written\"]==40960 and f[\"pages_dirtied\"]==3");
+		check_python("json kernel: no patterns or common sizes for kernel layers", json_path,
+			     "assert \"syscall\" not in d[\"patterns\"] and \"block\" not in d[\"common_sizes\"] and "
+			     "\"posix\" in d[\"patterns\"] and \"syscall\" in d[\"sizes\"] and \"pagecache\" not in d[\"sizes\"]");
+		check_python("json kernel: layers attached and log", json_path,
+			     "k=d[\"kernel\"]\nassert k[\"layers_attached\"]==[\"syscall\",\"pagecache\",\"fs\",\"block\"] and "
+			     "k[\"events_dropped\"]==0 and k[\"kernel_table_full\"]==0 and len(k[\"logs\"])==1 and "
+			     "k[\"logs\"][0][\"pid\"]==100");
+	}
+	unlink(json_path);
+done:
+	ana_profile_free(&p);
+out:
+	reset_logs();
+}
+
+/* A statically linked program and its child: no user-layer log at all. */
+static void test_kernel_only(void)
+{
+	struct ana_profile p;
+	char json_path[] = "/tmp/iostrata-test-XXXXXX";
+	const uint64_t dev = makedev(254, 1);
+
+	struct log_file *k = mk_klog(50, 1000, 5000000, "/bin/static");
+	/* 200 writes of 100 B taking most of the time: small writes, judged on the system calls */
+	struct log_record *o = add_krec(k, LOG_LAYER_SYSCALL, "/d/out", 50, dev, 21);
+	kio(o, 1, 200, 100, 5000, 2000);
+	kio(o, 0, 5, 4000, 1000, 1100000);
+	o->counters[LOG_C_CACHE_HIT_READS] = 5;
+	kio(add_krec(k, LOG_LAYER_SYSCALL, "/d/child", 51, dev, 22), 1, 11, 10, 1000, 3000000);
+	kio(add_krec(k, LOG_LAYER_SYSCALL, "/sys/devices/system/cpu/online", 50, makedev(0, 22), 5), 0, 1, 6, 800, 1500);
+	struct log_record *bd = add_krec(k, LOG_LAYER_BLOCK, "<device vda1 254:1>", 0, dev, 0);
+	bd->flags |= LOG_R_PSEUDO;
+	kblock(bd, 1, 6, 4096, 1000, 30000);
+	kblock(add_krec(k, LOG_LAYER_BLOCK, "/d/out", 0, dev, 21), 1, 6, 4096, 1000, 30000);
+	if (build(&p) < 0)
+		goto out;
+	check("kernel-only: a kernel-only job", p.kernel_only == 1, "kernel_only=%d", p.kernel_only);
+	check_u64("kernel-only: the command and its child are processes", p.nprocs, 2);
+	check_u64("kernel-only: both seen by the kernel only", p.nkernel_procs, 2);
+	check_u64("kernel-only: two ranks", p.nranks, 2);
+	if (p.nprocs == 2) {
+		check("kernel-only: the command keeps its header", p.procs[0].pid == 50 && p.procs[0].kernel_only &&
+		      !strcmp(p.procs[0].exe, "/bin/static") && p.procs[0].exit_status == 0 &&
+		      p.procs[0].start_ns == 1000 && p.procs[0].end_ns == 5000000, "pid %d exe %s", p.procs[0].pid,
+		      p.procs[0].exe);
+		check("kernel-only: the child by its records", p.procs[1].pid == 51 && !p.procs[1].exe[0] &&
+		      p.procs[1].exit_status == -1 && p.procs[1].start_ns == 3000000 &&
+		      p.procs[1].end_ns == 3000000 + 11 * 1000, "pid %d start %" PRIu64 " end %" PRIu64, p.procs[1].pid,
+		      p.procs[1].start_ns, p.procs[1].end_ns);
+	}
+	check_str("kernel-only: command from the kernel log", p.first ? p.first->exe : NULL, "/bin/static");
+	check_u64("kernel-only: rank of the command, writes", p.ranks[0].writes, 200);
+	check_u64("kernel-only: rank of the command, bytes written", p.ranks[0].bytes_written, 20000);
+	check_u64("kernel-only: rank of the command, reads (system file too)", p.ranks[0].reads, 6);
+	check_u64("kernel-only: rank of the child, bytes written", p.ranks[1].bytes_written, 110);
+	check("kernel-only: I/O mode from the system calls", p.io_mode.mode == ANA_IO_N_N && p.io_mode.data_files == 2 &&
+	      p.io_mode.ranks_with_data == 2, "mode %s F=%zu P=%zu", ana_io_mode_name(p.io_mode.mode),
+	      p.io_mode.data_files, p.io_mode.ranks_with_data);
+	check_u64("kernel-only: stand-in layer writes", p.standin.c[LOG_C_WRITES], 211);
+	const struct ana_insight *in = find_insight(&p, "small_writes");
+	check("kernel-only: small writes judged on the system calls", in && strstr(in->text, "of 211 system-call writes"),
+	      "%s", in ? in->text : "(none)");
+	char *text = render_text(&p, NULL);
+	check("kernel-only text: header", text && strstr(text, "2 ranks, kernel log only,"), "missing");
+	check("kernel-only text: processes", text && strstr(text, "2 processes seen only by the kernel layer in 2 ranks"),
+	      "missing");
+	check("kernel-only text: per-file row without a user layer", text &&
+	      strstr(text, "    writes             -           -        200    19.5 KiB"), "missing");
+	check("kernel-only text fits 100 columns", widest_line(text) <= ANA_TEXT_WIDTH, "widest %zu", widest_line(text));
+	free(text);
+	if (render_json(&p, NULL, json_path) == 0) {
+		check_python("kernel-only json: processes", json_path,
+			     "v=d[\"processes\"]\nassert len(v)==2 and all(x[\"kernel_only\"] for x in v) and "
+			     "v[0][\"exe\"]==\"/bin/static\" and v[1][\"pid\"]==51");
+		check_python("kernel-only json: syscall file entries in the job view", json_path,
+			     "f=[x for x in d[\"files\"] if x[\"layer\"]==\"syscall\" and x[\"path\"]==\"/d/child\"][0]\n"
+			     "assert f[\"writes\"]==11 and f[\"job_view\"] is True and f[\"pid\"]==51");
+		check_python("kernel-only json: kernel object", json_path,
+			     "assert d[\"kernel\"][\"kernel_only\"] is True and d[\"kernel\"][\"kernel_only_processes\"]==2 "
+			     "and d[\"kernel\"][\"files\"][0][\"user_layer\"]==\"\"");
+	}
+	unlink(json_path);
+	ana_profile_free(&p);
+out:
+	reset_logs();
+}
+
+/* A launcher's child exec'd a static program: the user layer saw the first image only. */
+static void test_kernel_exec(void)
+{
+	struct ana_profile p;
+	const uint64_t dev = makedev(254, 1);
+
+	struct log_file *sh = mk_log(60, -1, 1000, 2000, "/bin/sh");
+	sh->hdr.flags |= LOG_F_EXEC;
+	sh->hdr.exit_status = -1;
+	io(add_rec(sh, LOG_LAYER_POSIX, "/d/in.cfg", 0), 0, 1, 300, 10);
+	struct log_file *k = mk_klog(60, 900, 9000, "/bin/sh");
+	/* the shell's read, before its exec: the user layer has it */
+	kio(add_krec(k, LOG_LAYER_SYSCALL, "/d/in.cfg", 60, dev, 30), 0, 1, 300, 10, 1500);
+	/* the static image's writes, after the exec */
+	kio(add_krec(k, LOG_LAYER_SYSCALL, "/d/data", 60, dev, 31), 1, 7, 1000, 100, 3000);
+	if (build(&p) < 0)
+		goto out;
+	check_u64("exec: the shell and the image it exec'd", p.nprocs, 2);
+	check_u64("exec: one kernel-only image", p.nkernel_procs, 1);
+	check_u64("exec: one rank (one pid)", p.nranks, 1);
+	if (p.nprocs == 2)
+		check("exec: the unseen image starts at the exec and ends with the command", p.procs[1].kernel_only &&
+		      p.procs[1].start_ns == 2000 && p.procs[1].end_ns == 9000 && p.procs[1].exit_status == 0,
+		      "start %" PRIu64 " end %" PRIu64, p.procs[1].start_ns, p.procs[1].end_ns);
+	check_u64("exec: rank bytes written from the unseen image's system calls", p.ranks[0].bytes_written, 7000);
+	check_u64("exec: rank bytes read once (user layer, not its system call again)", p.ranks[0].bytes_read, 300);
+	check("exec: I/O mode counts both files", p.io_mode.mode == ANA_IO_1_1 && p.io_mode.data_files == 2,
+	      "mode %s F=%zu", ana_io_mode_name(p.io_mode.mode), p.io_mode.data_files);
+	ana_profile_free(&p);
+out:
+	reset_logs();
+}
+
+/* The kernel insights fire on their figures, and a healthy job says nothing. */
+static void test_kernel_insights(void)
+{
+	struct ana_profile p;
+	const uint64_t dev = makedev(259, 0);
+
+	/* 2000 appends of 100 B, each synced: the device rewrites a 4 KiB block every time */
+	struct log_file *u = mk_log(70, -1, 1000, 100000000, "/bin/db");
+	struct log_record *w = add_rec(u, LOG_LAYER_POSIX, "/d/journal", 0);
+	io(w, 1, 2000, 100, 1000000);
+	w->counters[LOG_C_FSYNCS] = 2000;
+	w->counters[LOG_C_TIME_META] = 100000;
+	struct log_file *k = mk_klog(70, 900, 100000100, "/bin/db");
+	struct log_record *ks = add_krec(k, LOG_LAYER_SYSCALL, "/d/journal", 70, dev, 40);
+	kio(ks, 1, 2000, 100, 500, 2000);
+	ks->counters[LOG_C_FSYNCS] = 2000;
+	struct log_record *bd = add_krec(k, LOG_LAYER_BLOCK, "<device nvme0n1 259:0>", 0, dev, 0);
+	bd->flags |= LOG_R_PSEUDO;
+	kblock(bd, 1, 2000, 4096, 2000, 20000);
+	kblock(add_krec(k, LOG_LAYER_BLOCK, "/d/journal", 70, dev, 40), 1, 2000, 4096, 2000, 20000);
+	if (build(&p) < 0)
+		goto out;
+	const struct ana_insight *in = find_insight(&p, "write_amplification");
+	check("insight write_amplification", in && strstr(in->text, "wrote 7.8 MiB") && strstr(in->text, "(41.0x; most on "
+	      "/d/journal; 2,000 syncs)"), "%s", in ? in->text : "(none)");
+	in = find_insight(&p, "small_block_requests");
+	check("insight small_block_requests", in && strstr(in->text, "device nvme0n1 served 2,000 requests of 4.0 KiB"),
+	      "%s", in ? in->text : "(none)");
+	size_t small = 0;
+	for (size_t i = 0; i < p.ninsights; i++)
+		small += !strcmp(p.insights[i].id, "small_writes");
+	check_u64("small writes judged once (posix), not again on the system calls", small, 1);
+	check("no cache insight without reads", !find_insight(&p, "cache_misses"), "present");
+	ana_profile_free(&p);
+	reset_logs();
+
+	/* an unbuffered stream: every tiny fwrite a system call */
+	u = mk_log(75, -1, 1000, 100000000, "/bin/app");
+	io(add_rec(u, LOG_LAYER_STDIO, "/d/trace", 0), 1, 2000, 12, 100000);
+	io(add_rec(u, LOG_LAYER_POSIX, "/d/trace", 0), 1, 2000, 12, 1000000);
+	k = mk_klog(75, 900, 100000100, "/bin/app");
+	kio(add_krec(k, LOG_LAYER_SYSCALL, "/d/trace", 75, dev, 42), 1, 2000, 12, 400, 2000);
+	if (build(&p) < 0)
+		goto out;
+	in = find_insight(&p, "tiny_fwrites");
+	check("insight tiny_fwrites: an unbuffered stream", in && strstr(in->text, "the stream does not buffer them: "
+	      "their 2,000 calls reached the kernel as 2,000 write system calls"), "%s", in ? in->text : "(none)");
+	ana_profile_free(&p);
+	reset_logs();
+
+	/* large sequential writes straight to the device */
+	u = mk_log(80, -1, 1000, 100000000, "/bin/app");
+	io(add_rec(u, LOG_LAYER_POSIX, "/d/big", 0), 1, 64, 1 << 20, 1000000);
+	k = mk_klog(80, 900, 100000100, "/bin/app");
+	kio(add_krec(k, LOG_LAYER_SYSCALL, "/d/big", 80, dev, 41), 1, 64, 1 << 20, 10000, 2000);
+	bd = add_krec(k, LOG_LAYER_BLOCK, "<device nvme0n1 259:0>", 0, dev, 0);
+	bd->flags |= LOG_R_PSEUDO;
+	kblock(bd, 1, 512, 128 * 1024, 2000, 100000);
+	kblock(add_krec(k, LOG_LAYER_BLOCK, "/d/big", 80, dev, 41), 1, 512, 128 * 1024, 2000, 100000);
+	if (build(&p) < 0)
+		goto out;
+	check_u64("healthy kernel job: no insights", p.ninsights, 0);
+	for (size_t i = 0; i < p.ninsights; i++)
+		printf("# unexpected insight: %s\n", p.insights[i].text);
+	ana_profile_free(&p);
+out:
+	reset_logs();
+}
+
 static void test_empty_job(void)
 {
 	struct ana_profile p;
@@ -775,6 +1278,10 @@ int main(void)
 	test_insights();
 	test_text_helpers();
 	test_renderings();
+	test_kernel_join();
+	test_kernel_only();
+	test_kernel_exec();
+	test_kernel_insights();
 	test_empty_job();
 	if (failures)
 		printf("# %d check%s failed\n", failures, failures == 1 ? "" : "s");

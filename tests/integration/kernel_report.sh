@@ -161,7 +161,7 @@ eq "insight: it names the file and the bytes fetched again" 1 \
 "$IOSTRATA" run -q -o "$T/rb" --kernel -- sh -c "for i in 1 2 3; do dd if=$FS_MNT/big of=/dev/null bs=1M status=none; done"
 "$IOSTRATA" report --json "$T/rb" >"$T/rb.json"
 eq "insight: cached re-reads are not storage re-reads" 0 "$(has_insight "$T/rb.json" cache_misses)"
-"$IOSTRATA" run -q -o "$T/wa" --kernel -- dd if=/dev/zero of="$FS_MNT/j" bs=100 count=1200 oflag=dsync status=none
+"$IOSTRATA" run -q -o "$T/wa" --kernel -- "$PROGS/dsync_write" "$FS_MNT/j" 100 1200
 "$IOSTRATA" report --json "$T/wa" >"$T/wa.json"
 J="$T/wa.json"
 eq "insight: synced small writes amplified at the block layer" 1 "$(has_insight "$J" write_amplification)"

@@ -12,9 +12,13 @@ enum {
 #ifndef __bpf__
 #include <stddef.h>
 struct ks_session;
+struct ks_agg_val;
 extern const char *const ks_vfs_names[KS_VFS_NFUNCS];
 /* Try the probe set: -errno and the kernel's reason in err when it is refused. */
 int ks_vfs_load(struct ks_session *ks, char *err, size_t errlen);
+/* The counts so far, one ks_agg_val per function (KS_VFS_NFUNCS of them, in ks_vfs_names order):
+ * count, bytes, errors, time_ns and lat_hist; -ENOENT when the set is not loaded. */
+int ks_vfs_read(const struct ks_session *ks, struct ks_agg_val *out);
 void ks_vfs_destroy(struct ks_session *ks);
 #endif
 

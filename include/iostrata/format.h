@@ -183,6 +183,16 @@ static inline unsigned log_hist_bucket(uint64_t size)
 	return b > LOG_HIST_BUCKETS - 1 ? LOG_HIST_BUCKETS - 1 : b;
 }
 
+/* record.id: the 64-bit FNV-1a hash of the layer number and then the path's bytes. */
+static inline uint64_t log_record_id(unsigned layer, const char *path)
+{
+	uint64_t h = 1469598103934665603ull;
+	h = (h ^ layer) * 1099511628211ull;
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 1099511628211ull;
+	return h;
+}
+
 /* Per-counter metadata generated from the table. */
 extern const char *const log_counter_names[LOG_NCOUNTERS];
 extern const char *const log_counter_docs[LOG_NCOUNTERS];

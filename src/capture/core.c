@@ -165,15 +165,6 @@ static uint32_t string_add(const char *s)
 	return off;
 }
 
-static uint64_t record_hash(unsigned layer, const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	h = (h ^ layer) * 1099511628211ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static struct log_record *record_new(unsigned layer, const char *path, uint64_t id, uint32_t rflags)
 {
 	uint32_t n = __atomic_fetch_add(&cap.hdr->nrecords, 1, __ATOMIC_RELAXED);
@@ -201,7 +192,7 @@ static struct log_record *catch_all(unsigned layer)
 
 struct log_record *cap_record(unsigned layer, const char *path, uint32_t rflags)
 {
-	uint64_t id = record_hash(layer, path);
+	uint64_t id = log_record_id(layer, path);
 	uint32_t i = (uint32_t)id & cap.index_mask;
 	struct log_record *mine = NULL;
 	for (uint32_t probes = 0; probes <= cap.index_mask; probes++, i = (i + 1) & cap.index_mask) {
@@ -843,9 +834,9 @@ static int live_create(uint32_t max_records, int argc, char **argv)
 	memcpy(h->magic, LOG_MAGIC, 8); /* last: a reader never sees a half-made header as valid */
 
 	/* The catch-all records come first: record 0 is POSIX's, record 1 stdio's. */
-	record_new(LOG_LAYER_POSIX, "<overflow>", record_hash(LOG_LAYER_POSIX, "<overflow>"),
+	record_new(LOG_LAYER_POSIX, "<overflow>", log_record_id(LOG_LAYER_POSIX, "<overflow>"),
 		   LOG_R_OVERFLOW | LOG_R_PSEUDO);
-	record_new(LOG_LAYER_STDIO, "<overflow>", record_hash(LOG_LAYER_STDIO, "<overflow>"),
+	record_new(LOG_LAYER_STDIO, "<overflow>", log_record_id(LOG_LAYER_STDIO, "<overflow>"),
 		   LOG_R_OVERFLOW | LOG_R_PSEUDO);
 	return 0;
 }

@@ -18,7 +18,6 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-#define PF_KTHREAD 0x00200000
 #define REQ_OP_BITS_MASK 0xff
 
 /* Direct I/O of iomap filesystems (ext4, xfs) ends its bios here; their bi_private is the

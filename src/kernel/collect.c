@@ -42,15 +42,6 @@ static uint32_t str_add(struct strtab *t, const char *s)
 	return off;
 }
 
-static uint64_t record_id(unsigned layer, const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	h = (h ^ layer) * 1099511628211ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 void ks_device_name(uint64_t dev, char *out, size_t len)
 {
 	char p[128], line[256], name[64] = "";
@@ -249,7 +240,7 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 			continue;
 		struct log_record *o = &out[nrec++];
 		o->path = str_add(&st, path);
-		o->id = record_id(kr->key.layer, path);
+		o->id = log_record_id(kr->key.layer, path);
 		o->layer = kr->key.layer;
 		o->flags = LOG_R_USED | (pseudo ? LOG_R_PSEUDO : 0);
 		o->pid = (int32_t)kr->key.pid;

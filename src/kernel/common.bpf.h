@@ -175,6 +175,42 @@ static __always_inline bool ks_inode_wanted(__u64 dev, __u64 ino)
 	return bpf_map_lookup_elem(&inodes, &k) != NULL;
 }
 
+#define PF_KTHREAD 0x00200000
+
+/* The file filters (--dev, --fstype, --inode) for layers that know only (dev, ino): the device is
+ * compared here; the others hold for exactly the files the syscall layer met and let through
+ * (`inodes`), which saves a path walk. */
+static __always_inline bool ks_file_wanted(__u64 dev, __u64 ino)
+{
+	if (cfg.dev && dev != cfg.dev)
+		return false;
+	if (cfg.ino || cfg.fstype[0]) {
+		struct ks_inode_key k = {.dev = dev, .ino = ino};
+		return bpf_map_lookup_elem(&inodes, &k) != NULL;
+	}
+	return true;
+}
+
+/* Whose work on (dev, ino) this is, for the page-cache and filesystem layers: a traced process's
+ * own goes to its pid; a kernel thread's (writeback, kswapd), or (ctxfree) work any process may do
+ * on a file's behalf (eviction, allocation at writeback), to pid 0 when the file is one a traced
+ * process met. What an untraced process does for itself is not ours: false. */
+static __always_inline bool ks_owner(__u64 dev, __u64 ino, bool ctxfree, __u32 *pid)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	bool kthread = t->flags & PF_KTHREAD;
+	if (!ks_file_wanted(dev, ino))
+		return false;
+	if (!kthread && ks_task_wanted()) {
+		*pid = bpf_get_current_pid_tgid() >> 32;
+		return true;
+	}
+	if ((!kthread && !ctxfree) || !ks_inode_wanted(dev, ino))
+		return false;
+	*pid = 0;
+	return true;
+}
+
 /* The aggregate of (pid, layer, dev, ino), created on first use; NULL (and counted) when full. */
 static __always_inline struct ks_file_val *ks_file_gen(__u32 pid, __u16 layer, __u64 dev, __u64 ino, __u32 gen)
 {

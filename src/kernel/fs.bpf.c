@@ -23,7 +23,6 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-#define PF_KTHREAD 0x00200000
 #define PAGE_BYTES 4096
 
 /* ext4_sync_file_enter -> exit, per thread */
@@ -61,37 +60,6 @@ struct {
 	__type(value, struct dio_info);
 } dio_task SEC(".maps");
 
-/* The file filters (--dev, --fstype, --inode): the device is compared here; the others hold for
- * exactly the files the syscall layer met and let through (`inodes`), which saves a path walk. */
-static __always_inline bool file_wanted(__u64 dev, __u64 ino)
-{
-	if (cfg.dev && dev != cfg.dev)
-		return false;
-	if (cfg.ino || cfg.fstype[0]) {
-		struct ks_inode_key k = {.dev = dev, .ino = ino};
-		return bpf_map_lookup_elem(&inodes, &k) != NULL;
-	}
-	return true;
-}
-
-/* Whose work this is: a traced process's own (its pid); a kernel thread's, or (ctxfree) work any
- * process may do on a file's behalf such as allocation at writeback, for pid 0 when the file is
- * one a traced process met; anything an untraced process does for itself is not ours. */
-static __always_inline bool owner(__u64 dev, __u64 ino, bool ctxfree, __u32 *pid)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	bool kthread = t->flags & PF_KTHREAD;
-	if (!file_wanted(dev, ino))
-		return false;
-	if (!kthread && ks_task_wanted()) {
-		*pid = bpf_get_current_pid_tgid() >> 32;
-		return true;
-	}
-	if ((!kthread && !ctxfree) || !ks_inode_wanted(dev, ino))
-		return false;
-	*pid = 0;
-	return true;
-}
 
 static __always_inline bool inode_id(struct inode *in, __u64 *dev, __u64 *ino)
 {
@@ -106,7 +74,7 @@ static __always_inline bool inode_id(struct inode *in, __u64 *dev, __u64 *ino)
 static __always_inline struct ks_file_val *fs_file(struct inode *in, bool ctxfree, __u64 *dev, __u64 *ino)
 {
 	__u32 pid;
-	if (!inode_id(in, dev, ino) || !owner(*dev, *ino, ctxfree, &pid))
+	if (!inode_id(in, dev, ino) || !ks_owner(*dev, *ino, ctxfree, &pid))
 		return NULL;
 	return ks_file(pid, LOG_LAYER_FS, *dev, *ino);
 }
@@ -326,7 +294,7 @@ int BPF_PROG(ks_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 {
 	struct file *f = iocb->ki_filp;
 	struct dio_info d = {};
-	if (!f || !inode_id(f->f_inode, &d.dev, &d.ino) || !owner(d.dev, d.ino, false, &d.pid))
+	if (!f || !inode_id(f->f_inode, &d.dev, &d.ino) || !ks_owner(d.dev, d.ino, false, &d.pid))
 		return 0;
 	d.iocb = (__u64)iocb;
 	d.start_ns = bpf_ktime_get_ns();

@@ -18,41 +18,8 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-#define PF_KTHREAD 0x00200000
 #define PAGE_BYTES 4096
 
-/* The file filters (--dev, --fstype, --inode): the device is compared here; the others hold for
- * exactly the files the syscall layer met and let through (`inodes`), which saves a path walk. */
-static __always_inline bool file_wanted(__u64 dev, __u64 ino)
-{
-	if (cfg.dev && dev != cfg.dev)
-		return false;
-	if (cfg.ino || cfg.fstype[0]) {
-		struct ks_inode_key k = {.dev = dev, .ino = ino};
-		return bpf_map_lookup_elem(&inodes, &k) != NULL;
-	}
-	return true;
-}
-
-/* The process a page-cache event belongs to, or false when the filters drop it: a traced process's
- * own work goes to it; a kernel thread's (writeback, kswapd), or (ctxfree) an eviction, which any
- * process may cause for any file (reclaim, drop_caches), to pid 0 when the file is one a traced
- * process met. What an untraced process does for itself (its reads, faults, stores) is not ours. */
-static __always_inline bool owner(__u64 dev, __u64 ino, bool ctxfree, __u32 *pid)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	bool kthread = t->flags & PF_KTHREAD;
-	if (!file_wanted(dev, ino))
-		return false;
-	if (!kthread && ks_task_wanted()) {
-		*pid = bpf_get_current_pid_tgid() >> 32;
-		return true;
-	}
-	if ((!kthread && !ctxfree) || !ks_inode_wanted(dev, ino))
-		return false;
-	*pid = 0;
-	return true;
-}
 
 /* What the current thread is inside: 1 a read of (dev, ino), 2 a write of it, 0 anything else. */
 static __always_inline int inside(__u64 dev, __u64 ino, struct ks_inflight **out)
@@ -114,7 +81,7 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 		else
 			c->pc_added_write += pages;
 	} else {
-		if (!owner(dev, ino, false, &pid))
+		if (!ks_owner(dev, ino, false, &pid))
 			return 0;
 		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 		if (v)
@@ -130,7 +97,7 @@ int BPF_PROG(ks_page_delete, struct folio *folio)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(folio->mapping, &dev, &ino) || !owner(dev, ino, true, &pid))
+	if (!mapping_id(folio->mapping, &dev, &ino) || !ks_owner(dev, ino, true, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
@@ -145,7 +112,7 @@ int BPF_PROG(ks_fault, struct address_space *mapping, unsigned long index)
 {
 	__u64 dev, ino;
 	__u32 pid;
-	if (!mapping_id(mapping, &dev, &ino) || !owner(dev, ino, false, &pid))
+	if (!mapping_id(mapping, &dev, &ino) || !ks_owner(dev, ino, false, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
@@ -163,7 +130,7 @@ static __always_inline int readahead(struct inode *inode, unsigned long index, _
 		return 0;
 	__u64 dev = ks_udev(sb->s_dev), ino = inode->i_ino;
 	__u32 pid;
-	if (!owner(dev, ino, false, &pid))
+	if (!ks_owner(dev, ino, false, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
@@ -216,7 +183,7 @@ int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 	if (c) { /* a write dirtying its own file's pages: counted at its exit */
 		c->pc_dirtied += pages;
 	} else {
-		if (!owner(dev, ino, false, &pid))
+		if (!ks_owner(dev, ino, false, &pid))
 			return 0;
 		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 		if (v)

@@ -302,6 +302,16 @@ static void scan_all_mpi(struct ks_session *ks)
 	closedir(d);
 }
 
+static int takes_value(const char *a)
+{
+	static const char *const opts[] = {"--pid", "--cgroup", "--fstype", "--dev", "--inode", "--interval",
+					   "--duration", "--count", "--events", "--log", "--pin", "--ready", "--layers"};
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+		if (!strcmp(a, opts[i]))
+			return 1;
+	return 0;
+}
+
 int cmd_kernel(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "maps"))
@@ -328,6 +338,9 @@ int cmd_kernel(int argc, char **argv)
 			quiet = 1, takes = 0;
 		} else if (!strcmp(a, "--vfs")) {
 			o.optional_vfs = 1, takes = 0;
+		} else if (!takes_value(a)) {
+			fprintf(stderr, "iostrata kernel: unknown option '%s'\n", a);
+			return 2;
 		} else if (!v) {
 			fprintf(stderr, "iostrata kernel: %s needs a value\n", a);
 			return 2;
@@ -379,10 +392,6 @@ int cmd_kernel(int argc, char **argv)
 				fprintf(stderr, "iostrata kernel: --layers %s: expected syscall,pagecache,fs,block,mpiio\n", v);
 				return 2;
 			}
-		} else {
-			fprintf(stderr, "iostrata kernel: unknown option '%s'\n", a);
-			usage(stderr);
-			return 2;
 		}
 		i += takes;
 	}

@@ -61,12 +61,27 @@ void ks_device_name(uint64_t dev, char *out, size_t len)
 
 /* The `paths` map read once, for lookups by (dev, ino, gen) — or, for layers that know only
  * (dev, ino), the newest generation the syscall layer met. */
+struct path_entry {
+	struct ks_path_key key;
+	struct ks_path_val val;
+};
+
+/* Sorted by (dev, ino): a record's name is a binary search, not a scan (a job may have
+ * thousands of files, and the log is written once per job). */
 struct path_index {
-	struct ks_path_key *keys;
-	struct ks_path_val *vals;
+	struct path_entry *e;
 	size_t n;
 };
 
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct ks_path_key *x = &((const struct path_entry *)a)->key, *y = &((const struct path_entry *)b)->key;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+/* Names missing for want of memory leave their records with pseudo-paths, never a failed log. */
 static void path_index_load(int fd, struct path_index *ix)
 {
 	size_t cap = 0;
@@ -76,21 +91,20 @@ static void path_index_load(int fd, struct path_index *ix)
 	while (fd >= 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		if (ix->n == cap) {
 			cap = cap ? cap * 2 : 256;
-			struct ks_path_key *nk = realloc(ix->keys, cap * sizeof *nk);
-			struct ks_path_val *nv = nk ? realloc(ix->vals, cap * sizeof *nv) : NULL;
-			if (nk)
-				ix->keys = nk;
-			if (!nv)
-				return;
-			ix->vals = nv;
+			struct path_entry *ne = realloc(ix->e, cap * sizeof *ne);
+			if (!ne)
+				break;
+			ix->e = ne;
 		}
-		if (bpf_map_lookup_elem(fd, &next, &ix->vals[ix->n]) == 0) {
-			ix->vals[ix->n].path[KS_PATH_MAX - 1] = 0;
-			ix->keys[ix->n++] = next;
+		if (bpf_map_lookup_elem(fd, &next, &ix->e[ix->n].val) == 0) {
+			ix->e[ix->n].val.path[KS_PATH_MAX - 1] = 0;
+			ix->e[ix->n++].key = next;
 		}
 		k = next;
 		prev = &k;
 	}
+	if (ix->n)
+		qsort(ix->e, ix->n, sizeof *ix->e, cmp_entry);
 }
 
 /* The name of (dev, ino, gen); for gen 0 (a layer that knows only the inode) the generation the
@@ -98,14 +112,20 @@ static void path_index_load(int fd, struct path_index *ix)
 static const struct ks_path_val *path_index_find(const struct path_index *ix, uint64_t dev, uint64_t ino, uint32_t gen,
 						 uint32_t pid)
 {
+	struct path_entry want = {.key = {.dev = dev, .ino = ino}};
+	size_t lo = 0, hi = ix->n;
+	while (lo < hi) { /* the first entry >= (dev, ino) */
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_entry(&ix->e[mid], &want) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	const struct ks_path_val *best = NULL;
 	int best_own = 0;
-	for (size_t i = 0; i < ix->n; i++) {
-		const struct ks_path_key *k = &ix->keys[i];
-		const struct ks_path_val *v = &ix->vals[i];
-		if (k->dev != dev || k->ino != ino)
-			continue;
-		if (gen && k->gen == gen)
+	for (size_t i = lo; i < ix->n && !cmp_entry(&ix->e[i], &want); i++) {
+		const struct ks_path_val *v = &ix->e[i].val;
+		if (gen && ix->e[i].key.gen == gen)
 			return v;
 		if (gen)
 			continue;
@@ -120,8 +140,8 @@ static const struct ks_path_val *path_index_find(const struct path_index *ix, ui
 
 static void path_index_free(struct path_index *ix)
 {
-	free(ix->keys);
-	free(ix->vals);
+	free(ix->e);
+	memset(ix, 0, sizeof *ix);
 }
 
 int ks_lookup_path(const struct ks_session *ks, uint64_t dev, uint64_t ino, struct ks_path_val *out)

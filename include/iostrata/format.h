@@ -41,6 +41,13 @@ enum log_section_kind {
 	LOG_SEC_EVENTS = 3, /* fixed-size events (struct log_event), e.g. `iostrata kernel --events` */
 	LOG_SEC_KERNEL = 4, /* kernel-layer header (struct log_kernel_info) */
 	LOG_SEC_MOUNT = 5,  /* reserved: mount-point data */
+	LOG_SEC_TRACE = 6,  /* trace mode: per-thread blocks of event runs (struct log_trace_block) */
+};
+
+/* log_section.flags */
+enum {
+	LOG_SEC_F_ZSTD = 1u << 0,   /* the section's bytes are zstd frames; `size` is the compressed size */
+	LOG_SEC_F_PACKED = 1u << 1, /* TRACE: blocks back to back, each as long as it is used (final log) */
 };
 
 /* header.flags */
@@ -117,6 +124,63 @@ struct log_event {
 };
 _Static_assert(sizeof(struct log_event) == 64, "events are 64 bytes");
 
+/*
+ * Trace mode (`iostrata run --trace`). Each thread appends to its own block of the TRACE section,
+ * so the hot path takes no lock; a block is claimed with one atomic add on header.trace_blocks.
+ * A call that continues the thread's open run (same record, same op, same size, the next
+ * offset) only updates the run; any other call closes the run, which is then encoded into the
+ * block's payload (see docs/FORMAT.md, "Trace"), and opens a new one. The open run lives in the
+ * block header, in the live file's shared mapping: it survives SIGKILL like everything else.
+ */
+#define LOG_TRACE_MAGIC 0x42525449u /* "ITRB" in the file's bytes */
+#define LOG_TRACE_BLOCK 32768u      /* bytes per block in a live file, header included */
+#define LOG_TRACE_OP_ESC 31u        /* tag op field value meaning "the op follows as a varint" */
+
+/* A run of calls: one call when count == 1. Times in the header's clock (ticks or ns). */
+struct log_trace_run {
+	uint64_t start;   /* first call's start */
+	uint64_t end;     /* last call's end */
+	uint64_t busy;    /* the calls' durations added */
+	uint64_t min;     /* the fastest call's duration */
+	uint64_t offset;  /* first call's file offset; UINT64_MAX when the op has none */
+	uint64_t size;    /* bytes each call moved (0 for ops without data) */
+	int64_t result;   /* 0, or -errno of a failed call (a failed call is never part of a run) */
+	uint64_t count;   /* calls in the run; 0: no open run */
+	uint32_t record;  /* record slot of the file (index in the RECORDS section) */
+	uint8_t op;       /* enum log_op */
+	uint8_t pad0;
+	uint16_t flags;   /* reserved, 0 */
+};
+
+/* The header of a trace block; its payload (encoded runs) follows. 128 bytes. */
+struct log_trace_block {
+	uint32_t magic;       /*   0: LOG_TRACE_MAGIC */
+	uint32_t used;        /*   4: payload bytes holding complete entries (release-stored) */
+	int32_t pid, tid;     /*   8 */
+	uint32_t seq;         /*  16: 0, 1, 2 ... per thread, in the order the thread claimed them */
+	uint32_t size;        /*  20: payload capacity (live); = used in a final log */
+	uint64_t dropped;     /*  24: calls this thread could not trace up to now (latest block: total) */
+	uint32_t open_at;     /*  32: the open run is valid when open.count > 0 and open_at == used */
+	uint32_t flags;       /*  36: reserved, 0 */
+	struct log_trace_run open; /* 40: the run being extended */
+	uint8_t reserved[128 - 40 - sizeof(struct log_trace_run)];
+};
+_Static_assert(sizeof(struct log_trace_run) == 72, "runs are 72 bytes");
+_Static_assert(sizeof(struct log_trace_block) == 128, "trace block headers are 128 bytes");
+
+/* Tag byte of an encoded entry. */
+enum {
+	LOG_T_OP_MASK = 0x1f,  /* op, or LOG_TRACE_OP_ESC */
+	LOG_T_SAME_FILE = 0x20, /* same record as the previous entry of the block */
+	LOG_T_SAME_SIZE = 0x40, /* same size as the previous data entry of the block */
+	LOG_T_MORE = 0x80,     /* a varint of LOG_M_* flags follows */
+};
+enum {
+	LOG_M_COUNT = 1u << 0,  /* a run: count, busy and min follow */
+	LOG_M_RESULT = 1u << 1, /* a non-zero result (-errno) follows */
+	LOG_M_ABSOFF = 1u << 2, /* the offset is written as itself, not as a distance */
+};
+
 /* log_event.flags */
 enum {
 	LOG_E_WRITEBACK = 1u << 0, /* block I/O issued by writeback, attributed by inode */
@@ -163,7 +227,11 @@ struct log_header {
 	uint64_t kernel_table_full;         /* 504: kernel-layer map insertions that found the map full */
 	uint32_t kernel_layers;             /* 512: bit (1 << layer) for each kernel layer that was attached */
 	uint32_t kernel_flags;              /* 516: reserved (0) */
-	uint8_t reserved[LOG_HEADER_SIZE - 520];
+	uint64_t trace_blocks;              /* 520: trace blocks handed out (live: may exceed the capacity) */
+	uint64_t trace_dropped;             /* 528: calls not traced (no free block, re-entry), all threads */
+	uint32_t trace_block_size;          /* 536: bytes per block in a live file (header included) */
+	uint32_t trace_flags;               /* 540: reserved (0) */
+	uint8_t reserved[LOG_HEADER_SIZE - 544];
 };
 
 _Static_assert(sizeof(struct log_header) == LOG_HEADER_SIZE, "header is 4096 bytes");
@@ -172,6 +240,7 @@ _Static_assert(offsetof(struct log_header, pid) == 304, "pid at 304");
 _Static_assert(offsetof(struct log_header, start_ns) == 360, "start_ns at 360");
 _Static_assert(offsetof(struct log_header, tsc_ref) == 400, "tsc_ref at 400");
 _Static_assert(offsetof(struct log_header, file_alignment) == 480, "alignment at 480");
+_Static_assert(offsetof(struct log_header, trace_blocks) == 520, "trace fields at 520");
 _Static_assert(sizeof(struct log_record) % 64 == 0, "records are whole cache lines");
 
 /* Bucket of a size in the log2 histograms: 0 for 0 B, b for [2^(b-1), 2^b), 31 for >= 1 GiB. */

@@ -14,6 +14,30 @@
 
 #include "iostrata/format.h"
 
+/* One entry of a trace: a run of `count` calls (1 for a single call), times ns. */
+struct log_trace_entry {
+	uint64_t start_ns, end_ns; /* first call's start, last call's end */
+	uint64_t busy_ns, min_ns;  /* the calls' durations added; the fastest call's */
+	uint64_t offset, size;     /* first call's offset (UINT64_MAX: the op has none), bytes per call */
+	uint64_t count;
+	int64_t result;            /* 0, or -errno of a failed call */
+	int32_t pid, tid;
+	uint32_t record;           /* index in log_file.records; UINT32_MAX when its record is missing */
+	uint8_t layer, op;         /* the record's layer; enum log_op */
+	uint16_t flags;            /* LOG_TE_* */
+};
+enum { LOG_TE_OPEN = 1 }; /* the run was still open: a live file, or a process that was killed */
+
+/* A thread of a trace: its entries are trace[first .. first + n), in the order it made them. */
+struct log_trace_thread {
+	int32_t pid, tid;
+	uint64_t first, n;
+	uint64_t calls;   /* the entries' counts added */
+	uint64_t dropped; /* calls it could not trace (its area was full, or a signal handler's call) */
+	uint32_t blocks;
+	uint32_t damaged; /* blocks cut short by corrupt or missing bytes */
+};
+
 struct log_file {
 	char *path;                  /* as given to log_file_read, or the name given to log_file_parse */
 	struct log_header hdr;       /* a copy; times in ns; flags as found */
@@ -24,6 +48,16 @@ struct log_file {
 	int live;                    /* 1 when read from a live file whose process had not finished */
 	struct log_event *events;    /* the EVENTS section, when the log has one */
 	uint64_t nevents;
+	struct log_trace_entry *trace; /* the TRACE section decoded, grouped by thread */
+	uint64_t ntrace;
+	struct log_trace_thread *trace_threads;
+	uint32_t ntrace_threads;
+	uint64_t trace_dropped;      /* calls not traced, all threads (header and blocks added) */
+	uint64_t trace_bytes;        /* the TRACE section's size in the file */
+	/* Damage the reader stepped over (a truncated or corrupt events or trace section): the
+	 * first problem in one line, and how many there were; the readable part is kept. */
+	char *warning;
+	uint32_t nwarnings;
 };
 
 /* 0 on success; otherwise -errno-like and a one-line message "<path>: <what is wrong>" in err. */

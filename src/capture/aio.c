@@ -69,6 +69,7 @@ static void complete(const void *cb, ssize_t r)
 			return;
 		}
 		log_note_access(rec, kind, off, (uint64_t)r, mem, t0, t1, cap.file_align, cap.mem_align, 1);
+		cap_trace_rw(rec, kind, off, r, t0, t1);
 		return;
 	}
 }

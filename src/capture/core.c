@@ -11,6 +11,7 @@
  * counters and published into the index with compare-and-swap.
  */
 #include "capture/core.h"
+#include "log/zstd.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,7 +41,7 @@ __thread int cap_guard __attribute__((tls_model("initial-exec")));
 
 static char cwd_buf[2][CAP_PATH_MAX];
 static int cwd_cur; /* index of the current cwd buffer */
-static char saved_env[8][CAP_PATH_MAX + 32]; /* IOSTRATA_* and LD_PRELOAD for exec */
+static char saved_env[12][CAP_PATH_MAX + 32]; /* IOSTRATA_* and LD_PRELOAD for exec */
 static int nsaved_env;
 static uint64_t ticks_per_sec_guess;
 static char **prefix_excl;
@@ -411,6 +412,7 @@ void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1)
 	n->srec = NULL;
 	n->spos = 0;
 	__atomic_store_n(&n->rec, o->rec, __ATOMIC_RELEASE);
+	cap_trace_meta(o->rec, LOG_C_DUPS, 0, t0, t1);
 	log_note_meta(o->rec, LOG_C_DUPS, t0, t1, cap.mt);
 }
 
@@ -443,6 +445,7 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 	}
 	struct log_record *r = cap_record(LOG_LAYER_POSIX, abs, 0);
 	if (fd < 0) {
+		cap_trace_meta(r, LOG_C_OPENS, 1, t0, t1);
 		log_note_meta(r, LOG_C_ERR_OPENS, t0, t1, cap.mt);
 		goto out;
 	}
@@ -453,6 +456,7 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 	if (r == &cap.records[0])
 		__atomic_fetch_add(&cap.hdr->overflow_opens, 1, __ATOMIC_RELAXED);
 	fd_install(fd, r, NULL, flags);
+	cap_trace_meta(r, LOG_C_OPENS, 0, t0, t1);
 	log_note_meta(r, LOG_C_OPENS, t0, t1, cap.mt);
 	ret = &cap.fds[fd];
 	if (cap.use_tsc && t1 > cap.calib_next)
@@ -470,6 +474,7 @@ void cap_note_rw(struct cap_fd *f, int kind, int64_t off, ssize_t ret, uintptr_t
 
 void cap_note_meta_fd(struct cap_fd *f, enum log_counter which, int failed, uint64_t t0, uint64_t t1)
 {
+	cap_trace_meta(f->rec, which, failed, t0, t1);
 	if (!failed) {
 		log_note_meta(f->rec, which, t0, t1, cap.mt);
 		return;
@@ -486,6 +491,7 @@ void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int
 	int saved = errno;
 	if (cap_abspath(dirfd, path, abs, sizeof abs) == 0 && !cap_path_excluded(abs)) {
 		struct log_record *r = cap_record(LOG_LAYER_POSIX, abs, 0);
+		cap_trace_meta(r, which, failed, t0, t1);
 		log_note_meta(r, failed ? LOG_C_ERR_META : which, t0, t1, cap.mt);
 	}
 	errno = saved;
@@ -615,7 +621,7 @@ static void choose_live_dir(void)
 static void save_env(const char *name)
 {
 	const char *v = getenv(name);
-	if (v && nsaved_env < 8)
+	if (v && nsaved_env < 12)
 		snprintf(saved_env[nsaved_env++], sizeof saved_env[0], "%s=%s", name, v);
 }
 
@@ -755,6 +761,9 @@ static int live_create(uint32_t max_records, int argc, char **argv)
 	uint32_t string_cap = max_records * 128u + 65536u;
 	size_t rec_off = LOG_HEADER_SIZE + ((string_cap + 4095u) & ~4095u);
 	size_t size = rec_off + (size_t)max_records * sizeof(struct log_record);
+	size_t trace_off = (size + 4095u) & ~(size_t)4095u;
+	if (cap.trace)
+		size = trace_off + cap.trace_nblocks * LOG_TRACE_BLOCK; /* sparse until used */
 	uint64_t t_start = __rdtsc();
 	uint64_t start_ns = mono_ns();
 
@@ -782,6 +791,7 @@ static int live_create(uint32_t max_records, int argc, char **argv)
 	cap.strings = (char *)m + LOG_HEADER_SIZE;
 	cap.string_cap = string_cap;
 	cap.records = (struct log_record *)((char *)m + rec_off);
+	cap.trace_base = cap.trace ? (char *)m + trace_off : NULL;
 
 	h->version = LOG_VERSION;
 	h->header_size = LOG_HEADER_SIZE;
@@ -795,6 +805,12 @@ static int live_create(uint32_t max_records, int argc, char **argv)
 	h->sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE, string_cap, string_cap};
 	h->sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, rec_off,
 					      (uint64_t)max_records * sizeof(struct log_record), max_records};
+	if (cap.trace) {
+		h->sections[2] = (struct log_section){LOG_SEC_TRACE, 0, trace_off, cap.trace_nblocks * LOG_TRACE_BLOCK,
+						      cap.trace_nblocks};
+		h->nsections = 3;
+		h->trace_block_size = LOG_TRACE_BLOCK;
+	}
 	h->pid = getpid();
 	h->ppid = getppid();
 	h->uid = getuid();
@@ -871,6 +887,23 @@ static int cap_start(int argc, char **argv)
 		unsigned long v = strtoul(e, NULL, 10);
 		maxr = v < 16 ? 16 : v > CAP_MAX_RECORDS ? CAP_MAX_RECORDS : (uint32_t)v;
 	}
+	if ((e = getenv("IOSTRATA_TRACE")) && *e && *e != '0') {
+		/* the trace area is reserved sparse: IOSTRATA_TRACE_MB (256) of address space, pages
+		 * used only as threads fill their blocks */
+		unsigned long mb = 256;
+		const char *m = getenv("IOSTRATA_TRACE_MB");
+		if (m && *m)
+			mb = strtoul(m, NULL, 10);
+		if (mb < 1)
+			mb = 1;
+		if (mb > 65536)
+			mb = 65536;
+		cap.trace_nblocks = (uint64_t)mb * (1u << 20) / LOG_TRACE_BLOCK;
+		cap.trace = 1;
+		char why[200];
+		if (log_zstd_load(why, sizeof why) < 0 && !getenv("IOSTRATA_QUIET"))
+			cap_say("iostrata: the trace of pid %d will be stored uncompressed: %s", (int)getpid(), why);
+	}
 	prefix_excl = split_prefixes(getenv("IOSTRATA_EXCLUDE"));
 	prefix_incl = split_prefixes(getenv("IOSTRATA_INCLUDE"));
 	nsaved_env = 0;
@@ -882,6 +915,8 @@ static int cap_start(int argc, char **argv)
 	save_env("IOSTRATA_EXCLUDE");
 	save_env("IOSTRATA_INCLUDE");
 	save_env("IOSTRATA_TSC_HZ");
+	save_env("IOSTRATA_TRACE");
+	save_env("IOSTRATA_TRACE_MB");
 	choose_live_dir();
 	out_dir_setup();
 
@@ -1018,7 +1053,7 @@ void cap_exec_failed(void)
 char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf)
 {
 	size_t n = 0;
-	int have[8] = {0};
+	int have[12] = {0};
 	if (!envp)
 		return envp;
 	for (; envp[n]; n++)
@@ -1057,6 +1092,7 @@ void cap_after_fork_child(void)
 	cap.mt = 0;
 	cap.hdr = NULL;
 	memset(cap.index, 0, ((size_t)cap.index_mask + 1) * sizeof(uint32_t));
+	cap_trace_after_fork();
 	cap_maps_reset();
 	cap_aio_reset();
 

@@ -7,6 +7,7 @@
 #ifndef IOSTRATA_CAPTURE_CORE_H
 #define IOSTRATA_CAPTURE_CORE_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +56,7 @@ struct cap_state {
 	int nfd;                   /* size of fds[]; 0 while capture is off */
 	int mt;                    /* a second thread exists: use locked updates */
 	int use_tsc;
+	int trace;                 /* trace mode: every recorded call goes to its thread's trace block */
 	int finalized;
 	struct cap_fd *fds;
 	struct cap_ofd *ofds;
@@ -67,6 +69,8 @@ struct cap_state {
 	uint32_t index_mask;
 	uint64_t file_align, mem_align;
 	uint64_t calib_next;       /* tick count after which the clock calibration is refreshed */
+	char *trace_base;          /* the TRACE section in the mapping */
+	uint64_t trace_nblocks;    /* its capacity in blocks of LOG_TRACE_BLOCK bytes */
 	char live_path[CAP_PATH_MAX];
 	char link_path[CAP_PATH_MAX];
 	char final_path[CAP_PATH_MAX];
@@ -112,6 +116,31 @@ static inline int cap_active(void)
 	return cap.nfd > 0 && !cap_guard;
 }
 
+/* Trace mode (trace.c). off is UINT64_MAX and size 0 for ops without data; result 0 or -errno. */
+void cap_trace_note(const struct log_record *rec, unsigned op, uint64_t off, uint64_t size, int64_t result,
+		    uint64_t t0, uint64_t t1);
+void cap_trace_meta_slow(const struct log_record *rec, enum log_counter which, int failed, uint64_t t0,
+			 uint64_t t1);
+unsigned cap_meta_op(enum log_counter which);
+void cap_trace_after_fork(void);
+
+/* A metadata call on rec (which: the counter it counts in, as if it had succeeded). */
+static inline void cap_trace_meta(const struct log_record *rec, enum log_counter which, int failed, uint64_t t0,
+				  uint64_t t1)
+{
+	if (CAP_UNLIKELY(cap.trace))
+		cap_trace_meta_slow(rec, which, failed, t0, t1);
+}
+
+/* A read or write of len bytes at off on rec (len < 0: it failed, errno says why). */
+static inline void cap_trace_rw(const struct log_record *rec, int kind, uint64_t off, int64_t len, uint64_t t0,
+				uint64_t t1)
+{
+	if (CAP_UNLIKELY(cap.trace))
+		cap_trace_note(rec, kind == LOG_KIND_WRITE ? LOG_OP_WRITE : LOG_OP_READ, off, len < 0 ? 0 : (uint64_t)len,
+			       len < 0 ? -(int64_t)(errno ? errno : EIO) : 0, t0, t1);
+}
+
 /* What a read or write on a tracked descriptor updates. Inlined into the read/write wrappers:
  * a call with seven arguments and a second test of the clock mode cost ~50 instructions per
  * call (callgrind, docs/BENCHMARKS.md). */
@@ -124,6 +153,7 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 	if (CAP_UNLIKELY(ret < 0)) {
 		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
 		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
+		cap_trace_rw(r, kind, off >= 0 ? (uint64_t)off : cap.ofds[f->ofd].pos, -1, t0, t1);
 		return;
 	}
 	uint64_t o;
@@ -149,6 +179,7 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 1);
 	else
 		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 0);
+	cap_trace_rw(r, kind, o, ret, t0, t1);
 }
 
 /* Access on fd f: off < 0 means "at the current position", which then moves by len. */

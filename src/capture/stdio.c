@@ -223,6 +223,7 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 	if (failed) {
 		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
 		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
+		cap_trace_rw(r, kind, f->spos, -1, t0, t1);
 		return;
 	}
 	uint64_t off;
@@ -234,10 +235,12 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 		f->spos = off + bytes;
 		log_note_access(r, kind, off, bytes, (uintptr_t)mem, t0, t1, cap.file_align, cap.mem_align, 0);
 	}
+	cap_trace_rw(r, kind, off, (int64_t)bytes, t0, t1);
 }
 
 static void smeta(struct cap_fd *f, enum log_counter which, int failed, uint64_t t0, uint64_t t1)
 {
+	cap_trace_meta(f->srec, which, failed, t0, t1);
 	log_note_meta(f->srec, failed ? LOG_C_ERR_META : which, t0, t1, cap.mt);
 }
 
@@ -265,6 +268,7 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 	if (cap_abspath(AT_FDCWD, path, abs, sizeof abs) == 0 && !cap_path_excluded(abs)) {
 		struct log_record *sr = cap_record(LOG_LAYER_STDIO, abs, 0);
 		if (!fp) {
+			cap_trace_meta(sr, LOG_C_OPENS, 1, t0, t1);
 			log_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap.mt);
 		} else if (f) {
 			if (fopen_seek.fd == fp->_fileno) {
@@ -275,6 +279,7 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 			f->srec = sr;
 			/* glibc starts a write-only append stream ("a") at the end of the file */
 			f->spos = mode && mode[0] == 'a' && !strchr(mode, '+') ? cap.ofds[f->ofd].end : 0;
+			cap_trace_meta(sr, LOG_C_OPENS, 0, t0, t1);
 			log_note_meta(sr, LOG_C_OPENS, t0, t1, cap.mt);
 		}
 	}
@@ -356,6 +361,7 @@ CAP_EXPORT FILE *fdopen(int fd, const char *mode)
 						   f->rec->flags & LOG_R_PSEUDO);
 		f->srec = sr;
 		f->spos = cap.ofds[f->ofd].pos;
+		cap_trace_meta(sr, LOG_C_OPENS, 0, t0, t1);
 		log_note_meta(sr, LOG_C_OPENS, t0, t1, cap.mt);
 		errno = saved;
 	}
@@ -405,6 +411,7 @@ CAP_EXPORT int fclose(FILE *fp)
 	uint64_t t0 = cap_now();
 	int r = real.fclose(fp); /* the close(2) inside reaches hook_close */
 	uint64_t t1 = cap_now();
+	cap_trace_meta(sr, LOG_C_CLOSES, r != 0, t0, t1);
 	log_note_meta(sr, r ? LOG_C_ERR_META : LOG_C_CLOSES, t0, t1, cap.mt);
 	return r;
 }

@@ -30,6 +30,7 @@ static const char *section_kind_name(uint32_t kind)
 	static const char *const names[] = {
 		[0] = "unused", [LOG_SEC_STRINGS] = "strings", [LOG_SEC_RECORDS] = "records",
 		[LOG_SEC_EVENTS] = "events", [LOG_SEC_KERNEL] = "kernel", [LOG_SEC_MOUNT] = "mount",
+		[LOG_SEC_TRACE] = "trace",
 	};
 
 	return kind < ARRAY_LEN(names) ? names[kind] : "?";
@@ -302,6 +303,25 @@ static void dump_text(FILE *f, const struct log_file *lf)
 	fputs("#<layer>\t<rank>\t<record id>\t<counter>\t<value>\t<path>\n", f);
 	for (uint32_t i = 0; i < lf->nrecords; i++)
 		text_record(f, lf, i);
+	if (lf->ntrace_threads || lf->trace_bytes) {
+		uint64_t calls = 0;
+		for (uint32_t t = 0; t < lf->ntrace_threads; t++)
+			calls += lf->trace_threads[t].calls;
+		fprintf(f, "# trace: %" PRIu64 " entries, %" PRIu64 " calls, %u threads, %" PRIu64 " dropped, %" PRIu64
+			   " bytes\n",
+			lf->ntrace, calls, lf->ntrace_threads, lf->trace_dropped, lf->trace_bytes);
+		fputs("#<pid>\t<tid>\t<start ns>\t<end ns>\t<busy ns>\t<min ns>\t<layer>\t<op>\t<count>\t<offset>\t<size>\t<result>\t<path>\n", f);
+		for (uint64_t i = 0; i < lf->ntrace; i++) {
+			const struct log_trace_entry *e = &lf->trace[i];
+			fprintf(f, "%d\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%s\t%" PRIu64 "\t%" PRId64
+				   "\t%" PRIu64 "\t%" PRId64 "\t",
+				e->pid, e->tid, e->start_ns, e->end_ns, e->busy_ns, e->min_ns,
+				e->layer ? log_layer_name(e->layer) : "?", op_name(e->op), e->count,
+				e->offset == UINT64_MAX ? -1 : (int64_t)e->offset, e->size, e->result);
+			text_str(f, e->record == UINT32_MAX ? "?" : log_file_string(lf, lf->records[e->record].path));
+			fputc('\n', f);
+		}
+	}
 	if (!lf->nevents)
 		return;
 	fprintf(f, "# events: %" PRIu64 "\n", lf->nevents);
@@ -514,6 +534,9 @@ static void json_header(FILE *f, const struct log_file *lf)
 	json_u64(f, "file_alignment", h->file_alignment);
 	json_u64(f, "mem_alignment", h->mem_alignment);
 	json_u64(f, "events_dropped", h->events_dropped);
+	json_u64(f, "trace_blocks", h->trace_blocks);
+	json_u64(f, "trace_dropped", h->trace_dropped);
+	json_u64(f, "trace_block_size", h->trace_block_size);
 	json_u64(f, "kernel_table_full", h->kernel_table_full);
 	json_key(f, "kernel_layers");
 	fputc('[', f);
@@ -624,7 +647,36 @@ static void dump_json(FILE *f, const struct log_file *lf)
 			i ? "," : "", e->start_ns, e->dur_ns, e->pid, e->tid, log_layer_name(e->layer), op_name(e->op), e->flags,
 			e->dev, e->ino, e->offset == UINT64_MAX ? -1 : (int64_t)e->offset, e->size, e->result);
 	}
-	fputs("]}\n", f);
+	fprintf(f, "],\"trace\":{\"bytes\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"threads\":[", lf->trace_bytes,
+		lf->trace_dropped);
+	for (uint32_t t = 0; t < lf->ntrace_threads; t++) {
+		const struct log_trace_thread *th = &lf->trace_threads[t];
+		fprintf(f, "%s{\"pid\":%d,\"tid\":%d,\"entries\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"dropped\":%" PRIu64
+			   ",\"blocks\":%u,\"damaged\":%u}",
+			t ? "," : "", th->pid, th->tid, th->n, th->calls, th->dropped, th->blocks, th->damaged);
+	}
+	fputs("],\"entries\":[", f);
+	for (uint64_t i = 0; i < lf->ntrace; i++) {
+		const struct log_trace_entry *e = &lf->trace[i];
+		fprintf(f, "%s{\"pid\":%d,\"tid\":%d,\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"busy_ns\":%" PRIu64
+			   ",\"min_ns\":%" PRIu64 ",\"layer\":\"%s\",\"op\":\"%s\",\"count\":%" PRIu64 ",\"offset\":%" PRId64
+			   ",\"size\":%" PRIu64 ",\"result\":%" PRId64 ",\"open\":%s,\"path\":",
+			i ? "," : "", e->pid, e->tid, e->start_ns, e->end_ns, e->busy_ns, e->min_ns,
+			e->layer ? log_layer_name(e->layer) : "?", op_name(e->op), e->count,
+			e->offset == UINT64_MAX ? -1 : (int64_t)e->offset, e->size, e->result,
+			e->flags & LOG_TE_OPEN ? "true" : "false");
+		if (e->record == UINT32_MAX)
+			fputs("null", f);
+		else
+			json_str(f, log_file_string(lf, lf->records[e->record].path));
+		fputc('}', f);
+	}
+	fputs("]}", f);
+	if (lf->warning) {
+		fputs(",\"warning\":", f);
+		json_str(f, lf->warning);
+	}
+	fputs("}\n", f);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -668,6 +720,12 @@ int cmd_dump(int argc, char **argv)
 			fprintf(stderr, "%s\n", err);
 			status = 2;
 			continue;
+		}
+		if (lf.warning) { /* damage stepped over: say so, print what could be read, fail */
+			fflush(stdout);
+			fprintf(stderr, "%s%s\n", lf.warning,
+				lf.nwarnings > 1 ? " (and more damage after it)" : "");
+			status = status ? status : 1;
 		}
 		if (json) {
 			dump_json(stdout, &lf);

@@ -28,7 +28,7 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
-			"[--include PREFIX]... [--kernel [--kernel-events]] [-q] -- CMD [ARGS...]\n");
+			"[--include PREFIX]... [--trace [--trace-mb N]] [--kernel [--kernel-events]] [-q] -- CMD [ARGS...]\n");
 }
 
 static int lib_path(char *buf, size_t len)
@@ -325,7 +325,8 @@ int cmd_run(int argc, char **argv)
 {
 	const char *out = NULL, *job = NULL, *maxrec = NULL;
 	char excl[CLI_PATH] = "", incl[CLI_PATH] = "";
-	int quiet = 0, kernel = 0, kernel_events = 0, i;
+	const char *trace_mb = NULL;
+	int quiet = 0, kernel = 0, kernel_events = 0, trace = 0, i;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {
@@ -347,6 +348,17 @@ int cmd_run(int argc, char **argv)
 			kernel = 1;
 		} else if (!strcmp(a, "--kernel-events")) {
 			kernel = kernel_events = 1;
+		} else if (!strcmp(a, "--trace")) {
+			trace = 1;
+		} else if (!strcmp(a, "--trace-mb") && i + 1 < argc) {
+			char *end;
+			unsigned long v = strtoul(argv[++i], &end, 10);
+			if (*end || v < 1 || v > 65536) {
+				fprintf(stderr, "iostrata run: --trace-mb wants a size in MiB from 1 to 65536, not '%s'\n", argv[i]);
+				return 2;
+			}
+			trace = 1;
+			trace_mb = argv[i];
 		} else if (a[0] == '-') {
 			usage();
 			return 2;
@@ -415,6 +427,14 @@ int cmd_run(int argc, char **argv)
 		setenv("IOSTRATA_EXCLUDE", excl, 1);
 	if (incl[0])
 		setenv("IOSTRATA_INCLUDE", incl, 1);
+	if (trace) {
+		setenv("IOSTRATA_TRACE", "1", 1);
+		if (trace_mb)
+			setenv("IOSTRATA_TRACE_MB", trace_mb, 1);
+		/* the kernel layer of a traced job records its events too (same clock, same tids) */
+		if (kernel)
+			kernel_events = 1;
+	}
 
 	/* The kernel layer is loaded before CMD starts; CMD waits at a gate until its pid is in the
 	 * traced set, so not one of its system calls is missed. Without privileges: one line, and the

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "iostrata/reader.h"
+#include "log/trace.h"
+#include "log/zstd.h"
 
 #define LOG_ARGC_MAX 4096     /* more arguments than this means a corrupt header, not a program */
 #define LOG_CALIB_RETRIES 100 /* re-reads of a calibration pair caught mid-update */
@@ -247,7 +249,7 @@ static int check_header(const struct log_header *h, size_t size, const char *nam
 		s = &h->sections[i];
 		if (s->kind == 0)
 			continue;
-		if (s->kind > LOG_SEC_MOUNT) {
+		if (s->kind > LOG_SEC_TRACE) {
 			set_err(err, errlen, name, "section %u: unknown kind %u", i, s->kind);
 			return -EINVAL;
 		}
@@ -262,7 +264,9 @@ static int check_header(const struct log_header *h, size_t size, const char *nam
 				(unsigned long long)s->size);
 			return -EINVAL;
 		}
-		if (s->offset + s->size > fsize) {
+		/* A cut-short events or trace section costs its tail only (the parser keeps the rest
+		 * and says so); the sections everything depends on must be whole. */
+		if (s->offset + s->size > fsize && s->kind != LOG_SEC_EVENTS && s->kind != LOG_SEC_TRACE) {
 			set_err(err, errlen, name, "truncated: header says %s %s at %llu but file has %zu bytes",
 				section_name(s->kind), s->kind <= LOG_SEC_EVENTS ? "end" : "ends",
 				(unsigned long long)(s->offset + s->size), size);
@@ -358,6 +362,272 @@ static int check_header_strings(const struct log_header *h, const char *strings,
 		pos = (uint32_t)(nul - strings) + 1;
 	}
 	return 0;
+}
+
+static void add_warning(struct log_file *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Damage stepped over: the first message is kept ("NAME: what"), the others only counted. */
+static void add_warning(struct log_file *out, const char *fmt, ...)
+{
+	if (out->nwarnings++ || !(out->warning = malloc(512)))
+		return;
+	int n = snprintf(out->warning, 512, "%s: ", out->path ? out->path : "<memory>");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out->warning + n, 512 - (size_t)n, fmt, ap);
+	va_end(ap);
+	for (char *c = out->warning; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct log_trace_thread *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+struct trace_blk {
+	const unsigned char *hdr; /* 128 bytes */
+	const unsigned char *pay;
+	uint32_t avail;            /* payload bytes present */
+	int32_t pid, tid;
+	uint32_t seq;
+	uint32_t thread;
+};
+
+static int cmp_blk(const void *a, const void *b)
+{
+	const struct trace_blk *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void entry_from_run(const struct log_header *h, const struct log_trace_run *r, const struct trace_blk *b,
+			   const uint32_t *index, uint32_t nslots, const struct log_file *out,
+			   struct log_trace_entry *e)
+{
+	int tsc = h->clock_kind == LOG_CLOCK_TSC;
+	*e = (struct log_trace_entry){
+		.start_ns = tsc ? log_ticks_to_ns(h, r->start, 1) : r->start,
+		.end_ns = tsc ? log_ticks_to_ns(h, r->end, 1) : r->end,
+		.busy_ns = tsc ? log_ticks_to_ns(h, r->busy, 0) : r->busy,
+		.min_ns = tsc ? log_ticks_to_ns(h, r->min, 0) : r->min,
+		.offset = r->offset,
+		.size = r->size,
+		.count = r->count,
+		.result = r->result,
+		.pid = b->pid,
+		.tid = b->tid,
+		.record = r->record < nslots ? index[r->record] : UINT32_MAX,
+		.op = r->op,
+	};
+	if (e->record != UINT32_MAX)
+		e->layer = (uint8_t)out->records[e->record].layer;
+}
+
+/*
+ * The TRACE section: blocks at a fixed stride (live file) or packed back to back (final log,
+ * perhaps zstd-compressed), grouped by thread and decoded in each thread's block order. The
+ * open run of a thread's latest block is its last entry. Damage (a section cut short, bytes that
+ * do not decode, a zstd frame that fails) ends the block or the section where it is and is
+ * reported as a warning: everything before it is kept. -1 only when out of memory.
+ */
+static int read_trace(const unsigned char *p, size_t size, const struct log_header *h,
+		      const struct log_section *ts, const uint32_t *slots, struct log_file *out)
+{
+	unsigned char *raw = NULL;
+	size_t len = 0;
+	uint64_t have = ts->offset < size ? size - ts->offset : 0;
+	struct trace_blk *blks = NULL;
+	uint32_t *index = NULL;
+	size_t nblk = 0, cap = 0;
+	int rc = -1;
+
+	if (have > ts->size)
+		have = ts->size;
+	if (have < ts->size)
+		add_warning(out, "trace section cut short: %llu of %llu bytes present", (unsigned long long)have,
+			    (unsigned long long)ts->size);
+	out->trace_bytes = ts->size;
+	out->trace_dropped = h->trace_dropped;
+	if (ts->flags & LOG_SEC_F_ZSTD) {
+		char why[256];
+		void *buf;
+		int z = log_zstd_decompress(p + ts->offset, have, &buf, &len, why, sizeof why);
+		if (z < 0) {
+			add_warning(out, "trace section is zstd-compressed and cannot be read: %s", why);
+			return 0;
+		}
+		if (z > 0)
+			add_warning(out, "trace section: %s; %zu bytes before it kept", why, len);
+		raw = buf;
+	} else {
+		if (!(raw = malloc(have ? have : 1)))
+			return -1;
+		copy_shared(raw, p + ts->offset, have & ~(uint64_t)7);
+		memcpy(raw + (have & ~(uint64_t)7), p + ts->offset + (have & ~(uint64_t)7), have & 7);
+		len = have;
+	}
+	index = malloc(((size_t)h->nrecords + 1) * sizeof *index);
+	if (!index)
+		goto out;
+	for (uint32_t i = 0; i < h->nrecords; i++)
+		index[i] = UINT32_MAX;
+	for (uint32_t i = 0; i < out->nrecords; i++)
+		index[slots[i]] = i;
+
+	/* the blocks */
+	int packed = (ts->flags & LOG_SEC_F_PACKED) != 0;
+	uint64_t stride = h->trace_block_size, nmax = ts->count;
+	if (!packed) {
+		uint64_t claimed = h->trace_blocks;
+		if (stride <= sizeof(struct log_trace_block)) {
+			add_warning(out, "trace block size %llu is too small", (unsigned long long)stride);
+			rc = 0;
+			goto out;
+		}
+		if (claimed < nmax)
+			nmax = claimed;
+	}
+	size_t pos = 0;
+	for (uint64_t i = 0; i < nmax; i++) {
+		if (!packed)
+			pos = (size_t)(i * stride);
+		if (pos + sizeof(struct log_trace_block) > len) {
+			if (packed || pos < len)
+				add_warning(out, "trace block %llu: cut short", (unsigned long long)i);
+			break;
+		}
+		struct log_trace_block bh;
+		memcpy(&bh, raw + pos, sizeof bh);
+		if (bh.magic != LOG_TRACE_MAGIC) {
+			if (packed) {
+				add_warning(out, "trace block %llu: bad magic 0x%08x; the blocks after it are lost",
+					    (unsigned long long)i, bh.magic);
+				break;
+			}
+			continue; /* claimed by a thread killed before it could fill the header */
+		}
+		uint32_t cap_bytes = packed ? bh.size : (uint32_t)(stride - sizeof bh);
+		uint32_t used = bh.used;
+		if (used > cap_bytes || (packed && used != bh.size)) {
+			add_warning(out, "trace block %llu (pid %d tid %d): %u bytes used of %u", (unsigned long long)i,
+				    bh.pid, bh.tid, used, cap_bytes);
+			if (packed)
+				break;
+			used = cap_bytes;
+		}
+		size_t avail = len - pos - sizeof bh;
+		if (avail > used)
+			avail = used;
+		if (nblk == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct trace_blk *nb = realloc(blks, cap * sizeof *nb);
+			if (!nb)
+				goto out;
+			blks = nb;
+		}
+		blks[nblk++] = (struct trace_blk){raw + pos, raw + pos + sizeof bh, (uint32_t)avail, bh.pid, bh.tid, bh.seq, 0};
+		if (avail < used) {
+			add_warning(out, "trace block %llu (pid %d tid %d): cut short", (unsigned long long)i, bh.pid, bh.tid);
+			break;
+		}
+		pos += sizeof bh + (packed ? used : 0);
+	}
+
+	/* threads, in (pid, tid) order; blocks in (thread, seq) order */
+	struct log_trace_thread *th = NULL;
+	uint32_t nth = 0;
+	for (size_t i = 0; i < nblk; i++) {
+		uint32_t t;
+		for (t = 0; t < nth; t++)
+			if (th[t].pid == blks[i].pid && th[t].tid == blks[i].tid)
+				break;
+		if (t == nth) {
+			struct log_trace_thread *nt = realloc(th, (nth + 1) * sizeof *nt);
+			if (!nt) {
+				free(th);
+				goto out;
+			}
+			th = nt;
+			th[nth++] = (struct log_trace_thread){.pid = blks[i].pid, .tid = blks[i].tid};
+		}
+	}
+	if (nth)
+		qsort(th, nth, sizeof *th, cmp_thread);
+	for (size_t i = 0; i < nblk; i++) {
+		struct log_trace_thread key = {.pid = blks[i].pid, .tid = blks[i].tid};
+		struct log_trace_thread *f = bsearch(&key, th, nth, sizeof *th, cmp_thread);
+		blks[i].thread = (uint32_t)(f - th);
+	}
+	if (nblk)
+		qsort(blks, nblk, sizeof *blks, cmp_blk);
+	out->trace_threads = th;
+	out->ntrace_threads = nth;
+
+	size_t ecap = 0;
+	for (size_t i = 0; i < nblk; i++) {
+		struct log_trace_thread *t = &th[blks[i].thread];
+		struct log_trace_block bh;
+		memcpy(&bh, blks[i].hdr, sizeof bh);
+		if (t->blocks == 0)
+			t->first = out->ntrace;
+		t->blocks++;
+		t->dropped = bh.dropped; /* the latest block holds the thread's total */
+		struct log_trace_ctx ctx;
+		log_trace_ctx_reset(&ctx);
+		size_t at = 0;
+		int last = i + 1 == nblk || blks[i + 1].thread != blks[i].thread;
+		for (;;) {
+			struct log_trace_run r;
+			int have_open = last && bh.open.count && bh.open_at == bh.used && at == blks[i].avail &&
+					blks[i].avail == bh.used;
+			size_t k = 0;
+			if (at < blks[i].avail) {
+				k = log_trace_decode(&ctx, blks[i].pay + at, blks[i].avail - at, &r);
+				if (!k) {
+					add_warning(out, "trace of pid %d tid %d, block %u: byte %zu does not decode; %llu entries before it kept",
+						    bh.pid, bh.tid, bh.seq, at, (unsigned long long)(out->ntrace - t->first));
+					t->damaged++;
+					break;
+				}
+			} else if (have_open) {
+				r = bh.open;
+				if (r.op == 0 || r.op >= LOG_NOPS)
+					break;
+			} else {
+				break;
+			}
+			if (out->ntrace == ecap) {
+				ecap = ecap ? ecap * 2 : 1024;
+				struct log_trace_entry *ne = realloc(out->trace, ecap * sizeof *ne);
+				if (!ne)
+					goto out;
+				out->trace = ne;
+			}
+			struct log_trace_entry *e = &out->trace[out->ntrace++];
+			entry_from_run(h, &r, &blks[i], index, h->nrecords, out, e);
+			t->n++;
+			t->calls += r.count;
+			if (!k) {
+				e->flags |= LOG_TE_OPEN;
+				break;
+			}
+			at += k;
+		}
+	}
+	for (uint32_t t = 0; t < nth; t++)
+		out->trace_dropped += th[t].dropped;
+	rc = 0;
+out:
+	free(raw);
+	free(blks);
+	free(index);
+	return rc;
 }
 
 int log_file_parse(const void *buf, size_t size, const char *name, struct log_file *out, char *err,
@@ -511,27 +781,40 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 			rc = -EINVAL;
 			goto fail;
 		}
-		if (ev->count > ev->size / sizeof(struct log_event)) {
-			set_err(err, errlen, name, "events section holds %llu events of %zu bytes but is %llu bytes",
-				(unsigned long long)ev->count, sizeof(struct log_event),
-				(unsigned long long)ev->size);
+		uint64_t have = ev->offset < size ? size - ev->offset : 0, n = ev->count;
+		if (have > ev->size)
+			have = ev->size;
+		if (n > have / sizeof(struct log_event)) {
+			n = have / sizeof(struct log_event);
+			add_warning(out, "events section cut short: %llu of %llu events present",
+				    (unsigned long long)n, (unsigned long long)ev->count);
+		}
+		out->events = malloc((size_t)(n ? n : 1) * sizeof(struct log_event));
+		if (!out->events)
+			goto nomem;
+		copy_shared(out->events, p + ev->offset, (size_t)n * sizeof(struct log_event));
+		for (uint64_t j = 0; j < n; j++) {
+			const struct log_event *e = &out->events[j];
+			if (e->layer < 1 || e->layer > LOG_LAYER_MAX || e->op >= LOG_NOPS) {
+				add_warning(out, "event %llu: layer %u or op %u out of range; %llu events kept",
+					    (unsigned long long)j, e->layer, e->op, (unsigned long long)j);
+				n = j;
+				break;
+			}
+		}
+		out->nevents = n;
+	}
+	for (uint32_t i = 0; i < h.nsections; i++) {
+		const struct log_section *ts = &h.sections[i];
+		if (ts->kind != LOG_SEC_TRACE)
+			continue;
+		if (out->trace_threads || out->trace_bytes) {
+			set_err(err, errlen, name, "more than one trace section");
 			rc = -EINVAL;
 			goto fail;
 		}
-		out->events = malloc((size_t)ev->count * sizeof(struct log_event));
-		if (!out->events)
+		if (read_trace(p, size, &h, ts, slots, out) < 0)
 			goto nomem;
-		copy_shared(out->events, p + ev->offset, (size_t)ev->count * sizeof(struct log_event));
-		out->nevents = ev->count;
-		for (uint64_t j = 0; j < out->nevents; j++) {
-			const struct log_event *e = &out->events[j];
-			if (e->layer < 1 || e->layer > LOG_LAYER_MAX || e->op >= LOG_NOPS) {
-				set_err(err, errlen, name, "event %llu: layer %u or op %u out of range",
-					(unsigned long long)j, e->layer, e->op);
-				rc = -EINVAL;
-				goto fail;
-			}
-		}
 	}
 	out->live = (h.flags & LOG_F_LIVE) && !(h.flags & LOG_F_FINISHED);
 	h.clock_kind = LOG_CLOCK_NS;
@@ -619,6 +902,9 @@ void log_file_free(struct log_file *lf)
 	free(lf->strings);
 	free(lf->records);
 	free(lf->events);
+	free(lf->trace);
+	free(lf->trace_threads);
+	free(lf->warning);
 	memset(lf, 0, sizeof *lf);
 }
 

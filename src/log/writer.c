@@ -11,7 +11,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include "log/zstd.h"
 
 static int write_all(int fd, const void *buf, size_t n)
 {
@@ -60,6 +63,94 @@ static int copy_fd(int out, int fd, uint64_t n)
 		off += (uint64_t)r;
 	}
 	return 0;
+}
+
+static void *map_buf(size_t n)
+{
+	void *m = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/*
+ * The TRACE section of a live file, packed: each claimed block's 128-byte header (its `size`
+ * set to `used`) and the payload in use, back to back, then compressed with zstd when it can
+ * be loaded. Buffers are mapped, not malloc'ed: this runs on the capture library's exit path.
+ * *out is left zeroed when the source has no trace. 0 or -errno.
+ */
+static int write_trace(int fd, const void *map, size_t size, const struct log_header *h, uint64_t at,
+		       struct log_section *out)
+{
+	const struct log_header *live = map;
+	const struct log_section *st = find_section(h, LOG_SEC_TRACE);
+	memset(out, 0, sizeof *out);
+	if (!st || st->offset > size || st->size > size - st->offset)
+		return 0;
+	const unsigned char *base = (const unsigned char *)map + st->offset;
+	if (st->flags & LOG_SEC_F_PACKED) { /* already final: copied as it is */
+		int r = write_all(fd, base, st->size);
+		if (r == 0)
+			*out = (struct log_section){LOG_SEC_TRACE, st->flags, at, st->size, st->count};
+		return r;
+	}
+	uint32_t bs = h->trace_block_size;
+	if (bs <= sizeof(struct log_trace_block))
+		return 0;
+	uint64_t n = __atomic_load_n(&live->trace_blocks, __ATOMIC_ACQUIRE);
+	if (n > st->count)
+		n = st->count;
+	if (n > st->size / bs)
+		n = st->size / bs;
+	uint64_t total = 0, nb = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct log_trace_block *b = (const void *)(base + i * bs);
+		uint32_t used = __atomic_load_n(&b->used, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&b->magic, __ATOMIC_ACQUIRE) != LOG_TRACE_MAGIC)
+			continue;
+		if (used > bs - sizeof *b)
+			used = bs - (uint32_t)sizeof *b;
+		total += sizeof *b + used;
+	}
+	unsigned char *buf = map_buf(total);
+	if (!buf)
+		return -ENOMEM;
+	uint64_t pos = 0;
+	for (uint64_t i = 0; i < n && pos < total; i++) {
+		const struct log_trace_block *b = (const void *)(base + i * bs);
+		if (__atomic_load_n(&b->magic, __ATOMIC_ACQUIRE) != LOG_TRACE_MAGIC)
+			continue;
+		struct log_trace_block hb;
+		memcpy(&hb, b, sizeof hb);
+		hb.used = __atomic_load_n(&b->used, __ATOMIC_ACQUIRE);
+		if (hb.used > bs - sizeof hb)
+			hb.used = bs - (uint32_t)sizeof hb;
+		if (pos + sizeof hb + hb.used > total) /* a block grew while we copied: keep the sizes */
+			break;
+		hb.size = hb.used;
+		memcpy(buf + pos, &hb, sizeof hb);
+		memcpy(buf + pos + sizeof hb, b + 1, hb.used);
+		pos += sizeof hb + hb.used;
+		nb++;
+	}
+	uint32_t flags = LOG_SEC_F_PACKED;
+	const unsigned char *src = buf;
+	uint64_t len = pos;
+	unsigned char *z = NULL;
+	size_t zcap = 0;
+	if (pos && log_zstd_load(NULL, 0) == 0 && (zcap = log_zstd_bound(pos)) && (z = map_buf(zcap))) {
+		size_t c = log_zstd_compress(z, zcap, buf, pos);
+		if (c) {
+			src = z;
+			len = c;
+			flags |= LOG_SEC_F_ZSTD;
+		}
+	}
+	int r = write_all(fd, src, len);
+	if (r == 0)
+		*out = (struct log_section){LOG_SEC_TRACE, flags, at, len, nb};
+	if (z)
+		munmap(z, zcap);
+	munmap(buf, total ? total : 1);
+	return r;
 }
 
 int log_write_final_events(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
@@ -128,6 +219,14 @@ int log_write_final_events(const void *map, size_t size, const struct log_header
 		h.sections[2] = (struct log_section){LOG_SEC_EVENTS, 0, LOG_HEADER_SIZE + recs_bytes + used + pad,
 						     ev_bytes, nevents};
 		h.nsections = 3;
+	}
+	uint64_t at = LOG_HEADER_SIZE + recs_bytes + used + pad + h.sections[2].size;
+	struct log_section trace;
+	if ((r = write_trace(fd, map, size, hdr_patch ? hdr_patch : live, at, &trace)) < 0)
+		goto err;
+	if (trace.kind) {
+		h.sections[h.nsections++] = trace;
+		h.trace_blocks = trace.count;
 	}
 	if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
 		r = errno ? -errno : -EIO;

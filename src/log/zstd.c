@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <zstd.h> /* constants only: the functions come through dlsym */
 
 #define ZSTD_LEVEL 3
 
@@ -16,10 +17,13 @@ static struct {
 	const char *(*error_name)(size_t);
 	size_t (*estimate_cctx)(int);
 	void *(*init_static_cctx)(void *, size_t);
-	size_t (*compress_cctx)(void *, void *, size_t, const void *, size_t, int);
+	size_t (*set_param)(void *, int, int);
+	size_t (*compress2)(void *, void *, size_t, const void *, size_t);
 	unsigned long long (*find_size)(const void *, size_t);
-	unsigned long long (*frame_size)(const void *, size_t);
-	size_t (*frame_csize)(const void *, size_t);
+	ZSTD_DStream *(*create_ds)(void);
+	size_t (*free_ds)(ZSTD_DStream *);
+	size_t (*init_ds)(ZSTD_DStream *);
+	size_t (*decompress_stream)(ZSTD_DStream *, ZSTD_outBuffer *, ZSTD_inBuffer *);
 	size_t (*decompress)(void *, size_t, const void *, size_t);
 	void *cctx;
 } z;
@@ -43,16 +47,25 @@ int log_zstd_load(char *err, size_t errlen)
 		SYM(error_name, "ZSTD_getErrorName")
 		SYM(estimate_cctx, "ZSTD_estimateCCtxSize")
 		SYM(init_static_cctx, "ZSTD_initStaticCCtx")
-		SYM(compress_cctx, "ZSTD_compressCCtx")
+		SYM(set_param, "ZSTD_CCtx_setParameter")
+		SYM(compress2, "ZSTD_compress2")
 		SYM(find_size, "ZSTD_findDecompressedSize")
-		SYM(frame_size, "ZSTD_getFrameContentSize")
-		SYM(frame_csize, "ZSTD_findFrameCompressedSize")
+		SYM(create_ds, "ZSTD_createDStream")
+		SYM(free_ds, "ZSTD_freeDStream")
+		SYM(init_ds, "ZSTD_initDStream")
+		SYM(decompress_stream, "ZSTD_decompressStream")
 		SYM(decompress, "ZSTD_decompress")
 #undef SYM
 		size_t ws = z.estimate_cctx(ZSTD_LEVEL);
 		void *m = mmap(NULL, ws, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED || !(z.cctx = z.init_static_cctx(m, ws))) {
 			snprintf(z.why, sizeof z.why, "cannot set up a zstd workspace of %zu bytes", ws);
+			goto out;
+		}
+		/* a checksum per frame: damage must fail the frame, not decode into wrong entries */
+		if (z.is_error(z.set_param(z.cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL)) ||
+		    z.is_error(z.set_param(z.cctx, ZSTD_c_checksumFlag, 1))) {
+			snprintf(z.why, sizeof z.why, "cannot set the zstd level and checksum");
 			goto out;
 		}
 		z.state = 1;
@@ -71,7 +84,7 @@ size_t log_zstd_compress(void *dst, size_t cap, const void *src, size_t n)
 	size_t out = 0;
 	for (size_t off = 0; off < n; off += LOG_ZSTD_FRAME) {
 		size_t len = n - off < LOG_ZSTD_FRAME ? n - off : LOG_ZSTD_FRAME;
-		size_t r = z.compress_cctx(z.cctx, (char *)dst + out, cap - out, (const char *)src + off, len, ZSTD_LEVEL);
+		size_t r = z.compress2(z.cctx, (char *)dst + out, cap - out, (const char *)src + off, len);
 		if (z.is_error(r))
 			return 0;
 		out += r;
@@ -90,34 +103,54 @@ int log_zstd_decompress(const void *src, size_t n, void **out, size_t *outlen, c
 	*outlen = 0;
 	if (log_zstd_load(err, errlen) < 0)
 		return -1;
-	/* Frame by frame, so that what precedes a damaged or missing frame is kept. */
-	size_t total = 0, off = 0;
-	unsigned char *buf = NULL;
-	while (off < n) {
-		const char *f = (const char *)src + off;
-		size_t cs = z.frame_csize(f, n - off);
-		unsigned long long raw = z.frame_size(f, n - off);
-		if (z.is_error(cs) || raw >= (0ULL - 2) || raw > ((size_t)1 << 34)) {
-			snprintf(err, errlen, "zstd frame at byte %zu is %s", off,
-				 z.is_error(cs) ? "truncated or corrupt" : "without a valid size");
-			break;
-		}
-		unsigned char *nb = realloc(buf, total + (size_t)raw + 1);
-		if (!nb) {
-			snprintf(err, errlen, "out of memory");
-			break;
-		}
-		buf = nb;
-		size_t r = z.decompress(buf + total, (size_t)raw, f, cs);
-		if (z.is_error(r) || r != raw) {
-			snprintf(err, errlen, "zstd frame at byte %zu: %s", off,
-				 z.is_error(r) ? z.error_name(r) : "shorter than its header says");
-			break;
-		}
-		total += r;
-		off += cs;
+	ZSTD_DStream *ds = z.create_ds();
+	if (!ds || z.is_error(z.init_ds(ds))) {
+		snprintf(err, errlen, "cannot create a zstd stream");
+		if (ds)
+			z.free_ds(ds);
+		return -1;
 	}
+	/* Streamed, but a frame's bytes count only once the frame has ended and its checksum
+	 * matched: what precedes a damaged or missing frame is kept, nothing of the frame itself. */
+	unsigned char *buf = NULL;
+	size_t committed = 0, have = 0, cap = 0, frame_start = 0;
+	ZSTD_inBuffer in = {src, n, 0};
+	int rc = 0;
+	for (;;) {
+		if (cap - have < 65536) {
+			size_t ncap = cap ? cap * 2 : 262144;
+			unsigned char *nb = realloc(buf, ncap);
+			if (!nb) {
+				snprintf(err, errlen, "out of memory");
+				rc = 1;
+				break;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		ZSTD_outBuffer o = {buf, cap, have};
+		size_t r = z.decompress_stream(ds, &o, &in);
+		have = o.pos;
+		if (z.is_error(r)) {
+			snprintf(err, errlen, "zstd frame at byte %zu: %s", frame_start, z.error_name(r));
+			rc = 1;
+			break;
+		}
+		if (r == 0) { /* a frame ended, checksum verified */
+			committed = have;
+			frame_start = in.pos;
+			if (in.pos == in.size)
+				break;
+			continue;
+		}
+		if (in.pos == in.size && o.pos < o.size) {
+			snprintf(err, errlen, "zstd frame at byte %zu is cut short", frame_start);
+			rc = 1;
+			break;
+		}
+	}
+	z.free_ds(ds);
 	*out = buf;
-	*outlen = total;
-	return off < n ? 1 : 0;
+	*outlen = committed;
+	return rc;
 }

@@ -13,7 +13,7 @@
 
 /* 0 when zstd is usable, else -1 with a reason in err. Safe to call again; loads once. */
 int log_zstd_load(char *err, size_t errlen);
-#define LOG_ZSTD_FRAME (1u << 20) /* input bytes per frame */
+#define LOG_ZSTD_FRAME (1u << 16) /* input bytes per frame: what a damaged byte can cost */
 
 /* Bytes dst needs to hold the compression of n bytes (0 when zstd is not loaded). */
 size_t log_zstd_bound(size_t n);

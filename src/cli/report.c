@@ -301,6 +301,19 @@ int cmd_report(int argc, char **argv)
 	for (size_t k = 0; k < in.nskipped; k++)
 		if (ana_profile_add_warning(&prof, "%s: dangling live link skipped", in.skipped[k]) < 0)
 			goto err;
+	/* damage the reader stepped over: in the report's warnings, and once on stderr with a
+	 * non-zero exit, while the report shows what could be read */
+	int damaged = 0;
+	for (size_t k = 0; k < nlogs; k++) {
+		if (!logs[k].warning)
+			continue;
+		if (ana_profile_add_warning(&prof, "%s%s", logs[k].warning,
+					    logs[k].nwarnings > 1 ? " (and more damage after it)" : "") < 0)
+			goto err;
+		if (!damaged++)
+			fprintf(stderr, "iostrata report: %s%s\n", logs[k].warning,
+				nlogs > 1 ? " (the report shows what could be read)" : "");
+	}
 	read_mounts(logs, nlogs, &mounts);
 	opts.mounts = mounts.v;
 	opts.nmounts = mounts.n;
@@ -309,7 +322,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "iostrata report: writing the report: %s\n", strerror(r == -ENOMEM ? ENOMEM : EIO));
 		goto err;
 	}
-	ret = 0;
+	ret = damaged ? 1 : 0;
 err:
 	if (have_prof)
 		ana_profile_free(&prof);

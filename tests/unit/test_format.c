@@ -202,6 +202,22 @@ static void expect_error(const char *name, const void *buf, size_t size, const c
 		check(0, name, "output not left empty after an error");
 }
 
+/* Damage in an events or trace section: the log parses, keeps `keep` events, and warns. */
+static void expect_warning(const char *name, const void *buf, size_t size, uint64_t keep, const char *what)
+{
+	struct log_file lf;
+	char err[512];
+	int rc = log_file_parse(buf, size, "bad.iost", &lf, err, sizeof err);
+	if (!check(rc == 0, name, "parse refused it: %s", err))
+		return;
+	check(lf.nevents == keep, name, "%llu events kept, %llu expected", (unsigned long long)lf.nevents,
+	      (unsigned long long)keep);
+	check(lf.warning && !strncmp(lf.warning, "bad.iost: ", 10) && !strchr(lf.warning, '\n') &&
+		      strstr(lf.warning, what),
+	      name, "warning \"%s\" lacks \"%s\"", lf.warning ? lf.warning : "(none)", what);
+	log_file_free(&lf);
+}
+
 static void test_roundtrip_parse(void)
 {
 	struct test_log t;
@@ -518,15 +534,18 @@ static void test_events(void)
 		close(fd);
 		struct log_header *h = (struct log_header *)f;
 		h->sections[2].count = 4;
-		expect_error("events: count beyond the section", f, (size_t)st.st_size,
-			     "events section holds 4 events of 64 bytes but is 192 bytes");
+		expect_warning("events: count beyond the section: the 3 present kept", f, (size_t)st.st_size, 3,
+			       "events section cut short: 3 of 4 events present");
 		h->sections[2].count = 3;
 		struct log_event *e = (struct log_event *)(f + h->sections[2].offset);
 		e[1].layer = 9;
-		expect_error("events: bad layer", f, (size_t)st.st_size, "event 1: layer 9 or op 2 out of range");
+		expect_warning("events: bad layer: the event before it kept", f, (size_t)st.st_size, 1,
+			       "event 1: layer 9 or op 2 out of range; 1 events kept");
 		e[1].layer = LOG_LAYER_BLOCK;
 		e[1].op = LOG_NOPS;
-		expect_error("events: bad op", f, (size_t)st.st_size, "out of range");
+		expect_warning("events: bad op: the event before it kept", f, (size_t)st.st_size, 1, "out of range");
+		expect_warning("events: file cut inside the section (2 present, 1 good): 1 kept", f, (size_t)h->sections[2].offset + 64 * 2 + 10,
+			       1, "cut short");
 		free(f);
 	}
 	unlink(path);

@@ -16,6 +16,11 @@
  *   write64-2threads  two threads, each doing write64 on its own file PATH.0 and PATH.1, started
  *                     together; prints the mean of the two threads' ns per call
  *   pread4k-2threads  the same with pread4k
+ *   pwrite64r         N pwrite() of 64 bytes at pseudo-random 4 KiB-aligned offsets of a 4 MiB
+ *                     file: no two successive calls continue each other (trace mode's worst case:
+ *                     every call closes a run)
+ *   pwrite4kr         N pwrite() of 4 KiB at pseudo-random 4 KiB-aligned offsets of a 1 GiB file
+ *                     (the trace size benchmark's random case)
  *   write64-paired    what the tool adds, measured inside one process: blocks of 10,000 write()
  *   pread4k-paired    calls alternate between libc's own function (found with dlsym in libc.so.6,
  *                     so no preloaded wrapper sees it) and the interposed one; prints the median
@@ -43,7 +48,17 @@
 #define WRITE_SIZE 64
 #define PAIR_BLOCK 10000
 
-enum mode { M_WRITE, M_PREAD };
+enum mode { M_WRITE, M_PREAD, M_PWRITE_R, M_PWRITE4K_R };
+
+/* The k-th pseudo-random block of a file of nblocks (a power of two) blocks. */
+static off_t rand_block(long k, unsigned nblocks)
+{
+	uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15ull;
+	x ^= x >> 29;
+	x *= 0xBF58476D1CE4E5B9ull;
+	x ^= x >> 32;
+	return (off_t)(x & (nblocks - 1));
+}
 
 struct job {
 	enum mode mode;
@@ -98,6 +113,11 @@ static int block_run(const struct job *j, int fd, char *buf, void *f, long *next
 		for (int i = 0; i < PAIR_BLOCK; i++, (*next)++)
 			if (pr(fd, buf, PREAD_SIZE, (off_t)(*next & (PREAD_FILE / PREAD_SIZE - 1)) * PREAD_SIZE) != PREAD_SIZE)
 				return -1;
+	} else if (j->mode == M_PWRITE_R) {
+		ssize_t (*pw)(int, const void *, size_t, off_t) = f;
+		for (int i = 0; i < PAIR_BLOCK; i++, (*next)++)
+			if (pw(fd, buf, WRITE_SIZE, rand_block(*next, 1024) * 4096) != WRITE_SIZE)
+				return -1;
 	} else {
 		ssize_t (*wr)(int, const void *, size_t) = f;
 		for (int i = 0; i < PAIR_BLOCK; i++)
@@ -111,9 +131,9 @@ static int block_run(const struct job *j, int fd, char *buf, void *f, long *next
 static int paired_run(struct job *j, int fd, char *buf)
 {
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	const char *name = j->mode == M_PREAD ? "pread" : "write";
+	const char *name = j->mode == M_PREAD ? "pread" : j->mode == M_PWRITE_R ? "pwrite" : "write";
 	void *direct = libc ? dlsym(libc, name) : NULL;
-	void *interposed = j->mode == M_PREAD ? (void *)pread : (void *)write;
+	void *interposed = j->mode == M_PREAD ? (void *)pread : j->mode == M_PWRITE_R ? (void *)pwrite : (void *)write;
 	long blocks = j->n / PAIR_BLOCK < 1 ? 1 : j->n / PAIR_BLOCK, next = 0;
 	double *added = calloc((size_t)blocks, sizeof *added);
 	if (!direct || !added) {
@@ -175,6 +195,14 @@ static void *job_run(void *arg)
 			if (pread(fd, buf, PREAD_SIZE, off) != PREAD_SIZE)
 				goto err_fd;
 		}
+	} else if (j->mode == M_PWRITE_R) {
+		for (long i = 0; i < j->n; i++)
+			if (pwrite(fd, buf, WRITE_SIZE, rand_block(i, 1024) * 4096) != WRITE_SIZE)
+				goto err_fd;
+	} else if (j->mode == M_PWRITE4K_R) {
+		for (long i = 0; i < j->n; i++)
+			if (pwrite(fd, buf, PREAD_SIZE, rand_block(i, 1u << 18) * 4096) != PREAD_SIZE)
+				goto err_fd;
 	} else {
 		for (long i = 0; i < j->n; i++)
 			if (write(fd, buf, WRITE_SIZE) != WRITE_SIZE)
@@ -205,30 +233,37 @@ static void *idle_thread(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: overhead write64|pread4k[-mt|-2threads|-paired] PATH N\n");
+		fprintf(stderr, "usage: overhead write64|pread4k|pwrite64r[-mt|-2threads|-paired]|pwrite4kr PATH N\n");
 		return 2;
 	}
 	const char *m = argv[1];
 	long n = strtol(argv[3], NULL, 10);
 	int threads = strstr(m, "-2threads") ? 2 : 1;
+	const char *dash = strchr(m, '-');
+	size_t base = dash ? (size_t)(dash - m) : strlen(m);
+	const char *suffix = m + base;
 	enum mode mode;
-	if (!strncmp(m, "write64", 7))
+	if (base == 7 && !strncmp(m, "write64", 7))
 		mode = M_WRITE;
-	else if (!strncmp(m, "pread4k", 7))
+	else if (base == 7 && !strncmp(m, "pread4k", 7))
 		mode = M_PREAD;
+	else if (base == 9 && !strncmp(m, "pwrite64r", 9))
+		mode = M_PWRITE_R;
+	else if (base == 9 && !strncmp(m, "pwrite4kr", 9) && !*suffix)
+		mode = M_PWRITE4K_R;
 	else
 		mode = (enum mode)-1;
 	if ((int)mode < 0 || n <= 0 ||
-	    (strcmp(m + 7, "") && strcmp(m + 7, "-mt") && strcmp(m + 7, "-2threads") && strcmp(m + 7, "-paired"))) {
+	    (strcmp(suffix, "") && strcmp(suffix, "-mt") && strcmp(suffix, "-2threads") && strcmp(suffix, "-paired"))) {
 		fprintf(stderr, "overhead: bad mode or count: %s %s\n", m, argv[3]);
 		return 2;
 	}
 
 	static struct job jobs[2];
 	if (threads == 1) {
-		jobs[0] = (struct job){.mode = mode, .n = n, .paired = !strcmp(m + 7, "-paired")};
+		jobs[0] = (struct job){.mode = mode, .n = n, .paired = !strcmp(suffix, "-paired")};
 		snprintf(jobs[0].path, sizeof jobs[0].path, "%s", argv[2]);
-		if (!strcmp(m + 7, "-mt")) {
+		if (!strcmp(suffix, "-mt")) {
 			pthread_t t;
 			if (pthread_create(&t, NULL, idle_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
 				return 1;

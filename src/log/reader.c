@@ -630,6 +630,95 @@ out:
 	return rc;
 }
 
+/*
+ * A final log whose records or strings are zstd-compressed (a traced process's log) is first
+ * inflated into a plain image, sections in their file order, and that image is parsed. The
+ * other sections are copied as they are (a compressed trace is decoded later, frame by frame),
+ * a cut-short last section included, so the damage checks see what the file holds.
+ * 1 when *img was built, 0 when nothing is compressed, <0 with err set.
+ */
+static int inflate_log(const unsigned char *p, size_t size, const char *name, unsigned char **img, size_t *imgsize,
+		       char *err, size_t errlen)
+{
+	struct log_header h;
+	copy_shared(&h, p, sizeof h);
+	uint32_t ns = h.nsections < LOG_MAX_SECTIONS ? h.nsections : LOG_MAX_SECTIONS;
+	int any = 0;
+	for (uint32_t i = 0; i < ns; i++)
+		if ((h.sections[i].flags & LOG_SEC_F_ZSTD) &&
+		    (h.sections[i].kind == LOG_SEC_RECORDS || h.sections[i].kind == LOG_SEC_STRINGS))
+			any = 1;
+	if (!any)
+		return 0;
+	uint32_t order[LOG_MAX_SECTIONS], no = 0;
+	for (uint32_t i = 0; i < ns; i++)
+		if (h.sections[i].kind)
+			order[no++] = i;
+	for (uint32_t a = 1; a < no; a++) /* by file offset */
+		for (uint32_t b = a; b > 0 && h.sections[order[b - 1]].offset > h.sections[order[b]].offset; b--) {
+			uint32_t t = order[b];
+			order[b] = order[b - 1];
+			order[b - 1] = t;
+		}
+	void *part[LOG_MAX_SECTIONS] = {0};
+	size_t plen[LOG_MAX_SECTIONS] = {0};
+	size_t total = LOG_HEADER_SIZE;
+	int rc = -EINVAL;
+	for (uint32_t k = 0; k < no; k++) {
+		struct log_section *s = &h.sections[order[k]];
+		if (s->offset < LOG_HEADER_SIZE || s->offset > size) {
+			set_err(err, errlen, name, "section %u (%s): offset %llu outside the file", order[k],
+				section_name(s->kind), (unsigned long long)s->offset);
+			goto out;
+		}
+		uint64_t have = size - s->offset < s->size ? size - s->offset : s->size;
+		if ((s->flags & LOG_SEC_F_ZSTD) && (s->kind == LOG_SEC_RECORDS || s->kind == LOG_SEC_STRINGS)) {
+			uint64_t want = s->kind == LOG_SEC_RECORDS ? s->count * (uint64_t)h.record_size : s->count;
+			char why[256];
+			if (have < s->size || h.record_size == 0 || want > ((uint64_t)1 << 36)) {
+				set_err(err, errlen, name, "truncated: the compressed %s section is cut short", section_name(s->kind));
+				goto out;
+			}
+			int z = log_zstd_decompress(p + s->offset, have, &part[k], &plen[k], why, sizeof why);
+			if (z != 0 || plen[k] != want) {
+				set_err(err, errlen, name, "%s section: %s", section_name(s->kind),
+					z ? why : "decompressed size differs from the header's");
+				rc = z < 0 ? -ENOTSUP : -EINVAL;
+				goto out;
+			}
+			s->flags &= ~(uint32_t)LOG_SEC_F_ZSTD;
+			s->size = want;
+		} else {
+			if (!(part[k] = malloc(have ? have : 1)))
+				goto nomem;
+			memcpy(part[k], p + s->offset, have);
+			plen[k] = have;
+			if (have < s->size && k + 1 < no) {
+				set_err(err, errlen, name, "truncated: %s section cut short", section_name(s->kind));
+				goto out;
+			}
+		}
+		s->offset = total;
+		total += plen[k] + ((8 - plen[k] % 8) % 8);
+	}
+	if (!(*img = calloc(1, total)))
+		goto nomem;
+	memcpy(*img, &h, sizeof h);
+	for (uint32_t k = 0; k < no; k++)
+		memcpy(*img + h.sections[order[k]].offset, part[k], plen[k]);
+	/* a cut-short last section stays cut short */
+	*imgsize = no ? h.sections[order[no - 1]].offset + plen[no - 1] : total;
+	rc = 1;
+	goto out;
+nomem:
+	set_err(err, errlen, name, "out of memory");
+	rc = -ENOMEM;
+out:
+	for (uint32_t k = 0; k < no; k++)
+		free(part[k]);
+	return rc;
+}
+
 int log_file_parse(const void *buf, size_t size, const char *name, struct log_file *out, char *err,
 		   size_t errlen)
 {
@@ -684,6 +773,16 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 		return -EINVAL;
 	}
 
+	unsigned char *img = NULL;
+	size_t imgsize = 0;
+	rc = inflate_log(p, size, name, &img, &imgsize, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		rc = log_file_parse(img, imgsize, name, out, err, errlen);
+		free(img);
+		return rc;
+	}
 	copy_shared(&h, p, sizeof h);
 	/* The copy is what gets checked; the fields checked above are re-checked on it because the
 	 * buffer may have changed since. */

@@ -153,6 +153,28 @@ static int write_trace(int fd, const void *map, size_t size, const struct log_he
 	return r;
 }
 
+/* n bytes at src, as zstd frames when z and compression works, else as they are; *len gets the
+ * bytes written and *flags LOG_SEC_F_ZSTD when compressed. */
+static int write_section(int fd, const void *src, uint64_t n, int z, uint64_t *len, uint32_t *flags)
+{
+	*flags = 0;
+	*len = n;
+	size_t cap = z && n ? log_zstd_bound(n) : 0;
+	unsigned char *buf = cap ? map_buf(cap) : NULL;
+	size_t c = buf ? log_zstd_compress(buf, cap, src, n) : 0;
+	int r;
+	if (c) {
+		*len = c;
+		*flags = LOG_SEC_F_ZSTD;
+		r = write_all(fd, buf, c);
+	} else {
+		r = write_all(fd, src, n);
+	}
+	if (buf)
+		munmap(buf, cap);
+	return r;
+}
+
 int log_write_final_events(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
 			   uint32_t add_flags, int events_fd, uint64_t nevents, char *err, size_t errlen)
 {
@@ -190,17 +212,21 @@ int log_write_final_events(const void *map, size_t size, const struct log_header
 		snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(-r));
 		return r;
 	}
-	uint64_t recs_bytes = (uint64_t)n * sizeof(struct log_record);
+	/* A traced process's log is compressed as a whole (its records are mostly zeros): the
+	 * records and strings too, not only the trace. */
+	int z = find_section(&h, LOG_SEC_TRACE) != NULL && log_zstd_load(NULL, 0) == 0;
+	uint64_t recs_bytes = (uint64_t)n * sizeof(struct log_record), recs_len, str_len;
+	uint32_t recs_flags = 0, str_flags = 0;
 	if (lseek(fd, LOG_HEADER_SIZE, SEEK_SET) < 0 ||
-	    (r = write_all(fd, (const char *)map + rec_off, recs_bytes)) < 0)
+	    (r = write_section(fd, (const char *)map + rec_off, recs_bytes, z, &recs_len, &recs_flags)) < 0)
 		goto err;
 	uint32_t used = __atomic_load_n(&live->string_used, __ATOMIC_ACQUIRE);
 	if (used > str_cap)
 		used = (uint32_t)str_cap;
-	if ((r = write_all(fd, (const char *)map + str_off, used)) < 0)
+	if ((r = write_section(fd, (const char *)map + str_off, used, z, &str_len, &str_flags)) < 0)
 		goto err;
 	static const char zeros[8];
-	uint32_t pad = (8 - used % 8) % 8;
+	uint32_t pad = (8 - str_len % 8) % 8;
 	if (pad && (r = write_all(fd, zeros, pad)) < 0)
 		goto err;
 
@@ -209,18 +235,19 @@ int log_write_final_events(const void *map, size_t size, const struct log_header
 	h.max_records = n;
 	h.string_used = used;
 	memset(h.sections, 0, sizeof h.sections);
-	h.sections[0] = (struct log_section){LOG_SEC_RECORDS, 0, LOG_HEADER_SIZE, recs_bytes, n};
-	h.sections[1] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE + recs_bytes, used + pad, used};
+	h.sections[0] = (struct log_section){LOG_SEC_RECORDS, recs_flags, LOG_HEADER_SIZE, recs_len, n};
+	h.sections[1] = (struct log_section){LOG_SEC_STRINGS, str_flags, LOG_HEADER_SIZE + recs_len,
+					     str_flags ? str_len : used + pad, used};
 	h.nsections = 2;
+	uint64_t end = LOG_HEADER_SIZE + recs_len + str_len + pad;
 	if (events_fd >= 0) {
 		uint64_t ev_bytes = nevents * sizeof(struct log_event);
 		if ((r = copy_fd(fd, events_fd, ev_bytes)) < 0)
 			goto err;
-		h.sections[2] = (struct log_section){LOG_SEC_EVENTS, 0, LOG_HEADER_SIZE + recs_bytes + used + pad,
-						     ev_bytes, nevents};
+		h.sections[2] = (struct log_section){LOG_SEC_EVENTS, 0, end, ev_bytes, nevents};
 		h.nsections = 3;
 	}
-	uint64_t at = LOG_HEADER_SIZE + recs_bytes + used + pad + h.sections[2].size;
+	uint64_t at = end + h.sections[2].size;
 	struct log_section trace;
 	if ((r = write_trace(fd, map, size, hdr_patch ? hdr_patch : live, at, &trace)) < 0)
 		goto err;

@@ -454,10 +454,11 @@ static int read_trace(const unsigned char *p, size_t size, const struct log_head
 			    (unsigned long long)ts->size);
 	out->trace_bytes = ts->size;
 	out->trace_dropped = h->trace_dropped;
+	const unsigned char *sec = have ? p + ts->offset : p; /* never an address past the buffer */
 	if (ts->flags & LOG_SEC_F_ZSTD) {
 		char why[256];
 		void *buf;
-		int z = log_zstd_decompress(p + ts->offset, have, &buf, &len, why, sizeof why);
+		int z = log_zstd_decompress(sec, have, &buf, &len, why, sizeof why);
 		if (z < 0) {
 			add_warning(out, "trace section is zstd-compressed and cannot be read: %s", why);
 			return 0;
@@ -468,8 +469,8 @@ static int read_trace(const unsigned char *p, size_t size, const struct log_head
 	} else {
 		if (!(raw = malloc(have ? have : 1)))
 			return -1;
-		copy_shared(raw, p + ts->offset, have & ~(uint64_t)7);
-		memcpy(raw + (have & ~(uint64_t)7), p + ts->offset + (have & ~(uint64_t)7), have & 7);
+		copy_shared(raw, sec, have & ~(uint64_t)7);
+		memcpy(raw + (have & ~(uint64_t)7), sec + (have & ~(uint64_t)7), have & 7);
 		len = have;
 	}
 	index = malloc(((size_t)h->nrecords + 1) * sizeof *index);
@@ -891,7 +892,8 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 		out->events = malloc((size_t)(n ? n : 1) * sizeof(struct log_event));
 		if (!out->events)
 			goto nomem;
-		copy_shared(out->events, p + ev->offset, (size_t)n * sizeof(struct log_event));
+		if (n)
+			copy_shared(out->events, p + ev->offset, (size_t)n * sizeof(struct log_event));
 		for (uint64_t j = 0; j < n; j++) {
 			const struct log_event *e = &out->events[j];
 			if (e->layer < 1 || e->layer > LOG_LAYER_MAX || e->op >= LOG_NOPS) {

@@ -2,10 +2,10 @@
 /*
  * Writes the fuzz seed corpus: a few small, valid iostrata logs covering the shapes the reader
  * meets (final and live, ns and TSC clocks, records before or after strings, reserved sections,
- * dead and unused record slots, no records at all). Built by hand rather than by the capture
+ * dead and unused record slots, no records at all, a trace live and packed). Built by hand rather than by the capture
  * library so that the seeds are deterministic and each stays well under 64 KiB.
  * Regenerate the committed seeds with:
- *   gcc -std=gnu11 -Iinclude -D_GNU_SOURCE tests/fuzz/make_corpus.c -o build/make_corpus &&
+ *   gcc -std=gnu11 -Iinclude -Isrc -D_GNU_SOURCE tests/fuzz/make_corpus.c -o build/make_corpus &&
  *   build/make_corpus tests/fuzz/corpus
  */
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "iostrata/format.h"
+#include "log/trace.h"
 
 struct seed {
 	struct log_header h;
@@ -119,7 +120,7 @@ static void fill_posix(struct log_record *r)
  */
 static int write_seed(const char *dir, const char *name, const struct seed *s, int records_first,
 		      uint32_t slack_strings, uint32_t slack_records, const uint32_t *extra, int nextra,
-		      uint32_t extra_size)
+		      uint32_t extra_size, const unsigned char *extra0, uint32_t sec_flags, uint64_t count0)
 {
 	struct log_header h = s->h;
 	uint64_t ssize = ((uint64_t)s->used + slack_strings + 7) & ~7ull;
@@ -139,8 +140,9 @@ static int write_seed(const char *dir, const char *name, const struct seed *s, i
 	off = soff > roff ? soff + ssize : roff + rsize;
 	h.sections[n++] = (struct log_section){LOG_SEC_STRINGS, 0, soff, ssize, ssize};
 	h.sections[n++] = (struct log_section){LOG_SEC_RECORDS, 0, roff, rsize, rcount};
+	uint64_t extra0_off = off;
 	for (int i = 0; i < nextra; i++) {
-		h.sections[n++] = (struct log_section){extra[i], 0, off, extra_size, 0};
+		h.sections[n++] = (struct log_section){extra[i], i ? 0 : sec_flags, off, extra_size, i ? 0 : count0};
 		off += extra_size;
 	}
 	h.nsections = (uint32_t)n;
@@ -154,6 +156,8 @@ static int write_seed(const char *dir, const char *name, const struct seed *s, i
 	memcpy(buf, &h, sizeof h);
 	memcpy(buf + soff, s->strings, s->used);
 	memcpy(buf + roff, s->recs, (size_t)s->nrec * sizeof(struct log_record));
+	if (extra0 && nextra)
+		memcpy(buf + extra0_off, extra0, extra_size);
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || write(fd, buf, size) != (ssize_t)size) {
@@ -187,7 +191,7 @@ int main(int argc, char **argv)
 	r->counters[LOG_C_WRITES] = 2;
 	r->counters[LOG_C_BYTES_WRITTEN] = 80;
 	r->counters[LOG_C_FLUSHES] = 1;
-	rc |= write_seed(argv[1], "final.iost", &s, 0, 0, 0, NULL, 0, 0);
+	rc |= write_seed(argv[1], "final.iost", &s, 0, 0, 0, NULL, 0, 0, NULL, 0, 0);
 
 	/* A live file on the TSC clock, records before strings, slack, a dead and an unused slot. */
 	seed_init(&s, LOG_F_LIVE, LOG_CLOCK_TSC);
@@ -198,7 +202,7 @@ int main(int argc, char **argv)
 	r = add_rec(&s, LOG_LAYER_POSIX, "<fd:7>", LOG_R_USED | LOG_R_PSEUDO);
 	r->counters[LOG_C_READS] = 1;
 	r->counters[LOG_C_ERR_READS] = 1;
-	rc |= write_seed(argv[1], "live-tsc.iost", &s, 1, 200, 3, NULL, 0, 0);
+	rc |= write_seed(argv[1], "live-tsc.iost", &s, 1, 200, 3, NULL, 0, 0, NULL, 0, 0);
 
 	/* A crashed process whose tables overflowed, with the reserved sections present. */
 	seed_init(&s, LOG_F_LIVE | LOG_F_CRASHED | LOG_F_OVERFLOW | LOG_F_STDIO_SYSCALLS, LOG_CLOCK_NS);
@@ -222,12 +226,51 @@ int main(int argc, char **argv)
 	r = add_rec(&s, LOG_LAYER_MOUNT, "/mnt/fuse/x", LOG_R_USED);
 	r->pid = 4321;
 	r->counters[LOG_C_STATS] = 7;
-	rc |= write_seed(argv[1], "crashed-reserved.iost", &s, 0, 64, 1, reserved, 3, 64);
+	rc |= write_seed(argv[1], "crashed-reserved.iost", &s, 0, 64, 1, reserved, 3, 64, NULL, 0, 0);
 
 	/* No records at all; header strings all empty but argv. */
 	seed_init(&s, LOG_F_FINISHED | LOG_F_EXEC | LOG_F_DISABLED, LOG_CLOCK_NS);
 	s.h.disabled_reason = ENOMEM;
 	s.h.host = s.h.exe = s.h.cwd = s.h.outdir = 0;
-	rc |= write_seed(argv[1], "empty.iost", &s, 0, 0, 0, NULL, 0, 0);
+	rc |= write_seed(argv[1], "empty.iost", &s, 0, 0, 0, NULL, 0, 0, NULL, 0, 0);
+
+	/* Traced: two threads' blocks of 512 bytes, runs, single calls, an error and an open run;
+	 * once as a live file (fixed stride) and once packed as a final log writes it, uncompressed. */
+	static unsigned char live[1024], packed[1024];
+	uint32_t pos = 0;
+	seed_init(&s, LOG_F_LIVE, LOG_CLOCK_TSC);
+	fill_posix(add_rec(&s, LOG_LAYER_POSIX, "/home/user/out.dat", LOG_R_USED));
+	add_rec(&s, LOG_LAYER_STDIO, "/home/user/log.txt", LOG_R_USED);
+	for (int t = 0; t < 2; t++) {
+		struct log_trace_block *b = (struct log_trace_block *)(live + t * 512);
+		struct log_trace_ctx c;
+		log_trace_ctx_reset(&c);
+		*b = (struct log_trace_block){.magic = LOG_TRACE_MAGIC, .pid = 1234, .tid = 1234 + t, .size = 512 - 128};
+		uint8_t *pay = (uint8_t *)(b + 1);
+		uint64_t tm = 1500000 + (uint64_t)t * 1000;
+		struct log_trace_run runs[] = {
+			{.op = LOG_OP_OPEN, .record = 0, .offset = UINT64_MAX, .count = 1, .start = tm, .end = tm + 50, .busy = 50, .min = 50},
+			{.op = LOG_OP_WRITE, .record = 0, .offset = 0, .size = 65536, .count = 16, .start = tm + 60, .end = tm + 900, .busy = 700, .min = 30},
+			{.op = LOG_OP_READ, .record = 1, .offset = 12345, .size = 100, .count = 1, .start = tm + 910, .end = tm + 920, .busy = 10, .min = 10},
+			{.op = LOG_OP_WRITE, .record = 0, .offset = 4096, .size = 0, .result = -28, .count = 1, .start = tm + 930, .end = tm + 940, .busy = 10, .min = 10},
+		};
+		for (unsigned i = 0; i < sizeof runs / sizeof runs[0]; i++)
+			b->used += (uint32_t)log_trace_encode(&c, &runs[i], pay + b->used);
+		b->open = (struct log_trace_run){.op = LOG_OP_CLOSE, .record = 0, .offset = UINT64_MAX, .count = 1,
+						 .start = tm + 950, .end = tm + 960, .busy = 10, .min = 10};
+		b->open_at = b->used;
+		struct log_trace_block pb = *b;
+		pb.size = pb.used;
+		memcpy(packed + pos, &pb, sizeof pb);
+		memcpy(packed + pos + sizeof pb, pay, pb.used);
+		pos += (uint32_t)sizeof pb + pb.used;
+	}
+	s.h.trace_blocks = 2;
+	s.h.trace_block_size = 512;
+	static const uint32_t trace[] = {LOG_SEC_TRACE};
+	rc |= write_seed(argv[1], "live-trace.iost", &s, 0, 0, 0, trace, 1, sizeof live, live, 0, 2);
+	s.h.flags = LOG_F_FINISHED;
+	rc |= write_seed(argv[1], "final-trace.iost", &s, 0, 0, 0, trace, 1, (pos + 7) & ~7u, packed,
+			 LOG_SEC_F_PACKED, 2);
 	return rc ? 1 : 0;
 }

@@ -427,6 +427,9 @@ static void entry_from_run(const struct log_header *h, const struct log_trace_ru
 	};
 	if (e->record != UINT32_MAX)
 		e->layer = (uint8_t)out->records[e->record].layer;
+	/* one call: its duration is its span, with no second rounding of a separate conversion */
+	if (r->count == 1)
+		e->busy_ns = e->min_ns = e->end_ns - e->start_ns;
 }
 
 /*

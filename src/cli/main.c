@@ -18,6 +18,7 @@ static const struct {
 	{"dump", cmd_dump, "dump [--json] FILE                          print every field of a log"},
 	{"top", cmd_top, "top [-n COUNT] [-d SECONDS]                 live view of processes under capture"},
 	{"kernel", cmd_kernel, "kernel [--pid P|--cgroup PATH] [--interval S] [--events FILE] [--pin DIR] [--stats]  kernel-layer view\n  iostrata kernel maps [--json] DIR           read maps pinned by `kernel --pin`"},
+	{"timeline", cmd_timeline, "timeline [--perfetto FILE[.gz]] [--csv FILE|-] [--summary] DIR  merged user/kernel timeline"},
 	{"recover", cmd_recover, "recover [-o DIR] [FILE...]                  finalize logs of processes that died"},
 };
 

@@ -19,6 +19,8 @@ LDSAN := -fsanitize=$(SAN)
 endif
 CFLAGS ?=
 CFLAGS_ALL := $(CFLAGS_BASE) $(CFLAGS)
+# OTF2 (Debian's libopen-trace-format2-dev) for the timeline's OTF2 export (src/analysis/otf2.c).
+OTF2_LIBS := $(shell pkg-config --libs otf2 2>/dev/null || echo -lopen-trace-format2)
 
 ifeq ($(V),1)
 Q :=
@@ -89,7 +91,7 @@ $(B)/libiostrata.so: $(LIB_OBJ)
 
 $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz
+	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS)
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing.
 PROG_LIBS = $(if $(filter %_static,$*),-static,) $(if $(filter %_uring,$*),-luring,)
@@ -101,7 +103,12 @@ $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h
 $(B)/tests/unit/%: tests/unit/%.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDSAN) -lm
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDSAN) -lm $(OTF2_LIBS)
+
+# bench/timeline times the merge and the Perfetto export: it links the reader and analysis objects.
+$(B)/bench/timeline: bench/timeline.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS)
 
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)

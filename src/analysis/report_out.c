@@ -704,6 +704,73 @@ static void text_stack(FILE *f, const struct ana_profile *p, const struct ana_st
 	}
 }
 
+#define SCI_THREADS_SHOWN 5
+
+/* The trace: what it holds, the contention score (SCI) and the threads behind it, and where the
+ * time of the user calls went, layer by layer. */
+static void text_trace(FILE *f, const struct ana_report_opts *o)
+{
+	const struct timeline *tl = o ? o->timeline : NULL;
+	char a[U], b[U], c[U], d[U], e[U], line[512];
+	size_t n = 0;
+
+	if (!tl)
+		return;
+	fprintf(f, "\nTrace (every call in order, per thread; contiguous calls of one file count as one run)\n");
+	ana_appendf(line, sizeof line, &n, "%s user events standing for %s calls, %s kernel events",
+		    ana_fmt_count(a, U, tl->user_events), ana_fmt_count(b, U, tl->user_calls),
+		    ana_fmt_count(c, U, tl->kernel_events));
+	if (tl->dropped)
+		ana_appendf(line, sizeof line, &n, "; %s not recorded (see the warnings)", ana_fmt_count(d, U, tl->dropped));
+	wrap(f, "  ", 4, line);
+	const struct tl_sci *sci = o->sci;
+	if (sci && sci->n) {
+		const struct tl_sci_thread *t = &sci->threads[0];
+		n = 0;
+		ana_appendf(line, sizeof line, &n,
+			    "contention (SCI, seed 004): top score %.3f, thread %d of pid %d lost %s of its %s to "
+			    "calls slower than the fastest similar call",
+			    sci->top, t->tid, t->pid, ana_fmt_ns(a, U, t->slowdown_ns), ana_fmt_ns(b, U, t->lifetime_ns));
+		wrap(f, "  ", 4, line);
+		static const struct col cols[] = {{8, 0}, {8, 0}, {7, 0}, {10, 0}, {10, 0}, {12, 0}};
+		static const char *const head[] = {"PID", "TID", "SCORE", "LOST", "LIFETIME", "I/O CALLS"};
+		put_row(f, cols, 6, head);
+		for (size_t i = 0; i < sci->n && i < SCI_THREADS_SHOWN; i++) {
+			char pid[16], tid[16], score[16];
+			t = &sci->threads[i];
+			snprintf(pid, sizeof pid, "%d", t->pid);
+			snprintf(tid, sizeof tid, "%d", t->tid);
+			snprintf(score, sizeof score, "%.3f", t->score);
+			const char *cells[] = {pid, tid, score, ana_fmt_ns(a, U, t->slowdown_ns), ana_fmt_ns(b, U, t->lifetime_ns),
+					       ana_fmt_count(c, U, t->ios)};
+			put_row(f, cols, 6, cells);
+		}
+		if (sci->n > SCI_THREADS_SHOWN)
+			fprintf(f, "  ... %zu more threads (report --json has them all)\n", sci->n - SCI_THREADS_SHOWN);
+	}
+	const struct tl_breakdown *bd = o->breakdown;
+	if (bd && bd->n) {
+		fprintf(f, "  Where the time of the user calls went (per call: user call, system calls and block device under it)\n");
+		static const struct col cols[] = {{6, 1}, {10, 1}, {11, 0}, {9, 0}, {9, 0}, {9, 0}, {17, 0}};
+		static const char *const head[] = {"OP", "SIZE", "CALLS", "USER", "SYSCALL", "BLOCK", "CACHE HIT/MISS"};
+		put_row(f, cols, 7, head);
+		for (size_t i = 0; i < bd->n; i++) {
+			const struct tl_breakdown_row *r = &bd->rows[i];
+			char size[32], hm[48];
+			uint64_t k = r->calls ? r->calls : 1;
+			log_hist_label(r->size_bucket, size, sizeof size);
+			if (r->op == LOG_OP_READ)
+				snprintf(hm, sizeof hm, "%s/%s", ana_fmt_count(d, U, r->hits), ana_fmt_count(e, U, r->misses));
+			else
+				snprintf(hm, sizeof hm, "-");
+			const char *cells[] = {r->op == LOG_OP_READ ? "read" : r->op == LOG_OP_WRITE ? "write" : "meta",
+					       size, ana_fmt_count(a, U, r->calls), ana_fmt_ns(b, U, r->user_ns / k),
+					       ana_fmt_ns(c, U, r->syscall_ns / k), ana_fmt_ns(e, U, r->block_ns / k), hm};
+			put_row(f, cols, 7, cells);
+		}
+	}
+}
+
 /* One table of the size histograms of two layers: reads and writes of each. */
 static int sizes_table(FILE *f, unsigned l1, unsigned l2, const struct ana_profile *p)
 {
@@ -1006,6 +1073,7 @@ int ana_report_text(FILE *f, const struct ana_profile *p, const struct ana_repor
 	text_patterns(f, p);
 	text_common(f, p);
 	text_top(f, p, o);
+	text_trace(f, o);
 	if (text_ranks(f, p))
 		return -ENOMEM;
 	fprintf(f, "\nI/O mode (data files only: no system paths, std streams or catch-alls)\n");
@@ -1585,6 +1653,60 @@ static int json_kernel(struct jw *w, const struct ana_profile *p, const struct a
 	return 0;
 }
 
+static void json_trace(struct jw *w, const struct ana_report_opts *o)
+{
+	const struct timeline *tl = o ? o->timeline : NULL;
+	if (!tl)
+		return;
+	jw_open(w, "trace", '{');
+	jw_u64(w, "user_events", tl->user_events);
+	jw_u64(w, "user_calls", tl->user_calls);
+	jw_u64(w, "kernel_events", tl->kernel_events);
+	jw_u64(w, "dropped", tl->dropped);
+	if (o->sci) {
+		jw_open(w, "sci", '{');
+		jw_double(w, "top", o->sci->top);
+		jw_open(w, "threads", '[');
+		for (size_t i = 0; i < o->sci->n; i++) {
+			const struct tl_sci_thread *t = &o->sci->threads[i];
+			jw_open(w, NULL, '{');
+			jw_i64(w, "pid", t->pid);
+			jw_i64(w, "tid", t->tid);
+			jw_double(w, "score", t->score);
+			jw_secs(w, "slowdown_s", t->slowdown_ns);
+			jw_secs(w, "lifetime_s", t->lifetime_ns);
+			jw_u64(w, "ios", t->ios);
+			jw_close(w, '}');
+		}
+		jw_close(w, ']');
+		jw_close(w, '}');
+	}
+	if (o->breakdown) {
+		jw_open(w, "breakdown", '[');
+		for (size_t i = 0; i < o->breakdown->n; i++) {
+			const struct tl_breakdown_row *r = &o->breakdown->rows[i];
+			char size[32];
+			jw_open(w, NULL, '{');
+			jw_str(w, "op", r->op == LOG_OP_READ ? "read" : r->op == LOG_OP_WRITE ? "write" : "meta");
+			jw_u64(w, "size_bucket", r->size_bucket);
+			jw_str(w, "size", log_hist_label(r->size_bucket, size, sizeof size));
+			jw_u64(w, "calls", r->calls);
+			jw_secs(w, "user_s", r->user_ns);
+			jw_secs(w, "syscall_s", r->syscall_ns);
+			jw_secs(w, "block_s", r->block_ns);
+			jw_u64(w, "cache_hits", r->hits);
+			jw_u64(w, "cache_misses", r->misses);
+			jw_u64(w, "bytes_user", r->bytes_user);
+			jw_u64(w, "bytes_syscall", r->bytes_syscall);
+			jw_u64(w, "bytes_pagecache", r->bytes_pagecache);
+			jw_u64(w, "bytes_block", r->bytes_block);
+			jw_close(w, '}');
+		}
+		jw_close(w, ']');
+	}
+	jw_close(w, '}');
+}
+
 int ana_report_json(FILE *f, const struct ana_profile *p, const struct ana_report_opts *o)
 {
 	struct jw w = {.f = f};
@@ -1599,6 +1721,7 @@ int ana_report_json(FILE *f, const struct ana_profile *p, const struct ana_repor
 	json_sizes_patterns(&w, p);
 	json_top(&w, "top_files_by_bytes", p, p->by_bytes, p->nby_bytes, n);
 	json_top(&w, "top_files_by_time", p, p->by_time, p->nby_time, n);
+	json_trace(&w, o);
 	json_ranks(&w, p);
 	json_processes(&w, p);
 	json_files(&w, p);

@@ -11,6 +11,7 @@
 
 #include "analysis/profile.h"
 #include "analysis/stack.h"
+#include "analysis/timeline.h"
 
 #define ANA_TEXT_WIDTH 100  /* columns of the text report */
 #define ANA_TOP_DEFAULT 10  /* rows of the top-files tables */
@@ -22,6 +23,10 @@ struct ana_report_opts {
 	 * device numbers only. */
 	const struct ana_mount *mounts;
 	size_t nmounts;
+	/* When the job was traced (run --trace): its timeline and the analyses of it; else NULL. */
+	const struct timeline *timeline;
+	const struct tl_sci *sci;
+	const struct tl_breakdown *breakdown;
 };
 
 /* 0, or -EIO when writing to f failed. */

@@ -764,8 +764,13 @@ static int live_create(uint32_t max_records, int argc, char **argv)
 	size_t trace_off = (size + 4095u) & ~(size_t)4095u;
 	if (cap.trace)
 		size = trace_off + cap.trace_nblocks * LOG_TRACE_BLOCK; /* sparse until used */
-	uint64_t t_start = __rdtsc();
+	/* The reference pair: the tick count halfway through the clock read, and not the first clock
+	 * read of the process (it faults the vDSO's data in and lasts microseconds): a trace's user
+	 * times must line up with the kernel's to the microsecond. */
+	(void)mono_ns();
+	uint64_t ta = __rdtsc();
 	uint64_t start_ns = mono_ns();
+	uint64_t t_start = ta + (__rdtsc() - ta) / 2;
 
 	if (name_files(host, start_ns) < 0)
 		return -ENAMETOOLONG;

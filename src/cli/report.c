@@ -239,7 +239,10 @@ int cmd_report(int argc, char **argv)
 	struct log_file *logs = NULL;
 	size_t nlogs = 0;
 	struct ana_profile prof;
-	int have_prof = 0, json = 0, ret = 2, i, nargs = 0;
+	int have_prof = 0, have_tl = 0, json = 0, ret = 2, i, nargs = 0;
+	struct timeline tl = {0};
+	struct tl_sci sci = {0};
+	struct tl_breakdown bd = {0};
 	struct ana_report_opts opts = {.top_n = ANA_TOP_DEFAULT};
 	char err[1024];
 
@@ -317,6 +320,31 @@ int cmd_report(int argc, char **argv)
 	read_mounts(logs, nlogs, &mounts);
 	opts.mounts = mounts.v;
 	opts.nmounts = mounts.n;
+	for (size_t k = 0; k < nlogs; k++)
+		if (logs[k].trace_dropped &&
+		    ana_profile_add_warning(&prof, "pid %d: %llu calls not traced (the trace area was full, or a signal "
+						   "handler's call came inside the trace code): run --trace-mb more",
+					    logs[k].hdr.pid, (unsigned long long)logs[k].trace_dropped) < 0)
+			goto err;
+	/* a traced job: its timeline, the contention score and the per-call breakdown */
+	for (size_t k = 0; k < nlogs && !have_tl; k++) {
+		if (!logs[k].ntrace_threads)
+			continue;
+		char terr[512];
+		if (tl_build_from(logs, nlogs, &tl, terr, sizeof terr) < 0) {
+			if (ana_profile_add_warning(&prof, "the trace could not be merged: %s", terr) < 0)
+				goto err;
+			break;
+		}
+		have_tl = 1;
+		if (tl_sci(&tl, &sci) < 0 || tl_breakdown(&tl, &bd) < 0) {
+			fprintf(stderr, "iostrata report: out of memory\n");
+			goto err;
+		}
+		opts.timeline = &tl;
+		opts.sci = &sci;
+		opts.breakdown = &bd;
+	}
 	int r = json ? ana_report_json(stdout, &prof, &opts) : ana_report_text(stdout, &prof, &opts);
 	if (r < 0 || fflush(stdout) != 0) {
 		fprintf(stderr, "iostrata report: writing the report: %s\n", strerror(r == -ENOMEM ? ENOMEM : EIO));
@@ -324,6 +352,11 @@ int cmd_report(int argc, char **argv)
 	}
 	ret = damaged ? 1 : 0;
 err:
+	if (have_tl) {
+		tl_sci_free(&sci);
+		tl_breakdown_free(&bd);
+		tl_free(&tl);
+	}
 	if (have_prof)
 		ana_profile_free(&prof);
 	for (size_t k = 0; k < nlogs; k++)

@@ -785,6 +785,11 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 	if (rc > 0) {
 		rc = log_file_parse(img, imgsize, name, out, err, errlen);
 		free(img);
+		if (rc == 0) { /* tools show the file's own section table, not the image's */
+			struct log_header fh;
+			copy_shared(&fh, p, sizeof fh);
+			memcpy(out->hdr.sections, fh.sections, sizeof out->hdr.sections);
+		}
 		return rc;
 	}
 	copy_shared(&h, p, sizeof h);

@@ -6,8 +6,8 @@
  * gettid the first time). A call that continues the open run (same file, op and size, the next
  * offset) costs a compare and four stores; any other call encodes the run it closes (a few
  * dozen instructions) and opens a new one. Claiming a block also asks the kernel to map its
- * pages at once (one madvise per 32 KiB of entries). Everything lives in the shared mapping, the open run
- * included, so a SIGKILL loses nothing that was recorded.
+ * pages at once (one madvise per 32 KiB of entries). Everything lives in the shared mapping, the
+ * open run included, so a SIGKILL loses nothing that was recorded.
  */
 #include <errno.h>
 #include <sys/mman.h>

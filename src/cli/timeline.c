@@ -175,14 +175,6 @@ need_value:
 		return 2;
 	}
 
-	/* OTF2-PLACEHOLDER: the OTF2 exporter (src/analysis/otf2.c, tl_export_otf2) is written
-	 * separately. Once it is in the build, replace this block with a call
-	 *     tl_export_otf2(&tl, otf2, err, sizeof err)
-	 * after tl_build below (failure: print err, status 1), next to the Perfetto export. */
-	if (otf2) {
-		fprintf(stderr, "iostrata timeline: --otf2 is not available in this build\n");
-		return 2;
-	}
 
 	struct timeline tl;
 	int rc = tl_build(dir, &tl, err, sizeof err);
@@ -197,6 +189,10 @@ need_value:
 		status = 1;
 	}
 	if (perfetto && tl_export_perfetto(&tl, perfetto, err, sizeof err) < 0) {
+		fprintf(stderr, "iostrata timeline: %s\n", err);
+		status = 1;
+	}
+	if (otf2 && tl_export_otf2(&tl, otf2, err, sizeof err) < 0) {
 		fprintf(stderr, "iostrata timeline: %s\n", err);
 		status = 1;
 	}
@@ -217,7 +213,7 @@ need_value:
 			}
 		}
 	}
-	if (summary || (!perfetto && !csv)) {
+	if (summary || (!perfetto && !csv && !otf2)) {
 		/* the summary keeps out of a CSV or JSON going to stdout */
 		int busy = (csv && !strcmp(csv, "-")) || (perfetto && !strcmp(perfetto, "-"));
 		FILE *f = busy ? stderr : stdout;

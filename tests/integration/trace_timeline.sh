@@ -5,8 +5,9 @@
 #     the Perfetto JSON is strict JSON (jq, Python) with exactly one "X" event per model event and
 #     the metadata it announces; .gz output inflates to the same document; the CSV has one row per
 #     event and the run with its count; the default summary; CSV on stdout.
-#  2. Errors: no directory, a directory without logs, an unwritable output, bad options, --otf2
-#     (not in this build yet); a log cut inside its trace section: one line on stderr, exit 1,
+#  2. Errors: no directory, a directory without logs, an unwritable output, bad options, an OTF2
+#     directory that already holds an archive
+#     ; a log cut inside its trace section: one line on stderr, exit 1,
 #     what could be read still exported.
 #  3. With the kernel layer (root; a skip line otherwise, a failure under CI=true), on a fresh
 #     ext4 loop device: 200 sequential writes: every system call write of the file inside the
@@ -46,7 +47,7 @@ csv_rows() {
 # check_exports NAME JOB: the exports of JOB agree with its logs
 check_exports() {
 	local name=$1 job=$2 want
-	"$IOSTRATA" timeline --perfetto "$job.json" --csv "$job.csv" "$job" >"$T/out" 2>"$T/err"
+	"$IOSTRATA" timeline --perfetto "$job.json" --csv "$job.csv" --otf2 "$job.otf2" "$job" >"$T/out" 2>"$T/err"
 	eq "$name: timeline exits 0, silent" "0 0 0" "$? $(wc -c <"$T/out") $(wc -c <"$T/err")"
 	want=$(model_events "$job")
 	if jq empty "$job.json" 2>/dev/null; then ok "$name: jq parses the JSON"; else fail "$name: jq parses the JSON" "$(jq empty "$job.json" 2>&1 | head -2)"; fi
@@ -67,6 +68,20 @@ check_exports() {
 	eq "$name: CSV rows" "$want" "$(csv_rows "$job.csv")"
 	eq "$name: JSON and CSV nest the same events" \
 		"$(awk -F, 'NR > 1 && $2 != -1' "$job.csv" | wc -l)" "$(xcount "$job.json" '.args.parent != null')"
+	# OTF2: otf2-print reads it with warnings as errors; one Enter and one Leave per model event,
+	# and an I/O operation begin/complete pair per read, write or sync on a known file (docs/OTF2.md)
+	otf2-print -Werror "$job.otf2/traces.otf2" >"$T/otf2.txt" 2>"$T/otf2.err"
+	eq "$name: otf2-print reads the archive, exit 0, nothing on stderr" "0 0" "$? $(wc -c <"$T/otf2.err")"
+	eq "$name: OTF2 ENTER and LEAVE records, one each per model event" "$want $want" \
+		"$(grep -c '^ENTER ' "$T/otf2.txt") $(grep -c '^LEAVE ' "$T/otf2.txt")"
+	local io
+	io=$(python3 -c '
+import csv, sys
+ops = {"read", "write", "sync", "msync", "MPI_File_read", "MPI_File_write", "MPI_File_sync", "fs_read", "fs_write",
+       "fs_sync", "block_read", "block_write", "block_flush"}
+print(sum(1 for r in csv.DictReader(open(sys.argv[1])) if r["op"] in ops and r["layer"] != "pagecache" and r["file"] != ""))' "$job.csv")
+	eq "$name: OTF2 I/O operation begin and complete per read, write or sync on a known file (CSV)" "$io $io" \
+		"$(grep -c '^IO_OPERATION_BEGIN ' "$T/otf2.txt") $(grep -c '^IO_OPERATION_COMPLETE ' "$T/otf2.txt")"
 }
 
 # --- 1. user layer only ----------------------------------------------------------------------
@@ -111,7 +126,7 @@ err_case "no logs" 2 "^iostrata timeline: $T/empty: no iostrata logs" "$T/empty"
 err_case "unwritable output" 1 "^iostrata timeline: $T/nodir/x.json: cannot create: No such file or directory$" \
 	--perfetto "$T/nodir/x.json" "$T/u"
 err_case "unwritable CSV" 1 "^iostrata timeline: $T/nodir/x.csv: cannot create" --csv "$T/nodir/x.csv" "$T/u"
-err_case "--otf2 not in this build" 2 "^iostrata timeline: --otf2 is not available in this build$" --otf2 "$T/o" "$T/u"
+err_case "--otf2 into a directory holding an archive" 1 "^iostrata timeline: OTF2 archive $T/u.otf2: already holds an archive" --otf2 "$T/u.otf2" "$T/u"
 "$IOSTRATA" timeline --bogus "$T/u" >/dev/null 2>&1
 eq "unknown option: exit 2" 2 $?
 "$IOSTRATA" timeline --perfetto >/dev/null 2>&1

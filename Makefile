@@ -51,7 +51,7 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
-.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-kernel tests-build
+.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel tests-build
 all: $(B)/iostrata $(B)/libiostrata.so
 
 $(B)/obj/pic/%.o: src/%.c $(HDRS)
@@ -148,7 +148,12 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/run
+	$(Q)bench/trace
 	$(Q)bench/kernel
+
+bench-trace: deps
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)bench/trace
 
 bench-kernel: deps
 	$(Q)$(MAKE) --no-print-directory all

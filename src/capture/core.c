@@ -474,14 +474,18 @@ void cap_note_rw(struct cap_fd *f, int kind, int64_t off, ssize_t ret, uintptr_t
 
 void cap_note_meta_fd(struct cap_fd *f, enum log_counter which, int failed, uint64_t t0, uint64_t t1)
 {
-	cap_trace_meta(f->rec, which, failed, t0, t1);
+	/* read once: another thread may close the descriptor during the call */
+	struct log_record *rec = __atomic_load_n(&f->rec, __ATOMIC_ACQUIRE);
+	if (!rec)
+		return;
+	cap_trace_meta(rec, which, failed, t0, t1);
 	if (!failed) {
-		log_note_meta(f->rec, which, t0, t1, cap.mt);
+		log_note_meta(rec, which, t0, t1, cap.mt);
 		return;
 	}
 	enum log_counter e = which == LOG_C_SEEKS ? LOG_C_ERR_SEEKS : which == LOG_C_FSYNCS ? LOG_C_ERR_SYNCS
 											      : LOG_C_ERR_META;
-	log_note_meta(f->rec, e, t0, t1, cap.mt);
+	log_note_meta(rec, e, t0, t1, cap.mt);
 }
 
 void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int failed, uint64_t t0,

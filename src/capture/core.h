@@ -148,8 +148,10 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 								     ssize_t ret, uintptr_t mem, uint64_t t0,
 								     uint64_t t1)
 {
-	struct log_record *r = f->rec;
+	struct log_record *r = __atomic_load_n(&f->rec, __ATOMIC_ACQUIRE);
 	int mt = cap.mt;
+	if (CAP_UNLIKELY(!r)) /* another thread closed the descriptor during the call */
+		return;
 	if (CAP_UNLIKELY(ret < 0)) {
 		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
 		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);

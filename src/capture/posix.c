@@ -139,14 +139,17 @@ CAP_EXPORT int close(int fd)
 			cap_fd_close(fd); /* a stdio-only descriptor */
 		return REAL(close)(fd);
 	}
+	/* The descriptor's state is forgotten before the real close: once the kernel has released
+	 * the number, another thread's open may get it and install its own state, which a late
+	 * cap_fd_close here would wipe (and a read of f->rec would see half-made). Linux releases
+	 * the descriptor even when close reports an error (EINTR, EIO); EBADF means it was stale. */
+	struct cap_fd st = *f;
+	cap_fd_close(fd);
 	uint64_t t0 = cap_now();
 	int r = real.close(fd);
 	uint64_t t1 = cap_now();
 	int e = errno;
-	/* Linux releases the descriptor even when close reports an error (EINTR, EIO). */
-	cap_note_meta_fd(f, LOG_C_CLOSES, r < 0 && e == EBADF, t0, t1);
-	if (!(r < 0 && e == EBADF))
-		cap_fd_close(fd);
+	cap_note_meta_fd(&st, LOG_C_CLOSES, r < 0 && e == EBADF, t0, t1);
 	errno = e;
 	return r;
 }

@@ -768,6 +768,27 @@ static void text_trace(FILE *f, const struct ana_report_opts *o)
 					       ana_fmt_ns(c, U, r->syscall_ns / k), ana_fmt_ns(e, U, r->block_ns / k), hm};
 			put_row(f, cols, 7, cells);
 		}
+		/* bytes in vs bytes out, layer by layer: read-ahead and write amplification per call class */
+		int any_kernel = 0;
+		for (size_t i = 0; i < bd->n; i++)
+			any_kernel |= bd->rows[i].bytes_syscall || bd->rows[i].bytes_pagecache || bd->rows[i].bytes_block;
+		if (any_kernel) {
+			fprintf(f, "  Bytes moved under those calls, layer by layer\n");
+			static const struct col bcols[] = {{6, 1}, {10, 1}, {12, 0}, {12, 0}, {12, 0}, {12, 0}};
+			static const char *const bhead[] = {"OP", "SIZE", "USER", "SYSCALL", "PAGE CACHE", "BLOCK"};
+			put_row(f, bcols, 6, bhead);
+			for (size_t i = 0; i < bd->n; i++) {
+				const struct tl_breakdown_row *r = &bd->rows[i];
+				char size[32];
+				if (r->op != LOG_OP_READ && r->op != LOG_OP_WRITE)
+					continue;
+				log_hist_label(r->size_bucket, size, sizeof size);
+				const char *cells[] = {r->op == LOG_OP_READ ? "read" : "write", size,
+						       ana_fmt_bytes(a, U, r->bytes_user), ana_fmt_bytes(b, U, r->bytes_syscall),
+						       ana_fmt_bytes(c, U, r->bytes_pagecache), ana_fmt_bytes(d, U, r->bytes_block)};
+				put_row(f, bcols, 6, cells);
+			}
+		}
 	}
 }
 

@@ -231,7 +231,8 @@ struct log_header {
 	uint64_t trace_dropped;             /* 528: calls not traced (no free block, re-entry), all threads */
 	uint32_t trace_block_size;          /* 536: bytes per block in a live file (header included) */
 	uint32_t trace_flags;               /* 540: reserved (0) */
-	uint8_t reserved[LOG_HEADER_SIZE - 544];
+	uint64_t kernel_prog_misses;        /* 544: kernel-layer program runs the kernel skipped (recursion) */
+	uint8_t reserved[LOG_HEADER_SIZE - 552];
 };
 
 _Static_assert(sizeof(struct log_header) == LOG_HEADER_SIZE, "header is 4096 bytes");

@@ -471,6 +471,7 @@ static int collect_procs(const struct log_file *logs, size_t n, struct ana_profi
 			p->kernel_layers |= logs[i].hdr.kernel_layers;
 			p->kernel_events_dropped += logs[i].hdr.events_dropped;
 			p->kernel_table_full += logs[i].hdr.kernel_table_full;
+			p->kernel_prog_misses += logs[i].hdr.kernel_prog_misses;
 		} else {
 			v[nv++] = &logs[i];
 		}

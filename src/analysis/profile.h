@@ -151,7 +151,7 @@ struct ana_profile {
 	int kernel_only;          /* no user-layer log at all (a static program): the kernel log stands in */
 	size_t nkernel_procs;     /* processes seen by the kernel layer only */
 	uint32_t kernel_layers;   /* bits 1 << layer, over the kernel logs */
-	uint64_t kernel_events_dropped, kernel_table_full;
+	uint64_t kernel_events_dropped, kernel_table_full, kernel_prog_misses;
 	/* The system calls of the kernel-only processes: what their user layer would have shown,
 	 * for the rules made for the POSIX layer. */
 	struct ana_layer standin;

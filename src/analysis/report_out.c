@@ -696,10 +696,13 @@ static void text_stack(FILE *f, const struct ana_profile *p, const struct ana_st
 	amp_line(f, st, 1);
 	stack_devices(f, st);
 	stack_files(f, p, st);
-	if (p->kernel_events_dropped || p->kernel_table_full) {
+	if (p->kernel_events_dropped || p->kernel_table_full || p->kernel_prog_misses) {
+		char c[U];
 		ana_appendf(line, sizeof line, &n, "lost by the kernel layer: %s events, %s aggregates (a table was "
-			    "full): figures above are lower bounds", ana_fmt_count(a, U, p->kernel_events_dropped),
-			    ana_fmt_count(b, U, p->kernel_table_full));
+			    "full), %s program runs the kernel skipped (a tracepoint firing inside the same program, "
+			    "e.g. an interrupt's completion): figures above are lower bounds",
+			    ana_fmt_count(a, U, p->kernel_events_dropped), ana_fmt_count(b, U, p->kernel_table_full),
+			    ana_fmt_count(c, U, p->kernel_prog_misses));
 		wrap(f, "  ! ", 4, line);
 	}
 }
@@ -1626,6 +1629,7 @@ static int json_kernel(struct jw *w, const struct ana_profile *p, const struct a
 	jw_close(w, ']');
 	jw_u64(w, "events_dropped", p->kernel_events_dropped);
 	jw_u64(w, "kernel_table_full", p->kernel_table_full);
+	jw_u64(w, "kernel_prog_misses", p->kernel_prog_misses);
 	jw_bool(w, "kernel_only", p->kernel_only);
 	jw_u64(w, "kernel_only_processes", p->nkernel_procs);
 	jw_u64(w, "page_size", p->page_size);

@@ -534,6 +534,7 @@ static void json_header(FILE *f, const struct log_file *lf)
 	json_u64(f, "file_alignment", h->file_alignment);
 	json_u64(f, "mem_alignment", h->mem_alignment);
 	json_u64(f, "events_dropped", h->events_dropped);
+	json_u64(f, "kernel_prog_misses", h->kernel_prog_misses);
 	json_u64(f, "trace_blocks", h->trace_blocks);
 	json_u64(f, "trace_dropped", h->trace_dropped);
 	json_u64(f, "trace_block_size", h->trace_block_size);

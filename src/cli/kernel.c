@@ -228,28 +228,19 @@ static void print_stats(const struct ks_session *ks, int json)
 	if (json)
 		printf("{\"programs\":[");
 	else
-		printf("%-28s %12s %14s %10s\n", "PROGRAM", "RUNS", "RUN TIME ns", "ns/RUN");
+		printf("%-28s %12s %14s %10s %8s\n", "PROGRAM", "RUNS", "RUN TIME ns", "ns/RUN", "MISSED");
 	for (int i = 0; i < ks->nlinks; i++) {
-		struct bpf_link_info li = {0};
-		uint32_t len = sizeof li;
-		if (bpf_obj_get_info_by_fd(bpf_link__fd(ks->links[i]), &li, &len) < 0)
-			continue;
-		int pfd = bpf_prog_get_fd_by_id(li.prog_id);
-		if (pfd < 0)
-			continue;
-		struct bpf_prog_info pi = {0};
-		len = sizeof pi;
-		int ok = bpf_obj_get_info_by_fd(pfd, &pi, &len) == 0;
-		close(pfd);
-		if (!ok)
+		struct bpf_prog_info pi;
+		if (ks_link_prog_info(ks, i, &pi) < 0)
 			continue;
 		double per = pi.run_cnt ? (double)pi.run_time_ns / (double)pi.run_cnt : 0;
 		if (json)
-			printf("%s{\"name\":\"%s\",\"run_cnt\":%llu,\"run_time_ns\":%llu,\"ns_per_run\":%.1f}", i ? "," : "",
-			       ks->link_names[i], (unsigned long long)pi.run_cnt, (unsigned long long)pi.run_time_ns, per);
+			printf("%s{\"name\":\"%s\",\"run_cnt\":%llu,\"run_time_ns\":%llu,\"ns_per_run\":%.1f,\"recursion_misses\":%llu}",
+			       i ? "," : "", ks->link_names[i], (unsigned long long)pi.run_cnt,
+			       (unsigned long long)pi.run_time_ns, per, (unsigned long long)pi.recursion_misses);
 		else
-			printf("%-28s %12llu %14llu %10.1f\n", ks->link_names[i], (unsigned long long)pi.run_cnt,
-			       (unsigned long long)pi.run_time_ns, per);
+			printf("%-28s %12llu %14llu %10.1f %8llu\n", ks->link_names[i], (unsigned long long)pi.run_cnt,
+			       (unsigned long long)pi.run_time_ns, per, (unsigned long long)pi.recursion_misses);
 	}
 	if (json)
 		printf("]}\n");

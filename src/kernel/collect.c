@@ -318,6 +318,7 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	h->kernel_table_full = ks_stats[KS_STAT_FILES_FULL] + ks_stats[KS_STAT_PATHS_FULL] +
 			       ks_stats[KS_STAT_AGG_FULL] + ks_stats[KS_STAT_PIDS_FULL];
 	h->kernel_layers = ks->layers;
+	h->kernel_prog_misses = ks_prog_misses(ks);
 	if (h->kernel_table_full)
 		h->flags |= LOG_F_OVERFLOW;
 	if (!st.buf) {

@@ -398,3 +398,39 @@ int ks_read_stats(const struct ks_session *ks, uint64_t out[KS_NSTATS])
 		bpf_map_lookup_elem(fd, &i, &out[i]);
 	return 0;
 }
+
+int ks_link_prog_info(const struct ks_session *ks, int i, struct bpf_prog_info *pi)
+{
+	struct bpf_link_info li = {0};
+	uint32_t len = sizeof li;
+	if (i < 0 || i >= ks->nlinks || bpf_obj_get_info_by_fd(bpf_link__fd(ks->links[i]), &li, &len) < 0)
+		return -1;
+	int pfd = bpf_prog_get_fd_by_id(li.prog_id);
+	if (pfd < 0)
+		return -1;
+	memset(pi, 0, sizeof *pi);
+	len = sizeof *pi;
+	int r = bpf_obj_get_info_by_fd(pfd, pi, &len);
+	close(pfd);
+	return r < 0 ? -1 : 0;
+}
+
+uint64_t ks_prog_misses(const struct ks_session *ks)
+{
+	uint64_t n = 0;
+	uint32_t seen[KS_MAX_LINKS];
+	int nseen = 0;
+	for (int i = 0; i < ks->nlinks; i++) {
+		struct bpf_prog_info pi;
+		if (ks_link_prog_info(ks, i, &pi) < 0)
+			continue;
+		int dup = 0; /* a program behind several links counts once */
+		for (int k = 0; k < nseen; k++)
+			dup |= seen[k] == pi.id;
+		if (dup)
+			continue;
+		seen[nseen++] = pi.id;
+		n += pi.recursion_misses;
+	}
+	return n;
+}

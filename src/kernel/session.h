@@ -31,6 +31,8 @@ struct ks_options {
 #define KS_MAX_LINKS 96
 #define KS_MAX_MAPS 32
 
+struct bpf_prog_info;
+
 struct ks_session {
 	struct ks_options opt;
 	struct btf *vmlinux;
@@ -57,6 +59,11 @@ int ks_check_env(char *err, size_t errlen);
 /* Load and attach every wanted layer. The syscall layer is required; another layer that cannot
  * load is noted in ks->missing and the rest carries on. */
 int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t errlen);
+/* The program behind link i (run counts, run time, recursion misses): 0, or -1. */
+int ks_link_prog_info(const struct ks_session *ks, int i, struct bpf_prog_info *pi);
+/* Runs the kernel skipped, all programs added: a tracepoint that fired while the same program was
+ * already running on that CPU (an interrupt's completion inside it) is not run at all. */
+uint64_t ks_prog_misses(const struct ks_session *ks);
 void ks_close(struct ks_session *ks);
 
 /* Add a process to the traced tree (its children follow at fork). */

@@ -56,7 +56,7 @@ for direct in 0 1; do
 					# the known gap (docs/KERNEL.md): now and then a request is not seen at the
 					# block layer at all, device totals included; labelled, never hidden
 					good_block=$((good_block + 1))
-					optional "$mode x$n file $t: block requests seen" "$bn of 2560 ($bb B): the kernel layer's known gap, a request not seen at the block layer"
+					optional "$mode x$n file $t: block requests seen" "$bn of 2560 ($bb B): the kernel layer's known gap, a request not seen at the block layer (program runs the kernel skipped: $(jq -r .header.kernel_prog_misses "$T/k.json"))"
 				else
 					echo "# $mode x$n file $t block: $b"
 				fi

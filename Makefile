@@ -100,7 +100,7 @@ $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< $(PROG_LIBS) -lpthread -lrt
 
-$(B)/tests/unit/%: tests/unit/%.c $(CORE_OBJ)
+$(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDSAN) -lm $(OTF2_LIBS)

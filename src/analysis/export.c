@@ -10,6 +10,7 @@
  *
  * It does not build, change or analyse the timeline. docs/TIMELINE.md lists every field.
  */
+#include "analysis/json.h"
 #include "analysis/timeline.h"
 
 #include <dlfcn.h>
@@ -198,82 +199,14 @@ static char *put_str(char *p, const char *s, size_t n)
 
 /* ---- strings ---- */
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there are not one:
- * overlong forms, surrogates and code points past U+10FFFF count as invalid (as dump's). */
-static int utf8_len(const unsigned char *p)
-{
-	unsigned c = p[0];
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-		if (p[1] < lo || p[1] > hi || (p[2] & 0xc0) != 0x80)
-			return 0;
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-		if (p[1] < lo || p[1] > hi || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
-/* s as a JSON string, quotes included, in a new allocation. As dump's json_str: control bytes
- * and bytes that are not valid UTF-8 become \u00XX (the byte's value as a code point), so the
- * output is strict JSON whatever the path holds. NULL when out of memory. */
+/* s as a JSON string, quotes included, in a new allocation (analysis/json.c). NULL when out of
+ * memory. */
 static char *json_quote(const char *s, size_t *len)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	char *q = malloc(strlen((const char *)p) * 6 + 3), *o = q;
-	if (!q)
-		return NULL;
-	*o++ = '"';
-	while (*p) {
-		int n;
-		switch (*p) {
-		case '"':
-			o = PUT_LIT(o, "\\\"");
-			p++;
-			continue;
-		case '\\':
-			o = PUT_LIT(o, "\\\\");
-			p++;
-			continue;
-		case '\n':
-			o = PUT_LIT(o, "\\n");
-			p++;
-			continue;
-		case '\t':
-			o = PUT_LIT(o, "\\t");
-			p++;
-			continue;
-		case '\r':
-			o = PUT_LIT(o, "\\r");
-			p++;
-			continue;
-		default:
-			break;
-		}
-		n = *p < 0x20 || *p == 0x7f ? 0 : utf8_len(p);
-		if (!n) {
-			o = PUT_LIT(o, "\\u00");
-			*o++ = hex[*p >> 4];
-			*o++ = hex[*p & 15];
-			p++;
-			continue;
-		}
-		memcpy(o, p, (size_t)n);
-		o += n;
-		p += n;
-	}
-	*o++ = '"';
-	*o = '\0';
-	*len = (size_t)(o - q);
+	s = s ? s : "";
+	char *q = malloc(strlen(s) * 6 + 3);
+	if (q)
+		*len = ana_json_quote(q, s);
 	return q;
 }
 

@@ -709,6 +709,12 @@ static void text_stack(FILE *f, const struct ana_profile *p, const struct ana_st
 
 #define SCI_THREADS_SHOWN 5
 
+/* The op class of a breakdown row, as the text and JSON reports name it. */
+static const char *bd_op_name(unsigned op)
+{
+	return op == LOG_OP_READ ? "read" : op == LOG_OP_WRITE ? "write" : "meta";
+}
+
 /* The trace: what it holds, the contention score (SCI) and the threads behind it, and where the
  * time of the user calls went, layer by layer. */
 static void text_trace(FILE *f, const struct ana_report_opts *o)
@@ -766,7 +772,7 @@ static void text_trace(FILE *f, const struct ana_report_opts *o)
 				snprintf(hm, sizeof hm, "%s/%s", ana_fmt_count(d, U, r->hits), ana_fmt_count(e, U, r->misses));
 			else
 				snprintf(hm, sizeof hm, "-");
-			const char *cells[] = {r->op == LOG_OP_READ ? "read" : r->op == LOG_OP_WRITE ? "write" : "meta",
+			const char *cells[] = {bd_op_name(r->op),
 					       size, ana_fmt_count(a, U, r->calls), ana_fmt_ns(b, U, r->user_ns / k),
 					       ana_fmt_ns(c, U, r->syscall_ns / k), ana_fmt_ns(e, U, r->block_ns / k), hm};
 			put_row(f, cols, 7, cells);
@@ -786,7 +792,7 @@ static void text_trace(FILE *f, const struct ana_report_opts *o)
 				if (r->op != LOG_OP_READ && r->op != LOG_OP_WRITE)
 					continue;
 				log_hist_label(r->size_bucket, size, sizeof size);
-				const char *cells[] = {r->op == LOG_OP_READ ? "read" : "write", size,
+				const char *cells[] = {bd_op_name(r->op), size,
 						       ana_fmt_bytes(a, U, r->bytes_user), ana_fmt_bytes(b, U, r->bytes_syscall),
 						       ana_fmt_bytes(c, U, r->bytes_pagecache), ana_fmt_bytes(d, U, r->bytes_block)};
 				put_row(f, bcols, 6, cells);
@@ -1712,7 +1718,7 @@ static void json_trace(struct jw *w, const struct ana_report_opts *o)
 			const struct tl_breakdown_row *r = &o->breakdown->rows[i];
 			char size[32];
 			jw_open(w, NULL, '{');
-			jw_str(w, "op", r->op == LOG_OP_READ ? "read" : r->op == LOG_OP_WRITE ? "write" : "meta");
+			jw_str(w, "op", bd_op_name(r->op));
 			jw_u64(w, "size_bucket", r->size_bucket);
 			jw_str(w, "size", log_hist_label(r->size_bucket, size, sizeof size));
 			jw_u64(w, "calls", r->calls);

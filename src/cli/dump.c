@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "analysis/json.h"
 #include "iostrata/reader.h"
 
 static const char *const header_flag_names[] = {
@@ -337,83 +338,18 @@ static void dump_text(FILE *f, const struct log_file *lf)
 
 /* ---- JSON output ---- */
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there are not one:
- * overlong forms, surrogates and code points past U+10FFFF count as invalid. */
-static int utf8_len(const unsigned char *p)
-{
-	unsigned c = p[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-
-		if (p[1] < lo || p[1] > hi || (p[2] & 0xc0) != 0x80)
-			return 0;
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-
-		if (p[1] < lo || p[1] > hi || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
-/* A JSON string. Bytes that are not valid UTF-8 are written as \u00XX (the byte's value as a
- * code point): lossy for such paths, but the output stays valid JSON. The NUL ending s stops
- * every multi-byte check above before it reads past the end. */
+/* A JSON string literal (analysis/json.c); short strings without a trip to the heap. */
 static void json_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', f);
-	while (*p) {
-		int n;
-
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			p++;
-			continue;
-		case '\\':
-			fputs("\\\\", f);
-			p++;
-			continue;
-		case '\n':
-			fputs("\\n", f);
-			p++;
-			continue;
-		case '\t':
-			fputs("\\t", f);
-			p++;
-			continue;
-		case '\r':
-			fputs("\\r", f);
-			p++;
-			continue;
-		default:
-			break;
-		}
-		if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\u%04x", *p);
-			p++;
-			continue;
-		}
-		n = utf8_len(p);
-		if (n == 0) {
-			fprintf(f, "\\u%04x", *p);
-			p++;
-			continue;
-		}
-		fwrite(p, 1, (size_t)n, f);
-		p += n;
+	char small[1024], *q = small;
+	size_t n = strlen(s);
+	if (n * 6 + 3 > sizeof small && !(q = malloc(n * 6 + 3))) {
+		fputs("\"\"", f); /* out of memory: an empty string keeps the JSON valid */
+		return;
 	}
-	fputc('"', f);
+	fwrite(q, 1, ana_json_quote(q, s), f);
+	if (q != small)
+		free(q);
 }
 
 static void json_key(FILE *f, const char *key)

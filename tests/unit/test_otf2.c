@@ -23,22 +23,7 @@
 
 #include "analysis/timeline.h"
 
-static int failures;
-
-static void check(const char *name, int ok, const char *fmt, ...)
-{
-	if (ok) {
-		printf("ok - %s\n", name);
-		return;
-	}
-	va_list ap;
-	printf("not ok - %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failures++;
-}
+#include "check.h"
 
 static void check_u64(const char *name, uint64_t got, uint64_t want)
 {

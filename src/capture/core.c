@@ -901,12 +901,15 @@ static int cap_start(int argc, char **argv)
 		 * used only as threads fill their blocks */
 		unsigned long mb = 256;
 		const char *m = getenv("IOSTRATA_TRACE_MB");
-		if (m && *m)
-			mb = strtoul(m, NULL, 10);
-		if (mb < 1)
-			mb = 1;
-		if (mb > 65536)
-			mb = 65536;
+		if (m && *m) {
+			char *end;
+			unsigned long v = strtoul(m, &end, 10);
+			if (*end || v < 1 || v > 65536)
+				cap_say("iostrata: IOSTRATA_TRACE_MB=%s is not a size in MiB from 1 to 65536; tracing "
+					"into %lu MiB", m, mb);
+			else
+				mb = v;
+		}
 		cap.trace_nblocks = (uint64_t)mb * (1u << 20) / LOG_TRACE_BLOCK;
 		cap.trace = 1;
 		char why[200];

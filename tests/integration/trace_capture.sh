@@ -15,6 +15,8 @@
 #     file whose block payload is garbage: dump prints one line naming the file, the readable part
 #     (records, the entries before the damage, all of them correct), and exits 1.
 #  9. Without --trace there is no trace section; a fork child and an exec'd image trace to their own logs.
+# 10. Bad input: --trace-mb that is not a size (exit 2, one line); IOSTRATA_TRACE_MB that is not one
+#     (the program runs, one line, the default area).
 source "$(dirname "$0")/../lib.sh"
 
 export IOSTRATA_LIVE_DIR="$T/live"
@@ -156,3 +158,15 @@ eq "no --trace: no trace section" "0 0" \
 "$IOSTRATA" run -q --trace -o "$T/fork" -- sh -c "$P $T/fork1.dat seq 20; $P $T/fork2.dat seq 30"
 eq "fork/exec: each process traces its own writes" "1:20 2:30" \
 	"$(for f in "$T/fork"/*.iost; do "$IOSTRATA" dump --json "$f" | jq -r --arg a "$T/fork1.dat" --arg b "$T/fork2.dat" '.trace.entries[] | select((.path == $a or .path == $b) and .op == "write") | "\(.path | ltrimstr("'"$T"'/fork") | rtrimstr(".dat")):\(.count)"'; done | sort | tr '\n' ' ' | sed 's/ $//')"
+
+# bad input: --trace-mb that is not a size; IOSTRATA_TRACE_MB that is not one (the program still runs)
+"$IOSTRATA" run -q --trace-mb lots -o "$T/bad" -- true >"$T/out" 2>"$T/err"
+eq "--trace-mb lots: exit 2, one line naming it, nothing run" "2 1 1 0" \
+	"$? $(wc -l <"$T/err") $(grep -c "^iostrata run: --trace-mb wants a size in MiB from 1 to 65536, not 'lots'$" "$T/err") $(ls "$T/bad" 2>/dev/null | wc -l)"
+"$IOSTRATA" run -q --trace-mb 0 -o "$T/bad" -- true 2>/dev/null
+eq "--trace-mb 0: exit 2" 2 "$?"
+IOSTRATA_TRACE=1 IOSTRATA_TRACE_MB=12x IOSTRATA_OUT="$T/envbad" LD_PRELOAD="$B/libiostrata.so" "$P" "$T/envbad.dat" seq 50 2>"$T/err"
+eq "IOSTRATA_TRACE_MB=12x: the program succeeds, one line says so" "0 1" \
+	"$? $(grep -c '^iostrata: IOSTRATA_TRACE_MB=12x is not a size in MiB from 1 to 65536; tracing into 256 MiB$' "$T/err")"
+eq "IOSTRATA_TRACE_MB=12x: traced with the default area, one run of 50" 50 \
+	"$("$IOSTRATA" dump --json "$(one_log "$T/envbad")" | jq --arg p "$T/envbad.dat" '[.trace.entries[] | select(.path == $p and .op == "write") | .count] | add')"

@@ -381,14 +381,6 @@ static void add_warning(struct log_file *out, const char *fmt, ...)
 			*c = '?';
 }
 
-static int cmp_thread(const void *a, const void *b)
-{
-	const struct log_trace_thread *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->tid > y->tid) - (x->tid < y->tid);
-}
-
 struct trace_blk {
 	const unsigned char *hdr; /* 128 bytes */
 	const unsigned char *pay;
@@ -398,11 +390,14 @@ struct trace_blk {
 	uint32_t thread;
 };
 
+/* Blocks by thread (pid, tid), then in the order the thread claimed them. */
 static int cmp_blk(const void *a, const void *b)
 {
 	const struct trace_blk *x = a, *y = b;
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
@@ -543,33 +538,20 @@ static int read_trace(const unsigned char *p, size_t size, const struct log_head
 		pos += sizeof bh + (packed ? used : 0);
 	}
 
-	/* threads, in (pid, tid) order; blocks in (thread, seq) order */
-	struct log_trace_thread *th = NULL;
-	uint32_t nth = 0;
-	for (size_t i = 0; i < nblk; i++) {
-		uint32_t t;
-		for (t = 0; t < nth; t++)
-			if (th[t].pid == blks[i].pid && th[t].tid == blks[i].tid)
-				break;
-		if (t == nth) {
-			struct log_trace_thread *nt = realloc(th, (nth + 1) * sizeof *nt);
-			if (!nt) {
-				free(th);
-				goto out;
-			}
-			th = nt;
-			th[nth++] = (struct log_trace_thread){.pid = blks[i].pid, .tid = blks[i].tid};
-		}
-	}
-	if (nth)
-		qsort(th, nth, sizeof *th, cmp_thread);
-	for (size_t i = 0; i < nblk; i++) {
-		struct log_trace_thread key = {.pid = blks[i].pid, .tid = blks[i].tid};
-		struct log_trace_thread *f = bsearch(&key, th, nth, sizeof *th, cmp_thread);
-		blks[i].thread = (uint32_t)(f - th);
-	}
+	/* blocks sorted by (pid, tid, seq): each thread is a run of them, in (pid, tid) order */
 	if (nblk)
 		qsort(blks, nblk, sizeof *blks, cmp_blk);
+	uint32_t nth = 0;
+	for (size_t i = 0; i < nblk; i++) {
+		if (i == 0 || blks[i].pid != blks[i - 1].pid || blks[i].tid != blks[i - 1].tid)
+			nth++;
+		blks[i].thread = nth - 1;
+	}
+	struct log_trace_thread *th = calloc(nth ? nth : 1, sizeof *th);
+	if (!th)
+		goto out;
+	for (size_t i = 0; i < nblk; i++)
+		th[blks[i].thread].pid = blks[i].pid, th[blks[i].thread].tid = blks[i].tid;
 	out->trace_threads = th;
 	out->ntrace_threads = nth;
 

@@ -165,7 +165,7 @@ eq "--trace-mb lots: exit 2, one line naming it, nothing run" "2 1 1 0" \
 	"$? $(wc -l <"$T/err") $(grep -c "^iostrata run: --trace-mb wants a size in MiB from 1 to 65536, not 'lots'$" "$T/err") $(ls "$T/bad" 2>/dev/null | wc -l)"
 "$IOSTRATA" run -q --trace-mb 0 -o "$T/bad" -- true 2>/dev/null
 eq "--trace-mb 0: exit 2" 2 "$?"
-IOSTRATA_TRACE=1 IOSTRATA_TRACE_MB=12x IOSTRATA_OUT="$T/envbad" LD_PRELOAD="$B/libiostrata.so" "$P" "$T/envbad.dat" seq 50 2>"$T/err"
+IOSTRATA_TRACE=1 IOSTRATA_TRACE_MB=12x IOSTRATA_OUT="$T/envbad" LD_PRELOAD="$PRELOAD" "$P" "$T/envbad.dat" seq 50 2>"$T/err"
 eq "IOSTRATA_TRACE_MB=12x: the program succeeds, one line says so" "0 1" \
 	"$? $(grep -c '^iostrata: IOSTRATA_TRACE_MB=12x is not a size in MiB from 1 to 65536; tracing into 256 MiB$' "$T/err")"
 eq "IOSTRATA_TRACE_MB=12x: traced with the default area, one run of 50" 50 \

@@ -307,20 +307,19 @@ void ks_close(struct ks_session *ks)
 
 int ks_pin(struct ks_session *ks, const char *dir, char *err, size_t errlen)
 {
+	/* A fresh machine may have no BPF filesystem at /sys/fs/bpf; there the directory cannot even be
+	 * created (sysfs), so mount it first. */
+	if (!strncmp(dir, BPFFS "/", sizeof BPFFS) && !on_fs(BPFFS, BPF_FS_MAGIC) && geteuid() == 0)
+		mount("bpf", BPFFS, "bpf", 0, NULL);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
 		return -errno;
 	}
 	if (!on_fs(dir, BPF_FS_MAGIC)) {
-		if (!strncmp(dir, BPFFS "/", sizeof BPFFS) && !on_fs(BPFFS, BPF_FS_MAGIC) && geteuid() == 0 &&
-		    mount("bpf", BPFFS, "bpf", 0, NULL) == 0 && (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
-		    on_fs(dir, BPF_FS_MAGIC))
-			goto ok;
 		snprintf(err, errlen, "%s is not on a BPF filesystem (as root: mount -t bpf bpf %s, and pin "
 				      "under it)", dir, BPFFS);
 		return -EINVAL;
 	}
-ok:
 	for (int i = 0; i < ks->nmaps; i++) {
 		char p[4200];
 		snprintf(p, sizeof p, "%s/%s", dir, ks->maps[i].name);

@@ -34,13 +34,14 @@ ANA_SRC := $(wildcard src/analysis/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 KERN_BPF := $(wildcard src/kernel/*.bpf.c)
 KERN_SRC := $(filter-out %.bpf.c,$(wildcard src/kernel/*.c))
+MNT_SRC := $(wildcard src/mount/*.c)
 KERN_SKEL := $(patsubst src/kernel/%.bpf.c,$(B)/kernel/%.skel.h,$(KERN_BPF))
 BPF_CLANG ?= clang
 BPFTOOL ?= bpftool
 
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(LOG_SRC) $(CAP_SRC))
 CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(ANA_SRC))
-CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC))
+CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC) $(MNT_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC))
 
 PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(PROG_SRC))
@@ -91,7 +92,7 @@ $(B)/libiostrata.so: $(LIB_OBJ)
 
 $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS)
+	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS) -lfuse3 -lpthread
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing.
 PROG_LIBS = $(if $(filter %_static,$*),-static,) $(if $(filter %_uring,$*),-luring,)

@@ -434,7 +434,7 @@ static int errors(struct ana_profile *p)
 static void stdio_syscalls(const struct ana_profile *p, uint64_t *fwrites, uint64_t *syscalls)
 {
 	*fwrites = *syscalls = 0;
-	if (!p->nklogs)
+	if (!p->nkernel_logs)
 		return;
 	for (size_t i = 0; i < p->npaths; i = path_group_end(p, i)) {
 		uint64_t fw = 0, sw = 0;
@@ -625,7 +625,7 @@ static int small_requests(struct ana_profile *p, const struct ana_stack *st)
 static int kernel_insights(struct ana_profile *p)
 {
 	struct ana_stack st;
-	if (!p->nklogs)
+	if (!p->nkernel_logs)
 		return 0;
 	if (ana_stack_build(p, NULL, 0, &st) < 0)
 		return -ENOMEM;
@@ -648,7 +648,7 @@ int ana_insights_build(struct ana_profile *p)
 		if (random_access(p, l, 0) || random_access(p, l, 1))
 			return -ENOMEM;
 	for (unsigned l = 1; l < ANA_NLAYERS; l++)
-		if (!ana_layer_is_kernel(l) && metadata_heavy(p, &p->layers[l], log_layer_name(l)))
+		if (!ana_layer_is_kernel(l) && l != LOG_LAYER_MOUNT && metadata_heavy(p, &p->layers[l], log_layer_name(l)))
 			return -ENOMEM;
 	if (metadata_heavy(p, S, "system-call"))
 		return -ENOMEM;

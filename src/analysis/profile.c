@@ -387,8 +387,9 @@ static int add_kernel_procs(struct ana_profile *p, size_t cap)
 	for (size_t i = 0; i < p->nklogs; i++) {
 		const struct log_file *lf = p->klogs[i];
 		struct unseen x;
-		/* the command: present even when it did no I/O of its own, it names the job */
-		if (unseen_of(p, idx, nuser, lf, lf->hdr.pid, lf->hdr.start_ns, &x) && !x.after) {
+		/* the command: present even when it did no I/O of its own, it names the job (a mount
+		 * log's header is its monitor's, which is no process of the job) */
+		if (!ana_is_mount_log(lf) && unseen_of(p, idx, nuser, lf, lf->hdr.pid, lf->hdr.start_ns, &x) && !x.after) {
 			x.klog = i;
 			x.start = lf->hdr.start_ns;
 			x.end = process_end(lf);
@@ -417,7 +418,7 @@ static int add_kernel_procs(struct ana_profile *p, size_t cap)
 				m.end = u[j].end;
 		}
 		const struct log_file *lf = p->klogs[m.klog];
-		int cmd = m.pid == lf->hdr.pid;
+		int cmd = m.pid == lf->hdr.pid && !ana_is_mount_log(lf);
 		if (p->nprocs == cap) {
 			struct ana_proc *v = realloc(p->procs, (cap *= 2) * sizeof *v);
 			if (!v)
@@ -468,6 +469,11 @@ static int collect_procs(const struct log_file *logs, size_t n, struct ana_profi
 		if (logs[i].hdr.kernel_layers) {
 			/* its records join below, under the processes they name; it is no process */
 			p->klogs[p->nklogs++] = &logs[i];
+			if (ana_is_mount_log(&logs[i])) {
+				p->nmount_logs++;
+				continue;
+			}
+			p->nkernel_logs++;
 			p->kernel_layers |= logs[i].hdr.kernel_layers;
 			p->kernel_events_dropped += logs[i].hdr.events_dropped;
 			p->kernel_table_full += logs[i].hdr.kernel_table_full;
@@ -476,7 +482,7 @@ static int collect_procs(const struct log_file *logs, size_t n, struct ana_profi
 			v[nv++] = &logs[i];
 		}
 	}
-	p->kernel_only = nv == 0 && p->nklogs > 0;
+	p->kernel_only = nv == 0 && p->nkernel_logs > 0;
 	qsort(v, nv, sizeof *v, cmp_log_identity);
 	for (size_t i = 0; i < nv; i++)
 		if (!i || !same_process(v[i - 1], v[i]))
@@ -675,6 +681,8 @@ static void rank_add(struct ana_rank *k, const struct log_record *r, uint32_t pr
 
 int ana_in_job_view(const struct ana_proc *pr, unsigned layer)
 {
+	if (layer == LOG_LAYER_MOUNT) /* the same I/O as the user layer, seen lower down */
+		return 0;
 	if (!ana_layer_is_kernel(layer))
 		return 1;
 	return layer == LOG_LAYER_SYSCALL && pr->kernel_only;
@@ -1044,6 +1052,11 @@ static int proc_warnings(struct ana_profile *p, size_t unknown_layer)
 	    ana_profile_add_warning(p, "%zu records of unknown layers ignored", unknown_layer))
 		return -ENOMEM;
 	return 0;
+}
+
+int ana_is_mount_log(const struct log_file *lf)
+{
+	return lf->hdr.kernel_layers == 1u << LOG_LAYER_MOUNT;
 }
 
 int ana_layer_is_kernel(unsigned layer)

@@ -144,13 +144,15 @@ struct ana_profile {
 	double imbalance_bytes, imbalance_time; /* max/mean over ranks that did I/O; 0 if none did */
 	size_t ranks_with_io;
 
-	/* Kernel logs (header kernel_layers != 0): not processes of the job; their records join the
+	/* Collector logs (header kernel_layers != 0): the kernel log and the mount monitors' logs
+	 * (kernel_layers == 1 << LOG_LAYER_MOUNT). Not processes of the job; their records join the
 	 * layers and files, each under the process it names (record.pid; see ana_proc.kernel_only). */
 	const struct log_file **klogs;
 	size_t nklogs;
+	size_t nkernel_logs, nmount_logs; /* of those: kernel logs, mount monitors' logs */
 	int kernel_only;          /* no user-layer log at all (a static program): the kernel log stands in */
 	size_t nkernel_procs;     /* processes seen by the kernel layer only */
-	uint32_t kernel_layers;   /* bits 1 << layer, over the kernel logs */
+	uint32_t kernel_layers;   /* bits 1 << layer, over the kernel logs (the mount layer is not one) */
 	uint64_t kernel_events_dropped, kernel_table_full, kernel_prog_misses;
 	/* The system calls of the kernel-only processes: what their user layer would have shown,
 	 * for the rules made for the POSIX layer. */
@@ -194,6 +196,8 @@ int ana_is_data_path(const char *path);
 int ana_is_data_file(const struct ana_file *f);
 /* Layers whose records come from the kernel layer (eBPF). */
 int ana_layer_is_kernel(unsigned layer);
+/* A mount monitor's log (its header names the mount layer only). */
+int ana_is_mount_log(const struct log_file *lf);
 /* 1 when a record of this layer, of process pr, counts for the job's ranks, I/O mode and the rules
  * made for the user layers: the user layers, and for a process only the kernel saw, its system
  * calls. The other kernel records repeat the user layers' bytes further down. */

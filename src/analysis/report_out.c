@@ -383,7 +383,15 @@ static void text_job(FILE *f, const struct ana_profile *p)
 	wrap(f, "  processes   ", 14, buf);
 	mode_sentence(p, buf, sizeof buf);
 	wrap(f, "  I/O mode    ", 14, buf);
-	if (!p->nklogs)
+	if (p->nmount_logs) {
+		/* a mount monitor's log is no process either */
+		n = 0;
+		for (size_t i = 0; i < p->nklogs; i++)
+			if (ana_is_mount_log(p->klogs[i]))
+				ana_appendf(buf, sizeof buf, &n, "%s%s", n ? ", " : "", base_name(p->klogs[i]->path));
+		wrap(f, "  mount       ", 14, buf);
+	}
+	if (!p->nkernel_logs)
 		return;
 	/* The kernel log is no process: say what it is and what it covers. */
 	n = 0;
@@ -392,11 +400,14 @@ static void text_job(FILE *f, const struct ana_profile *p)
 			ana_appendf(buf, sizeof buf, &n, "%s%s", n ? " " : "", log_layer_name(l));
 	if (!n)
 		ana_appendf(buf, sizeof buf, &n, "no layer attached");
-	const char *name = base_name(p->klogs[0]->path);
-	if (p->nklogs == 1)
+	const char *name = "";
+	for (size_t i = 0; i < p->nklogs && !name[0]; i++)
+		if (!ana_is_mount_log(p->klogs[i]))
+			name = base_name(p->klogs[i]->path);
+	if (p->nkernel_logs == 1)
 		ana_appendf(buf, sizeof buf, &n, " (%s)", name);
 	else
-		ana_appendf(buf, sizeof buf, &n, " (%zu kernel logs)", p->nklogs);
+		ana_appendf(buf, sizeof buf, &n, " (%zu kernel logs)", p->nkernel_logs);
 	if (p->kernel_only)
 		ana_appendf(buf, sizeof buf, &n, "; no user-layer log: the system calls stand for the program");
 	wrap(f, "  kernel      ", 14, buf);
@@ -707,6 +718,68 @@ static void text_stack(FILE *f, const struct ana_profile *p, const struct ana_st
 	}
 }
 
+/* The user layer's path entry next to a mount-layer one (paths are sorted by path, then layer). */
+static const struct ana_path *user_path_of(const struct ana_profile *p, size_t k)
+{
+	const char *path = p->paths[k].path;
+	for (size_t j = k; j-- > 0 && !strcmp(p->paths[j].path, path);)
+		if (p->paths[j].layer == LOG_LAYER_POSIX)
+			return &p->paths[j];
+	for (size_t j = k + 1; j < p->npaths && !strcmp(p->paths[j].path, path); j++)
+		if (p->paths[j].layer == LOG_LAYER_POSIX)
+			return &p->paths[j];
+	return NULL;
+}
+
+static int mount_path_shown(const struct ana_path *x)
+{
+	const uint64_t *c = x->c;
+	return !(x->rflags & LOG_R_OVERFLOW) && (c[LOG_C_READS] || c[LOG_C_WRITES] || c[LOG_C_OPENS]);
+}
+
+#define MOUNT_FILES_SHOWN 20
+
+/* What reached the mount point's monitor next to what the program called, file by file: mmap
+ * I/O shows at the mount layer only, page-cache effects as a difference. */
+static void text_mount(FILE *f, const struct ana_profile *p)
+{
+	static const struct col cols[] = {{11, 0}, {11, 0}, {12, 0}, {11, 0}, {11, 0}, {12, 0}, {1, 1}};
+	static const char *const head[] = {"user reads", "mount reads", "bytes read", "user writes", "mount writes",
+					   "bytes writ.", "path (bytes: mount layer)"};
+	char c[7][U];
+	size_t shown = 0, total = 0;
+
+	if (!p->nmount_logs)
+		return;
+	fprintf(f, "\nMount point (what reached the FUSE monitor, next to the program's POSIX calls)\n");
+	put_row(f, cols, 7, head);
+	for (size_t k = 0; k < p->npaths; k++) {
+		const struct ana_path *x = &p->paths[k];
+		if (x->layer != LOG_LAYER_MOUNT || !mount_path_shown(x))
+			continue;
+		if (++total > MOUNT_FILES_SHOWN)
+			continue;
+		const struct ana_path *u = user_path_of(p, k);
+		const char *cells[7] = {
+			u ? ana_fmt_count(c[0], U, u->c[LOG_C_READS]) : "-",
+			ana_fmt_count(c[1], U, x->c[LOG_C_READS]),
+			ana_fmt_bytes(c[2], U, x->c[LOG_C_BYTES_READ]),
+			u ? ana_fmt_count(c[3], U, u->c[LOG_C_WRITES]) : "-",
+			ana_fmt_count(c[4], U, x->c[LOG_C_WRITES]),
+			ana_fmt_bytes(c[5], U, x->c[LOG_C_BYTES_WRITTEN]),
+			x->path,
+		};
+		put_row(f, cols, 7, cells);
+		shown++;
+	}
+	if (!total)
+		fprintf(f, "  no file was opened, read or written through the mount\n");
+	else if (total > shown)
+		fprintf(f, "  ... %zu more files\n", total - shown);
+	fprintf(f, "  user: the program's read/write calls ('-': no user-layer log of the file, e.g. mapped only);\n"
+		   "  mount: requests at the mount point, page-ins and write-back of mapped pages included\n");
+}
+
 #define SCI_THREADS_SHOWN 5
 
 /* The op class of a breakdown row, as the text and JSON reports name it. */
@@ -835,9 +908,9 @@ static void text_sizes(FILE *f, const struct ana_profile *p)
 	fprintf(f, "\nAccess sizes (operations per log2 size bucket; empty buckets left out)\n");
 	int any = sizes_table(f, LOG_LAYER_POSIX, LOG_LAYER_STDIO, p);
 	if (!any)
-		fprintf(f, "  %s\n", p->nklogs ? "no reads or writes in the user layers" : "no reads or writes");
+		fprintf(f, "  %s\n", p->nkernel_logs ? "no reads or writes in the user layers" : "no reads or writes");
 	/* what reached the kernel, and the requests the devices got for it */
-	if (p->nklogs) {
+	if (p->nkernel_logs) {
 		fputc('\n', f);
 		if (!sizes_table(f, LOG_LAYER_SYSCALL, LOG_LAYER_BLOCK, p))
 			fprintf(f, "  no reads or writes in the kernel layers\n");
@@ -876,7 +949,7 @@ static void text_patterns(FILE *f, const struct ana_profile *p)
 		}
 	}
 	if (!any) {
-		fprintf(f, "  no reads or writes%s\n", p->nklogs ? " in the user layers; the kernel layers do not "
+		fprintf(f, "  no reads or writes%s\n", p->nkernel_logs ? " in the user layers; the kernel layers do not "
 			"compute patterns" : "");
 		return;
 	}
@@ -894,7 +967,7 @@ static void text_patterns(FILE *f, const struct ana_profile *p)
 			 ana_fmt_count(s, U, c[LOG_C_RW_SWITCHES]));
 		wrap(f, "  ", 4, line);
 	}
-	if (p->nklogs)
+	if (p->nkernel_logs)
 		fprintf(f, "  syscall, fs, block: n/a (the kernel layers do not compute patterns)\n");
 }
 
@@ -931,7 +1004,7 @@ static void text_common(FILE *f, const struct ana_profile *p)
 		common_line(f, "         strides  ", L->strides, L->nstrides, L->strides_other);
 	}
 	if (!any)
-		fprintf(f, "  no reads or writes%s\n", p->nklogs ? " in the user layers (the kernel layers keep no "
+		fprintf(f, "  no reads or writes%s\n", p->nkernel_logs ? " in the user layers (the kernel layers keep no "
 			"common sizes or strides)" : "");
 }
 
@@ -1088,8 +1161,9 @@ int ana_report_text(FILE *f, const struct ana_profile *p, const struct ana_repor
 	if (p->kernel_only)
 		snprintf(logs, sizeof logs, "kernel log only");
 	else
-		snprintf(logs, sizeof logs, "%zu log%s%s%s", nlogs, nlogs == 1 ? "" : "s",
-			 p->nklogs ? " + kernel log" : "", p->nklogs > 1 ? "s" : "");
+		snprintf(logs, sizeof logs, "%zu log%s%s%s%s%s", nlogs, nlogs == 1 ? "" : "s",
+			 p->nkernel_logs ? " + kernel log" : "", p->nkernel_logs > 1 ? "s" : "",
+			 p->nmount_logs ? " + mount log" : "", p->nmount_logs > 1 ? "s" : "");
 	fprintf(f, "iostrata report: job %s, %zu rank%s, %s, %s\n\n", buf, p->nranks, p->nranks == 1 ? "" : "s",
 		logs, ana_fmt_ns(t, sizeof t, p->wall_ns));
 	text_job(f, p);
@@ -1099,6 +1173,7 @@ int ana_report_text(FILE *f, const struct ana_profile *p, const struct ana_repor
 		return -ENOMEM;
 	text_stack(f, p, &st);
 	ana_stack_free(&st);
+	text_mount(f, p);
 	text_sizes(f, p);
 	text_patterns(f, p);
 	text_common(f, p);
@@ -1341,7 +1416,7 @@ static void json_layers(struct jw *w, const struct ana_profile *p)
 		jw_double(w, "iops", r.iops);
 		jw_double(w, "mdops", r.mdops);
 		json_counters(w, L->c);
-		if (ana_layer_is_kernel(l)) {
+		if (ana_layer_is_kernel(l) || l == LOG_LAYER_MOUNT) {
 			json_hist(w, "read_lat_hist", L->read_lat_hist);
 			json_hist(w, "write_lat_hist", L->write_lat_hist);
 		}
@@ -1444,6 +1519,11 @@ static void json_files(struct jw *w, const struct ana_profile *p)
 		jw_bool(w, "job_view", x->job_view);
 		json_core(w, x->c);
 		json_counters(w, x->c);
+		if (x->layer == LOG_LAYER_MOUNT) {
+			jw_i64(w, "requesting_pid", x->pid);
+			json_hist(w, "read_lat_hist", x->read_lat_hist);
+			json_hist(w, "write_lat_hist", x->write_lat_hist);
+		}
 		if (ana_layer_is_kernel(x->layer)) {
 			jw_u64(w, "dev", x->dev);
 			jw_u64(w, "ino", x->ino);
@@ -1609,6 +1689,46 @@ static void json_stack_file(struct jw *w, const struct ana_profile *p, const str
 	jw_close(w, '}');
 }
 
+static void json_mount(struct jw *w, const struct ana_profile *p)
+{
+	if (!p->nmount_logs)
+		return;
+	jw_open(w, "mount", '{');
+	jw_open(w, "logs", '[');
+	for (size_t i = 0; i < p->nklogs; i++) {
+		const struct log_file *lf = p->klogs[i];
+		if (!ana_is_mount_log(lf))
+			continue;
+		jw_open(w, NULL, '{');
+		jw_str(w, "log", lf->path);
+		jw_str(w, "host", log_file_string(lf, lf->hdr.host));
+		jw_i64(w, "pid", lf->hdr.pid);
+		jw_bool(w, "finished", !lf->live);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_open(w, "files", '[');
+	for (size_t k = 0; k < p->npaths; k++) {
+		const struct ana_path *x = &p->paths[k];
+		if (x->layer != LOG_LAYER_MOUNT || !mount_path_shown(x))
+			continue;
+		const struct ana_path *u = user_path_of(p, k);
+		jw_open(w, NULL, '{');
+		jw_str(w, "path", x->path);
+		jw_u64(w, "reads", x->c[LOG_C_READS]);
+		jw_u64(w, "writes", x->c[LOG_C_WRITES]);
+		jw_u64(w, "bytes_read", x->c[LOG_C_BYTES_READ]);
+		jw_u64(w, "bytes_written", x->c[LOG_C_BYTES_WRITTEN]);
+		jw_u64(w, "user_reads", u ? u->c[LOG_C_READS] : 0);
+		jw_u64(w, "user_writes", u ? u->c[LOG_C_WRITES] : 0);
+		jw_u64(w, "user_bytes_read", u ? u->c[LOG_C_BYTES_READ] : 0);
+		jw_u64(w, "user_bytes_written", u ? u->c[LOG_C_BYTES_WRITTEN] : 0);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
 static int json_kernel(struct jw *w, const struct ana_profile *p, const struct ana_report_opts *o)
 {
 	struct ana_stack st;
@@ -1620,6 +1740,8 @@ static int json_kernel(struct jw *w, const struct ana_profile *p, const struct a
 	jw_open(w, "logs", '[');
 	for (size_t i = 0; i < p->nklogs; i++) {
 		const struct log_file *lf = p->klogs[i];
+		if (ana_is_mount_log(lf))
+			continue;
 		jw_open(w, NULL, '{');
 		jw_str(w, "log", lf->path);
 		jw_str(w, "host", log_file_string(lf, lf->hdr.host));
@@ -1749,6 +1871,7 @@ int ana_report_json(FILE *f, const struct ana_profile *p, const struct ana_repor
 	json_layers(&w, p);
 	if (json_kernel(&w, p, o) < 0)
 		return -ENOMEM;
+	json_mount(&w, p);
 	json_sizes_patterns(&w, p);
 	json_top(&w, "top_files_by_bytes", p, p->by_bytes, p->nby_bytes, n);
 	json_top(&w, "top_files_by_time", p, p->by_time, p->nby_time, n);

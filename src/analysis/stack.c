@@ -177,7 +177,7 @@ int ana_stack_build(const struct ana_profile *p, const struct ana_mount *mounts,
 		    struct ana_stack *s)
 {
 	memset(s, 0, sizeof *s);
-	if (!p->nklogs)
+	if (!p->nkernel_logs)
 		return 0;
 	s->present = 1;
 	const uint64_t *sc = p->layers[LOG_LAYER_SYSCALL].c, *pc = p->layers[LOG_LAYER_PAGECACHE].c;

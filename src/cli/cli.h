@@ -13,6 +13,16 @@ int cmd_top(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
+int cmd_umount(int argc, char **argv);
+
+/* `run --mount`: a monitor of SRC at MNT, forked; its pid once the mount serves, or -1 with a
+ * message printed. cli_mount_finish stops it (it unmounts and writes its log into outdir) and
+ * returns its exit status, or -1. */
+#include <sys/types.h>
+pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, const char *job, int quiet, int argc,
+		      char **argv);
+int cli_mount_finish(pid_t pid);
 
 /* The live directories to scan on this node: the caller's own, or every user's for root.
  * Fills up to max paths into dirs (each CLI_PATH bytes); returns how many. */

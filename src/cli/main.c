@@ -19,6 +19,8 @@ static const struct {
 	{"top", cmd_top, "top [-n COUNT] [-d SECONDS]                 live view of processes under capture"},
 	{"kernel", cmd_kernel, "kernel [--pid P|--cgroup PATH] [--interval S] [--events FILE] [--pin DIR] [--stats]  kernel-layer view\n  iostrata kernel maps [--json] DIR           read maps pinned by `kernel --pin`"},
 	{"timeline", cmd_timeline, "timeline [--perfetto FILE[.gz]] [--csv FILE|-] [--summary] DIR  merged user/kernel timeline"},
+	{"mount", cmd_mount, "mount [-o DIR] [--background] SRC MNT         mount-point monitor (FUSE pass-through)"},
+	{"umount", cmd_umount, "umount MNT                                  unmount a monitor, or clear one that died"},
 	{"recover", cmd_recover, "recover [-o DIR] [FILE...]                  finalize logs of processes that died"},
 };
 

@@ -28,7 +28,7 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
-			"[--include PREFIX]... [--trace [--trace-mb N]] [--kernel [--kernel-events]] [-q] -- CMD [ARGS...]\n");
+			"[--include PREFIX]... [--trace [--trace-mb N]] [--kernel [--kernel-events]] [--mount SRC:MNT]... [-q] -- CMD [ARGS...]\n");
 }
 
 static int lib_path(char *buf, size_t len)
@@ -100,7 +100,7 @@ static const char *scheduler_job(void)
 }
 
 struct totals {
-	int procs, unfinished, kernel_logs;
+	int procs, unfinished, kernel_logs, mount_logs;
 	uint64_t c[LOG_LAYER_MAX + 1][LOG_NCOUNTERS];
 };
 
@@ -121,7 +121,9 @@ static void summarize(const char *dir, struct totals *t)
 		struct log_file lf;
 		if (log_file_read(p, &lf, err, sizeof err) < 0)
 			continue;
-		if (lf.hdr.kernel_layers)
+		if (lf.hdr.kernel_layers & (1u << LOG_LAYER_MOUNT))
+			t->mount_logs++;
+		else if (lf.hdr.kernel_layers)
 			t->kernel_logs++;
 		else
 			t->procs++;
@@ -163,7 +165,7 @@ static void print_summary(const char *dir, const char *job, int quiet)
 	fprintf(stderr, "\n");
 	for (int l = LOG_LAYER_POSIX; l <= LOG_LAYER_MAX; l++) {
 		uint64_t *c = t.c[l];
-		if (l == LOG_LAYER_MOUNT || (l > LOG_LAYER_STDIO && !t.kernel_logs))
+		if (l == LOG_LAYER_MOUNT ? !t.mount_logs : l > LOG_LAYER_STDIO && !t.kernel_logs)
 			continue;
 		if (l == LOG_LAYER_PAGECACHE) {
 			fprintf(stderr, "iostrata:   %-9s %llu pages read in, %llu dirtied, %llu evicted; reads %llu hit / %llu missed\n",
@@ -321,8 +323,13 @@ static void kernel_finish(struct kernel_run *kr, const char *dir, const char *ho
 	kr->on = 0;
 }
 
+#define MAX_MOUNTS 8
+
 int cmd_run(int argc, char **argv)
 {
+	static char msrc[MAX_MOUNTS][CLI_PATH], mmnt[MAX_MOUNTS][CLI_PATH];
+	pid_t mpid[MAX_MOUNTS];
+	int nmounts = 0;
 	const char *out = NULL, *job = NULL, *maxrec = NULL;
 	char excl[CLI_PATH] = "", incl[CLI_PATH] = "";
 	const char *trace_mb = NULL;
@@ -348,6 +355,15 @@ int cmd_run(int argc, char **argv)
 			kernel = 1;
 		} else if (!strcmp(a, "--kernel-events")) {
 			kernel = kernel_events = 1;
+		} else if (!strcmp(a, "--mount") && i + 1 < argc) {
+			const char *m = argv[++i], *colon = strchr(m, ':');
+			if (!colon || colon == m || !colon[1] || nmounts == MAX_MOUNTS) {
+				fprintf(stderr, "iostrata run: --mount wants SRC:MNT (at most %d), not '%s'\n", MAX_MOUNTS, m);
+				return 2;
+			}
+			snprintf(msrc[nmounts], sizeof msrc[nmounts], "%.*s", (int)(colon - m), m);
+			snprintf(mmnt[nmounts], sizeof mmnt[nmounts], "%s", colon + 1);
+			nmounts++;
 		} else if (!strcmp(a, "--trace")) {
 			trace = 1;
 		} else if (!strcmp(a, "--trace-mb") && i + 1 < argc) {
@@ -436,6 +452,19 @@ int cmd_run(int argc, char **argv)
 			kernel_events = 1;
 	}
 
+	/* The mount-point monitors serve before CMD starts; a mount that cannot be made stops the
+	 * run: CMD would work in an empty directory instead of SRC. */
+	for (int m = 0; m < nmounts; m++) {
+		mpid[m] = cli_mount_start(msrc[m], mmnt[m], absout, job, quiet, argc - i, argv + i);
+		if (mpid[m] < 0) {
+			fprintf(stderr, "iostrata run: --mount %s:%s failed (above); %s not started\n", msrc[m], mmnt[m],
+				argv[i]);
+			while (m-- > 0)
+				cli_mount_finish(mpid[m]);
+			return 1;
+		}
+	}
+
 	/* The kernel layer is loaded before CMD starts; CMD waits at a gate until its pid is in the
 	 * traced set, so not one of its system calls is missed. Without privileges: one line, and the
 	 * user layer carries on. */
@@ -492,6 +521,9 @@ int cmd_run(int argc, char **argv)
 	}
 	if (kr.on)
 		kernel_finish(&kr, absout, host, job, argc - i, argv + i, pid, st, lib);
+	for (int m = 0; m < nmounts; m++)
+		if (cli_mount_finish(mpid[m]) != 0)
+			fprintf(stderr, "iostrata run: the monitor of %s did not end cleanly\n", mmnt[m]);
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	finish_killed(absout, pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	if (!existed && WIFEXITED(st) && (code == 127 || code == 126))

@@ -94,7 +94,7 @@ pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, cons
 		close(p[0]);
 		/* the terminal's Ctrl-C is for the command; the monitor ends when told to */
 		signal(SIGINT, SIG_IGN);
-		struct mnt_options o = {.src = asrc, .mnt = amnt, .quiet = 1, .ready_fd = p[1],
+		struct mnt_options o = {.src = asrc, .mnt = amnt, .quiet = 1, .keep_sigint = 1, .ready_fd = p[1],
 					.log = {.out_dir = outdir, .job = job, .max_records = 4096, .argc = argc, .argv = argv}};
 		(void)quiet;
 		_exit(mnt_serve(&o));

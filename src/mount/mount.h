@@ -19,6 +19,7 @@ struct mnt_options {
 	struct mnt_log_options log;
 	int threads;           /* most idle serving threads kept (libfuse's max_idle_threads) */
 	int quiet;
+	int keep_sigint;       /* leave SIGINT as it is (run --mount: the terminal's Ctrl-C is the command's) */
 	int ready_fd;          /* >= 0: one byte written there once the mount serves (then closed) */
 	const char *ready_path; /* when not NULL: created once the mount serves */
 };

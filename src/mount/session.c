@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <linux/fuse.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,12 @@ int mnt_serve(const struct mnt_options *o)
 		goto err;
 	}
 	struct fuse_session *se = fuse_get_session(f);
+	/* libfuse leaves an ignored signal ignored, and a shell starts background jobs with SIGINT
+	 * ignored: the monitor ends on these whatever it inherited */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	if (!o->keep_sigint)
+		signal(SIGINT, SIG_DFL);
 	if (fuse_set_signal_handlers(se) != 0) {
 		fprintf(stderr, "iostrata mount: cannot set signal handlers\n");
 		goto err;

@@ -52,7 +52,7 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
-.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel tests-build
+.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel bench-mount tests-build
 all: $(B)/iostrata $(B)/libiostrata.so
 
 $(B)/obj/pic/%.o: src/%.c $(HDRS)
@@ -151,6 +151,7 @@ bench: deps
 	$(Q)bench/run
 	$(Q)bench/trace
 	$(Q)bench/kernel
+	$(Q)bench/mount
 
 bench-trace: deps
 	$(Q)$(MAKE) --no-print-directory tests-build
@@ -159,6 +160,10 @@ bench-trace: deps
 bench-kernel: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bench/kernel
+
+bench-mount: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/mount
 
 fuzz: all
 	$(Q)tests/fuzz/build-and-run $(FUZZ_SECONDS)

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,6 +465,20 @@ static int op_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi
 
 /* ---- files ---- */
 
+/* The kernel resolved every component on its side (a symlink in the mount is followed there,
+ * never sent here), so a symlink met below SRC now was put there by someone working on SRC
+ * directly after the lookup: refused, so an open never leaves SRC. */
+static int open_beneath(int dirfd, const char *path, int flags, mode_t mode)
+{
+	/* openat2 takes permission bits only; FUSE passes the file type too */
+	struct open_how how = {.flags = (uint64_t)(unsigned)flags, .mode = mode & 07777,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+	if (fd < 0 && errno == ENOSYS) /* before Linux 5.6 */
+		return openat(dirfd, path, flags | O_NOFOLLOW, mode);
+	return (int)fd;
+}
+
 static int open_common(const char *path, struct fuse_file_info *fi, int create, mode_t mode)
 {
 	struct mnt_fs *fs = fs_of();
@@ -480,7 +495,7 @@ static int open_common(const char *path, struct fuse_file_info *fi, int create, 
 		if (create)
 			creds_enter(&c);
 		int flags = (fi->flags & ~O_NOCTTY) | O_CLOEXEC | (create ? O_CREAT : 0);
-		h->fd = openat(fs->src_fd, rel(path), flags, mode);
+		h->fd = open_beneath(fs->src_fd, rel(path), flags, create ? mode : 0);
 		if (create)
 			creds_leave(&c);
 		if (h->fd < 0) {

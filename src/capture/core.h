@@ -121,7 +121,6 @@ void cap_trace_note(const struct log_record *rec, unsigned op, uint64_t off, uin
 		    uint64_t t0, uint64_t t1);
 void cap_trace_meta_slow(const struct log_record *rec, enum log_counter which, int failed, uint64_t t0,
 			 uint64_t t1);
-unsigned cap_meta_op(enum log_counter which);
 void cap_trace_after_fork(void);
 
 /* A metadata call on rec (which: the counter it counts in, as if it had succeeded). */

@@ -16,11 +16,11 @@ int cmd_timeline(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);
 
-/* `run --mount`: a monitor of SRC at MNT, forked; its pid once the mount serves, or -1 with a
+/* `run --mount`: a monitor of SRC at MNT (tracing with trace), forked; its pid once the mount serves, or -1 with a
  * message printed. cli_mount_finish stops it (it unmounts and writes its log into outdir) and
  * returns its exit status, or -1. */
 #include <sys/types.h>
-pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, const char *job, int quiet, int argc,
+pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, const char *job, int trace, int argc,
 		      char **argv);
 int cli_mount_finish(pid_t pid);
 

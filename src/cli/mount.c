@@ -26,8 +26,8 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: iostrata mount [-o DIR] [--job ID] [--max-records N] [--threads N] [--background] "
-			"[--ready FILE] [-q] SRC MNT\n"
+	fprintf(stderr, "usage: iostrata mount [-o DIR] [--job ID] [--max-records N] [--threads N] [--trace [--trace-mb N]] "
+			"[--background] [--ready FILE] [-q] SRC MNT\n"
 			"       iostrata umount MNT\n");
 }
 
@@ -68,7 +68,7 @@ static int abs_out(const char *in, char *out, size_t len)
 }
 
 /* Forks the monitor; returns its pid once the mount serves, or -1 (message printed). */
-pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, const char *job, int quiet, int argc,
+pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, const char *job, int trace, int argc,
 		      char **argv)
 {
 	static char asrc[CLI_PATH], amnt[CLI_PATH];
@@ -95,8 +95,8 @@ pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, cons
 		/* the terminal's Ctrl-C is for the command; the monitor ends when told to */
 		signal(SIGINT, SIG_IGN);
 		struct mnt_options o = {.src = asrc, .mnt = amnt, .quiet = 1, .keep_sigint = 1, .ready_fd = p[1],
-					.log = {.out_dir = outdir, .job = job, .max_records = 4096, .argc = argc, .argv = argv}};
-		(void)quiet;
+					.log = {.out_dir = outdir, .job = job, .max_records = 4096, .trace = trace,
+						.argc = argc, .argv = argv}};
 		_exit(mnt_serve(&o));
 	}
 	close(p[1]);
@@ -126,8 +126,8 @@ int cli_mount_finish(pid_t pid)
 int cmd_mount(int argc, char **argv)
 {
 	const char *out = NULL, *job = NULL, *ready = NULL;
-	unsigned long maxr = 4096, threads = 10;
-	int background = 0, quiet = 0, i;
+	unsigned long maxr = 4096, threads = 10, trace_mb = 0;
+	int background = 0, quiet = 0, trace = 0, i;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		char *end;
@@ -145,6 +145,17 @@ int cmd_mount(int argc, char **argv)
 				return 2;
 			}
 			*(a[2] == 'm' ? &maxr : &threads) = v;
+		} else if (!strcmp(a, "--trace")) {
+			trace = 1;
+		} else if (!strcmp(a, "--trace-mb") && i + 1 < argc) {
+			unsigned long v = strtoul(argv[++i], &end, 10);
+			if (*end || !*argv[i] || v < 1 || v > 65536) {
+				fprintf(stderr, "iostrata mount: --trace-mb wants a size in MiB from 1 to 65536, not '%s'\n",
+					argv[i]);
+				return 2;
+			}
+			trace = 1;
+			trace_mb = v;
 		} else if (!strcmp(a, "--background")) {
 			background = 1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -213,6 +224,7 @@ int cmd_mount(int argc, char **argv)
 	}
 	struct mnt_options o = {.src = src, .mnt = mnt, .threads = (int)threads, .quiet = quiet, .ready_fd = rfd, .ready_path = ready,
 				.log = {.out_dir = outdir, .job = job ? job : "", .max_records = (uint32_t)maxr,
+					.trace = trace, .trace_mb = (uint32_t)trace_mb,
 					.argc = argc + 1, .argv = argv - 1}};
 	return mnt_serve(&o);
 }

@@ -455,7 +455,7 @@ int cmd_run(int argc, char **argv)
 	/* The mount-point monitors serve before CMD starts; a mount that cannot be made stops the
 	 * run: CMD would work in an empty directory instead of SRC. */
 	for (int m = 0; m < nmounts; m++) {
-		mpid[m] = cli_mount_start(msrc[m], mmnt[m], absout, job, quiet, argc - i, argv + i);
+		mpid[m] = cli_mount_start(msrc[m], mmnt[m], absout, job, trace, argc - i, argv + i);
 		if (mpid[m] < 0) {
 			fprintf(stderr, "iostrata run: --mount %s:%s failed (above); %s not started\n", msrc[m], mmnt[m],
 				argv[i]);

@@ -22,7 +22,9 @@
 #include <unistd.h>
 
 #include "log/record.h"
+#include "log/trace_writer.h"
 #include "log/writer.h"
+#include "log/zstd.h"
 
 struct mnt_log {
 	struct log_header *hdr;
@@ -30,6 +32,7 @@ struct mnt_log {
 	char *strings;
 	uint32_t string_cap;
 	struct log_record *records;
+	struct log_trace_area trace; /* nblocks 0: not tracing */
 	uint32_t *index; /* open addressing: record slot + 1, 0 = empty */
 	uint32_t index_mask;
 	pthread_mutex_t lock;
@@ -152,16 +155,30 @@ struct log_record *mnt_log_record_at(struct mnt_log *l, uint32_t index)
 	return &l->records[index];
 }
 
-void mnt_note_rw(struct mnt_log *l, struct log_record *r, int kind, uint64_t off, int64_t len, uint64_t t0,
-		 uint64_t t1, int err)
+/* With --trace: every request is an entry of its serving thread's block (runs of contiguous
+ * same-size requests on one record kept as one entry). The blocks are the monitor's threads';
+ * each entry's record names the requesting pid. */
+static __thread struct log_trace_writer tw;
+
+static void trace(struct mnt_log *l, const struct log_record *r, unsigned op, uint64_t off, uint64_t size,
+		  int64_t result, uint64_t t0, uint64_t t1)
 {
-	if (err) {
+	if (l->trace.nblocks)
+		log_trace_write(&l->trace, &tw, (uint32_t)(r - l->records), op, off, size, result, t0, t1);
+}
+
+void mnt_note_rw(struct mnt_log *l, struct log_record *r, int kind, uint64_t off, int64_t res, uint64_t t0,
+		 uint64_t t1)
+{
+	trace(l, r, kind == LOG_KIND_WRITE ? LOG_OP_WRITE : LOG_OP_READ, off, res < 0 ? 0 : (uint64_t)res,
+	      res < 0 ? res : 0, t0, t1);
+	if (res < 0) {
 		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], 1);
 		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, 1);
 		return;
 	}
 	/* The monitor's buffers are its own: memory alignment says nothing of the application. */
-	log_note_access(r, kind, off, (uint64_t)len, 0, t0, t1, l->hdr->file_alignment, 1, 1);
+	log_note_access(r, kind, off, (uint64_t)res, 0, t0, t1, l->hdr->file_alignment, 1, 1);
 	uint64_t *lat = kind == LOG_KIND_WRITE ? r->write_lat_hist : r->read_lat_hist;
 	log_inc(&lat[log_hist_bucket(t1 - t0)], 1);
 }
@@ -181,10 +198,10 @@ static enum log_counter err_counter(enum log_counter which)
 }
 
 void mnt_note_meta(struct mnt_log *l, struct log_record *r, enum log_counter which, uint64_t t0, uint64_t t1,
-		   int err)
+		   int res)
 {
-	(void)l;
-	if (err) {
+	trace(l, r, log_meta_op(which), UINT64_MAX, 0, res < 0 ? res : 0, t0, t1);
+	if (res < 0) {
 		log_inc(&r->counters[err_counter(which)], 1);
 		log_add(&r->counters[LOG_C_TIME_META], t1 - t0, 1);
 		return;
@@ -238,6 +255,10 @@ struct mnt_log *mnt_log_create(const struct mnt_log_options *o, char *err, size_
 	uint32_t string_cap = maxr * 128u + 65536u;
 	size_t rec_off = LOG_HEADER_SIZE + ((string_cap + 4095u) & ~4095u);
 	size_t size = rec_off + (size_t)maxr * sizeof(struct log_record);
+	size_t trace_off = (size + 4095u) & ~(size_t)4095u;
+	uint64_t nblocks = o->trace ? (uint64_t)(o->trace_mb ? o->trace_mb : 256) * (1u << 20) / LOG_TRACE_BLOCK : 0;
+	if (nblocks)
+		size = trace_off + nblocks * LOG_TRACE_BLOCK; /* sparse until used */
 	uint32_t isize = 1;
 	while (isize < 2 * maxr)
 		isize <<= 1;
@@ -282,6 +303,15 @@ struct mnt_log *mnt_log_create(const struct mnt_log_options *o, char *err, size_
 	h->sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE, string_cap, string_cap};
 	h->sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, rec_off, (uint64_t)maxr * sizeof(struct log_record),
 					      maxr};
+	if (nblocks) {
+		h->sections[2] = (struct log_section){LOG_SEC_TRACE, 0, trace_off, nblocks * LOG_TRACE_BLOCK, nblocks};
+		h->nsections = 3;
+		h->trace_block_size = LOG_TRACE_BLOCK;
+		l->trace = (struct log_trace_area){h, (char *)m + trace_off, nblocks};
+		char why[200];
+		if (log_zstd_load(why, sizeof why) < 0)
+			fprintf(stderr, "iostrata mount: the trace will be stored uncompressed: %s\n", why);
+	}
 	h->pid = getpid();
 	h->ppid = getppid();
 	h->uid = getuid();

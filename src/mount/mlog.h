@@ -47,12 +47,13 @@ struct log_record *mnt_log_record_at(struct mnt_log *l, uint32_t index);
 /* CLOCK_MONOTONIC ns: the log's clock. */
 uint64_t mnt_now(void);
 
-/* One read or write of len bytes at off that ran from t0 to t1 (ns); len < 0: it failed. */
-void mnt_note_rw(struct mnt_log *l, struct log_record *r, int kind, uint64_t off, int64_t len, uint64_t t0,
-		 uint64_t t1, int err);
-/* A metadata operation counted under `which`, failed when err != 0 (the error counter of its kind). */
+/* One read or write at off that ran from t0 to t1 (ns): res bytes, or -errno when it failed. */
+void mnt_note_rw(struct mnt_log *l, struct log_record *r, int kind, uint64_t off, int64_t res, uint64_t t0,
+		 uint64_t t1);
+/* A metadata operation counted under `which`; res < 0 (-errno): it failed, counted in the error
+ * counter of its kind. */
 void mnt_note_meta(struct mnt_log *l, struct log_record *r, enum log_counter which, uint64_t t0, uint64_t t1,
-		   int err);
+		   int res);
 
 /* Writes the final log (exit_status recorded, LOG_F_FINISHED) and removes the live file.
  * 0, or -errno with a message in err (the live file is then kept for `iostrata recover`). */

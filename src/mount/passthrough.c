@@ -141,7 +141,7 @@ static void meta(const char *path, struct handle *h, enum log_counter which, uin
 {
 	uint64_t t1 = mnt_now();
 	struct log_record *r = h ? rec_of_handle(h) : rec_of_path(path, requester(NULL));
-	mnt_note_meta(fs_of()->log, r, which, t0, t1, res < 0);
+	mnt_note_meta(fs_of()->log, r, which, t0, t1, res < 0 ? res : 0);
 }
 
 static int neg(int r)
@@ -516,7 +516,7 @@ static int open_common(const char *path, struct fuse_file_info *fi, int create, 
 	}
 	uint64_t t1 = mnt_now();
 	struct log_record *rec = h ? rec_of_handle(h) : mnt_log_record(fs->log, p, requester(NULL));
-	mnt_note_meta(fs->log, rec, LOG_C_OPENS, t0, t1, r < 0);
+	mnt_note_meta(fs->log, rec, LOG_C_OPENS, t0, t1, r);
 	return r;
 }
 
@@ -546,7 +546,7 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 	ssize_t n = pread(h->fd, mem, size, off);
 	int e = errno;
 	uint64_t t1 = mnt_now();
-	mnt_note_rw(fs_of()->log, rec_of_handle(h), LOG_KIND_READ, (uint64_t)off, n, t0, t1, n < 0);
+	mnt_note_rw(fs_of()->log, rec_of_handle(h), LOG_KIND_READ, (uint64_t)off, n < 0 ? -e : n, t0, t1);
 	if (n < 0) {
 		free(mem);
 		free(bv);
@@ -608,7 +608,7 @@ static int op_write_buf(const char *path, struct fuse_bufvec *buf, off_t off, st
 	}
 	uint64_t t1 = mnt_now();
 	/* write-back of mapped pages is charged to the handle's opener (requester() does that) */
-	mnt_note_rw(fs_of()->log, rec_of_handle(h), LOG_KIND_WRITE, (uint64_t)off, n, t0, t1, n < 0);
+	mnt_note_rw(fs_of()->log, rec_of_handle(h), LOG_KIND_WRITE, (uint64_t)off, n, t0, t1);
 	return n < 0 ? (int)n : (int)n;
 }
 
@@ -633,7 +633,7 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 	uint64_t t1 = mnt_now();
 	/* the last reference went away: charged to the opener */
 	struct log_record *rec = mnt_log_record(fs_of()->log, h->path, h->opener);
-	mnt_note_meta(fs_of()->log, rec, LOG_C_META_OTHER, t0, t1, r < 0);
+	mnt_note_meta(fs_of()->log, rec, LOG_C_META_OTHER, t0, t1, r);
 	free(h);
 	return 0;
 }
@@ -672,8 +672,8 @@ static ssize_t op_copy_file_range(const char *path_in, struct fuse_file_info *fi
 	uint64_t t1 = mnt_now();
 	struct mnt_log *l = fs_of()->log;
 	/* the bytes leave one file and enter the other: a read and a write */
-	mnt_note_rw(l, rec_of_handle(in), LOG_KIND_READ, (uint64_t)off_in, n, t0, t1, n < 0);
-	mnt_note_rw(l, rec_of_handle(out), LOG_KIND_WRITE, (uint64_t)off_out, n, t0, t1, n < 0);
+	mnt_note_rw(l, rec_of_handle(in), LOG_KIND_READ, (uint64_t)off_in, n < 0 ? -e : n, t0, t1);
+	mnt_note_rw(l, rec_of_handle(out), LOG_KIND_WRITE, (uint64_t)off_out, n < 0 ? -e : n, t0, t1);
 	return n < 0 ? -e : n;
 }
 
@@ -685,7 +685,7 @@ static off_t op_lseek(const char *path, off_t off, int whence, struct fuse_file_
 	off_t r = lseek(h->fd, off, whence);
 	if (r < 0)
 		r = -errno;
-	meta(NULL, h, LOG_C_SEEKS, t0, r < 0 ? -1 : 0);
+	meta(NULL, h, LOG_C_SEEKS, t0, r < 0 ? (int)r : 0);
 	return r;
 }
 

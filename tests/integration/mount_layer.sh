@@ -113,3 +113,20 @@ FIN=$(ls "$T/out"/mount-*.iost 2>/dev/null)
 eq "live: the final log after umount" "50 finished" \
 	"$(mcount "$FIN" "$MNT/live" writes) $("$IOSTRATA" dump --json "$FIN" | jq -r '.header.flag_names | join(",")')"
 eq "live: the live file is gone" "" "$(ls "$T/live"/mount-*.iost 2>/dev/null)"
+
+# --- trace mode: every request in order, runs per serving thread ---------------------------------
+"$IOSTRATA" run -q --trace -o "$T/j5" --mount "$SRC:$MNT" -- "$PROGS/basic_rw" "$MNT/t"
+eq "trace: exit status" 0 $?
+ML=$(ls "$T/j5"/mount-*.iost)
+tsum() { # OP FIELD: the trace's calls (count) or bytes (size x count) of OP on $MNT/t
+	"$IOSTRATA" dump --json "$ML" | jq -r --arg p "$MNT/t" --arg op "$1" --arg f "$2" \
+		'[.trace.entries[] | select(.path == $p and .op == $op) | if $f == "bytes" then .size * .count else .count end] | add // 0'
+}
+eq "trace: every write request, with its bytes" "10 40960" "$(tsum write calls) $(tsum write bytes)"
+eq "trace: every read request, with its bytes (the read at EOF: 0 B)" "11 40960" "$(tsum read calls) $(tsum read bytes)"
+eq "trace: opens, closes and the sync" "2 2 1" "$(tsum open calls) $(tsum close calls) $(tsum sync calls)"
+eq "trace: nothing dropped" 0 "$("$IOSTRATA" dump --json "$ML" | jq -r .trace.dropped)"
+eq "trace: the trace's requests equal the counters" "$(mcount "$ML" "$MNT/t" writes)" "$(tsum write calls)"
+"$IOSTRATA" timeline --csv "$T/tl.csv" "$T/j5" >/dev/null
+eq "trace: the timeline holds the mount layer's write requests (count column summed)" 10 \
+	"$(awk -F, -v p="$MNT/t" 'NR > 1 && $8 == "mount" && $9 == "write" && $NF == p {n += $15} END {print n + 0}' "$T/tl.csv")"

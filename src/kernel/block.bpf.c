@@ -129,7 +129,7 @@ int BPF_PROG(ks_io_start, struct request *rq)
 	ri.start_ns = bpf_ktime_get_ns();
 	long e = bpf_map_update_elem(&rq_inflight, &rq, &ri, BPF_ANY);
 	if ((rq_dev(rq) >> 8) == 7) /* DEBUG */
-		bpf_printk("DBGIOS sec=%llu e=%ld", BPF_CORE_READ(rq, __sector), e);
+		bpf_printk("DBGIOS s%u sec=%llu e=%ld", cfg.self_tgid, BPF_CORE_READ(rq, __sector), e);
 	return 0;
 }
 
@@ -208,7 +208,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	__u64 now = bpf_ktime_get_ns();
 	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
 	if ((rq_dev(rq) >> 8) == 7) /* DEBUG */
-		bpf_printk("DBGRQC sec=%llu tgid=%u p=%d", BPF_CORE_READ(rq, __sector), (__u32)(bpf_get_current_pid_tgid() >> 32), p != 0);
+		bpf_printk("DBGRQC s%u sec=%llu p=%d", cfg.self_tgid, BPF_CORE_READ(rq, __sector), p != 0);
 	if (!p) {
 		if (!cfg.by_pid && !cfg.cgroup_id)
 			ks_stat(KS_STAT_BLOCK_UNMATCHED); /* issued before tracing began */

@@ -27,11 +27,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -530,6 +532,97 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	return open_common(path, fi, 1, mode);
 }
 
+/* Reads go from SRC's page cache into a pipe of the serving thread and from there to /dev/fuse,
+ * both by splice: the data is never copied through the monitor's memory, and the splice into
+ * our pipe gives the exact byte count the log needs. A pipe that still holds bytes (libfuse
+ * gave up on a reply) is replaced, so no reply carries another's data. */
+static __thread int read_pipe[2] = {-1, -1};
+static __thread void *direct_buf; /* write_direct's aligned copy */
+static __thread size_t direct_cap;
+
+/* Serving threads come and go (libfuse keeps a few idle ones): what a thread holds goes with it. */
+static pthread_key_t thread_key;
+static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
+
+static void thread_gone(void *unused)
+{
+	(void)unused;
+	if (read_pipe[0] >= 0) {
+		close(read_pipe[0]);
+		close(read_pipe[1]);
+		read_pipe[0] = read_pipe[1] = -1;
+	}
+	free(direct_buf);
+	direct_buf = NULL;
+	direct_cap = 0;
+}
+
+static void thread_key_make(void)
+{
+	pthread_key_create(&thread_key, thread_gone);
+}
+
+static void thread_holds(void)
+{
+	pthread_once(&thread_once, thread_key_make);
+	pthread_setspecific(thread_key, (void *)1);
+}
+
+static int pipe_ready(size_t size)
+{
+	int avail = 0;
+	if (read_pipe[0] >= 0 && ioctl(read_pipe[0], FIONREAD, &avail) == 0 && avail == 0)
+		return 0;
+	if (read_pipe[0] >= 0) {
+		close(read_pipe[0]);
+		close(read_pipe[1]);
+		read_pipe[0] = read_pipe[1] = -1;
+	}
+	if (pipe2(read_pipe, O_CLOEXEC) < 0) {
+		read_pipe[0] = read_pipe[1] = -1;
+		return -errno;
+	}
+	thread_holds();
+	/* room for the largest read at any offset (1 MiB spans 257 pages when unaligned): 2 MiB
+	 * where allowed (root), else the kernel's pipe-max-size (1 MiB by default) */
+	if (fcntl(read_pipe[1], F_SETPIPE_SZ, 2 << 20) < 0)
+		fcntl(read_pipe[1], F_SETPIPE_SZ, 1 << 20);
+	(void)size;
+	return 0;
+}
+
+/* The splice path; -1 (errno) when it cannot be taken, and the caller reads into memory. */
+static ssize_t read_spliced(int fd, size_t size, off_t off, struct fuse_bufvec *bv)
+{
+	if (pipe_ready(size) < 0)
+		return -1;
+	loff_t pos = off;
+	size_t done = 0;
+	while (done < size) {
+		ssize_t n = splice(fd, &pos, read_pipe[1], NULL, size - done, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !done)
+			return -1;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	/* Short of the end of the file: the pipe was full. The application must get a whole read,
+	 * so this one goes through memory (the pipe's bytes are dropped with the pipe). */
+	struct stat st;
+	if (done < size && (fstat(fd, &st) < 0 || off + (off_t)done < st.st_size)) {
+		close(read_pipe[0]);
+		close(read_pipe[1]);
+		read_pipe[0] = read_pipe[1] = -1;
+		return -1;
+	}
+	*bv = FUSE_BUFVEC_INIT(done);
+	bv->buf[0].flags = FUSE_BUF_IS_FD;
+	bv->buf[0].fd = read_pipe[0];
+	return (ssize_t)done;
+}
+
 static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -537,14 +630,26 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 	uint64_t t0 = mnt_now();
 	struct fuse_bufvec *bv = malloc(sizeof *bv);
-	void *mem = NULL;
-	/* page-aligned, so an O_DIRECT descriptor on SRC accepts it */
-	if (!bv || posix_memalign(&mem, 4096, size ? size : 1)) {
-		free(bv);
+	if (!bv)
 		return -ENOMEM;
+	void *mem = NULL;
+	ssize_t n = -1;
+	int e = 0;
+	if (!(h->flags & O_DIRECT))
+		n = read_spliced(h->fd, size, off, bv);
+	if (n < 0) {
+		/* page-aligned, so an O_DIRECT descriptor on SRC accepts it */
+		if (posix_memalign(&mem, 4096, size ? size : 1)) {
+			free(bv);
+			return -ENOMEM;
+		}
+		n = pread(h->fd, mem, size, off);
+		e = errno;
+		if (n >= 0) {
+			*bv = FUSE_BUFVEC_INIT((size_t)n);
+			bv->buf[0].mem = mem;
+		}
 	}
-	ssize_t n = pread(h->fd, mem, size, off);
-	int e = errno;
 	uint64_t t1 = mnt_now();
 	mnt_note_rw(fs_of()->log, rec_of_handle(h), LOG_KIND_READ, (uint64_t)off, n < 0 ? -e : n, t0, t1);
 	if (n < 0) {
@@ -552,8 +657,6 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 		free(bv);
 		return -e;
 	}
-	*bv = FUSE_BUFVEC_INIT((size_t)n);
-	bv->buf[0].mem = mem;
 	*bufp = bv;
 	return 0;
 }
@@ -561,9 +664,6 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 /* Writes from an aligned copy when SRC's descriptor is O_DIRECT (the request's data follows
  * its header in libfuse's buffer, at no useful alignment). The copy buffer is the serving
  * thread's own, kept between requests: a fresh megabyte per request costs its page faults. */
-static __thread void *direct_buf;
-static __thread size_t direct_cap;
-
 static ssize_t write_direct(int fd, const struct fuse_bufvec *in, size_t size, off_t off)
 {
 	if (size > direct_cap) {
@@ -573,6 +673,7 @@ static ssize_t write_direct(int fd, const struct fuse_bufvec *in, size_t size, o
 		free(direct_buf);
 		direct_buf = mem;
 		direct_cap = size;
+		thread_holds();
 	}
 	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
 	dst.buf[0].mem = direct_buf;

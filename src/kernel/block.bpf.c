@@ -102,6 +102,14 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 	return true;
 }
 
+/* A request not in `rq_inflight` is a completion lost: a failed insert (table full, a lock the
+ * kernel would not take) is counted here, as its completion will be as unmatched. */
+static __always_inline void track(struct request *rq, struct rq_info *ri)
+{
+	if (bpf_map_update_elem(&rq_inflight, &rq, ri, BPF_ANY))
+		ks_stat(KS_STAT_INFLIGHT_FULL);
+}
+
 /* io_uring issues a request's I/O right after this, in the same thread: remember its file so the
  * block requests it submits are attributed to it rather than to the ring's descriptor. */
 SEC("tp_btf/io_uring_submit_req")
@@ -127,9 +135,7 @@ int BPF_PROG(ks_io_start, struct request *rq)
 	if (!attribute(rq, &ri))
 		return 0;
 	ri.start_ns = bpf_ktime_get_ns();
-	long e = bpf_map_update_elem(&rq_inflight, &rq, &ri, BPF_ANY);
-	if ((rq_dev(rq) >> 8) == 7) /* DEBUG */
-		bpf_printk("DBGIOS s%u sec=%llu e=%ld", cfg.self_tgid, BPF_CORE_READ(rq, __sector), e);
+	track(rq, &ri);
 	return 0;
 }
 
@@ -147,7 +153,7 @@ int BPF_PROG(ks_rq_issue, struct request *rq)
 	if (!attribute(rq, &ri))
 		return 0;
 	ri.start_ns = ri.issue_ns = now;
-	bpf_map_update_elem(&rq_inflight, &rq, &ri, BPF_ANY);
+	track(rq, &ri);
 	return 0;
 }
 
@@ -207,15 +213,19 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
-	if ((rq_dev(rq) >> 8) == 7) /* DEBUG */
-		bpf_printk("DBGRQC s%u sec=%llu p=%d", cfg.self_tgid, BPF_CORE_READ(rq, __sector), p != 0);
 	if (!p) {
 		if (!cfg.by_pid && !cfg.cgroup_id)
 			ks_stat(KS_STAT_BLOCK_UNMATCHED); /* issued before tracing began */
 		return 0;
 	}
 	struct rq_info ri = *p;
-	bpf_map_delete_elem(&rq_inflight, &rq);
+	/* A partial completion (the loop driver's short read: part ended, the rest requeued and issued
+	 * again) is called before the request's remaining length shrinks: keep the entry until the
+	 * last byte, or the rest would complete unmatched (and, under --pid, be dropped). */
+	if (nr_bytes && nr_bytes < BPF_CORE_READ(rq, __data_len))
+		p->issue_ns = 0;
+	else
+		bpf_map_delete_elem(&rq_inflight, &rq);
 	__u32 op = rq->cmd_flags & REQ_OP_BITS_MASK;
 	__u64 dev = rq_dev(rq), issue = ri.issue_ns ? ri.issue_ns : now;
 	__u64 queue = issue - ri.start_ns, device = now - issue, total = now - ri.start_ns;

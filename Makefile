@@ -80,7 +80,7 @@ $(B)/kernel/%.skel.h: $(B)/kernel/%.bpf.o
 	@$(if $(Q),echo "  SKEL    $@",true)
 	$(Q)$(BPFTOOL) gen skeleton $< name ks_$* > $@.tmp && mv $@.tmp $@
 
-.SECONDARY: $(patsubst src/kernel/%.bpf.c,$(B)/kernel/%.bpf.o,$(KERN_BPF))
+.SECONDARY: $(patsubst src/kernel/%.bpf.c,$(B)/kernel/%.bpf.o,$(KERN_BPF)) $(KERN_SKEL)
 $(B)/obj/kern/%.o: src/kernel/%.c $(HDRS) $(KERN_SKEL)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)

@@ -361,8 +361,9 @@ static void text_job(FILE *f, const struct ana_profile *p)
 		ana_appendf(buf, sizeof buf, &n, "%zu log%s%s", nlogs, nlogs == 1 ? "" : "s",
 			    p->nkernel_procs ? " and " : "");
 	if (p->nkernel_procs)
-		ana_appendf(buf, sizeof buf, &n, "%zu process%s seen only by the kernel layer", p->nkernel_procs,
-			    p->nkernel_procs == 1 ? "" : "es");
+		ana_appendf(buf, sizeof buf, &n, "%zu process%s seen only by the %s", p->nkernel_procs,
+			    p->nkernel_procs == 1 ? "" : "es",
+			    !p->nmount_logs ? "kernel layer" : !p->nkernel_logs ? "mount layer" : "kernel or mount layer");
 	ana_appendf(buf, sizeof buf, &n, " in %zu rank%s", p->nranks, p->nranks == 1 ? "" : "s");
 	if (unfinished)
 		ana_appendf(buf, sizeof buf, &n, ", %zu did not finish", unfinished);

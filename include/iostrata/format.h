@@ -105,7 +105,11 @@ struct log_record {
 	/* log2 latency histograms in ns ([2^(b-1), 2^b) ns, as the size histograms); kernel layers */
 	uint64_t read_lat_hist[LOG_HIST_BUCKETS];
 	uint64_t write_lat_hist[LOG_HIST_BUCKETS];
-	uint64_t reserved[5];
+	/* Block layer: requests issued whose completion the kernel never showed the block program
+	 * (docs/KERNEL.md, "Known gap"), and their bytes by direction; 0 in other layers. Seen +
+	 * unseen = what the device did. */
+	uint64_t unseen_requests, unseen_bytes_read, unseen_bytes_written;
+	uint64_t reserved[2];
 };
 
 /* One event of an EVENTS section: 64 bytes, times CLOCK_MONOTONIC ns (also in a live file). */

@@ -798,6 +798,9 @@ static int collect_files(struct ana_profile *p, size_t *unknown_layer)
 		f->nprocs++;
 		f->rflags |= x->r->flags;
 		ana_counters_merge(f->c, x->r->counters);
+		f->unseen[0] += x->r->unseen_requests;
+		f->unseen[1] += x->r->unseen_bytes_read;
+		f->unseen[2] += x->r->unseen_bytes_written;
 		add_hist(f->read_hist, x->r->read_hist);
 		add_hist(f->write_hist, x->r->write_hist);
 		add_hist(f->read_lat_hist, x->r->read_lat_hist);

@@ -65,6 +65,7 @@ struct ana_file {
 	uint16_t rflags;   /* LOG_R_* of the merged records, or'ed */
 	int job_view;      /* counts for ranks, the I/O mode and the user-layer insights (ana_in_job_view) */
 	uint64_t dev, ino; /* identity the kernel layer gave it (first record that had one), else 0 */
+	uint64_t unseen[3]; /* block: requests never seen completing, their bytes read, written */
 	uint64_t c[LOG_NCOUNTERS];
 	uint64_t read_hist[LOG_HIST_BUCKETS], write_hist[LOG_HIST_BUCKETS];
 	uint64_t read_lat_hist[LOG_HIST_BUCKETS], write_lat_hist[LOG_HIST_BUCKETS]; /* kernel layers */

@@ -66,6 +66,12 @@ static int collect_devices(const struct ana_profile *p, const struct ana_mount *
 				name_device(d, mounts, nmounts);
 			}
 			ana_counters_merge(d->c, r->counters);
+			d->unseen[0] += r->unseen_requests;
+			d->unseen[1] += r->unseen_bytes_read;
+			d->unseen[2] += r->unseen_bytes_written;
+			s->unseen[0] += r->unseen_requests;
+			s->unseen[1] += r->unseen_bytes_read;
+			s->unseen[2] += r->unseen_bytes_written;
 			hist_add(d->read_lat_hist, r->read_lat_hist);
 			hist_add(d->write_lat_hist, r->write_lat_hist);
 			hist_add(d->read_hist, r->read_hist);

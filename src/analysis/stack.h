@@ -25,6 +25,7 @@ struct ana_device {
 	uint64_t c[LOG_NCOUNTERS];
 	uint64_t read_hist[LOG_HIST_BUCKETS], write_hist[LOG_HIST_BUCKETS];
 	uint64_t read_lat_hist[LOG_HIST_BUCKETS], write_lat_hist[LOG_HIST_BUCKETS]; /* device time */
+	uint64_t unseen[3]; /* requests never seen completing, their bytes read, written (record.unseen_*) */
 };
 
 struct ana_stack_file {
@@ -52,6 +53,7 @@ struct ana_stack {
 	 * counted at its topmost user layer (user_calls[layer]: the files whose topmost it is, the sum
 	 * in user_calls[0]), against the system calls: what buffering or MPI-IO aggregation did */
 	uint64_t user_calls[ANA_NLAYERS][2], syscalls[2];
+	uint64_t unseen[3];         /* over the devices: block requests never seen completing, bytes r/w */
 	struct ana_device *devices; /* by path */
 	size_t ndevices;
 	struct ana_stack_file *files; /* data files the syscall layer saw, by syscall bytes desc */

@@ -273,6 +273,11 @@ static void text_record(FILE *f, const struct log_file *lf, uint32_t idx)
 	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
 		if (r->write_lat_hist[b])
 			text_line(f, lf, r, "write_lat_ns", lat_label(b, label, sizeof label), 0, r->write_lat_hist[b], 0);
+	if (r->unseen_requests) {
+		text_line(f, lf, r, "unseen_requests", NULL, 0, r->unseen_requests, 0);
+		text_line(f, lf, r, "unseen_bytes_read", NULL, 0, r->unseen_bytes_read, 0);
+		text_line(f, lf, r, "unseen_bytes_written", NULL, 0, r->unseen_bytes_written, 0);
+	}
 	n = sorted_slots(r->sizes, slots);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(num, sizeof num, "%" PRId64, slots[i].value);
@@ -543,6 +548,9 @@ static void json_record(FILE *f, const struct log_file *lf, const struct log_rec
 	json_hist(f, "write_hist", r->write_hist);
 	json_hist(f, "read_lat_hist", r->read_lat_hist);
 	json_hist(f, "write_lat_hist", r->write_lat_hist);
+	json_u64(f, "unseen_requests", r->unseen_requests);
+	json_u64(f, "unseen_bytes_read", r->unseen_bytes_read);
+	json_u64(f, "unseen_bytes_written", r->unseen_bytes_written);
 	json_slots(f, "sizes", r->sizes);
 	json_u64(f, "sizes_other", r->sizes_other);
 	json_slots(f, "strides", r->strides);

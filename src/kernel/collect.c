@@ -225,12 +225,39 @@ static int excluded(const char *path, const char *const *prefixes)
 	return 0;
 }
 
+/* Block requests issued and not seen completing by the end (still in flight, or completed where
+ * the kernel did not run the completion program): unseen, on their device and file records. */
+static void add_unseen_inflight(int fd, struct ks_rec *recs, size_t n)
+{
+	uint64_t key, next;
+	void *prev = NULL;
+	while (fd >= 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct ks_rq_info ri;
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &next, &ri) < 0 || !ri.issue_ns || !ri.rdev || ri.op > 1)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			const struct ks_file_key *k = &recs[i].key;
+			if (k->layer != LOG_LAYER_BLOCK || k->gen)
+				continue;
+			if ((k->pid == 0 && k->ino == 0 && k->dev == ri.rdev) ||
+			    (ri.ino && ri.dev == ri.rdev && k->pid == ri.pid && k->dev == ri.dev && k->ino == ri.ino)) {
+				recs[i].val.unseen[0]++;
+				recs[i].val.unseen[ri.op ? 2 : 1] += ri.bytes;
+			}
+		}
+	}
+}
+
 int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_log_meta *m, int events_fd,
 		 uint64_t nevents, uint64_t user_drops, char *err, size_t errlen)
 {
 	struct ks_rec *recs = NULL;
 	size_t n = 0;
 	int r = ks_records(ks, &recs, &n);
+	if (r == 0)
+		add_unseen_inflight(ks_map_fd(ks, "rq_inflight"), recs, n);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot read the kernel maps: %s", dst, strerror(-r));
 		return r;
@@ -272,6 +299,9 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 		memcpy(o->write_hist, kr->val.size_hist[1], sizeof o->write_hist);
 		memcpy(o->read_lat_hist, kr->val.lat_hist[0], sizeof o->read_lat_hist);
 		memcpy(o->write_lat_hist, kr->val.lat_hist[1], sizeof o->write_lat_hist);
+		o->unseen_requests = kr->val.unseen[0];
+		o->unseen_bytes_read = kr->val.unseen[1];
+		o->unseen_bytes_written = kr->val.unseen[2];
 	}
 	free(recs);
 	path_index_free(&ix);

@@ -53,6 +53,20 @@ struct ks_file_val {
 	__u64 c[LOG_NCOUNTERS];      /* the log record's counters; times in ns */
 	__u64 size_hist[2][KS_HIST]; /* [0] reads, [1] writes: log2 of bytes */
 	__u64 lat_hist[2][KS_HIST];  /* [0] reads, [1] writes: log2 of ns */
+	__u64 unseen[3];             /* block: requests never seen completing; their bytes read, written */
+};
+
+/* `rq_inflight` (block layer): a block request from submission to completion, by request
+ * pointer. Entries left when the session ends were issued and never seen completing. */
+struct ks_rq_info {
+	__u64 start_ns, issue_ns;
+	__u64 dev, ino; /* the file, when attributed (ino 0: none) */
+	__u32 pid, tid;
+	__u32 flags;    /* LOG_E_WRITEBACK */
+	__u32 bytes;    /* at issue: what the device is asked to move */
+	__u64 rdev;     /* at issue: the request's device */
+	__u32 op;       /* at issue: REQ_OP_* (0 read, 1 write) */
+	__u32 pad;
 };
 
 /* `paths`: the name of a file, resolved in the kernel when the syscall layer first meets it.

@@ -140,8 +140,10 @@ drop_caches
 J="$T/cold.json"
 eq "cold O_DIRECT: no page of the files read into the cache" 0 \
 	"$(jq --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m)) | .pages_read_in] | add' "$J")"
-eq "cold O_DIRECT: every byte from the device" $((40 * 262144)) \
-	"$(jq --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m)) | .block.bytes_read] | add' "$J")"
+# seen + unseen (a completion the kernel never showed the program: docs/KERNEL.md, "Known gap")
+eq "cold O_DIRECT: every byte from the device (seen + unseen)" $((40 * 262144)) \
+	"$(jq --arg m "$FS_MNT/c" '([.kernel.files[] | select(.path | startswith($m)) | .block.bytes_read] | add) +
+		([.files[] | select(.layer == "block" and (.path | startswith($m))) | .unseen_bytes_read] | add // 0)' "$J")"
 drop_caches
 "$IOSTRATA" run -q -o "$T/cold2" --kernel -- sh -c "for i in \$(seq 40); do dd if=$FS_MNT/c\$i of=/dev/null bs=4k status=none; done"
 "$IOSTRATA" report --json "$T/cold2" >"$T/cold2.json"

@@ -52,11 +52,14 @@ for direct in 0 1; do
 				read -r bn bb <<<"$b"
 				if [ "${bn:-0}" -ge 2560 ]; then
 					good_block=$((good_block + 1))
-				elif [ "${bn:-0}" -ge 2557 ]; then
-					# the known gap (docs/KERNEL.md): now and then a request is not seen at the
-					# block layer at all, device totals included; labelled, never hidden
+				elif [ "$(jq -r --argjson i "$ino" --argjson bn "${bn:-0}" --argjson bb "${bb:-0}" \
+					'[.records[] | select(.layer == "block" and .ino == $i)] |
+					"\($bn + (map(.unseen_requests) | add // 0) >= 2560) \($bb + (map(.unseen_bytes_written) | add // 0))"' \
+					"$T/k.json")" = "true 10485760" ]; then
+					# the known gap (docs/KERNEL.md): now and then the kernel does not show a
+					# request's completion; the log counts it apart as unseen, with its bytes
 					good_block=$((good_block + 1))
-					optional "$mode x$n file $t: block requests seen" "$bn of 2560 ($bb B): the kernel layer's known gap, a request not seen at the block layer (program runs the kernel skipped: $(jq -r .header.kernel_prog_misses "$T/k.json"))"
+					optional "$mode x$n file $t: block requests seen" "$bn of 2560 ($bb B), the rest counted as unseen: the kernel layer's known gap"
 				else
 					echo "# $mode x$n file $t block: $b"
 				fi

@@ -39,6 +39,16 @@ jcount() {
 		'[.files[] | select(.layer == $l and .path == $p) | .counters[$c]] | add // 0'
 }
 
+# wait_file FILE: 0 once FILE exists, 1 after 20 s without it.
+wait_file() {
+	local i
+	for i in $(seq 200); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # What to put in LD_PRELOAD when a test preloads the library without `iostrata run`: a sanitizer
 # build (make test-san) needs its runtime loaded first.
 PRELOAD="${IOSTRATA_SAN_RUNTIME:+$IOSTRATA_SAN_RUNTIME:}$(dirname "$IOSTRATA")/libiostrata.so"

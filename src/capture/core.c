@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <linux/kcmp.h>
 
+#include "log/live.h"
 #include "log/writer.h"
 
 struct cap_state cap;
@@ -802,18 +803,7 @@ static int live_create(uint32_t max_records, int argc, char **argv)
 	cap.records = (struct log_record *)((char *)m + rec_off);
 	cap.trace_base = cap.trace ? (char *)m + trace_off : NULL;
 
-	h->version = LOG_VERSION;
-	h->header_size = LOG_HEADER_SIZE;
-	h->endian = LOG_ENDIAN_MARK;
-	h->flags = LOG_F_LIVE;
-	h->record_size = sizeof(struct log_record);
-	h->ncounters = LOG_NCOUNTERS;
-	h->nsections = 2;
-	h->max_records = max_records;
-	h->string_used = 1; /* offset 0 is "" */
-	h->sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE, string_cap, string_cap};
-	h->sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, rec_off,
-					      (uint64_t)max_records * sizeof(struct log_record), max_records};
+	log_live_header_init(h, max_records, string_cap, rec_off);
 	if (cap.trace) {
 		h->sections[2] = (struct log_section){LOG_SEC_TRACE, 0, trace_off, cap.trace_nblocks * LOG_TRACE_BLOCK,
 						      cap.trace_nblocks};

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log/live.h"
 #include "log/record.h"
 #include "log/trace_writer.h"
 #include "log/writer.h"
@@ -291,18 +292,7 @@ struct mnt_log *mnt_log_create(const struct mnt_log_options *o, char *err, size_
 	l->records = (struct log_record *)((char *)m + rec_off);
 
 	struct log_header *h = l->hdr;
-	h->version = LOG_VERSION;
-	h->header_size = LOG_HEADER_SIZE;
-	h->endian = LOG_ENDIAN_MARK;
-	h->flags = LOG_F_LIVE;
-	h->record_size = sizeof(struct log_record);
-	h->ncounters = LOG_NCOUNTERS;
-	h->nsections = 2;
-	h->max_records = maxr;
-	h->string_used = 1; /* offset 0 is "" */
-	h->sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE, string_cap, string_cap};
-	h->sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, rec_off, (uint64_t)maxr * sizeof(struct log_record),
-					      maxr};
+	log_live_header_init(h, maxr, string_cap, rec_off);
 	if (nblocks) {
 		h->sections[2] = (struct log_section){LOG_SEC_TRACE, 0, trace_off, nblocks * LOG_TRACE_BLOCK, nblocks};
 		h->nsections = 3;

@@ -63,11 +63,7 @@ kcounter() {
 
 # wait_ready FILE: until `iostrata kernel --ready FILE` has attached (at most 20 s).
 wait_ready() {
-	local i
-	for i in $(seq 200); do
-		[ -e "$1" ] && return 0
-		sleep 0.1
-	done
+	wait_file "$1" && return 0
 	fail "kernel ready" "$1 did not appear within 20 s"
 	return 1
 }

@@ -36,16 +36,6 @@ monitor_pid() {
 	"$IOSTRATA" dump --json "$live" | jq -r .header.pid
 }
 
-# wait_file FILE: up to 20 s for FILE to appear.
-wait_file() {
-	local i
-	for i in $(seq 200); do
-		[ -e "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # mcount LOG PATH COUNTER [PID]: a mount-layer counter of PATH in one log, summed over pids.
 mcount() {
 	"$IOSTRATA" dump --json "$1" | jq -r --arg p "$2" --arg c "$3" --arg pid "${4:-}" \

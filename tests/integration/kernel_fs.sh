@@ -26,7 +26,11 @@ for FS in ext4 xfs; do
 	# a file whose first pages are cached, in small folios, before the overwrite
 	head -c 1048576 /dev/urandom >"$M/o"
 	drop_caches
+	# read-ahead off for that read: with it, the pages may come in as one large folio
+	RA=$(blockdev --getra "$FS_DEV")
+	blockdev --setra 0 "$FS_DEV"
 	dd if="$M/o" of=/dev/null bs=4k count=3 status=none
+	blockdev --setra "$RA" "$FS_DEV"
 	"$IOSTRATA" run -q -o "$T/$FS.job" --kernel -- sh -c "
 		dd if=/dev/zero of=$M/f bs=4k count=16 conv=fsync status=none &&
 		dd if=/dev/zero of=$M/big bs=1M count=1 status=none &&

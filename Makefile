@@ -40,7 +40,7 @@ BPFTOOL ?= bpftool
 
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(LOG_SRC) $(CAP_SRC))
 CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(ANA_SRC))
-CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC))
+CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC)) $(B)/obj/cli/capture/agg_shm.o
 
 PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(PROG_SRC))
@@ -98,7 +98,7 @@ PROG_LIBS = $(if $(filter %_static,$*),-static,) $(if $(filter %_uring,$*),-luri
 $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
-	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< $(PROG_LIBS) -lpthread -lrt
+	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< $(PROG_LIBS) -lpthread -lrt -lm
 
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)

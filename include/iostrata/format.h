@@ -105,7 +105,7 @@ struct log_record {
 	/* log2 latency histograms in ns ([2^(b-1), 2^b) ns, as the size histograms); kernel layers */
 	uint64_t read_lat_hist[LOG_HIST_BUCKETS];
 	uint64_t write_lat_hist[LOG_HIST_BUCKETS];
-	uint64_t reserved[5];
+	/* (five reserved words became the AGG_* counters: the record keeps its size) */
 };
 
 /* One event of an EVENTS section: 64 bytes, times CLOCK_MONOTONIC ns (also in a live file). */

@@ -24,11 +24,13 @@
 #include "iostrata/reader.h"
 #include "kernel/collect.h"
 #include "kernel/session.h"
+#include "capture/agg_shm.h"
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
-			"[--include PREFIX]... [--trace [--trace-mb N]] [--kernel [--kernel-events]] [-q] -- CMD [ARGS...]\n");
+			"[--include PREFIX]... [--trace [--trace-mb N]] [--kernel [--kernel-events]]\n"
+			"       [--aggregate PATTERN[:threshold=64K,small=512,buffer=32M]] [-q] -- CMD [ARGS...]\n");
 }
 
 static int lib_path(char *buf, size_t len)
@@ -321,11 +323,48 @@ static void kernel_finish(struct kernel_run *kr, const char *dir, const char *ho
 	kr->on = 0;
 }
 
+/* ---------- what killed processes left in the shared ring ---------- */
+
+static int cli_fd_for(struct agg_shm *s, uint32_t i, int *own)
+{
+	*own = 0;
+	int fd = open(s->files[i].path, O_WRONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != s->files[i].dev ||
+			(uint64_t)st.st_ino != s->files[i].ino)) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
+static ssize_t cli_pwritev(struct agg_shm *s, uint32_t i, int fd, const struct iovec *v, int n, off_t off)
+{
+	(void)s, (void)i;
+	return pwritev(fd, v, n, off);
+}
+
+/* CMD's processes remove the ring when the last one exits; one that was killed (SIGKILL, OOM)
+ * cannot: its ring entries are written back here and the ring removed. */
+static void agg_leftovers(const char *job, int quiet)
+{
+	char name[256];
+	struct agg_io io = {cli_fd_for, close, cli_pwritev, NULL};
+	agg_shm_name(name, sizeof name, job);
+	int r = agg_shm_cleanup(name, &io);
+	if (r > 0 && !quiet)
+		fprintf(stderr, "iostrata: wrote back the shared aggregation buffer of killed processes (%s)\n", name);
+	else if (r < 0)
+		fprintf(stderr, "iostrata: shared aggregation buffer %s: %s\n", name, strerror(-r));
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *out = NULL, *job = NULL, *maxrec = NULL;
 	char excl[CLI_PATH] = "", incl[CLI_PATH] = "";
 	const char *trace_mb = NULL;
+	const char *aggregate = NULL;
 	int quiet = 0, kernel = 0, kernel_events = 0, trace = 0, i;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -348,6 +387,14 @@ int cmd_run(int argc, char **argv)
 			kernel = 1;
 		} else if (!strcmp(a, "--kernel-events")) {
 			kernel = kernel_events = 1;
+		} else if (!strcmp(a, "--aggregate") && i + 1 < argc) {
+			struct agg_spec sp;
+			char why[200];
+			aggregate = argv[++i];
+			if (agg_spec_parse(aggregate, &sp, why, sizeof why) < 0) {
+				fprintf(stderr, "iostrata run: --aggregate '%s': %s\n", aggregate, why);
+				return 2;
+			}
 		} else if (!strcmp(a, "--trace")) {
 			trace = 1;
 		} else if (!strcmp(a, "--trace-mb") && i + 1 < argc) {
@@ -427,6 +474,8 @@ int cmd_run(int argc, char **argv)
 		setenv("IOSTRATA_EXCLUDE", excl, 1);
 	if (incl[0])
 		setenv("IOSTRATA_INCLUDE", incl, 1);
+	if (aggregate)
+		setenv("IOSTRATA_AGGREGATE", aggregate, 1);
 	if (trace) {
 		setenv("IOSTRATA_TRACE", "1", 1);
 		if (trace_mb)
@@ -493,6 +542,8 @@ int cmd_run(int argc, char **argv)
 	if (kr.on)
 		kernel_finish(&kr, absout, host, job, argc - i, argv + i, pid, st, lib);
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+	if (getenv("IOSTRATA_AGGREGATE"))
+		agg_leftovers(job, quiet);
 	finish_killed(absout, pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	if (!existed && WIFEXITED(st) && (code == 127 || code == 126))
 		rmdir(absout); /* CMD never started: leave no empty job directory behind (fails if not empty) */

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A checkpoint writer with seed 002's size mix: by count about 40% 64-511 B, 20% 512 B-4 KiB, 30%
+ * 4-64 KiB, 9.2% 64-512 KiB, 0.8% 512 KiB-4 MiB (log-uniform in each band), written one after the
+ * other with write(2) into one file, then fsync and close. The data is a function of (seed, offset),
+ * so a file can be checked byte by byte without keeping a copy.
+ *   agg_ckpt FILE SEED NWRITES [MODE]
+ * MODE plain (default) | stdio (fwrite through a 1 MiB setvbuf buffer) | hold (after the last write
+ * returns, write the pid to FILE.ready and wait to be killed, without fsync or close).
+ * Prints "writes N bytes B" on stdout.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static uint64_t rng;
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* log-uniform in [lo, hi) */
+static size_t band(double lo, double hi)
+{
+	double u = (double)(next() >> 11) / 9007199254740992.0;
+	return (size_t)exp(log(lo) + u * (log(hi) - log(lo)));
+}
+
+static size_t pick(void)
+{
+	unsigned p = (unsigned)(next() % 1000);
+	if (p < 400)
+		return band(64, 512);
+	if (p < 600)
+		return band(512, 4096);
+	if (p < 900)
+		return band(4096, 65536);
+	if (p < 992)
+		return band(65536, 524288);
+	return band(524288, 4194304);
+}
+
+int main(int argc, char **argv)
+{
+	CHECK(argc >= 4);
+	const char *path = argv[1];
+	uint64_t seed = strtoull(argv[2], NULL, 10);
+	long n = atol(argv[3]);
+	const char *mode = argc > 4 ? argv[4] : "plain";
+	rng = seed * 0x9E3779B97F4A7C15ull + 1;
+	char *buf = malloc(4194304);
+	CHECK(buf);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	FILE *fp = NULL;
+	if (!strcmp(mode, "stdio")) {
+		fp = fdopen(fd, "w");
+		CHECK(fp && setvbuf(fp, NULL, _IOFBF, 1 << 20) == 0);
+	}
+	uint64_t off = 0;
+	for (long i = 0; i < n; i++) {
+		size_t len = pick();
+		for (size_t k = 0; k < len; k++)
+			buf[k] = (char)(((off + k) * 131 + seed) >> 3);
+		if (fp) {
+			CHECK(fwrite(buf, 1, len, fp) == len);
+		} else {
+			CHECK(write(fd, buf, len) == (ssize_t)len);
+		}
+		off += len;
+	}
+	if (!strcmp(mode, "hold")) {
+		char rp[4096];
+		snprintf(rp, sizeof rp, "%s.ready", path);
+		FILE *r = fopen(rp, "w");
+		CHECK(r);
+		fprintf(r, "%d\n", (int)getpid());
+		fclose(r);
+		for (;;)
+			pause();
+	}
+	if (fp) {
+		CHECK(fflush(fp) == 0);
+		CHECK(fsync(fd) == 0);
+		CHECK(fclose(fp) == 0);
+	} else {
+		CHECK(fsync(fd) == 0);
+		CHECK(close(fd) == 0);
+	}
+	printf("writes %ld bytes %llu\n", n, (unsigned long long)off);
+	return 0;
+}

@@ -170,17 +170,23 @@ static int io_fd_for(struct agg_shm *s, uint32_t i, int *own)
 	return fd;
 }
 
+/* Write-backs are counted by the process that issues them, in its record of the file (made
+ * from the ring's path when it has none: it drained another process's entries). */
 static ssize_t io_pwritev(struct agg_shm *s, uint32_t i, int fd, const struct iovec *v, int n, off_t off)
 {
-	(void)s;
 	ssize_t w = real.pwritev(fd, v, n, off);
-	if (w > 0)
-		for (int k = 0; k < nfiles; k++)
-			if (files[k].used && files[k].shm == (int)i && files[k].rec) {
-				log_inc(&files[k].rec->counters[LOG_C_AGG_ISSUED_WRITES], 1);
-				log_add(&files[k].rec->counters[LOG_C_AGG_ISSUED_BYTES], (uint64_t)w, 1);
-				break;
-			}
+	if (w > 0 && cap.hdr) {
+		struct log_record *rec = NULL;
+		for (int k = 0; k < nfiles && !rec; k++)
+			if (files[k].used && files[k].shm == (int)i)
+				rec = files[k].rec;
+		if (!rec && s->files[i].path[0])
+			rec = cap_record(LOG_LAYER_POSIX, s->files[i].path, 0);
+		if (rec) {
+			log_inc(&rec->counters[LOG_C_AGG_ISSUED_WRITES], 1);
+			log_add(&rec->counters[LOG_C_AGG_ISSUED_BYTES], (uint64_t)w, 1);
+		}
+	}
 	return w;
 }
 

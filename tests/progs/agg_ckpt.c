@@ -6,7 +6,8 @@
  * so a file can be checked byte by byte without keeping a copy.
  *   agg_ckpt FILE SEED NWRITES [MODE]
  * MODE plain (default) | stdio (fwrite through a 1 MiB setvbuf buffer) | hold (after the last write
- * returns, write the pid to FILE.ready and wait to be killed, without fsync or close).
+ * returns, write the pid to FILE.ready and wait to be killed, without fsync or close; the size of
+ * every write that returned is appended to FILE.sizes as it returns).
  * Prints "writes N bytes B" on stdout.
  */
 #include <fcntl.h>
@@ -67,6 +68,13 @@ int main(int argc, char **argv)
 		fp = fdopen(fd, "w");
 		CHECK(fp && setvbuf(fp, NULL, _IOFBF, 1 << 20) == 0);
 	}
+	FILE *sizes = NULL;
+	if (!strcmp(mode, "hold")) {
+		char sp[4096];
+		snprintf(sp, sizeof sp, "%s.sizes", path);
+		sizes = fopen(sp, "w");
+		CHECK(sizes && setvbuf(sizes, NULL, _IONBF, 0) == 0);
+	}
 	uint64_t off = 0;
 	for (long i = 0; i < n; i++) {
 		size_t len = pick();
@@ -77,6 +85,8 @@ int main(int argc, char **argv)
 		} else {
 			CHECK(write(fd, buf, len) == (ssize_t)len);
 		}
+		if (sizes)
+			fprintf(sizes, "%zu\n", len);
 		off += len;
 	}
 	if (!strcmp(mode, "hold")) {

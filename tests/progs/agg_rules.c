@@ -448,6 +448,20 @@ static void m_errno(void)
 	raw("end", "e.dat");
 }
 
+/* ENOSPC on a small filesystem: 2 MB of medium writes into 1 MiB */
+static void m_enospc(int with_fsync)
+{
+	int fd = open("x.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int failed = 0, first = 0;
+	for (int i = 0; i < 1000; i++)
+		if (write(fd, fill(2000, i), 2000) != 2000 && !failed++)
+			first = errno;
+	printf("writes 1000 failed %d%s\n", failed, failed ? (first == ENOSPC ? " ENOSPC" : " other") : "");
+	if (with_fsync)
+		got("fsync", fsync(fd), NULL);
+	got("close", close(fd), NULL);
+}
+
 int main(int argc, char **argv)
 {
 	CHECK(argc == 3);
@@ -472,6 +486,10 @@ int main(int argc, char **argv)
 		m_proc();
 	else if (!strcmp(m, "threads"))
 		m_threads();
+	else if (!strcmp(m, "enospc_fsync"))
+		m_enospc(1);
+	else if (!strcmp(m, "enospc_close"))
+		m_enospc(0);
 	else if (!strcmp(m, "errno"))
 		m_errno();
 	else

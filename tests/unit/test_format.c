@@ -667,7 +667,7 @@ static void test_corruption(void)
 	expect_error("bad record_size", buf, size, "record size 1024, expected 1856");
 	h->record_size = sizeof(struct log_record);
 	h->ncounters = LOG_NCOUNTERS + 1;
-	expect_error("bad ncounters", buf, size, "56 counters per record, expected 55");
+	expect_error("bad ncounters", buf, size, "61 counters per record, expected 60");
 	h->ncounters = LOG_NCOUNTERS;
 	h->nsections = 9;
 	expect_error("too many sections", buf, size, "9 sections, at most 8 allowed");

@@ -51,7 +51,7 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
-.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel tests-build
+.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel bench-aggregate tests-build
 all: $(B)/iostrata $(B)/libiostrata.so
 
 $(B)/obj/pic/%.o: src/%.c $(HDRS)
@@ -112,7 +112,7 @@ $(B)/bench/timeline: bench/timeline.c $(CORE_OBJ)
 
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lm
 
 tests-build: all $(PROGS) $(UNITS) $(BENCHES)
 
@@ -154,6 +154,11 @@ bench: deps
 bench-trace: deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/trace
+
+# write aggregation against plain write(), stdio and every threshold (docs/BENCHMARKS.md)
+bench-aggregate: deps
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)bench/aggregate
 
 bench-kernel: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -5,12 +5,14 @@
  * in place. It does not decide what is aggregated (aggregate.c does) and never calls a wrapper:
  * every write goes through the struct agg_io the caller hands in.
  *
- * Two robust process-shared mutexes: `lock` is held for a few stores (reserve an entry, add a
- * file or pid), `drain` by the one process writing entries back. Robust, so that a holder killed
- * by SIGKILL hands the lock to the next process with EOWNERDEAD instead of hanging the node: the
- * drain position (tail) only moves after a batch is fully written, so the taker rewrites that
- * batch from its start, which is harmless because entries go back at their own offsets in ring
- * order (the same bytes land in the same places).
+ * Robust process-shared mutexes: `lock` is held for a few stores (reserve an entry, add a file or
+ * pid, move the tail), one per file (`dlock`) while that file's entries are written back, so
+ * processes flushing different files work in parallel, and `drain` by the process that drains the
+ * whole ring (the flusher). Robust, so that a holder killed by SIGKILL hands the lock to the next
+ * process with EOWNERDEAD instead of hanging the node: entries are marked DONE only after their
+ * whole batch is written, so the taker rewrites that batch from its start, which is harmless
+ * because entries go back at their own offsets in ring order (the same bytes land in the same
+ * places). The tail moves over DONE entries only.
  */
 #include "capture/agg_shm.h"
 
@@ -96,7 +98,9 @@ struct agg_shm *agg_shm_attach(const char *name, uint64_t data_size, int (*ftrun
 		int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd >= 0) {
 			created = 1;
-			if (ftrunc(fd, (off_t)(hdr_bytes() + data_size)) < 0) {
+			/* allocated now, once per node, rather than page by page inside the writes */
+			if (ftrunc(fd, (off_t)(hdr_bytes() + data_size)) < 0 ||
+			    fallocate(fd, 0, 0, (off_t)(hdr_bytes() + data_size)) < 0) {
 				int e = errno;
 				close(fd);
 				shm_unlink(name);
@@ -121,7 +125,7 @@ struct agg_shm *agg_shm_attach(const char *name, uint64_t data_size, int (*ftrun
 			errno = EPROTO;
 			return NULL;
 		}
-		struct agg_shm *s = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		struct agg_shm *s = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 		int e = errno;
 		close(fd);
 		if (s == MAP_FAILED) {
@@ -232,7 +236,7 @@ int agg_shm_cleanup(const char *name, const struct agg_io *io)
 	int left = 0;
 	if (last) {
 		agg_shm_drain_lock(s, 0);
-		left = (int)(__atomic_load_n(&s->head, __ATOMIC_ACQUIRE) - s->tail != 0);
+		left = (int)(__atomic_load_n(&s->head, __ATOMIC_ACQUIRE) != s->tail);
 		agg_shm_drain(s, io);
 		agg_shm_drain_unlock(s);
 		shm_unlink(name);
@@ -257,6 +261,7 @@ int agg_shm_file(struct agg_shm *s, uint64_t dev, uint64_t ino, const char *path
 		f->ino = ino;
 		f->err = 0;
 		f->pending = 0;
+		init_mutex(&f->dlock);
 		f->used = 1;
 		__atomic_store_n(&s->nfiles, s->nfiles + 1, __ATOMIC_RELEASE);
 	}
@@ -337,7 +342,7 @@ void agg_shm_drain_unlock(struct agg_shm *s)
 	pthread_mutex_unlock(&s->drain);
 }
 
-/* Held by the drain-lock holder only (one thread per node), so static is enough. */
+/* Used by one thread per process at a time (the library's agg_mu; the CLI has one thread). */
 static struct agg_ent *batch[AGG_BATCH];
 static struct agg_ent *byfile[AGG_BATCH];
 static struct iovec iov[AGG_IOV];
@@ -407,12 +412,9 @@ static void write_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, i
 	int overlap = 0;
 	for (int i = 1; i < n && !overlap; i++)
 		overlap = byfile[i]->off < byfile[i - 1]->off + byfile[i - 1]->len;
-	if (overlap) { /* back to ring order */
-		int k = 0;
-		for (int i = 0; i < nbatch && k < n; i++)
-			if (batch[i]->state == AGG_ENT_READY && batch[i]->file == f)
-				byfile[k++] = batch[i];
-	}
+	if (overlap) /* back to ring order */
+		for (int i = 0; i < n; i++)
+			byfile[i] = batch[i];
 	int start = 0;
 	for (int i = 1; i <= n; i++) {
 		if (i < n && i - start < AGG_IOV && byfile[i]->off == byfile[i - 1]->off + byfile[i - 1]->len)
@@ -424,69 +426,101 @@ static void write_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, i
 		io->close(fd);
 }
 
-static void write_batch(struct agg_shm *s, const struct agg_io *io, int n)
+/* Entries at the tail that are written back (or padding) free their space. */
+static void advance_tail(struct agg_shm *s)
 {
-	static uint8_t done[AGG_BATCH];
-	memset(done, 0, (size_t)n);
-	nbatch = n;
-	for (int i = 0; i < n; i++) {
-		if (done[i])
+	lock_robust(&s->lock, &s->takeovers);
+	uint64_t pos = s->tail, head = s->head;
+	while (pos < head) {
+		uint64_t rem = s->data_size - pos % s->data_size;
+		if (rem < sizeof(struct agg_ent)) {
+			pos += rem;
 			continue;
-		uint32_t f = batch[i]->file;
-		int k = 0;
-		for (int j = i; j < n; j++)
-			if (!done[j] && batch[j]->file == f) {
-				byfile[k++] = batch[j];
-				done[j] = 1;
-			}
-		write_file(s, io, f, k);
-		__atomic_fetch_sub(&s->files[f].pending, k, __ATOMIC_RELEASE);
-		if (io->stall)
-			io->stall();
+		}
+		struct agg_ent *e = ent_at(s, pos);
+		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+		if (st == AGG_ENT_PAD)
+			pos += rem;
+		else if (st == AGG_ENT_DONE)
+			pos += ent_bytes(e->len);
+		else
+			break;
 	}
+	__atomic_store_n(&s->tail, pos, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void finish_batch(struct agg_shm *s, const struct agg_io *io, uint32_t f, int n)
+{
+	if (!n)
+		return;
+	nbatch = n;
+	for (int i = 0; i < n; i++)
+		byfile[i] = batch[i];
+	write_file(s, io, f, n);
+	/* DONE only once the whole batch is written: a flusher killed in between leaves every entry
+	 * READY, and the next one rewrites the batch in ring order */
+	for (int i = 0; i < n; i++)
+		__atomic_store_n(&batch[i]->state, AGG_ENT_DONE, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&s->files[f].pending, n, __ATOMIC_RELEASE);
+	if (io->stall)
+		io->stall();
+}
+
+void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f)
+{
+	if (f >= AGG_SHM_FILES || !s->files[f].used)
+		return;
+	lock_robust(&s->files[f].dlock, &s->takeovers);
+	uint64_t target = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+	uint64_t pos = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+	int n = 0;
+	while (pos < target) {
+		uint64_t rem = s->data_size - pos % s->data_size;
+		if (rem < sizeof(struct agg_ent)) {
+			pos += rem;
+			continue;
+		}
+		struct agg_ent *e = ent_at(s, pos);
+		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+		if (st == AGG_ENT_PAD) {
+			pos += rem;
+			continue;
+		}
+		if (e->file == f && st == AGG_ENT_FILLING) {
+			if (pid_dead(e->pid)) {
+				/* its write() never returned: nothing the application was told is lost */
+				__atomic_fetch_add(&s->abandoned, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_sub(&s->files[f].pending, 1, __ATOMIC_RELEASE);
+				__atomic_store_n(&e->state, AGG_ENT_DONE, __ATOMIC_RELEASE);
+			} else {
+				finish_batch(s, io, f, n); /* what is ready before it, then wait for the copy */
+				n = 0;
+				sched_yield();
+				continue;
+			}
+		} else if (e->file == f && st == AGG_ENT_READY) {
+			batch[n++] = e;
+			if (n == AGG_BATCH) {
+				finish_batch(s, io, f, n);
+				n = 0;
+			}
+		}
+		pos += ent_bytes(e->len);
+	}
+	finish_batch(s, io, f, n);
+	pthread_mutex_unlock(&s->files[f].dlock);
+	advance_tail(s);
 }
 
 void agg_shm_drain(struct agg_shm *s, const struct agg_io *io)
 {
-	uint64_t target = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
 	__atomic_fetch_add(&s->drains, 1, __ATOMIC_RELAXED);
-	uint64_t pos = s->tail;
-	while (pos < target) {
-		int n = 0;
-		while (pos < target && n < AGG_BATCH) {
-			uint64_t rem = s->data_size - pos % s->data_size;
-			if (rem < sizeof(struct agg_ent)) {
-				pos += rem;
-				continue;
-			}
-			struct agg_ent *e = ent_at(s, pos);
-			uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
-			if (st == AGG_ENT_PAD) {
-				pos += rem;
-				continue;
-			}
-			if (st == AGG_ENT_FILLING) {
-				if (pid_dead(e->pid)) {
-					/* its write() never returned: nothing the application was told is lost */
-					__atomic_fetch_add(&s->abandoned, 1, __ATOMIC_RELAXED);
-					__atomic_fetch_sub(&s->files[e->file].pending, 1, __ATOMIC_RELEASE);
-					e->state = 0;
-				} else {
-					if (n)
-						break; /* write what is ready, then wait for the copy to finish */
-					sched_yield();
-					continue;
-				}
-			} else if (st == AGG_ENT_READY) {
-				batch[n++] = e;
-			}
-			pos += ent_bytes(e->len);
-		}
-		write_batch(s, io, n);
-		for (int i = 0; i < n; i++)
-			batch[i]->state = 0;
-		__atomic_store_n(&s->tail, pos, __ATOMIC_RELEASE);
-	}
+	uint32_t nf = __atomic_load_n(&s->nfiles, __ATOMIC_ACQUIRE);
+	for (uint32_t f = 0; f < nf; f++)
+		if (__atomic_load_n(&s->files[f].pending, __ATOMIC_ACQUIRE) > 0)
+			agg_shm_drain_file(s, io, f);
+	advance_tail(s);
 }
 
 /* ---------- the specification ---------- */

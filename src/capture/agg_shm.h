@@ -20,7 +20,7 @@
 #define AGG_SHM_PIDS 256
 #define AGG_SHM_PATH 1024
 
-enum { AGG_ENT_FILLING = 1, AGG_ENT_READY = 2, AGG_ENT_PAD = 3 };
+enum { AGG_ENT_FILLING = 1, AGG_ENT_READY = 2, AGG_ENT_PAD = 3, AGG_ENT_DONE = 4 };
 
 /* One write held in the ring: header then data, 8-byte aligned, never split at the ring's end. */
 struct agg_ent {
@@ -37,6 +37,7 @@ struct agg_shm_file {
 	int32_t err;     /* first error a drain met writing this file, until a sync or close reports it */
 	uint32_t used;
 	int64_t pending; /* entries in the ring for this file */
+	pthread_mutex_t dlock; /* robust, process-shared: held while this file's entries are written back */
 	char path[AGG_SHM_PATH];
 };
 
@@ -47,7 +48,7 @@ struct agg_shm {
 	uint32_t nfiles;
 	uint64_t data_size, data_off;
 	pthread_mutex_t lock;  /* robust, process-shared: ring reservation, file table, pid table */
-	pthread_mutex_t drain; /* robust, process-shared: held by the one process draining */
+	pthread_mutex_t drain; /* robust, process-shared: the flusher (whoever drains the whole ring) */
 	uint64_t head, tail, seq;
 	uint64_t drains, drain_writes, drain_bytes, takeovers, abandoned;
 	int32_t pids[AGG_SHM_PIDS];
@@ -82,8 +83,11 @@ void agg_shm_publish(struct agg_shm *s, struct agg_ent *e);
 /* Lock the drain lock (try = 1: only if free); 1 when held, 0 when busy. Takes over a dead holder. */
 int agg_shm_drain_lock(struct agg_shm *s, int try);
 void agg_shm_drain_unlock(struct agg_shm *s);
-/* With the drain lock held: write back every entry reserved before the call. */
+/* Write back every entry reserved before the call (every file's, one file lock at a time). */
 void agg_shm_drain(struct agg_shm *s, const struct agg_io *io);
+/* Write back the entries of file i reserved before the call; files are independent, so processes
+ * flushing different files do it in parallel. */
+void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t i);
 uint64_t agg_shm_used(const struct agg_shm *s);
 /* `iostrata run` at the end of a job: drain what is left and remove the ring if nobody is attached. */
 int agg_shm_cleanup(const char *name, const struct agg_io *io);

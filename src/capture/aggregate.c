@@ -79,6 +79,7 @@ static const char *stall_file;
 /* ---------- configuration ---------- */
 
 static void agg_on_signal(int sig);
+static void ring_attach(void);
 
 static void install_sig(int sig, int i)
 {
@@ -123,6 +124,9 @@ void agg_init(void)
 	install_sig(SIGTERM, 0);
 	install_sig(SIGINT, 1);
 	agg_on = 1;
+	/* The ring is mapped (and its pages populated) at start, like the seed's buffer: not inside
+	 * the application's first checkpoint. */
+	ring_attach();
 }
 
 /* ---------- entering and leaving ---------- */
@@ -220,6 +224,14 @@ static void ring_drain(int try)
 	agg_shm_drain_unlock(ring);
 	for (int k = 0; k < nfiles; k++)
 		files[k].rmin = files[k].rmax = 0;
+}
+
+static void ring_drain_file(struct agg_file *x)
+{
+	io.close = real.close;
+	io.stall = stall_file ? io_stall : NULL;
+	agg_shm_drain_file(ring, &io, (uint32_t)x->shm);
+	x->rmin = x->rmax = 0;
 }
 
 static void ring_attach(void)
@@ -413,7 +425,7 @@ static void flush_file(struct agg_file *x)
 	if (x->lmin != x->lmax)
 		push_local();
 	if (ring && x->shm >= 0 && __atomic_load_n(&ring->files[x->shm].pending, __ATOMIC_ACQUIRE) > 0)
-		ring_drain(0);
+		ring_drain_file(x);
 }
 
 static void sync_pos(int fd, struct cap_ofd *d)
@@ -483,7 +495,7 @@ int agg_write(struct cap_fd *f, int fd, const struct iovec *iov, int cnt, int64_
 			/* the ring bytes of ours it overlaps (the small buffer's included, pushed above)
 			 * go first; other processes' overlapping writes have no order to keep */
 			if (overlaps(o, o + n, x->rmin, x->rmax))
-				ring_drain(0);
+				ring_drain_file(x);
 			errno = e;
 			r = real.pwritev(fd, iov, cnt, (off_t)o);
 			e = errno;
@@ -556,8 +568,11 @@ void agg_before_path(int dirfd, const char *path, int atflags, int unlinking)
 	} else if (ring) {
 		for (uint32_t i = 0; i < ring->nfiles; i++)
 			if (ring->files[i].dev == (uint64_t)st.st_dev && ring->files[i].ino == (uint64_t)st.st_ino &&
-			    __atomic_load_n(&ring->files[i].pending, __ATOMIC_ACQUIRE) > 0)
-				ring_drain(0);
+			    __atomic_load_n(&ring->files[i].pending, __ATOMIC_ACQUIRE) > 0) {
+				io.close = real.close;
+				io.stall = NULL;
+				agg_shm_drain_file(ring, &io, i);
+			}
 	}
 	leave();
 	errno = e;

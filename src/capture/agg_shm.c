@@ -15,6 +15,7 @@
  * places). The tail moves over DONE entries only.
  */
 #include "capture/agg_shm.h"
+#include "capture/agg_pack.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define AGG_BATCH 1024
@@ -90,7 +92,45 @@ static void pid_add(struct agg_shm *s, int32_t pid)
 	/* a full table only means a process more that the last one waits for: no data at stake */
 }
 
-struct agg_shm *agg_shm_attach(const char *name, uint64_t data_size, int (*ftrunc)(int, off_t))
+/* Start a segment in the pack file (the file header first when it is new). */
+static int pack_start(struct agg_shm *s, const char *path, const struct agg_io *io)
+{
+	int fd = io->open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		io->close(fd);
+		return -1;
+	}
+	uint64_t size = (uint64_t)st.st_size;
+	if (size == 0) {
+		unsigned char h[AGG_PACK_HDR] = {0};
+		uint32_t v = 1, hs = AGG_PACK_HDR;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		memcpy(h, AGG_PACK_MAGIC, 8);
+		memcpy(h + 8, &v, 4);
+		memcpy(h + 12, &hs, 4);
+		memcpy(h + 16, &ns, 8);
+		gethostname((char *)h + 24, 31);
+		struct iovec v1 = {h, sizeof h};
+		if (io->writev(fd, &v1, 1) != (ssize_t)sizeof h) {
+			io->close(fd);
+			return -1;
+		}
+		size = sizeof h;
+	}
+	io->close(fd);
+	s->seg_start = size;
+	snprintf(s->pack_path, sizeof s->pack_path, "%s", path);
+	s->packed = 1;
+	return 0;
+}
+
+struct agg_shm *agg_shm_attach(const char *name, uint64_t data_size, int (*ftrunc)(int, off_t),
+			       const char *pack_path, const struct agg_io *io)
 {
 	data_size &= ~(uint64_t)7;
 	for (int tries = 0; tries < 10000; tries++) {
@@ -139,6 +179,13 @@ struct agg_shm *agg_shm_attach(const char *name, uint64_t data_size, int (*ftrun
 			s->data_off = hdr_bytes();
 			init_mutex(&s->lock);
 			init_mutex(&s->drain);
+			if (pack_path && pack_start(s, pack_path, io) < 0) {
+				int pe = errno;
+				munmap(s, (size_t)st.st_size);
+				shm_unlink(name);
+				errno = pe;
+				return NULL;
+			}
 			__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
 		} else {
 			spins = 0;
@@ -194,6 +241,8 @@ static int last_one(struct agg_shm *s, int32_t me)
 	return !alive;
 }
 
+static void pack_commit(struct agg_shm *s, const struct agg_io *io);
+
 void agg_shm_detach(struct agg_shm *s, const char *name, const struct agg_io *io)
 {
 	lock_robust(&s->lock, &s->takeovers);
@@ -204,6 +253,7 @@ void agg_shm_detach(struct agg_shm *s, const char *name, const struct agg_io *io
 	if (last) {
 		agg_shm_drain_lock(s, 0);
 		agg_shm_drain(s, io);
+		pack_commit(s, io);
 		agg_shm_drain_unlock(s);
 		shm_unlink(name);
 	}
@@ -238,6 +288,7 @@ int agg_shm_cleanup(const char *name, const struct agg_io *io)
 		agg_shm_drain_lock(s, 0);
 		left = (int)(__atomic_load_n(&s->head, __ATOMIC_ACQUIRE) != s->tail);
 		agg_shm_drain(s, io);
+		pack_commit(s, io);
 		agg_shm_drain_unlock(s);
 		shm_unlink(name);
 	}
@@ -311,6 +362,8 @@ struct agg_ent *agg_shm_reserve(struct agg_shm *s, uint32_t file, uint64_t off, 
 	e->file = file;
 	e->pid = (int32_t)getpid();
 	e->off = off;
+	e->marker = 0;
+	e->mlen = 0;
 	e->seq = ++s->seq;
 	__atomic_store_n(&e->state, AGG_ENT_FILLING, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&s->files[file].pending, 1, __ATOMIC_RELAXED);
@@ -400,8 +453,24 @@ static int by_off(const void *a, const void *b)
  * the later write must land last. */
 static int nbatch;
 
-static void write_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, int n)
+static int pack_append(struct agg_shm *s, const struct agg_io *io, uint32_t f, struct agg_ent **v, int n,
+		       int inplace);
+
+static void write_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, int n, int inplace)
 {
+	if (s->packed) {
+		pack_append(s, io, f, batch, n, inplace);
+		if (!inplace)
+			return;
+		/* written back in place too (a read needs the bytes there): markers recorded above */
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			if (!batch[i]->marker)
+				byfile[k++] = batch[i];
+		n = k;
+		if (!n)
+			return;
+	}
 	int own = 0;
 	int fd = io->fd_for(s, f, &own);
 	if (fd < 0) {
@@ -412,9 +481,12 @@ static void write_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, i
 	int overlap = 0;
 	for (int i = 1; i < n && !overlap; i++)
 		overlap = byfile[i]->off < byfile[i - 1]->off + byfile[i - 1]->len;
-	if (overlap) /* back to ring order */
-		for (int i = 0; i < n; i++)
-			byfile[i] = batch[i];
+	if (overlap) { /* back to ring order */
+		int k = 0;
+		for (int i = 0; i < nbatch && k < n; i++)
+			if (!batch[i]->marker)
+				byfile[k++] = batch[i];
+	}
 	int start = 0;
 	for (int i = 1; i <= n; i++) {
 		if (i < n && i - start < AGG_IOV && byfile[i]->off == byfile[i - 1]->off + byfile[i - 1]->len)
@@ -450,14 +522,14 @@ static void advance_tail(struct agg_shm *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static void finish_batch(struct agg_shm *s, const struct agg_io *io, uint32_t f, int n)
+static void finish_batch(struct agg_shm *s, const struct agg_io *io, uint32_t f, int n, int inplace)
 {
 	if (!n)
 		return;
 	nbatch = n;
 	for (int i = 0; i < n; i++)
 		byfile[i] = batch[i];
-	write_file(s, io, f, n);
+	write_file(s, io, f, n, inplace);
 	/* DONE only once the whole batch is written: a flusher killed in between leaves every entry
 	 * READY, and the next one rewrites the batch in ring order */
 	for (int i = 0; i < n; i++)
@@ -467,7 +539,7 @@ static void finish_batch(struct agg_shm *s, const struct agg_io *io, uint32_t f,
 		io->stall();
 }
 
-void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f)
+void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, int inplace)
 {
 	if (f >= AGG_SHM_FILES || !s->files[f].used)
 		return;
@@ -494,7 +566,7 @@ void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f)
 				__atomic_fetch_sub(&s->files[f].pending, 1, __ATOMIC_RELEASE);
 				__atomic_store_n(&e->state, AGG_ENT_DONE, __ATOMIC_RELEASE);
 			} else {
-				finish_batch(s, io, f, n); /* what is ready before it, then wait for the copy */
+				finish_batch(s, io, f, n, inplace); /* what is ready before it, then wait for the copy */
 				n = 0;
 				sched_yield();
 				continue;
@@ -502,13 +574,13 @@ void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f)
 		} else if (e->file == f && st == AGG_ENT_READY) {
 			batch[n++] = e;
 			if (n == AGG_BATCH) {
-				finish_batch(s, io, f, n);
+				finish_batch(s, io, f, n, inplace);
 				n = 0;
 			}
 		}
 		pos += ent_bytes(e->len);
 	}
-	finish_batch(s, io, f, n);
+	finish_batch(s, io, f, n, inplace);
 	pthread_mutex_unlock(&s->files[f].dlock);
 	advance_tail(s);
 }
@@ -519,8 +591,155 @@ void agg_shm_drain(struct agg_shm *s, const struct agg_io *io)
 	uint32_t nf = __atomic_load_n(&s->nfiles, __ATOMIC_ACQUIRE);
 	for (uint32_t f = 0; f < nf; f++)
 		if (__atomic_load_n(&s->files[f].pending, __ATOMIC_ACQUIRE) > 0)
-			agg_shm_drain_file(s, io, f);
+			agg_shm_drain_file(s, io, f, 0);
 	advance_tail(s);
+}
+
+/* ---------- the packed placement ---------- */
+
+static struct agg_pack_rec hdrs[AGG_BATCH + 1];
+static const uint64_t zeros;
+
+static int pack_write(struct agg_shm *s, const struct agg_io *io, int fd, struct iovec *v, int n)
+{
+	ssize_t want = 0;
+	for (int i = 0; i < n; i++)
+		want += (ssize_t)v[i].iov_len;
+	ssize_t w = io->writev(fd, v, n);
+	if (w == want) {
+		__atomic_fetch_add(&s->drain_writes, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->drain_bytes, (uint64_t)w, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (w >= 0)
+		errno = ENOSPC;
+	return -1;
+}
+
+/* One record per entry, appended with O_APPEND by whoever drains (one writev is one append, so
+ * processes draining different files do not interleave inside a record). */
+static int pack_append(struct agg_shm *s, const struct agg_io *io, uint32_t f, struct agg_ent **v, int n,
+		       int inplace)
+{
+	int fd = io->open(s->pack_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0) {
+		note_err(s, f, errno);
+		return -1;
+	}
+	int k = 0, r = 0;
+	if (!s->named[f]) {
+		struct agg_pack_rec *h = &hdrs[AGG_BATCH];
+		const char *p = s->files[f].path;
+		*h = (struct agg_pack_rec){.kind = AGG_PACK_NAME, .file = f, .payload = (uint32_t)strlen(p),
+					   .offset = s->files[f].dev, .length = s->files[f].ino};
+		agg_pack_seal(h, p);
+		struct iovec nv[3] = {{h, sizeof *h}, {(void *)p, h->payload},
+				      {(void *)&zeros, agg_pack_pad(h->payload) - h->payload}};
+		if (pack_write(s, io, fd, nv, 3) < 0) {
+			note_err(s, f, errno);
+			io->close(fd);
+			return -1;
+		}
+		s->named[f] = 1;
+	}
+	for (int i = 0; i < n && r == 0; i++) {
+		struct agg_ent *e = v[i];
+		struct agg_pack_rec *h = &hdrs[i];
+		int chunk = !e->marker && !inplace;
+		*h = (struct agg_pack_rec){.kind = e->marker ? AGG_PACK_DIRECT : inplace ? AGG_PACK_INPLACE : AGG_PACK_CHUNK,
+					   .file = f, .payload = chunk ? e->len : 0, .offset = e->off,
+					   .length = e->marker ? e->mlen : e->len, .seq = e->seq};
+		agg_pack_seal(h, agg_ent_data(e));
+		iov[k].iov_base = h;
+		iov[k++].iov_len = sizeof *h;
+		if (chunk) {
+			iov[k].iov_base = agg_ent_data(e);
+			iov[k++].iov_len = e->len;
+			if (agg_pack_pad(e->len) != e->len) {
+				iov[k].iov_base = (void *)&zeros;
+				iov[k++].iov_len = agg_pack_pad(e->len) - e->len;
+			}
+		}
+		if (k > AGG_IOV - 3 || i == n - 1) {
+			r = pack_write(s, io, fd, iov, k);
+			k = 0;
+		}
+	}
+	if (r < 0)
+		note_err(s, f, errno);
+	io->close(fd);
+	return r;
+}
+
+int agg_shm_mark_direct(struct agg_shm *s, uint32_t i, uint64_t off, uint64_t len)
+{
+	struct agg_ent *e = agg_shm_reserve(s, i, off, 0);
+	if (!e)
+		return -1;
+	e->marker = AGG_PACK_DIRECT;
+	e->mlen = len;
+	agg_shm_publish(s, e);
+	return 0;
+}
+
+int agg_shm_pack_sync(struct agg_shm *s, const struct agg_io *io)
+{
+	int fd = io->open(s->pack_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int r = io->fsync(fd);
+	io->close(fd);
+	return r;
+}
+
+void agg_shm_pack_name(struct agg_shm *s, const struct agg_io *io, uint32_t i)
+{
+	if (!s->packed || i >= AGG_SHM_FILES)
+		return;
+	lock_robust(&s->files[i].dlock, &s->takeovers);
+	s->named[i] = 0;
+	pack_append(s, io, i, NULL, 0, 0);
+	pthread_mutex_unlock(&s->files[i].dlock);
+}
+
+/* The end of the ring's segment: an index of every record since seg_start, then the commit
+ * marker; a pack without it was torn (its writers died before the job ended). */
+static void pack_commit(struct agg_shm *s, const struct agg_io *io)
+{
+	if (!s->packed)
+		return;
+	int fd = io->open(s->pack_path, O_RDWR | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	uint64_t pos = s->seg_start, n = 0, cap = 0;
+	uint64_t *list = NULL;
+	struct agg_pack_rec h;
+	while (io->pread(fd, &h, sizeof h, (off_t)pos) == (ssize_t)sizeof h && h.magic == AGG_PACK_REC_MAGIC) {
+		if (n == cap) {
+			uint64_t ncap = cap ? 2 * cap : 4096;
+			uint64_t *nl = mmap(NULL, ncap * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (nl == MAP_FAILED)
+				break;
+			if (list) {
+				memcpy(nl, list, n * 8);
+				munmap(list, cap * 8);
+			}
+			list = nl, cap = ncap;
+		}
+		list[n++] = pos;
+		pos += sizeof h + agg_pack_pad(h.payload);
+	}
+	struct agg_pack_rec ix = {.kind = AGG_PACK_INDEX, .payload = (uint32_t)(n * 8), .offset = n};
+	agg_pack_seal(&ix, list);
+	struct agg_pack_rec cm = {.kind = AGG_PACK_COMMIT, .offset = pos};
+	agg_pack_seal(&cm, NULL);
+	struct iovec v[3] = {{&ix, sizeof ix}, {list, n * 8}, {&cm, sizeof cm}};
+	if (io->writev(fd, v, 3) >= 0)
+		io->fsync(fd);
+	io->close(fd);
+	if (list)
+		munmap(list, cap * 8);
+	s->packed = 2; /* committed */
 }
 
 /* ---------- the specification ---------- */
@@ -548,6 +767,7 @@ static int parse_size(const char *s, uint64_t *out)
 
 int agg_spec_parse(const char *spec, struct agg_spec *out, char *why, size_t wlen)
 {
+	memset(out, 0, sizeof *out);
 	out->small = 512;
 	out->threshold = 64 * 1024;
 	out->buffer = 32 * 1024 * 1024;
@@ -559,14 +779,22 @@ int agg_spec_parse(const char *spec, struct agg_spec *out, char *why, size_t wle
 	}
 	memcpy(out->pattern, spec, plen);
 	out->pattern[plen] = 0;
-	char opts[256];
+	char opts[2048];
 	snprintf(opts, sizeof opts, "%s", colon ? colon + 1 : "");
 	char *save = NULL;
 	for (char *tok = strtok_r(opts, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 		uint64_t v;
+		if (eq && !strncmp(tok, "placement=", 10) && (!strcmp(eq + 1, "packed") || !strcmp(eq + 1, "inplace"))) {
+			out->packed = !strcmp(eq + 1, "packed");
+			continue;
+		}
+		if (eq && !strncmp(tok, "packdir=", 8) && eq[1] == '/') {
+			snprintf(out->packdir, sizeof out->packdir, "%s", eq + 1);
+			continue;
+		}
 		if (!eq || parse_size(eq + 1, &v) < 0) {
-			snprintf(why, wlen, "'%s' is not KEY=SIZE", tok);
+			snprintf(why, wlen, "'%s' is not KEY=SIZE (or placement=packed|inplace, packdir=/DIR)", tok);
 			return -1;
 		}
 		*eq = 0;

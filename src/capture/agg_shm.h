@@ -30,6 +30,9 @@ struct agg_ent {
 	int32_t pid;   /* the writer, to tell an abandoned FILLING entry from a slow one */
 	uint64_t off;  /* file offset of the data */
 	uint64_t seq;
+	uint32_t marker; /* packed placement: AGG_PACK_DIRECT, a direct write of mlen bytes (no data) */
+	uint32_t pad;
+	uint64_t mlen;
 };
 
 struct agg_shm_file {
@@ -52,6 +55,11 @@ struct agg_shm {
 	uint64_t head, tail, seq;
 	uint64_t drains, drain_writes, drain_bytes, takeovers, abandoned;
 	int32_t pids[AGG_SHM_PIDS];
+	uint32_t packed;   /* placement: 0 in place, 1 packed into pack_path */
+	uint32_t pad;
+	uint64_t seg_start; /* where this ring's segment starts in the pack file */
+	char pack_path[AGG_SHM_PATH];
+	uint8_t named[AGG_SHM_FILES]; /* the pack has this file's current NAME record */
 	struct agg_shm_file files[AGG_SHM_FILES];
 };
 
@@ -60,13 +68,19 @@ struct agg_shm {
  * it afterwards) or -1 with errno. */
 struct agg_io {
 	int (*fd_for)(struct agg_shm *s, uint32_t i, int *own);
+	int (*open)(const char *, int, ...);
 	int (*close)(int);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	ssize_t (*pread)(int, void *, size_t, off_t);
+	int (*fsync)(int);
 	ssize_t (*pwritev)(struct agg_shm *s, uint32_t i, int fd, const struct iovec *, int, off_t);
 	void (*stall)(void); /* tests only: called after each file of a batch (NULL: nothing) */
 };
 
-/* Attach to (or create) the ring named name with data_size bytes; NULL and errno on failure. */
-struct agg_shm *agg_shm_attach(const char *name, uint64_t data_size, int (*ftrunc)(int, off_t));
+/* Attach to (or create) the ring named name with data_size bytes; NULL and errno on failure. A
+ * creator with pack_path set makes it a packed ring and starts a segment in that file. */
+struct agg_shm *agg_shm_attach(const char *name, uint64_t data_size, int (*ftrunc)(int, off_t),
+			       const char *pack_path, const struct agg_io *io);
 /* After fork: the child is one more process the ring waits for. */
 void agg_shm_add_self(struct agg_shm *s);
 /* Leave the ring; the last live process drains it and removes the name. */
@@ -87,7 +101,13 @@ void agg_shm_drain_unlock(struct agg_shm *s);
 void agg_shm_drain(struct agg_shm *s, const struct agg_io *io);
 /* Write back the entries of file i reserved before the call; files are independent, so processes
  * flushing different files do it in parallel. */
-void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t i);
+void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t i, int inplace);
+/* Packed ring: a marker that len bytes at off of file i went to the file directly. */
+int agg_shm_mark_direct(struct agg_shm *s, uint32_t i, uint64_t off, uint64_t len);
+/* Packed ring: the pack file on stable storage (fsync of a packed file). */
+int agg_shm_pack_sync(struct agg_shm *s, const struct agg_io *io);
+/* Packed ring: record file i's current path (after a rename; "" after an unlink). */
+void agg_shm_pack_name(struct agg_shm *s, const struct agg_io *io, uint32_t i);
 uint64_t agg_shm_used(const struct agg_shm *s);
 /* `iostrata run` at the end of a job: drain what is left and remove the ring if nobody is attached. */
 int agg_shm_cleanup(const char *name, const struct agg_io *io);
@@ -104,6 +124,8 @@ void agg_shm_name(char *out, size_t len, const char *job);
 struct agg_spec {
 	char pattern[4096];
 	uint64_t small, threshold, buffer;
+	int packed;          /* placement=packed */
+	char packdir[1024];  /* packdir=DIR (default: the job directory) */
 };
 int agg_spec_parse(const char *spec, struct agg_spec *out, char *why, size_t wlen);
 

@@ -19,6 +19,7 @@
  */
 #include "capture/aggregate.h"
 #include "capture/agg_shm.h"
+#include "capture/agg_pack.h"
 #include "capture/core.h"
 
 #include <fnmatch.h>
@@ -210,14 +211,25 @@ static void io_stall(void)
 		pause();
 }
 
-static struct agg_io io = {io_fd_for, NULL, io_pwritev, NULL};
+static struct agg_io io;
+
+static void io_setup(int stall)
+{
+	io.fd_for = io_fd_for;
+	io.open = real.open;
+	io.close = real.close;
+	io.writev = real.writev;
+	io.pread = real.pread;
+	io.fsync = real.fsync;
+	io.pwritev = io_pwritev;
+	io.stall = stall && stall_file ? io_stall : NULL;
+}
 
 static void ring_drain(int try)
 {
 	if (!ring)
 		return;
-	io.close = real.close;
-	io.stall = stall_file ? io_stall : NULL;
+	io_setup(1);
 	if (!agg_shm_drain_lock(ring, try))
 		return;
 	agg_shm_drain(ring, &io);
@@ -226,11 +238,12 @@ static void ring_drain(int try)
 		files[k].rmin = files[k].rmax = 0;
 }
 
-static void ring_drain_file(struct agg_file *x)
+/* inplace = 0: a packed ring may put the bytes into the pack (close, fsync, a full ring);
+ * 1: they must be in the file itself (a read, stat, mapping ... needs them there). */
+static void ring_drain_file(struct agg_file *x, int inplace)
 {
-	io.close = real.close;
-	io.stall = stall_file ? io_stall : NULL;
-	agg_shm_drain_file(ring, &io, (uint32_t)x->shm);
+	io_setup(1);
+	agg_shm_drain_file(ring, &io, (uint32_t)x->shm, inplace);
 	x->rmin = x->rmax = 0;
 }
 
@@ -238,7 +251,20 @@ static void ring_attach(void)
 {
 	if (ring || ring_failed)
 		return;
-	ring = agg_shm_attach(shm_name, cfg.buffer, real.ftruncate);
+	char pack[CAP_PATH_MAX + 64];
+	const char *pdir = cfg.packdir[0] ? cfg.packdir : getenv("IOSTRATA_OUT");
+	if (cfg.packed && !(pdir && *pdir)) {
+		cfg.packed = 0;
+		if (!getenv("IOSTRATA_QUIET"))
+			cap_say("iostrata: placement=packed needs packdir=DIR or IOSTRATA_OUT; writing back in place");
+	}
+	if (cfg.packed) {
+		char host[64] = "host";
+		gethostname(host, sizeof host - 1);
+		snprintf(pack, sizeof pack, "%s/agg-%s.pack", pdir, host);
+	}
+	io_setup(0);
+	ring = agg_shm_attach(shm_name, cfg.buffer, real.ftruncate, cfg.packed ? pack : NULL, &io);
 	if (!ring) {
 		ring_failed = 1; /* medium writes go straight to their files */
 		if (!getenv("IOSTRATA_QUIET"))
@@ -420,12 +446,12 @@ static int take_err(struct agg_file *x)
 }
 
 /* Every buffered byte of x written back (ours and other processes' ring entries). */
-static void flush_file(struct agg_file *x)
+static void flush_file(struct agg_file *x, int inplace)
 {
 	if (x->lmin != x->lmax)
 		push_local();
 	if (ring && x->shm >= 0 && __atomic_load_n(&ring->files[x->shm].pending, __ATOMIC_ACQUIRE) > 0)
-		ring_drain_file(x);
+		ring_drain_file(x, inplace);
 }
 
 static void sync_pos(int fd, struct cap_ofd *d)
@@ -455,7 +481,7 @@ int agg_write(struct cap_fd *f, int fd, const struct iovec *iov, int cnt, int64_
 	struct agg_file *x = &files[f->agg - 1];
 	struct cap_ofd *d = &cap.ofds[f->ofd];
 	if ((d->flags & (CAP_OFD_APPEND | CAP_OFD_DIRECT | CAP_OFD_AGG_PASS)) || x->mapped) {
-		flush_file(x);
+		flush_file(x, 1);
 		if (!positional)
 			sync_pos(fd, d);
 		log_inc(&f->rec->counters[LOG_C_AGG_DIRECT], 1);
@@ -495,10 +521,16 @@ int agg_write(struct cap_fd *f, int fd, const struct iovec *iov, int cnt, int64_
 			/* the ring bytes of ours it overlaps (the small buffer's included, pushed above)
 			 * go first; other processes' overlapping writes have no order to keep */
 			if (overlaps(o, o + n, x->rmin, x->rmax))
-				ring_drain_file(x);
+				ring_drain_file(x, 0);
 			errno = e;
 			r = real.pwritev(fd, iov, cnt, (off_t)o);
 			e = errno;
+			/* packed: the pack must know these bytes are newer than its older chunks */
+			if (r > 0 && ring && ring->packed && x->shm >= 0 &&
+			    agg_shm_mark_direct(ring, (uint32_t)x->shm, o, (uint64_t)r) < 0) {
+				ring_drain(0);
+				agg_shm_mark_direct(ring, (uint32_t)x->shm, o, (uint64_t)r);
+			}
 			tier = LOG_C_AGG_DIRECT;
 		}
 	}
@@ -526,8 +558,11 @@ int agg_before(struct cap_fd *f, int fd, unsigned what)
 	struct agg_file *x = &files[f->agg - 1];
 	struct cap_ofd *d = &cap.ofds[f->ofd];
 	if (what & AGG_FLUSH) {
-		flush_file(x);
-		err = take_err(x);
+		flush_file(x, !(what & AGG_DURABLE));
+		if ((what & AGG_PACKSYNC) && ring && ring->packed && x->shm >= 0 && agg_shm_pack_sync(ring, &io) < 0)
+			err = errno;
+		int e2 = take_err(x);
+		err = e2 ? e2 : err;
 	}
 	if (what & (AGG_SYNCPOS | AGG_PASS))
 		sync_pos(fd, d);
@@ -540,8 +575,7 @@ int agg_before(struct cap_fd *f, int fd, unsigned what)
 
 int agg_close(struct cap_fd *f, int fd)
 {
-	int err = agg_before(f, fd, AGG_FLUSH);
-	return err;
+	return agg_before(f, fd, AGG_FLUSH | AGG_DURABLE);
 }
 
 /* A path names an aggregated file when its (dev, ino) is one: this process's files, or the
@@ -562,16 +596,22 @@ void agg_before_path(int dirfd, const char *path, int atflags, int unlinking)
 	enter();
 	uint32_t a = file_of((uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (a) {
-		flush_file(&files[a - 1]);
-		if (unlinking) /* the name goes: nobody else could write it back by path */
-			files[a - 1].shm = -1;
+		struct agg_file *x = &files[a - 1];
+		flush_file(x, !unlinking);
+		if (unlinking && x->shm >= 0) { /* the name goes: nobody else could write it back by path */
+			if (ring->packed) { /* and unpack must not bring the file back */
+				ring->files[x->shm].path[0] = 0;
+				io_setup(0);
+				agg_shm_pack_name(ring, &io, (uint32_t)x->shm);
+			}
+			x->shm = -1;
+		}
 	} else if (ring) {
 		for (uint32_t i = 0; i < ring->nfiles; i++)
 			if (ring->files[i].dev == (uint64_t)st.st_dev && ring->files[i].ino == (uint64_t)st.st_ino &&
 			    __atomic_load_n(&ring->files[i].pending, __ATOMIC_ACQUIRE) > 0) {
-				io.close = real.close;
-				io.stall = NULL;
-				agg_shm_drain_file(ring, &io, i);
+				io_setup(0);
+				agg_shm_drain_file(ring, &io, i, 1);
 			}
 	}
 	leave();
@@ -591,8 +631,11 @@ void agg_after_rename(int dirfd, const char *to)
 	if (r == 0 && S_ISREG(st.st_mode) && cap_abspath(dirfd, to, abs, sizeof abs) == 0) {
 		enter();
 		for (uint32_t i = 0; i < ring->nfiles; i++)
-			if (ring->files[i].dev == (uint64_t)st.st_dev && ring->files[i].ino == (uint64_t)st.st_ino)
+			if (ring->files[i].dev == (uint64_t)st.st_dev && ring->files[i].ino == (uint64_t)st.st_ino) {
 				agg_shm_file(ring, (uint64_t)st.st_dev, (uint64_t)st.st_ino, abs);
+				io_setup(0);
+				agg_shm_pack_name(ring, &io, i); /* packed: unpack writes to the new name */
+			}
 		leave();
 	}
 	errno = e;
@@ -634,14 +677,21 @@ void agg_flush_all(int for_exec)
 	int e = errno;
 	enter();
 	push_local();
-	if (ring && agg_shm_used(ring))
+	if (ring && agg_shm_used(ring)) {
+		if (for_exec || !ring->packed) {
+			/* the next image (or a spawned child) may read the files: in place */
+			for (int k = 0; k < nfiles; k++)
+				if (files[k].used && files[k].shm >= 0 &&
+				    __atomic_load_n(&ring->files[files[k].shm].pending, __ATOMIC_ACQUIRE) > 0)
+					ring_drain_file(&files[k], 1);
+		}
 		ring_drain(0);
+	}
 	for (int fd = 0; fd <= maxfd_seen && fd < cap.nfd; fd++)
 		if (cap.fds[fd].agg && cap.fds[fd].rec)
 			sync_pos(fd, &cap.ofds[cap.fds[fd].ofd]);
 	if (!for_exec && ring) {
-		io.close = real.close;
-		io.stall = NULL;
+		io_setup(0);
 		agg_shm_detach(ring, shm_name, &io);
 		ring = NULL;
 		ring_failed = 1;
@@ -663,7 +713,7 @@ void agg_fork_prepare(void)
 		if (cap.fds[fd].agg && cap.fds[fd].rec) {
 			struct cap_ofd *d = &cap.ofds[cap.fds[fd].ofd];
 			if (!(d->flags & CAP_OFD_AGG_PASS)) {
-				flush_file(&files[cap.fds[fd].agg - 1]);
+				flush_file(&files[cap.fds[fd].agg - 1], 1);
 				sync_pos(fd, d);
 				d->flags |= CAP_OFD_AGG_PASS;
 			}

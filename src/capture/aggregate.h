@@ -21,6 +21,8 @@ enum {
 	AGG_FLUSH = 1,   /* write back every buffered byte of the file (this process's and the ring's) */
 	AGG_SYNCPOS = 2, /* move the kernel's file position to the modelled one */
 	AGG_PASS = 4,    /* from now on writes through this open file description pass through */
+	AGG_DURABLE = 8, /* with AGG_FLUSH, for close/fsync: a packed file's bytes may go to the pack */
+	AGG_PACKSYNC = 16, /* with AGG_DURABLE, for fsync: and the pack file is synced */
 };
 
 void agg_init(void);

@@ -482,7 +482,7 @@ CAP_EXPORT int fsync(int fd)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(fsync)(fd);
-	int derr = CAP_UNLIKELY(f->agg) ? agg_before(f, fd, AGG_FLUSH) : 0;
+	int derr = CAP_UNLIKELY(f->agg) ? agg_before(f, fd, AGG_FLUSH | AGG_DURABLE | AGG_PACKSYNC) : 0;
 	CAP_FD_META(real.fsync(fd), LOG_C_FSYNCS)
 	if (CAP_UNLIKELY(derr) && r == 0) {
 		/* a write-back failed after the write had returned: reported here, as the kernel would */
@@ -497,7 +497,7 @@ CAP_EXPORT int fdatasync(int fd)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(fdatasync)(fd);
-	int derr = CAP_UNLIKELY(f->agg) ? agg_before(f, fd, AGG_FLUSH) : 0;
+	int derr = CAP_UNLIKELY(f->agg) ? agg_before(f, fd, AGG_FLUSH | AGG_DURABLE | AGG_PACKSYNC) : 0;
 	CAP_FD_META(real.fdatasync(fd), LOG_C_FSYNCS)
 	if (CAP_UNLIKELY(derr) && r == 0) {
 		/* a write-back failed after the write had returned: reported here, as the kernel would */
@@ -512,7 +512,7 @@ CAP_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flag
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(sync_file_range)(fd, off, n, flags);
-	int derr = CAP_UNLIKELY(f->agg) ? agg_before(f, fd, AGG_FLUSH) : 0;
+	int derr = CAP_UNLIKELY(f->agg) ? agg_before(f, fd, AGG_FLUSH | AGG_DURABLE | AGG_PACKSYNC) : 0;
 	CAP_FD_META(real.sync_file_range(fd, off, n, flags), LOG_C_FSYNCS)
 	if (CAP_UNLIKELY(derr) && r == 0) {
 		/* a write-back failed after the write had returned: reported here, as the kernel would */

@@ -13,6 +13,7 @@ int cmd_top(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_unpack(int argc, char **argv);
 
 /* The live directories to scan on this node: the caller's own, or every user's for root.
  * Fills up to max paths into dirs (each CLI_PATH bytes); returns how many. */

@@ -20,6 +20,7 @@ static const struct {
 	{"kernel", cmd_kernel, "kernel [--pid P|--cgroup PATH] [--interval S] [--events FILE] [--pin DIR] [--stats]  kernel-layer view\n  iostrata kernel maps [--json] DIR           read maps pinned by `kernel --pin`"},
 	{"timeline", cmd_timeline, "timeline [--perfetto FILE[.gz]] [--csv FILE|-] [--summary] DIR  merged user/kernel timeline"},
 	{"recover", cmd_recover, "recover [-o DIR] [FILE...]                  finalize logs of processes that died"},
+	{"unpack", cmd_unpack, "unpack [--check] DIR|PACKFILE...           rebuild files aggregated with placement=packed"},
 };
 
 static void usage(FILE *f)

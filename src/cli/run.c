@@ -350,7 +350,8 @@ static ssize_t cli_pwritev(struct agg_shm *s, uint32_t i, int fd, const struct i
 static void agg_leftovers(const char *job, int quiet)
 {
 	char name[256];
-	struct agg_io io = {cli_fd_for, close, cli_pwritev, NULL};
+	struct agg_io io = {.fd_for = cli_fd_for, .open = open, .close = close, .writev = writev, .pread = pread,
+			  .fsync = fsync, .pwritev = cli_pwritev, .stall = NULL};
 	agg_shm_name(name, sizeof name, job);
 	int r = agg_shm_cleanup(name, &io);
 	if (r > 0 && !quiet)

@@ -110,12 +110,12 @@ static int load(const char *file)
 			why = "bad record magic (corrupt)";
 			break;
 		}
+		if (h->kind == AGG_PACK_CHUNK) /* counted before the checksum: a damaged chunk is named too */
+			nchunk++;
 		if (agg_crc32(0, h, offsetof(struct agg_pack_rec, hdr_crc)) != h->hdr_crc) {
 			why = "header checksum mismatch (corrupt)";
 			break;
 		}
-		if (h->kind == AGG_PACK_CHUNK)
-			nchunk++;
 		uint64_t need = sizeof *h + agg_pack_pad(h->payload);
 		if (need > size - pos) {
 			why = "cut short (torn: no commit marker)";

@@ -23,6 +23,7 @@ tiers() {
 
 rule=(dup "1 positions per open file description, dup/dup2/F_DUPFD/fork, two opens"
 	read "2 reads, stat, statx, SEEK_END/DATA/HOLE see buffered bytes"
+	stdio "2 a stdio stream reads and writes after buffered bytes"
 	order "3 a later write wins"
 	flags "4 O_APPEND, O_SYNC, O_DIRECT, F_SETFL, FIFO pass through"
 	sync "5 fsync, fdatasync, sync_file_range, syncfs, sync, close write back"

@@ -58,7 +58,7 @@ printf '\xff' | dd of="$T/bad1.pack" bs=1 seek=$((pos + 48 + 3)) conv=notrunc st
 refused "a flipped byte in chunk $cn's data" "$T/bad1.pack" "record $rn at byte $pos (chunk $cn): data checksum mismatch (corrupt)"
 cp "$good" "$T/bad2.pack"
 printf '\x01' | dd of="$T/bad2.pack" bs=1 seek=$((pos + 9)) conv=notrunc status=none
-refused "a flipped byte in chunk $cn's header" "$T/bad2.pack" "record $rn at byte $pos (chunk $((cn - 1))): header checksum mismatch (corrupt)"
+refused "a flipped byte in chunk $cn's header" "$T/bad2.pack" "record $rn at byte $pos (chunk $cn): header checksum mismatch (corrupt)"
 head -c $((pos + 48 + 10)) "$good" >"$T/torn.pack"
 refused "a pack cut inside chunk $cn" "$T/torn.pack" "record $rn at byte $pos (chunk $cn): cut short (torn: no commit marker)"
 last=$(awk '$3 == 5 {print $2}' "$T/recs")

@@ -37,3 +37,19 @@ for np in 1 2 4; do
 	done
 	eq "$np processes: shared buffer removed" absent "$([ -e "/dev/shm/iostrata-agg-$(id -u)-aggw-$(basename "$T")-$np" ] && echo present || echo absent)"
 done
+
+# report advice: a file written mostly under 64 KiB gets an aggregate_writes insight whose share
+# and threshold are those of its size histogram (computed here independently with jq); a file that
+# was aggregated does not
+mkdir -p "$T/adv"
+"$IOSTRATA" run -q -o "$T/advjob" -- "$PROGS/agg_ckpt" "$T/adv/c.ck" 3 1000 >/dev/null
+f="$T/adv/c.ck"
+read -r small cover th < <("$IOSTRATA" dump --json "$(ls "$T/advjob"/*.iost)" | jq -r --arg p "$f" '
+	.records[] | select(.layer == "posix" and .path == $p) | .write_hist as $h | .counters.writes as $w
+	| ([range(0; 17)] | map($h[.]) | add) as $s
+	| ([range(12; 21)] | map(. as $b | {b: $b, c: ([range(0; $b + 1)] | map($h[.]) | add)}) | map(select(.c >= 0.9 * $w)) | first) as $t
+	| "\($s * 1000 / $w | round / 10) \($t.c * 1000 / $w | round / 10) \(if $t.b == 20 then "1M" else "\(pow(2; $t.b - 10))K" end)"')
+eq "advice: the aggregate_writes insight for the checkpoint file" \
+	"$small% of the 1,000 writes to $f are under 64 KiB: aggregate them (iostrata run --aggregate '$f:threshold=$th'); writes under $th are $cover% of them (by the size histogram)." \
+	"$("$IOSTRATA" report --json "$T/advjob" | jq -r '.insights[] | select(.id == "aggregate_writes") | .text')"
+eq "advice: not given for an aggregated file" "" "$("$IOSTRATA" report --json "$T/job1" | jq -r '.insights[] | select(.id == "aggregate_writes") | .text')"

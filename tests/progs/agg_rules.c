@@ -165,6 +165,28 @@ static void m_read(void)
 	raw("end", "r.dat");
 }
 
+/* 2 (streams): a stdio stream on an aggregated file sees, and orders after, what write() buffered */
+static void m_stdio(void)
+{
+	int fd = open("st.dat", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	write(fd, fill(100, 1), 100);
+	write(fd, fill(3000, 2), 3000);
+	FILE *r = fopen("st.dat", "r");
+	got("fread sees buffered bytes", (long)fread(rbuf, 1, 5000, r), rbuf);
+	fclose(r);
+	FILE *w = fopen("st.dat", "r+");
+	fseek(w, 50, SEEK_SET);
+	fwrite(fill(200, 3), 1, 200, w);
+	fflush(w);
+	write(fd, fill(100, 4), 100);
+	fseek(w, 0, SEEK_END);
+	got("ftell at the end", ftell(w), NULL);
+	fwrite(fill(10, 5), 1, 10, w);
+	got("fclose", fclose(w), NULL);
+	close(fd);
+	raw("end", "st.dat");
+}
+
 /* 3: a later write wins, across tiers and with direct writes over buffered bytes */
 static void m_order(void)
 {
@@ -472,6 +494,8 @@ int main(int argc, char **argv)
 		m_dup();
 	else if (!strcmp(m, "read"))
 		m_read();
+	else if (!strcmp(m, "stdio"))
+		m_stdio();
 	else if (!strcmp(m, "order"))
 		m_order();
 	else if (!strcmp(m, "flags"))

@@ -11,6 +11,7 @@
  * Prints "writes N bytes B" on stdout.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -51,9 +52,44 @@ static size_t pick(void)
 	return band(524288, 4194304);
 }
 
+/* MODE term: two threads write FILE.0 and FILE.1 without end (the same data function); after
+ * NWRITES ms the main thread sends SIGTERM to the first writer thread, which is then most likely
+ * inside the library's aggregation code: the signal must be deferred, not deadlock. */
+static const char *term_path;
+static uint64_t term_seed;
+static void *term_writer(void *arg)
+{
+	char p[4096];
+	snprintf(p, sizeof p, "%s.%d", term_path, (int)(intptr_t)arg);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	char *b = malloc(4194304);
+	uint64_t off = 0, r = term_seed + (uint64_t)(intptr_t)arg;
+	for (;;) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		size_t len = (size_t)(r >> 33) % ((r >> 20) % 10 == 0 ? 100000 : 3000) + 1;
+		for (size_t k = 0; k < len; k++)
+			b[k] = (char)(((off + k) * 131 + term_seed) >> 3);
+		CHECK(write(fd, b, len) == (ssize_t)len);
+		off += len;
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	CHECK(argc >= 4);
+	if (argc > 4 && !strcmp(argv[4], "term")) {
+		term_path = argv[1];
+		term_seed = strtoull(argv[2], NULL, 10);
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, term_writer, (void *)(intptr_t)i);
+		usleep((useconds_t)atol(argv[3]) * 1000);
+		pthread_kill(t[0], SIGTERM);
+		pause();
+		return 3; /* not reached: SIGTERM's default action */
+	}
 	const char *path = argv[1];
 	uint64_t seed = strtoull(argv[2], NULL, 10);
 	long n = atol(argv[3]);

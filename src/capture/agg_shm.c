@@ -165,7 +165,7 @@ struct agg_shm *agg_shm_attach(const char *name, uint64_t data_size, int (*ftrun
 			errno = EPROTO;
 			return NULL;
 		}
-		struct agg_shm *s = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+		struct agg_shm *s = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		int e = errno;
 		close(fd);
 		if (s == MAP_FAILED) {

@@ -68,6 +68,9 @@ static pthread_mutex_t agg_mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread int agg_depth __attribute__((tls_model("initial-exec")));
 static __thread int agg_pending_sig __attribute__((tls_model("initial-exec")));
 static int maxfd_seen;
+/* The process is ending (exit, _exit, SIGTERM/SIGINT): everything was flushed and the ring left;
+ * writes of other threads from then on pass through, so nothing is buffered that no one flushes. */
+static int agg_closed;
 static struct {
 	uintptr_t addr;
 	int file;
@@ -125,9 +128,9 @@ void agg_init(void)
 	install_sig(SIGTERM, 0);
 	install_sig(SIGINT, 1);
 	agg_on = 1;
-	/* The ring is mapped (and its pages populated) at start, like the seed's buffer: not inside
-	 * the application's first checkpoint. */
-	ring_attach();
+	/* The ring is attached at the first open of an aggregated file: processes of the job that
+	 * never open one (shells, helpers) pay nothing. `iostrata run` creates and allocates it before
+	 * the job starts, so no process of the job pays for that either. */
 }
 
 /* ---------- entering and leaving ---------- */
@@ -480,6 +483,11 @@ int agg_write(struct cap_fd *f, int fd, const struct iovec *iov, int cnt, int64_
 	enter();
 	struct agg_file *x = &files[f->agg - 1];
 	struct cap_ofd *d = &cap.ofds[f->ofd];
+	if (CAP_UNLIKELY(agg_closed)) {
+		leave();
+		errno = e;
+		return 0;
+	}
 	if ((d->flags & (CAP_OFD_APPEND | CAP_OFD_DIRECT | CAP_OFD_AGG_PASS)) || x->mapped) {
 		flush_file(x, 1);
 		if (!positional)
@@ -696,6 +704,8 @@ void agg_flush_all(int for_exec)
 		ring = NULL;
 		ring_failed = 1;
 	}
+	if (!for_exec)
+		agg_closed = 1;
 	leave();
 	errno = e;
 }

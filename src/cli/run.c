@@ -345,19 +345,47 @@ static ssize_t cli_pwritev(struct agg_shm *s, uint32_t i, int fd, const struct i
 	return pwritev(fd, v, n, off);
 }
 
-/* CMD's processes remove the ring when the last one exits; one that was killed (SIGKILL, OOM)
- * cannot: its ring entries are written back here and the ring removed. */
+/* The job's ring is created and allocated here, before CMD starts (the seed's I/O process set up
+ * before the application), and this process stays attached while CMD runs: the ring lives as
+ * long as the job, whatever processes come and go, and no process of the job pays for creating it.
+ * At the end this process leaves it last: what killed processes left is written back, the pack
+ * file committed and the ring removed. */
+static struct agg_shm *agg_ring;
+static char agg_name[256];
+static struct agg_io agg_cli_io = {.fd_for = cli_fd_for, .open = open, .close = close, .writev = writev,
+				   .pread = pread, .fsync = fsync, .pwritev = cli_pwritev, .stall = NULL};
+
+static void agg_start(const char *spec, const char *job, const char *outdir)
+{
+	struct agg_spec sp;
+	char why[200], pack[CLI_PATH + 256], host[128] = "host";
+	if (agg_spec_parse(spec, &sp, why, sizeof why) < 0)
+		return;
+	agg_shm_name(agg_name, sizeof agg_name, job);
+	gethostname(host, sizeof host - 1);
+	snprintf(pack, sizeof pack, "%s/agg-%s.pack", sp.packdir[0] ? sp.packdir : outdir, host);
+	agg_ring = agg_shm_attach(agg_name, sp.buffer, ftruncate, sp.packed ? pack : NULL, &agg_cli_io);
+	if (!agg_ring) /* the processes of the job create it themselves */
+		fprintf(stderr, "iostrata run: shared aggregation buffer %s: %s\n", agg_name, strerror(errno));
+}
+
 static void agg_leftovers(const char *job, int quiet)
 {
-	char name[256];
-	struct agg_io io = {.fd_for = cli_fd_for, .open = open, .close = close, .writev = writev, .pread = pread,
-			  .fsync = fsync, .pwritev = cli_pwritev, .stall = NULL};
-	agg_shm_name(name, sizeof name, job);
-	int r = agg_shm_cleanup(name, &io);
-	if (r > 0 && !quiet)
-		fprintf(stderr, "iostrata: wrote back the shared aggregation buffer of killed processes (%s)\n", name);
-	else if (r < 0)
-		fprintf(stderr, "iostrata: shared aggregation buffer %s: %s\n", name, strerror(-r));
+	if (!agg_ring) { /* not ours: a process of the job made it; clean up after killed ones */
+		int r;
+		agg_shm_name(agg_name, sizeof agg_name, job);
+		r = agg_shm_cleanup(agg_name, &agg_cli_io);
+		if (r > 0 && !quiet)
+			fprintf(stderr, "iostrata: wrote back the shared aggregation buffer of killed processes (%s)\n", agg_name);
+		else if (r < 0)
+			fprintf(stderr, "iostrata: shared aggregation buffer %s: %s\n", agg_name, strerror(-r));
+		return;
+	}
+	int left = agg_shm_used(agg_ring) != 0;
+	agg_shm_detach(agg_ring, agg_name, &agg_cli_io);
+	agg_ring = NULL;
+	if (left && !quiet)
+		fprintf(stderr, "iostrata: wrote back the shared aggregation buffer of killed processes (%s)\n", agg_name);
 }
 
 int cmd_run(int argc, char **argv)
@@ -475,8 +503,10 @@ int cmd_run(int argc, char **argv)
 		setenv("IOSTRATA_EXCLUDE", excl, 1);
 	if (incl[0])
 		setenv("IOSTRATA_INCLUDE", incl, 1);
-	if (aggregate)
+	if (aggregate) {
 		setenv("IOSTRATA_AGGREGATE", aggregate, 1);
+		agg_start(aggregate, job, absout);
+	}
 	if (trace) {
 		setenv("IOSTRATA_TRACE", "1", 1);
 		if (trace_mb)

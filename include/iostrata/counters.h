@@ -71,7 +71,12 @@ enum log_counter_kind { LOG_K_SUM, LOG_K_MAX, LOG_K_TIME, LOG_K_TMAX, LOG_K_FIRS
 	X(READAHEAD_PAGES, SUM, "pages asked for by readahead (sync and async)")                              \
 	X(FS_ALLOCS, SUM, "filesystem block allocation requests (ext4, xfs)")                                 \
 	X(TIME_QUEUE, TIME, "cumulative ns block requests waited between submission and issue")              \
-	X(TIME_DEVICE, TIME, "cumulative ns block requests spent on the device (issue to completion)")
+	X(TIME_DEVICE, TIME, "cumulative ns block requests spent on the device (issue to completion)")       \
+	X(AGG_SMALL, SUM, "aggregated file: application writes copied into the process's small-write buffer") \
+	X(AGG_MEDIUM, SUM, "aggregated file: application writes copied into the node's shared ring")        \
+	X(AGG_DIRECT, SUM, "aggregated file: application writes issued directly (>= threshold or passed through)")\
+	X(AGG_ISSUED_WRITES, SUM, "aggregated file: write calls this process issued to write buffered bytes back")\
+	X(AGG_ISSUED_BYTES, SUM, "aggregated file: bytes those write-back calls wrote")
 
 enum log_counter {
 #define LOG_X_ENUM(name, kind, doc) LOG_C_##name,

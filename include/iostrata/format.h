@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define LOG_MAGIC "IOSTRATA" /* 8 bytes, not NUL-terminated in the file */
-#define LOG_VERSION 2
+#define LOG_VERSION 3
 #define LOG_HEADER_SIZE 4096
 #define LOG_ENDIAN_MARK 0x01020304u
 #define LOG_MAX_SECTIONS 8
@@ -109,7 +109,7 @@ struct log_record {
 	 * (docs/KERNEL.md, "Known gap"), and their bytes by direction; 0 in other layers. Seen +
 	 * unseen = what the device did. */
 	uint64_t unseen_requests, unseen_bytes_read, unseen_bytes_written;
-	uint64_t reserved[2];
+	uint64_t reserved[5];
 };
 
 /* One event of an EVENTS section: 64 bytes, times CLOCK_MONOTONIC ns (also in a live file). */

@@ -345,6 +345,68 @@ static int unused_opens(struct ana_profile *p)
 			   n, n == 1 ? " was" : "s were", path_tail(example, t, sizeof t));
 }
 
+/* Write aggregation (seed 002, docs/AGGREGATION.md): a file written mostly in writes under 64 KiB
+ * gains from `--aggregate`. The threshold offered is the smallest power of two from 4 KiB to 1 MiB
+ * under which AGG_COVER of the file's writes fall, read off its merged write-size histogram
+ * (bucket b holds sizes below 2^b). Files already aggregated (agg_* counters) are left out. */
+#define AGG_MIN_WRITES 100
+#define AGG_SMALL_BUCKETS 17 /* sizes < 64 KiB */
+#define AGG_SMALL_SHARE 0.5
+#define AGG_COVER 0.9
+#define AGG_MAX_FILES 3
+
+static int aggregation(struct ana_profile *p)
+{
+	struct {
+		const char *path;
+		uint64_t writes, small, hist[LOG_HIST_BUCKETS];
+	} best[AGG_MAX_FILES] = {{0}};
+	for (size_t i = 0; i < p->nfiles;) {
+		const struct ana_file *f = &p->files[i];
+		uint64_t w = 0, agg = 0, h[LOG_HIST_BUCKETS] = {0};
+		size_t j = i;
+		for (; j < p->nfiles && p->files[j].layer == f->layer && !strcmp(p->files[j].path, f->path); j++) {
+			w += p->files[j].c[LOG_C_WRITES];
+			agg += p->files[j].c[LOG_C_AGG_SMALL] + p->files[j].c[LOG_C_AGG_MEDIUM] + p->files[j].c[LOG_C_AGG_DIRECT];
+			for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+				h[b] += p->files[j].write_hist[b];
+		}
+		i = j;
+		if (f->layer != LOG_LAYER_POSIX || (f->rflags & (LOG_R_PSEUDO | LOG_R_OVERFLOW)) || agg || w < AGG_MIN_WRITES)
+			continue;
+		uint64_t small = hist_sum(h, 0, AGG_SMALL_BUCKETS);
+		if (share(small, w) < AGG_SMALL_SHARE)
+			continue;
+		int k = AGG_MAX_FILES - 1;
+		if (best[k].path && best[k].writes >= w)
+			continue;
+		for (; k > 0 && (!best[k - 1].path || best[k - 1].writes < w); k--)
+			best[k] = best[k - 1];
+		best[k].path = f->path, best[k].writes = w, best[k].small = small;
+		memcpy(best[k].hist, h, sizeof h);
+	}
+	for (int k = 0; k < AGG_MAX_FILES && best[k].path; k++) {
+		unsigned b = 12;
+		while (b < 20 && (double)hist_sum(best[k].hist, 0, b + 1) < AGG_COVER * (double)best[k].writes)
+			b++;
+		uint64_t covered = hist_sum(best[k].hist, 0, b + 1);
+		char a[ANA_UNIT_LEN], n[ANA_UNIT_LEN], c[ANA_UNIT_LEN], th[ANA_UNIT_LEN], t[ANA_UNIT_LEN];
+		ana_fmt_pct(a, sizeof a, share(best[k].small, best[k].writes));
+		ana_fmt_count(n, sizeof n, best[k].writes);
+		ana_fmt_pct(c, sizeof c, share(covered, best[k].writes));
+		if (b < 20)
+			snprintf(th, sizeof th, "%uK", 1u << (b - 10));
+		else
+			snprintf(th, sizeof th, "1M");
+		if (add_insight(p, "aggregate_writes",
+				"%s of the %s writes to %s are under 64 KiB: aggregate them (iostrata run --aggregate "
+				"'%s:threshold=%s'); writes under %s are %s of them (by the size histogram).",
+				a, n, path_tail(best[k].path, t, sizeof t), best[k].path, th, th, c))
+			return -1;
+	}
+	return 0;
+}
+
 static int rereads(struct ana_profile *p)
 {
 	size_t n = 0;
@@ -653,7 +715,7 @@ int ana_insights_build(struct ana_profile *p)
 	if (metadata_heavy(p, S, "system-call"))
 		return -ENOMEM;
 	if (small_files(p) || imbalance(p) || unaligned(p) || unused_opens(p) || rereads(p) || errors(p) ||
-	    io_mode(p) || kernel_insights(p))
+	    io_mode(p) || kernel_insights(p) || aggregation(p))
 		return -ENOMEM;
 	return 0;
 }

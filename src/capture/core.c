@@ -383,6 +383,7 @@ static void fd_install(int fd, struct log_record *rec, struct log_record *srec, 
 	if (f->rec || f->srec) /* a descriptor we never saw closed: forget the old state */
 		cap_fd_close(fd);
 	f->ofd = ofd_alloc(fd, ofd_flags_of(oflags), 0);
+	f->agg = 0;
 	f->spos = 0;
 	f->srec = srec;
 	__atomic_store_n(&f->rec, rec, __ATOMIC_RELEASE);
@@ -397,6 +398,11 @@ void cap_fd_close(int fd)
 		return;
 	__atomic_store_n(&f->rec, NULL, __ATOMIC_RELEASE);
 	f->srec = NULL;
+	if (CAP_UNLIKELY(f->agg)) {
+		uint32_t a = f->agg;
+		f->agg = 0;
+		agg_fd_forget(fd, a);
+	}
 	ofd_put(f->ofd);
 }
 
@@ -410,6 +416,9 @@ void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1)
 	struct cap_fd *o = &cap.fds[oldfd], *n = &cap.fds[newfd];
 	__atomic_fetch_add(&cap.ofds[o->ofd].refs, 1, __ATOMIC_RELAXED);
 	n->ofd = o->ofd;
+	n->agg = o->agg;
+	if (n->agg)
+		agg_fd_added(n->agg);
 	n->srec = NULL;
 	n->spos = 0;
 	__atomic_store_n(&n->rec, o->rec, __ATOMIC_RELEASE);
@@ -425,7 +434,7 @@ void cap_fd_setfl(int fd, int flags)
 	struct cap_ofd *d = &cap.ofds[f->ofd];
 	if ((flags & O_APPEND) && !(d->flags & CAP_OFD_APPEND))
 		d->end = file_size(fd);
-	d->flags = ofd_flags_of(flags);
+	d->flags = ofd_flags_of(flags) | (d->flags & (CAP_OFD_AGG_PASS | CAP_OFD_KSTALE));
 }
 
 void cap_fd_set_pos(int fd, uint64_t pos)
@@ -457,6 +466,8 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 	if (r == &cap.records[0])
 		__atomic_fetch_add(&cap.hdr->overflow_opens, 1, __ATOMIC_RELAXED);
 	fd_install(fd, r, NULL, flags);
+	if (CAP_UNLIKELY(agg_on))
+		agg_note_open(&cap.fds[fd], fd, abs, flags);
 	cap_trace_meta(r, LOG_C_OPENS, 0, t0, t1);
 	log_note_meta(r, LOG_C_OPENS, t0, t1, cap.mt);
 	ret = &cap.fds[fd];
@@ -919,6 +930,7 @@ static int cap_start(int argc, char **argv)
 	save_env("IOSTRATA_TSC_HZ");
 	save_env("IOSTRATA_TRACE");
 	save_env("IOSTRATA_TRACE_MB");
+	save_env("IOSTRATA_AGGREGATE");
 	choose_live_dir();
 	out_dir_setup();
 
@@ -959,6 +971,7 @@ static int cap_start(int argc, char **argv)
 	adopt_inherited();
 	cap_stdio_init();
 	calibrate_start();
+	agg_init();
 	return 0;
 }
 
@@ -976,8 +989,11 @@ __attribute__((constructor)) static void cap_init(int argc, char **argv, char **
 		return; /* without the real functions nothing can be done, not even a message */
 	}
 	const char *d = getenv("IOSTRATA_DISABLE");
-	if (!(d && *d && *d != '0') && cap_start(argc, argv) == 0)
+	if (!(d && *d && *d != '0') && cap_start(argc, argv) == 0) {
 		pthread_atfork(NULL, NULL, cap_atfork_child);
+		if (agg_on) /* registered after: its child handler runs after core's */
+			pthread_atfork(agg_fork_prepare, agg_fork_parent, agg_fork_child);
+	}
 	cap_guard--;
 }
 
@@ -1000,6 +1016,7 @@ void cap_finalize(int for_exec)
 {
 	if (!cap.hdr || (cap.finalized && !cap.exec_pending))
 		return;
+	agg_flush_all(for_exec);
 	cap_guard++;
 	int saved = errno;
 	struct log_header *h = cap.hdr;

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -24,6 +25,7 @@
 
 #include "iostrata/format.h"
 #include "log/record.h"
+#include "capture/aggregate.h"
 
 #define CAP_EXPORT __attribute__((visibility("default")))
 #define CAP_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -31,7 +33,10 @@
 #define CAP_PATH_MAX 4096
 
 /* ofd.flags */
-enum { CAP_OFD_APPEND = 1, CAP_OFD_DIRECT = 2 };
+/* AGG_PASS: writes on this description of an aggregated file pass through (O_APPEND, O_DIRECT,
+ * O_SYNC, read-only, shared with another process after fork); KSTALE: buffered writes moved the
+ * modelled position but not the kernel's (aggregate.c). */
+enum { CAP_OFD_APPEND = 1, CAP_OFD_DIRECT = 2, CAP_OFD_AGG_PASS = 4, CAP_OFD_KSTALE = 8 };
 
 /* One open file description: shared by dup'ed descriptors, like the kernel's. */
 /* A cache line each: threads writing their own files through neighbouring descriptors would
@@ -49,7 +54,7 @@ struct cap_fd {
 	struct log_record *srec; /* stdio-layer record of the FILE on this fd, if any */
 	uint64_t spos;           /* stdio logical position */
 	uint32_t ofd;            /* index into cap.ofds */
-	uint32_t pad;
+	uint32_t agg;            /* aggregated file (aggregate.c): its index + 1; 0 = not aggregated */
 };
 
 struct cap_state {

@@ -143,6 +143,7 @@ CAP_EXPORT int close(int fd)
 	 * the number, another thread's open may get it and install its own state, which a late
 	 * cap_fd_close here would wipe (and a read of f->rec would see half-made). Linux releases
 	 * the descriptor even when close reports an error (EINTR, EIO); EBADF means it was stale. */
+	int derr = CAP_UNLIKELY(f->agg) ? agg_close(f, fd) : 0;
 	struct cap_fd st = *f;
 	cap_fd_close(fd);
 	uint64_t t0 = cap_now();
@@ -150,6 +151,10 @@ CAP_EXPORT int close(int fd)
 	uint64_t t1 = cap_now();
 	int e = errno;
 	cap_note_meta_fd(&st, LOG_C_CLOSES, r < 0 && e == EBADF, t0, t1);
+	if (CAP_UNLIKELY(derr) && r == 0) { /* a deferred write-back error (EIO, ENOSPC, EDQUOT) */
+		e = derr;
+		r = -1;
+	}
 	errno = e;
 	return r;
 }
@@ -158,6 +163,10 @@ CAP_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
 	if (!cap_active())
 		return REAL(close_range)(first, last, flags);
+	if (CAP_UNLIKELY(agg_on) && !(flags & CLOSE_RANGE_CLOEXEC))
+		for (unsigned fd = first; fd <= last && fd < (unsigned)cap.nfd; fd++)
+			if (cap.fds[fd].agg && cap.fds[fd].rec)
+				agg_close(&cap.fds[fd], (int)fd);
 	uint64_t t0 = cap_now();
 	int r = real.close_range(first, last, flags);
 	uint64_t t1 = cap_now();
@@ -193,6 +202,8 @@ CAP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(read)(fd, buf, n);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH | AGG_SYNCPOS);
 	CAP_RW_BODY(real.read(fd, buf, n), LOG_KIND_READ, -1, (uintptr_t)buf)
 	return r;
 }
@@ -202,6 +213,12 @@ CAP_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(write)(fd, buf, n);
+	if (CAP_UNLIKELY(f->agg)) {
+		struct iovec v = {(void *)buf, n};
+		ssize_t ar;
+		if (agg_write(f, fd, &v, 1, -1, 0, &ar))
+			return ar;
+	}
 	CAP_RW_BODY(real.write(fd, buf, n), LOG_KIND_WRITE, -1, (uintptr_t)buf)
 	return r;
 }
@@ -211,6 +228,8 @@ CAP_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(__read_chk)(fd, buf, n, buflen);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH | AGG_SYNCPOS);
 	CAP_RW_BODY(real.__read_chk(fd, buf, n, buflen), LOG_KIND_READ, -1, (uintptr_t)buf)
 	return r;
 }
@@ -220,6 +239,8 @@ CAP_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(pread)(fd, buf, n, off);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_RW_BODY(real.pread(fd, buf, n, off), LOG_KIND_READ, off, (uintptr_t)buf)
 	return r;
 }
@@ -229,6 +250,8 @@ CAP_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(pread64)(fd, buf, n, off);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_RW_BODY(real.pread64(fd, buf, n, off), LOG_KIND_READ, off, (uintptr_t)buf)
 	return r;
 }
@@ -238,6 +261,8 @@ CAP_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t bu
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(__pread_chk)(fd, buf, n, off, buflen);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_RW_BODY(real.__pread_chk(fd, buf, n, off, buflen), LOG_KIND_READ, off, (uintptr_t)buf)
 	return r;
 }
@@ -247,6 +272,8 @@ CAP_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(__pread64_chk)(fd, buf, n, off, buflen);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_RW_BODY(real.__pread64_chk(fd, buf, n, off, buflen), LOG_KIND_READ, off, (uintptr_t)buf)
 	return r;
 }
@@ -256,6 +283,12 @@ CAP_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(pwrite)(fd, buf, n, off);
+	if (CAP_UNLIKELY(f->agg)) {
+		struct iovec v = {(void *)buf, n};
+		ssize_t ar;
+		if (agg_write(f, fd, &v, 1, off, 1, &ar))
+			return ar;
+	}
 	CAP_RW_BODY(real.pwrite(fd, buf, n, off), LOG_KIND_WRITE, off, (uintptr_t)buf)
 	return r;
 }
@@ -265,6 +298,12 @@ CAP_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(pwrite64)(fd, buf, n, off);
+	if (CAP_UNLIKELY(f->agg)) {
+		struct iovec v = {(void *)buf, n};
+		ssize_t ar;
+		if (agg_write(f, fd, &v, 1, off, 1, &ar))
+			return ar;
+	}
 	CAP_RW_BODY(real.pwrite64(fd, buf, n, off), LOG_KIND_WRITE, off, (uintptr_t)buf)
 	return r;
 }
@@ -274,6 +313,8 @@ CAP_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(readv)(fd, iov, cnt);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH | AGG_SYNCPOS);
 	CAP_RW_BODY(real.readv(fd, iov, cnt), LOG_KIND_READ, -1, iov_base0(iov, cnt))
 	return r;
 }
@@ -283,6 +324,11 @@ CAP_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(writev)(fd, iov, cnt);
+	if (CAP_UNLIKELY(f->agg)) {
+		ssize_t ar;
+		if (agg_write(f, fd, iov, cnt, -1, 0, &ar))
+			return ar;
+	}
 	CAP_RW_BODY(real.writev(fd, iov, cnt), LOG_KIND_WRITE, -1, iov_base0(iov, cnt))
 	return r;
 }
@@ -292,6 +338,8 @@ CAP_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(preadv)(fd, iov, cnt, off);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_RW_BODY(real.preadv(fd, iov, cnt, off), LOG_KIND_READ, off, iov_base0(iov, cnt))
 	return r;
 }
@@ -301,6 +349,8 @@ CAP_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t of
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(preadv64)(fd, iov, cnt, off);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_RW_BODY(real.preadv64(fd, iov, cnt, off), LOG_KIND_READ, off, iov_base0(iov, cnt))
 	return r;
 }
@@ -311,6 +361,8 @@ CAP_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, 
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(preadv2)(fd, iov, cnt, off, flags);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, off < 0 ? AGG_FLUSH | AGG_SYNCPOS : AGG_FLUSH);
 	CAP_RW_BODY(real.preadv2(fd, iov, cnt, off, flags), LOG_KIND_READ, off < 0 ? -1 : off, iov_base0(iov, cnt))
 	return r;
 }
@@ -320,6 +372,8 @@ CAP_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t 
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(preadv64v2)(fd, iov, cnt, off, flags);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, off < 0 ? AGG_FLUSH | AGG_SYNCPOS : AGG_FLUSH);
 	CAP_RW_BODY(real.preadv64v2(fd, iov, cnt, off, flags), LOG_KIND_READ, off < 0 ? -1 : off,
 		    iov_base0(iov, cnt))
 	return r;
@@ -330,6 +384,11 @@ CAP_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(pwritev)(fd, iov, cnt, off);
+	if (CAP_UNLIKELY(f->agg)) {
+		ssize_t ar;
+		if (agg_write(f, fd, iov, cnt, off, 1, &ar))
+			return ar;
+	}
 	CAP_RW_BODY(real.pwritev(fd, iov, cnt, off), LOG_KIND_WRITE, off, iov_base0(iov, cnt))
 	return r;
 }
@@ -339,6 +398,11 @@ CAP_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t o
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(pwritev64)(fd, iov, cnt, off);
+	if (CAP_UNLIKELY(f->agg)) {
+		ssize_t ar;
+		if (agg_write(f, fd, iov, cnt, off, 1, &ar))
+			return ar;
+	}
 	CAP_RW_BODY(real.pwritev64(fd, iov, cnt, off), LOG_KIND_WRITE, off, iov_base0(iov, cnt))
 	return r;
 }
@@ -348,6 +412,11 @@ CAP_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off,
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(pwritev2)(fd, iov, cnt, off, flags);
+	if (CAP_UNLIKELY(f->agg)) {
+		ssize_t ar;
+		if (agg_write(f, fd, iov, cnt, off < 0 ? -1 : off, off >= 0, &ar))
+			return ar;
+	}
 	CAP_RW_BODY(real.pwritev2(fd, iov, cnt, off, flags), LOG_KIND_WRITE, off < 0 ? -1 : off,
 		    iov_base0(iov, cnt))
 	return r;
@@ -358,6 +427,11 @@ CAP_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(pwritev64v2)(fd, iov, cnt, off, flags);
+	if (CAP_UNLIKELY(f->agg)) {
+		ssize_t ar;
+		if (agg_write(f, fd, iov, cnt, off < 0 ? -1 : off, off >= 0, &ar))
+			return ar;
+	}
 	CAP_RW_BODY(real.pwritev64v2(fd, iov, cnt, off, flags), LOG_KIND_WRITE, off < 0 ? -1 : off,
 		    iov_base0(iov, cnt))
 	return r;
@@ -370,6 +444,8 @@ CAP_EXPORT off_t lseek(int fd, off_t off, int whence)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(lseek)(fd, off, whence);
+	if (CAP_UNLIKELY(f->agg)) /* the end, data and holes include buffered bytes */
+		agg_before(f, fd, whence == SEEK_SET || whence == SEEK_CUR ? AGG_SYNCPOS : AGG_FLUSH | AGG_SYNCPOS);
 	uint64_t t0 = cap_now();
 	off_t r = real.lseek(fd, off, whence);
 	uint64_t t1 = cap_now();
@@ -384,6 +460,8 @@ CAP_EXPORT off64_t lseek64(int fd, off64_t off, int whence)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(lseek64)(fd, off, whence);
+	if (CAP_UNLIKELY(f->agg)) /* the end, data and holes include buffered bytes */
+		agg_before(f, fd, whence == SEEK_SET || whence == SEEK_CUR ? AGG_SYNCPOS : AGG_FLUSH | AGG_SYNCPOS);
 	uint64_t t0 = cap_now();
 	off64_t r = real.lseek64(fd, off, whence);
 	uint64_t t1 = cap_now();
@@ -404,7 +482,13 @@ CAP_EXPORT int fsync(int fd)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(fsync)(fd);
+	int derr = CAP_UNLIKELY(f->agg) ? agg_before(f, fd, AGG_FLUSH | AGG_DURABLE | AGG_PACKSYNC) : 0;
 	CAP_FD_META(real.fsync(fd), LOG_C_FSYNCS)
+	if (CAP_UNLIKELY(derr) && r == 0) {
+		/* a write-back failed after the write had returned: reported here, as the kernel would */
+		errno = derr;
+		r = -1;
+	}
 	return r;
 }
 
@@ -413,7 +497,13 @@ CAP_EXPORT int fdatasync(int fd)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(fdatasync)(fd);
+	int derr = CAP_UNLIKELY(f->agg) ? agg_before(f, fd, AGG_FLUSH | AGG_DURABLE | AGG_PACKSYNC) : 0;
 	CAP_FD_META(real.fdatasync(fd), LOG_C_FSYNCS)
+	if (CAP_UNLIKELY(derr) && r == 0) {
+		/* a write-back failed after the write had returned: reported here, as the kernel would */
+		errno = derr;
+		r = -1;
+	}
 	return r;
 }
 
@@ -422,8 +512,29 @@ CAP_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flag
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(sync_file_range)(fd, off, n, flags);
+	int derr = CAP_UNLIKELY(f->agg) ? agg_before(f, fd, AGG_FLUSH | AGG_DURABLE | AGG_PACKSYNC) : 0;
 	CAP_FD_META(real.sync_file_range(fd, off, n, flags), LOG_C_FSYNCS)
+	if (CAP_UNLIKELY(derr) && r == 0) {
+		/* a write-back failed after the write had returned: reported here, as the kernel would */
+		errno = derr;
+		r = -1;
+	}
 	return r;
+}
+
+/* syncfs and sync: everything buffered is written back first, so they cover it. */
+CAP_EXPORT int syncfs(int fd)
+{
+	if (CAP_UNLIKELY(agg_on) && cap_active())
+		agg_flush_all(1);
+	return REAL(syncfs)(fd);
+}
+
+CAP_EXPORT void sync(void)
+{
+	if (CAP_UNLIKELY(agg_on) && cap_active())
+		agg_flush_all(1);
+	REAL(sync)();
 }
 
 CAP_EXPORT int ftruncate(int fd, off_t len)
@@ -431,6 +542,8 @@ CAP_EXPORT int ftruncate(int fd, off_t len)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(ftruncate)(fd, len);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.ftruncate(fd, len), LOG_C_META_OTHER)
 	return r;
 }
@@ -440,6 +553,8 @@ CAP_EXPORT int ftruncate64(int fd, off64_t len)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(ftruncate64)(fd, len);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.ftruncate64(fd, len), LOG_C_META_OTHER)
 	return r;
 }
@@ -449,6 +564,8 @@ CAP_EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(fallocate)(fd, mode, off, len);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.fallocate(fd, mode, off, len), LOG_C_META_OTHER)
 	return r;
 }
@@ -458,6 +575,8 @@ CAP_EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(fallocate64)(fd, mode, off, len);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.fallocate64(fd, mode, off, len), LOG_C_META_OTHER)
 	return r;
 }
@@ -486,6 +605,8 @@ CAP_EXPORT int posix_fallocate(int fd, off_t off, off_t len)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(posix_fallocate)(fd, off, len);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.posix_fallocate(fd, off, len), LOG_C_META_OTHER)
 	return r;
 }
@@ -495,6 +616,8 @@ CAP_EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(posix_fallocate64)(fd, off, len);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.posix_fallocate64(fd, off, len), LOG_C_META_OTHER)
 	return r;
 }
@@ -552,6 +675,8 @@ static void *mmap_common(void *r, int fd, size_t len, uint64_t t0, uint64_t t1)
 	cap_note_meta_fd(f, LOG_C_MMAPS, r == MAP_FAILED, t0, t1);
 	if (r != MAP_FAILED)
 		map_remember(r, len, f->rec);
+	if (CAP_UNLIKELY(f->agg) && r != MAP_FAILED)
+		agg_mmap(f, fd, r);
 	return r;
 }
 
@@ -559,6 +684,8 @@ CAP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 {
 	if (fd < 0 || (flags & MAP_ANONYMOUS) || !cap_fd_get(fd))
 		return REAL(mmap)(addr, len, prot, flags, fd, off);
+	if (CAP_UNLIKELY(cap.fds[fd].agg)) /* the mapping shows the file: buffered bytes go first */
+		agg_before(&cap.fds[fd], fd, AGG_FLUSH | AGG_SYNCPOS);
 	uint64_t t0 = cap_now();
 	void *r = real.mmap(addr, len, prot, flags, fd, off);
 	uint64_t t1 = cap_now();
@@ -572,6 +699,8 @@ CAP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off
 {
 	if (fd < 0 || (flags & MAP_ANONYMOUS) || !cap_fd_get(fd))
 		return REAL(mmap64)(addr, len, prot, flags, fd, off);
+	if (CAP_UNLIKELY(cap.fds[fd].agg)) /* the mapping shows the file: buffered bytes go first */
+		agg_before(&cap.fds[fd], fd, AGG_FLUSH | AGG_SYNCPOS);
 	uint64_t t0 = cap_now();
 	void *r = real.mmap64(addr, len, prot, flags, fd, off);
 	uint64_t t1 = cap_now();
@@ -584,6 +713,8 @@ CAP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off
 CAP_EXPORT int munmap(void *addr, size_t len)
 {
 	struct log_record *rec = cap_active() ? map_find((uintptr_t)addr, 1) : NULL;
+	if (CAP_UNLIKELY(agg_on) && rec)
+		agg_munmap(addr);
 	if (!rec)
 		return REAL(munmap)(addr, len);
 	uint64_t t0 = cap_now();
@@ -617,6 +748,8 @@ CAP_EXPORT int stat(const char *path, struct stat *st)
 {
 	if (!cap_active())
 		return REAL(stat)(path, st);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, 0, 0);
 	CAP_PATH_META(real.stat(path, st), AT_FDCWD, path, LOG_C_STATS)
 	return r;
 }
@@ -625,6 +758,8 @@ CAP_EXPORT int lstat(const char *path, struct stat *st)
 {
 	if (!cap_active())
 		return REAL(lstat)(path, st);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0);
 	CAP_PATH_META(real.lstat(path, st), AT_FDCWD, path, LOG_C_STATS)
 	return r;
 }
@@ -633,6 +768,8 @@ CAP_EXPORT int stat64(const char *path, struct stat64 *st)
 {
 	if (!cap_active())
 		return REAL(stat64)(path, st);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, 0, 0);
 	CAP_PATH_META(real.stat64(path, st), AT_FDCWD, path, LOG_C_STATS)
 	return r;
 }
@@ -641,6 +778,8 @@ CAP_EXPORT int lstat64(const char *path, struct stat64 *st)
 {
 	if (!cap_active())
 		return REAL(lstat64)(path, st);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0);
 	CAP_PATH_META(real.lstat64(path, st), AT_FDCWD, path, LOG_C_STATS)
 	return r;
 }
@@ -649,6 +788,8 @@ CAP_EXPORT int __xstat(int ver, const char *path, struct stat *st)
 {
 	if (!cap_active())
 		return REAL(__xstat)(ver, path, st);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, 0, 0);
 	CAP_PATH_META(real.__xstat(ver, path, st), AT_FDCWD, path, LOG_C_STATS)
 	return r;
 }
@@ -657,6 +798,8 @@ CAP_EXPORT int __lxstat(int ver, const char *path, struct stat *st)
 {
 	if (!cap_active())
 		return REAL(__lxstat)(ver, path, st);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0);
 	CAP_PATH_META(real.__lxstat(ver, path, st), AT_FDCWD, path, LOG_C_STATS)
 	return r;
 }
@@ -665,6 +808,8 @@ CAP_EXPORT int __xstat64(int ver, const char *path, struct stat64 *st)
 {
 	if (!cap_active())
 		return REAL(__xstat64)(ver, path, st);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, 0, 0);
 	CAP_PATH_META(real.__xstat64(ver, path, st), AT_FDCWD, path, LOG_C_STATS)
 	return r;
 }
@@ -673,6 +818,8 @@ CAP_EXPORT int __lxstat64(int ver, const char *path, struct stat64 *st)
 {
 	if (!cap_active())
 		return REAL(__lxstat64)(ver, path, st);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0);
 	CAP_PATH_META(real.__lxstat64(ver, path, st), AT_FDCWD, path, LOG_C_STATS)
 	return r;
 }
@@ -682,6 +829,8 @@ CAP_EXPORT int fstat(int fd, struct stat *st)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(fstat)(fd, st);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.fstat(fd, st), LOG_C_STATS)
 	return r;
 }
@@ -691,6 +840,8 @@ CAP_EXPORT int fstat64(int fd, struct stat64 *st)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(fstat64)(fd, st);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.fstat64(fd, st), LOG_C_STATS)
 	return r;
 }
@@ -700,6 +851,8 @@ CAP_EXPORT int __fxstat(int ver, int fd, struct stat *st)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(__fxstat)(ver, fd, st);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.__fxstat(ver, fd, st), LOG_C_STATS)
 	return r;
 }
@@ -709,6 +862,8 @@ CAP_EXPORT int __fxstat64(int ver, int fd, struct stat64 *st)
 	struct cap_fd *f = cap_fd_get(fd);
 	if (!f)
 		return REAL(__fxstat64)(ver, fd, st);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fd, AGG_FLUSH);
 	CAP_FD_META(real.__fxstat64(ver, fd, st), LOG_C_STATS)
 	return r;
 }
@@ -737,6 +892,8 @@ CAP_EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
 	if (!cap_active())
 		return REAL(fstatat)(dirfd, path, st, flags);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(dirfd, path, flags, 0);
 	CAP_AT_STAT(real.fstatat(dirfd, path, st, flags), dirfd, path, flags)
 	return r;
 }
@@ -745,6 +902,8 @@ CAP_EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int fla
 {
 	if (!cap_active())
 		return REAL(fstatat64)(dirfd, path, st, flags);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(dirfd, path, flags, 0);
 	CAP_AT_STAT(real.fstatat64(dirfd, path, st, flags), dirfd, path, flags)
 	return r;
 }
@@ -753,6 +912,8 @@ CAP_EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *st,
 {
 	if (!cap_active())
 		return REAL(__fxstatat)(ver, dirfd, path, st, flags);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(dirfd, path, flags, 0);
 	CAP_AT_STAT(real.__fxstatat(ver, dirfd, path, st, flags), dirfd, path, flags)
 	return r;
 }
@@ -761,6 +922,8 @@ CAP_EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 
 {
 	if (!cap_active())
 		return REAL(__fxstatat64)(ver, dirfd, path, st, flags);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(dirfd, path, flags, 0);
 	CAP_AT_STAT(real.__fxstatat64(ver, dirfd, path, st, flags), dirfd, path, flags)
 	return r;
 }
@@ -769,6 +932,8 @@ CAP_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, 
 {
 	if (!cap_active())
 		return REAL(statx)(dirfd, path, flags, mask, st);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(dirfd, path, flags, 0);
 	CAP_AT_STAT(real.statx(dirfd, path, flags, mask, st), dirfd, path, flags)
 	return r;
 }
@@ -795,6 +960,8 @@ CAP_EXPORT int unlink(const char *path)
 {
 	if (!cap_active())
 		return REAL(unlink)(path);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 1);
 	CAP_PATH_META(real.unlink(path), AT_FDCWD, path, LOG_C_META_OTHER)
 	return r;
 }
@@ -803,6 +970,8 @@ CAP_EXPORT int unlinkat(int dirfd, const char *path, int flags)
 {
 	if (!cap_active())
 		return REAL(unlinkat)(dirfd, path, flags);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(dirfd, path, AT_SYMLINK_NOFOLLOW, 1);
 	CAP_PATH_META(real.unlinkat(dirfd, path, flags), dirfd, path, LOG_C_META_OTHER)
 	return r;
 }
@@ -835,6 +1004,8 @@ CAP_EXPORT int truncate(const char *path, off_t len)
 {
 	if (!cap_active())
 		return REAL(truncate)(path, len);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, 0, 0);
 	CAP_PATH_META(real.truncate(path, len), AT_FDCWD, path, LOG_C_META_OTHER)
 	return r;
 }
@@ -843,6 +1014,8 @@ CAP_EXPORT int truncate64(const char *path, off64_t len)
 {
 	if (!cap_active())
 		return REAL(truncate64)(path, len);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, 0, 0);
 	CAP_PATH_META(real.truncate64(path, len), AT_FDCWD, path, LOG_C_META_OTHER)
 	return r;
 }
@@ -851,7 +1024,13 @@ CAP_EXPORT int rename(const char *from, const char *to)
 {
 	if (!cap_active())
 		return REAL(rename)(from, to);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, from, AT_SYMLINK_NOFOLLOW, 0);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, to, AT_SYMLINK_NOFOLLOW, 0); /* a file replaced by the rename */
 	CAP_PATH_META(real.rename(from, to), AT_FDCWD, from, LOG_C_RENAMES)
+	if (CAP_UNLIKELY(agg_on) && r == 0)
+		agg_after_rename(AT_FDCWD, to);
 	return r;
 }
 
@@ -859,7 +1038,13 @@ CAP_EXPORT int renameat(int fromfd, const char *from, int tofd, const char *to)
 {
 	if (!cap_active())
 		return REAL(renameat)(fromfd, from, tofd, to);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(fromfd, from, AT_SYMLINK_NOFOLLOW, 0);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(tofd, to, AT_SYMLINK_NOFOLLOW, 0); /* a file replaced by the rename */
 	CAP_PATH_META(real.renameat(fromfd, from, tofd, to), fromfd, from, LOG_C_RENAMES)
+	if (CAP_UNLIKELY(agg_on) && r == 0)
+		agg_after_rename(tofd, to);
 	return r;
 }
 
@@ -867,7 +1052,13 @@ CAP_EXPORT int renameat2(int fromfd, const char *from, int tofd, const char *to,
 {
 	if (!cap_active())
 		return REAL(renameat2)(fromfd, from, tofd, to, flags);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(fromfd, from, AT_SYMLINK_NOFOLLOW, 0);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(tofd, to, AT_SYMLINK_NOFOLLOW, 0); /* a file replaced by the rename */
 	CAP_PATH_META(real.renameat2(fromfd, from, tofd, to, flags), fromfd, from, LOG_C_RENAMES)
+	if (CAP_UNLIKELY(agg_on) && r == 0)
+		agg_after_rename(tofd, to);
 	return r;
 }
 
@@ -889,6 +1080,8 @@ CAP_EXPORT int dup2(int fd, int fd2)
 {
 	if (!cap_active())
 		return REAL(dup2)(fd, fd2);
+	if (CAP_UNLIKELY(agg_on) && fd != fd2 && cap_fd_get(fd2) && cap.fds[fd2].agg)
+		agg_close(&cap.fds[fd2], fd2); /* the implicit close of fd2 */
 	uint64_t t0 = cap_now();
 	int r = real.dup2(fd, fd2);
 	uint64_t t1 = cap_now();
@@ -901,6 +1094,8 @@ CAP_EXPORT int dup3(int fd, int fd2, int flags)
 {
 	if (!cap_active())
 		return REAL(dup3)(fd, fd2, flags);
+	if (CAP_UNLIKELY(agg_on) && fd != fd2 && cap_fd_get(fd2) && cap.fds[fd2].agg)
+		agg_close(&cap.fds[fd2], fd2); /* the implicit close of fd2 */
 	uint64_t t0 = cap_now();
 	int r = real.dup3(fd, fd2, flags);
 	uint64_t t1 = cap_now();
@@ -916,6 +1111,9 @@ static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
 	if (!cap_active())
 		return fn(fd, cmd, arg);
 	struct cap_fd *f = cap_fd_get(fd);
+	if (CAP_UNLIKELY(f && f->agg) && cmd == F_SETFL &&
+	    ((intptr_t)arg & (O_APPEND | O_DIRECT | O_SYNC | O_DSYNC)))
+		agg_before(f, fd, AGG_FLUSH | AGG_PASS);
 	uint64_t t0 = cap_now();
 	int r = fn(fd, cmd, arg);
 	uint64_t t1 = cap_now();
@@ -961,6 +1159,16 @@ static void note_move(int in, int64_t in_off, int out, int64_t out_off, ssize_t 
 		cap_note_rw(fo, LOG_KIND_WRITE, out_off, r, 0, t0, t1);
 }
 
+/* Both ends written back and at their modelled positions: the kernel moves the data itself. */
+static void agg_before_move(int in, int out)
+{
+	struct cap_fd *fi = cap_fd_get(in), *fo = cap_fd_get(out);
+	if (CAP_UNLIKELY(fi && fi->agg))
+		agg_before(fi, in, AGG_FLUSH | AGG_SYNCPOS);
+	if (CAP_UNLIKELY(fo && fo->agg))
+		agg_before(fo, out, AGG_FLUSH | AGG_SYNCPOS);
+}
+
 typedef ssize_t (*cap_move_fn)(int, off64_t *, int, off64_t *, size_t, unsigned int);
 
 /* copy_file_range and splice have one signature and one meaning here: a read of the input file
@@ -970,6 +1178,7 @@ static ssize_t move_common(cap_move_fn fn, int in, off64_t *in_off, int out, off
 {
 	if (!cap_fd_get(in) && !cap_fd_get(out))
 		return fn(in, in_off, out, out_off, len, flags);
+	agg_before_move(in, out);
 	int64_t io = in_off ? *in_off : -1, oo = out_off ? *out_off : -1;
 	uint64_t t0 = cap_now();
 	ssize_t r = fn(in, in_off, out, out_off, len, flags);
@@ -988,6 +1197,7 @@ CAP_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
 {
 	if (!cap_fd_get(in) && !cap_fd_get(out))
 		return REAL(sendfile)(out, in, off, n);
+	agg_before_move(in, out);
 	int64_t io = off ? *off : -1;
 	uint64_t t0 = cap_now();
 	ssize_t r = real.sendfile(out, in, off, n);
@@ -1000,6 +1210,7 @@ CAP_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 {
 	if (!cap_fd_get(in) && !cap_fd_get(out))
 		return REAL(sendfile64)(out, in, off, n);
+	agg_before_move(in, out);
 	int64_t io = off ? *off : -1;
 	uint64_t t0 = cap_now();
 	ssize_t r = real.sendfile64(out, in, off, n);

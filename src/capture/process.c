@@ -16,7 +16,7 @@
 #include "capture/core.h"
 
 #define CAP_MAX_EXEC_ARGS 4096
-#define CAP_ENV_SLOTS 8
+#define CAP_ENV_SLOTS 16
 
 CAP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
 {
@@ -151,6 +151,8 @@ CAP_EXPORT int execle(const char *path, const char *arg0, ...)
 CAP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
+	if (CAP_UNLIKELY(agg_on) && cap_active())
+		agg_flush_all(1); /* the child may read the files, and inherits their positions */
 	if (!cap_active() || !envp)
 		return REAL(posix_spawn)(pid, path, fa, at, argv, envp);
 	size_t n = 0;
@@ -163,6 +165,8 @@ CAP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 CAP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			    const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
+	if (CAP_UNLIKELY(agg_on) && cap_active())
+		agg_flush_all(1);
 	if (!cap_active() || !envp)
 		return REAL(posix_spawnp)(pid, file, fa, at, argv, envp);
 	size_t n = 0;

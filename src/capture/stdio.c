@@ -52,6 +52,8 @@ static ssize_t hook_read(FILE *fp, void *buf, ssize_t n)
 	struct cap_fd *f = cap_fd_get(fp->_fileno);
 	if (!f)
 		return orig_read(fp, buf, n);
+	if (CAP_UNLIKELY(f->agg)) /* a stream on an aggregated file sees what write() buffered */
+		agg_before(f, fp->_fileno, AGG_FLUSH | AGG_SYNCPOS);
 	uint64_t t0 = cap_now();
 	ssize_t r = orig_read(fp, buf, n);
 	uint64_t t1 = cap_now();
@@ -68,6 +70,8 @@ static ssize_t hook_write(FILE *fp, const void *buf, ssize_t n)
 	struct cap_fd *f = cap_fd_get(fp->_fileno);
 	if (!f)
 		return orig_write(fp, buf, n);
+	if (CAP_UNLIKELY(f->agg)) /* stdio buffers itself: its write goes through, after ours */
+		agg_before(f, fp->_fileno, AGG_FLUSH | AGG_SYNCPOS);
 	uint64_t t0 = cap_now();
 	ssize_t r = orig_write(fp, buf, n);
 	uint64_t t1 = cap_now();
@@ -96,6 +100,8 @@ static off64_t hook_seek(FILE *fp, off64_t off, int whence)
 		fopen_seek.fd = fp->_fileno;
 		return r;
 	}
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fp->_fileno, whence == SEEK_SET || whence == SEEK_CUR ? AGG_SYNCPOS : AGG_FLUSH | AGG_SYNCPOS);
 	uint64_t t0 = cap_now();
 	off64_t r = orig_seek(fp, off, whence);
 	uint64_t t1 = cap_now();
@@ -114,6 +120,8 @@ static int hook_close(FILE *fp)
 			cap_fd_close(fd);
 		return orig_close(fp);
 	}
+	if (CAP_UNLIKELY(f->agg))
+		agg_close(f, fd);
 	uint64_t t0 = cap_now();
 	int r = orig_close(fp);
 	uint64_t t1 = cap_now();
@@ -129,6 +137,8 @@ static int hook_stat(FILE *fp, void *st)
 	struct cap_fd *f = cap_fd_get(fp->_fileno);
 	if (!f)
 		return orig_stat(fp, st);
+	if (CAP_UNLIKELY(f->agg))
+		agg_before(f, fp->_fileno, AGG_FLUSH);
 	uint64_t t0 = cap_now();
 	int r = orig_stat(fp, st);
 	uint64_t t1 = cap_now();

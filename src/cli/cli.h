@@ -23,6 +23,7 @@ int cmd_umount(int argc, char **argv);
 pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, const char *job, int trace, int argc,
 		      char **argv);
 int cli_mount_finish(pid_t pid);
+int cmd_unpack(int argc, char **argv);
 
 /* The live directories to scan on this node: the caller's own, or every user's for root.
  * Fills up to max paths into dirs (each CLI_PATH bytes); returns how many. */

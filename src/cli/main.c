@@ -22,6 +22,7 @@ static const struct {
 	{"mount", cmd_mount, "mount [-o DIR] [--background] SRC MNT         mount-point monitor (FUSE pass-through)"},
 	{"umount", cmd_umount, "umount MNT                                  unmount a monitor, or clear one that died"},
 	{"recover", cmd_recover, "recover [-o DIR] [FILE...]                  finalize logs of processes that died"},
+	{"unpack", cmd_unpack, "unpack [--check] DIR|PACKFILE...           rebuild files aggregated with placement=packed"},
 };
 
 static void usage(FILE *f)

@@ -24,11 +24,13 @@
 #include "iostrata/reader.h"
 #include "kernel/collect.h"
 #include "kernel/session.h"
+#include "capture/agg_shm.h"
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
-			"[--include PREFIX]... [--trace [--trace-mb N]] [--kernel [--kernel-events]] [--mount SRC:MNT]... [-q] -- CMD [ARGS...]\n");
+			"[--include PREFIX]... [--trace [--trace-mb N]] [--kernel [--kernel-events]] [--mount SRC:MNT]...\n"
+			"       [--aggregate PATTERN[:threshold=64K,small=512,buffer=32M]] [-q] -- CMD [ARGS...]\n");
 }
 
 static int lib_path(char *buf, size_t len)
@@ -323,6 +325,71 @@ static void kernel_finish(struct kernel_run *kr, const char *dir, const char *ho
 	kr->on = 0;
 }
 
+/* ---------- what killed processes left in the shared ring ---------- */
+
+static int cli_fd_for(struct agg_shm *s, uint32_t i, int *own)
+{
+	*own = 0;
+	int fd = open(s->files[i].path, O_WRONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != s->files[i].dev ||
+			(uint64_t)st.st_ino != s->files[i].ino)) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
+static ssize_t cli_pwritev(struct agg_shm *s, uint32_t i, int fd, const struct iovec *v, int n, off_t off)
+{
+	(void)s, (void)i;
+	return pwritev(fd, v, n, off);
+}
+
+/* The job's ring is created and allocated here, before CMD starts (the seed's I/O process set up
+ * before the application), and this process stays attached while CMD runs: the ring lives as
+ * long as the job, whatever processes come and go, and no process of the job pays for creating it.
+ * At the end this process leaves it last: what killed processes left is written back, the pack
+ * file committed and the ring removed. */
+static struct agg_shm *agg_ring;
+static char agg_name[256];
+static struct agg_io agg_cli_io = {.fd_for = cli_fd_for, .open = open, .close = close, .writev = writev,
+				   .pread = pread, .fsync = fsync, .pwritev = cli_pwritev, .stall = NULL};
+
+static void agg_start(const char *spec, const char *job, const char *outdir)
+{
+	struct agg_spec sp;
+	char why[200], pack[CLI_PATH + 256], host[128] = "host";
+	if (agg_spec_parse(spec, &sp, why, sizeof why) < 0)
+		return;
+	agg_shm_name(agg_name, sizeof agg_name, job);
+	gethostname(host, sizeof host - 1);
+	snprintf(pack, sizeof pack, "%s/agg-%s.pack", sp.packdir[0] ? sp.packdir : outdir, host);
+	agg_ring = agg_shm_attach(agg_name, sp.buffer, ftruncate, sp.packed ? pack : NULL, &agg_cli_io);
+	if (!agg_ring) /* the processes of the job create it themselves */
+		fprintf(stderr, "iostrata run: shared aggregation buffer %s: %s\n", agg_name, strerror(errno));
+}
+
+static void agg_leftovers(const char *job, int quiet)
+{
+	if (!agg_ring) { /* not ours: a process of the job made it; clean up after killed ones */
+		int r;
+		agg_shm_name(agg_name, sizeof agg_name, job);
+		r = agg_shm_cleanup(agg_name, &agg_cli_io);
+		if (r > 0 && !quiet)
+			fprintf(stderr, "iostrata: wrote back the shared aggregation buffer of killed processes (%s)\n", agg_name);
+		else if (r < 0)
+			fprintf(stderr, "iostrata: shared aggregation buffer %s: %s\n", agg_name, strerror(-r));
+		return;
+	}
+	int left = agg_shm_used(agg_ring) != 0;
+	agg_shm_detach(agg_ring, agg_name, &agg_cli_io);
+	agg_ring = NULL;
+	if (left && !quiet)
+		fprintf(stderr, "iostrata: wrote back the shared aggregation buffer of killed processes (%s)\n", agg_name);
+}
+
 #define MAX_MOUNTS 8
 
 int cmd_run(int argc, char **argv)
@@ -333,6 +400,7 @@ int cmd_run(int argc, char **argv)
 	const char *out = NULL, *job = NULL, *maxrec = NULL;
 	char excl[CLI_PATH] = "", incl[CLI_PATH] = "";
 	const char *trace_mb = NULL;
+	const char *aggregate = NULL;
 	int quiet = 0, kernel = 0, kernel_events = 0, trace = 0, i;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -364,6 +432,14 @@ int cmd_run(int argc, char **argv)
 			snprintf(msrc[nmounts], sizeof msrc[nmounts], "%.*s", (int)(colon - m), m);
 			snprintf(mmnt[nmounts], sizeof mmnt[nmounts], "%s", colon + 1);
 			nmounts++;
+		} else if (!strcmp(a, "--aggregate") && i + 1 < argc) {
+			struct agg_spec sp;
+			char why[200];
+			aggregate = argv[++i];
+			if (agg_spec_parse(aggregate, &sp, why, sizeof why) < 0) {
+				fprintf(stderr, "iostrata run: --aggregate '%s': %s\n", aggregate, why);
+				return 2;
+			}
 		} else if (!strcmp(a, "--trace")) {
 			trace = 1;
 		} else if (!strcmp(a, "--trace-mb") && i + 1 < argc) {
@@ -443,6 +519,10 @@ int cmd_run(int argc, char **argv)
 		setenv("IOSTRATA_EXCLUDE", excl, 1);
 	if (incl[0])
 		setenv("IOSTRATA_INCLUDE", incl, 1);
+	if (aggregate) {
+		setenv("IOSTRATA_AGGREGATE", aggregate, 1);
+		agg_start(aggregate, job, absout);
+	}
 	if (trace) {
 		setenv("IOSTRATA_TRACE", "1", 1);
 		if (trace_mb)
@@ -525,6 +605,8 @@ int cmd_run(int argc, char **argv)
 		if (cli_mount_finish(mpid[m]) != 0)
 			fprintf(stderr, "iostrata run: the monitor of %s did not end cleanly\n", mmnt[m]);
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+	if (getenv("IOSTRATA_AGGREGATE"))
+		agg_leftovers(job, quiet);
 	finish_killed(absout, pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	if (!existed && WIFEXITED(st) && (code == 127 || code == 126))
 		rmdir(absout); /* CMD never started: leave no empty job directory behind (fails if not empty) */

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SIGKILL and write aggregation (docs/AGGREGATION.md, "What SIGKILL can lose"):
+# 1. a writer killed mid-checkpoint loses exactly the writes still in its small-write buffer (the
+#    last (smalls mod 128) writes under 512 B: within 128 x 512 B) and nothing else: its ring
+#    entries are written back by `iostrata run` at the end of the job;
+# 2. a flusher killed in the middle of a drain, holding the drain lock: the next process takes the
+#    lock over (robust mutex), rewrites the batch and everything else, so its own file is complete
+#    and the dead one's file holds everything but its small-write buffer.
+# 3. ENOSPC on a 1 MiB tmpfs: buffered writes return, the error comes back at fsync (or close).
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/capture_helpers.sh"
+need_prog agg_ckpt agg_rules
+CHECK=/usr/bin/python3
+tool="$ROOT/tests/integration/tools/agg_check.py"
+
+wait_file() { # FILE: wait (bounded) until it exists and is not empty
+	for _ in $(seq 600); do [ -s "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+# 1. writer killed
+mkdir -p "$T/k"
+"$IOSTRATA" run -q -o "$T/kjob" --job "aggk-$(basename "$T")" --aggregate "$T/k/*.ck" -- \
+	"$PROGS/agg_ckpt" "$T/k/w.ck" 5 150 hold >/dev/null 2>"$T/k.err" &
+run=$!
+if wait_file "$T/k/w.ck.ready"; then
+	kill -9 "$(cat "$T/k/w.ck.ready")"
+	wait $run
+	eq "killed writer: iostrata run exits 137" 137 $?
+	res=$($CHECK "$tool" "$T/k/w.ck" 5 "$T/k/w.ck.sizes" 512 128)
+	lost=$(echo "$res" | sed 's/.*writes \([0-9]*\) bytes.*/\1/')
+	eq "killed writer: every byte but the small-write buffer's is in the file" "bad 0" "${res##*; }"
+	n=$(echo "$res" | awk '{print $2}')
+	if [ "$n" -gt 0 ] && [ "$n" -le 128 ] && [ "$lost" -le $((128 * 512)) ]; then
+		ok "killed writer: lost $n writes, $lost bytes (bound 128 writes, 65536 bytes)"
+	else
+		fail "killed writer: loss within the bound" "$res"
+	fi
+	eq "killed writer: the ring was written back and removed" absent "$([ -e "/dev/shm/iostrata-agg-$(id -u)-aggk-$(basename "$T")" ] && echo present || echo absent)"
+else
+	fail "killed writer" "never got ready"
+	kill $run
+fi
+
+# 2. flusher killed while holding the drain lock
+mkdir -p "$T/f"
+job="aggf-$(basename "$T")"
+IOSTRATA_AGGREGATE="$T/f/*.ck:buffer=1M" IOSTRATA_JOB="$job" IOSTRATA_OUT="$T/fjob" LD_PRELOAD="$PRELOAD" \
+	IOSTRATA_AGG_TEST_STALL="$T/f/stall" "$PROGS/agg_ckpt" "$T/f/a.ck" 11 400 hold >/dev/null 2>&1 &
+apid=$!
+if wait_file "$T/f/stall"; then
+	eq "flusher: the stalled flusher is the writer" "$apid" "$(cat "$T/f/stall")"
+	kill -9 "$apid"
+	wait "$apid" 2>/dev/null
+	IOSTRATA_AGGREGATE="$T/f/*.ck:buffer=1M" IOSTRATA_JOB="$job" IOSTRATA_OUT="$T/fjob" LD_PRELOAD="$PRELOAD" \
+		timeout 120 "$PROGS/agg_ckpt" "$T/f/b.ck" 12 300 >/dev/null 2>"$T/f/b.err"
+	eq "flusher: the next process took over and finished" 0 $?
+	"$PROGS/agg_ckpt" "$T/f/b.plain" 12 300 >/dev/null
+	eq "flusher: its own file is complete" "$(sha256sum <"$T/f/b.plain")" "$(sha256sum <"$T/f/b.ck")"
+	res=$($CHECK "$tool" "$T/f/a.ck" 11 "$T/f/a.ck.sizes" 512 128)
+	eq "flusher: the dead flusher's file has every byte but its small-write buffer's" "bad 0" "${res##*; }"
+	eq "flusher: the ring was removed by the last process" absent "$([ -e "/dev/shm/iostrata-agg-$(id -u)-$job" ] && echo present || echo absent)"
+else
+	fail "flusher" "never stalled"
+	kill -9 $apid
+fi
+
+# 3. ENOSPC
+mkdir -p "$T/small"
+if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
+	for how in fsync close; do
+		"$IOSTRATA" run -q -o "$T/ejob$how" --aggregate "$T/small/*" -- "$PROGS/agg_rules" "enospc_$how" "$T/small" >"$T/e.$how" 2>&1
+		eq "ENOSPC ($how): every buffered write returned" "writes 1000 failed 0" "$(grep '^writes' "$T/e.$how")"
+		if [ $how = fsync ]; then
+			eq "ENOSPC: fsync returns it" "fsync: -1 errno 28" "$(grep '^fsync' "$T/e.$how")"
+			eq "ENOSPC: reported once (close then succeeds)" "close: 0" "$(grep '^close' "$T/e.$how")"
+		else
+			eq "ENOSPC: close returns it" "close: -1 errno 28" "$(grep '^close' "$T/e.$how")"
+		fi
+		eq "ENOSPC ($how): the file holds what fit, 1 MiB" "1048576" "$(stat -c %s "$T/small/x.dat")"
+		rm -f "$T/small/x.dat"
+	done
+	umount "$T/small"
+else
+	skip "ENOSPC" "cannot mount a tmpfs (not root)"
+fi
+
+# 4. SIGTERM sent to a thread that is (most of the time) inside the library's aggregation code,
+#    while a second thread writes too, 10 times: the signal is deferred until the thread leaves
+#    that code, everything is flushed and the process dies by SIGTERM — no deadlock (bounded by
+#    timeout), and each file is exactly the data function up to its length, no hole.
+mkdir -p "$T/t"
+hung=0 notterm=0 bad=0
+for i in $(seq 10); do
+	timeout -s KILL 30 "$IOSTRATA" run -q -o "$T/tjob$i" --aggregate "$T/t/*" -- "$PROGS/agg_ckpt" "$T/t/w$i" 9 $((40 + 7 * i)) term
+	rc=$?
+	[ $rc -eq 137 ] && hung=$((hung + 1))
+	[ $rc -ne 143 ] && notterm=$((notterm + 1))
+	for k in 0 1; do
+		b=$($CHECK -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+s = int(sys.argv[2])
+p = bytes(((o * 131 + s) >> 3) & 0xff for o in range(2048))  # the data function has period 2048
+e = (p * (len(d) // 2048 + 1))[:len(d)]
+print((0 if d == e else sum(1 for x, y in zip(d, e) if x != y)) + (len(d) == 0))' "$T/t/w$i.$k" 9)
+		bad=$((bad + b))
+	done
+	rm -f "$T/t/w$i".*
+done
+eq "SIGTERM inside aggregation code: no run hung" 0 "$hung"
+eq "SIGTERM inside aggregation code: every run died by SIGTERM (exit 143)" 0 "$notterm"
+eq "SIGTERM inside aggregation code: every file is the data function with no hole" 0 "$bad"

@@ -187,8 +187,10 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	return n < 0 ? -e : n;
 }
 
-static ssize_t io_splice_receive(int fdin, off_t *offin, int fdout, off_t *offout, size_t len, unsigned int flags,
-				 void *userdata)
+/* libfuse offers its splice paths to a custom I/O only when it brings its own splice calls:
+ * without them every read's reply would be copied through a fresh buffer. */
+static ssize_t io_splice(int fdin, off_t *offin, int fdout, off_t *offout, size_t len, unsigned int flags,
+			 void *userdata)
 {
 	(void)userdata;
 	ssize_t n = splice(fdin, offin, fdout, offout, len, flags);
@@ -253,7 +255,7 @@ int mnt_serve(const struct mnt_options *o)
 		fuse_remove_signal_handlers(se);
 		goto err;
 	}
-	struct fuse_custom_io io = {.read = io_read, .writev = io_writev, .splice_receive = io_splice_receive};
+	struct fuse_custom_io io = {.read = io_read, .writev = io_writev, .splice_receive = io_splice, .splice_send = io_splice};
 	if (fuse_session_custom_io(se, &io, fuse_session_fd(se)) != 0) {
 		fprintf(stderr, "iostrata mount: cannot take over the session's I/O\n");
 		fuse_unmount(f);

@@ -653,7 +653,7 @@ static void test_corruption(void)
 	memcpy(h->magic, LOG_MAGIC, 8);
 
 	h->version = 7;
-	expect_error("bad version", buf, size, "unsupported format version 7 (this reader reads 2)");
+	expect_error("bad version", buf, size, "unsupported format version 7 (this reader reads 3)");
 	h->version = LOG_VERSION;
 	h->endian = __builtin_bswap32(LOG_ENDIAN_MARK);
 	expect_error("other byte order", buf, size, "other byte order");

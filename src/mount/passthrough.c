@@ -635,8 +635,9 @@ static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 	void *mem = NULL;
 	ssize_t n = -1;
 	int e = 0;
-	if (!(h->flags & O_DIRECT))
-		n = read_spliced(h->fd, size, off, bv);
+	/* O_DIRECT too: the kernel splices such a file by reading it directly into the pipe's
+	 * pages (no page cache), so the read still goes to the device */
+	n = read_spliced(h->fd, size, off, bv);
 	if (n < 0) {
 		/* page-aligned, so an O_DIRECT descriptor on SRC accepts it */
 		if (posix_memalign(&mem, 4096, size ? size : 1)) {

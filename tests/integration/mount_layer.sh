@@ -155,3 +155,11 @@ PY
 eq "content: 1000 random reads and 500 random writes through the mount match SRC, no short read" "0 0" "$(cat "$T/content.out")"
 "$IOSTRATA" umount "$MNT" >/dev/null
 eq "content: SRC's file equals the reference after the writes" "$(sha256sum <"$T/rnd.copy")" "$(sha256sum <"$SRC/rnd")"
+
+# --- O_DIRECT reads: spliced too (the kernel reads such a file straight into the pipe's pages) -----
+head -c 10485760 /dev/urandom >"$SRC/dr"
+"$IOSTRATA" run -q -o "$T/j6" --mount "$SRC:$MNT" -- dd if="$MNT/dr" of="$T/dr.out" bs=1M iflag=direct status=none
+eq "O_DIRECT reads: exit status" 0 $?
+eq "O_DIRECT reads: the data as on SRC" "$(sha256sum <"$SRC/dr")" "$(sha256sum <"$T/dr.out")"
+eq "O_DIRECT reads: 10 MiB at the mount layer, as at the user layer" "10485760 10485760" \
+	"$(fcount "$T/j6" mount "$MNT/dr" bytes_read) $(fcount "$T/j6" posix "$MNT/dr" bytes_read)"

@@ -605,7 +605,7 @@ void agg_before_path(int dirfd, const char *path, int atflags, int unlinking)
 	uint32_t a = file_of((uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (a) {
 		struct agg_file *x = &files[a - 1];
-		flush_file(x, !unlinking);
+		flush_file(x, 1); /* in place: it stays readable through its descriptors */
 		if (unlinking && x->shm >= 0) { /* the name goes: nobody else could write it back by path */
 			if (ring->packed) { /* and unpack must not bring the file back */
 				ring->files[x->shm].path[0] = 0;

@@ -29,7 +29,7 @@ rule=(dup "1 positions per open file description, dup/dup2/F_DUPFD/fork, two ope
 	sync "5 fsync, fdatasync, sync_file_range, syncfs, sync, close write back"
 	meta "6 rename, truncate, ftruncate, fallocate, copy_file_range, sendfile, unlink"
 	mmap "7 mmap sees buffered bytes, writes pass through while mapped"
-	proc "8 fork, exec, posix_spawn, SIGTERM"
+	proc "8 fork, exec, posix_spawn, SIGTERM, SIGINT"
 	threads "9 threads: own files and one shared file"
 	errno "10 errno is the application's")
 for ((k = 0; k < ${#rule[@]}; k += 2)); do
@@ -51,6 +51,8 @@ for ((k = 0; k < ${#rule[@]}; k += 2)); do
 done
 # the transcripts are not vacuous
 eq "rule 8: SIGTERM killed the child by the signal after the flush" "SIGTERM child: signalled 1 sig 15" "$(grep 'SIGTERM child' "$T/proc.a.out")"
+eq "rule 8: SIGINT killed the child by the signal after the flush" "SIGINT child: signalled 1 sig 2" "$(grep 'SIGINT child' "$T/proc.a.out")"
+eq "rule 8: the SIGINTed child's 6000 bytes are in its file" "6000" "$(stat -c %s "$T/proc.agg/k5.dat")"
 eq "rule 8: the application still sees SIG_DFL" "SIGTERM disposition default: 1" "$(grep 'disposition' "$T/proc.a.out")"
 eq "rule 8: exec'd wc counts the buffered bytes" "1100 k2.dat" "$(grep 'k2.dat' "$T/proc.a.out")"
 eq "rule 8: spawned wc counts the buffered bytes" "300 k3.dat" "$(grep 'k3.dat' "$T/proc.a.out")"

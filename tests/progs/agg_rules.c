@@ -387,6 +387,17 @@ static void m_proc(void)
 	waitpid(c, &st, 0);
 	printf("SIGTERM child: signalled %d sig %d\n", WIFSIGNALED(st), WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	raw("after SIGTERM", "k4.dat");
+	c = fork();
+	if (c == 0) {
+		int f5 = open("k5.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		for (int i = 0; i < 30; i++)
+			write(f5, fill(200, i), 200);
+		raise(SIGINT);
+		_exit(3);
+	}
+	waitpid(c, &st, 0);
+	printf("SIGINT child: signalled %d sig %d\n", WIFSIGNALED(st), WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	raw("after SIGINT", "k5.dat");
 	struct sigaction sa;
 	sigaction(SIGTERM, NULL, &sa);
 	printf("SIGTERM disposition default: %d\n", sa.sa_handler == SIG_DFL);

@@ -711,7 +711,7 @@ static int op_write_buf(const char *path, struct fuse_bufvec *buf, off_t off, st
 	uint64_t t1 = mnt_now();
 	/* write-back of mapped pages is charged to the handle's opener (requester() does that) */
 	mnt_note_rw(fs_of()->log, rec_of_handle(h), LOG_KIND_WRITE, (uint64_t)off, n, t0, t1);
-	return n < 0 ? (int)n : (int)n;
+	return (int)n; /* bytes written, or -errno */
 }
 
 static int op_flush(const char *path, struct fuse_file_info *fi)

@@ -14,6 +14,12 @@
 
 #include "mount/mlog.h"
 
+/* Replies to reads are spliced from a pipe only when the whole reply fits one; a pipe holds at
+ * most fs.pipe-max-size (1 MiB by default) and libfuse wants a few pages of room besides: reads
+ * are asked in pieces of 512 KiB, each spliced, rather than 1 MiB copied (the mount option and
+ * the INIT reply must agree). */
+#define MNT_MAX_READ (512u << 10)
+
 struct mnt_options {
 	const char *src, *mnt; /* absolute paths */
 	struct mnt_log_options log;

@@ -831,6 +831,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->auto_cache = 0;
 	/* one request per application write up to 1 MiB */
 	conn->max_write = 1u << 20;
+	conn->max_read = MNT_MAX_READ;
 	conn->max_readahead = 1u << 20;
 	conn->want |= conn->capable & (FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_MOVE);
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;

@@ -225,8 +225,8 @@ int mnt_serve(const struct mnt_options *o)
 	 * the option, so a live path with one is not named. */
 	char opts[MNT_PATH_MAX + 256];
 	const char *live = mnt_log_live_path(fs.log);
-	snprintf(opts, sizeof opts, "fsname=%s,subtype=iostrata,default_permissions%s",
-		 strchr(live, ',') ? "iostrata" : live, geteuid() == 0 ? ",allow_other" : "");
+	snprintf(opts, sizeof opts, "fsname=%s,subtype=iostrata,default_permissions,max_read=%u%s",
+		 strchr(live, ',') ? "iostrata" : live, MNT_MAX_READ, geteuid() == 0 ? ",allow_other" : "");
 	char *argv[] = {"iostrata-mount", "-o", opts, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	io_state.fs = &fs;

@@ -163,3 +163,5 @@ eq "O_DIRECT reads: exit status" 0 $?
 eq "O_DIRECT reads: the data as on SRC" "$(sha256sum <"$SRC/dr")" "$(sha256sum <"$T/dr.out")"
 eq "O_DIRECT reads: 10 MiB at the mount layer, as at the user layer" "10485760 10485760" \
 	"$(fcount "$T/j6" mount "$MNT/dr" bytes_read) $(fcount "$T/j6" posix "$MNT/dr" bytes_read)"
+eq "O_DIRECT reads: each 1 MiB read is two requests of 512 KiB (max_read), the read at the end one" "11 21" \
+	"$(fcount "$T/j6" posix "$MNT/dr" reads) $(fcount "$T/j6" mount "$MNT/dr" reads)"

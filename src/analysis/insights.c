@@ -131,6 +131,10 @@ static int small_ops(struct ana_profile *p, const struct ana_layer *L, int stand
 
 	if (ops < MIN_OPS || share(small, ops) <= SMALL_OP_SHARE || !io_time)
 		return 0;
+	/* mostly aggregated already: the `aggregated` insight says what became of them */
+	if (write && !standin &&
+	    share(L->c[LOG_C_AGG_SMALL] + L->c[LOG_C_AGG_MEDIUM] + L->c[LOG_C_AGG_DIRECT], ops) >= 0.5)
+		return 0;
 	/* Per-op times are not kept: give each file's small ops their share of that file's time. */
 	double small_time = 0;
 	for (size_t i = 0; i < p->nfiles; i++) {
@@ -405,6 +409,28 @@ static int aggregation(struct ana_profile *p)
 			return -1;
 	}
 	return 0;
+}
+
+/* What write aggregation did with the writes it handled (counters of the POSIX layer). */
+static int aggregated(struct ana_profile *p)
+{
+	const struct ana_layer *L = &p->layers[LOG_LAYER_POSIX];
+	uint64_t sm = L->c[LOG_C_AGG_SMALL], md = L->c[LOG_C_AGG_MEDIUM], di = L->c[LOG_C_AGG_DIRECT];
+	uint64_t app = sm + md + di, calls = di + L->c[LOG_C_AGG_ISSUED_WRITES];
+	if (!app)
+		return 0;
+	char a[ANA_UNIT_LEN], b[ANA_UNIT_LEN], c[ANA_UNIT_LEN], d[ANA_UNIT_LEN], e[ANA_UNIT_LEN], f[ANA_UNIT_LEN];
+	ana_fmt_count(a, sizeof a, app);
+	ana_fmt_count(b, sizeof b, sm);
+	ana_fmt_count(c, sizeof c, md);
+	ana_fmt_count(d, sizeof d, di);
+	ana_fmt_count(e, sizeof e, calls);
+	ana_fmt_pct(f, sizeof f, share(calls, app));
+	return add_insight(p, "aggregated",
+			   "%s writes went through write aggregation (%s into the process buffer, %s into the shared "
+			   "ring, %s direct) and reached the file system as %s write calls (%s of them); close and "
+			   "fsync of those files include writing the buffered bytes back.",
+			   a, b, c, d, e, f);
 }
 
 static int rereads(struct ana_profile *p)
@@ -715,7 +741,7 @@ int ana_insights_build(struct ana_profile *p)
 	if (metadata_heavy(p, S, "system-call"))
 		return -ENOMEM;
 	if (small_files(p) || imbalance(p) || unaligned(p) || unused_opens(p) || rereads(p) || errors(p) ||
-	    io_mode(p) || kernel_insights(p) || aggregation(p))
+	    io_mode(p) || kernel_insights(p) || aggregation(p) || aggregated(p))
 		return -ENOMEM;
 	return 0;
 }

@@ -43,6 +43,7 @@ struct agg_file {
 	int mapped; /* live mappings: writes pass through */
 	int err;    /* deferred error of a write-back from the small-write buffer */
 	int used;
+	int probe;  /* only opened for reading so far: the ring's entry (another process's) is looked up */
 	uint64_t lmin, lmax; /* bytes of the file in the small-write buffer */
 	uint64_t rmin, rmax; /* bytes this process put into the ring since it last drained it */
 	struct log_record *rec;
@@ -295,6 +296,7 @@ void agg_note_open(struct cap_fd *f, int fd, const char *abs, int flags)
 		return; /* pipes, devices, directories: never buffered */
 	enter();
 	uint32_t a = file_of((uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	int acc = flags & O_ACCMODE;
 	if (!a && nfiles < AGG_FILES) {
 		struct agg_file *x = &files[nfiles];
 		memset(x, 0, sizeof *x);
@@ -303,22 +305,27 @@ void agg_note_open(struct cap_fd *f, int fd, const char *abs, int flags)
 		x->fd = -1;
 		x->shm = -1;
 		x->used = 1;
+		x->probe = 1;
 		ring_attach();
-		/* The ring writes back from whichever process drains it, by path: only for files any
-		 * process of the job can open for writing. */
-		int t = real.open(abs, O_WRONLY | O_CLOEXEC);
-		if (t >= 0) {
-			real.close(t);
-			if (ring)
-				x->shm = agg_shm_file(ring, x->dev, x->ino, abs);
-		}
 		a = (uint32_t)++nfiles;
 	}
 	if (a) {
 		struct agg_file *x = &files[a - 1];
+		/* The ring writes back from whichever process drains it, by path: only for files any
+		 * process of the job can open for writing, tried when the application opens it for
+		 * writing (a file it only reads is never opened for writing by us: no inotify event,
+		 * no broken lease). */
+		if (x->probe && acc != O_RDONLY) {
+			x->probe = 0;
+			int t = real.open(abs, O_WRONLY | O_CLOEXEC);
+			if (t >= 0) {
+				real.close(t);
+				if (ring)
+					x->shm = agg_shm_file(ring, x->dev, x->ino, abs);
+			}
+		}
 		x->rec = f->rec;
 		x->nfds++;
-		int acc = flags & O_ACCMODE;
 		if (acc != O_RDONLY && x->fd < 0)
 			x->fd = fd;
 		if (acc == O_RDONLY || (flags & (O_APPEND | O_DIRECT | O_SYNC | O_DSYNC)))
@@ -449,8 +456,21 @@ static int take_err(struct agg_file *x)
 }
 
 /* Every buffered byte of x written back (ours and other processes' ring entries). */
+/* A file this process only reads: the ring slot another process may have made for it. */
+static void probe_ring(struct agg_file *x)
+{
+	uint32_t n = __atomic_load_n(&ring->nfiles, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++)
+		if (ring->files[i].used && ring->files[i].dev == x->dev && ring->files[i].ino == x->ino) {
+			x->shm = (int)i;
+			return;
+		}
+}
+
 static void flush_file(struct agg_file *x, int inplace)
 {
+	if (x->probe && x->shm < 0 && ring)
+		probe_ring(x);
 	if (x->lmin != x->lmax)
 		push_local();
 	if (ring && x->shm >= 0 && __atomic_load_n(&ring->files[x->shm].pending, __ATOMIC_ACQUIRE) > 0)
@@ -613,6 +633,7 @@ void agg_before_path(int dirfd, const char *path, int atflags, int unlinking)
 				agg_shm_pack_name(ring, &io, (uint32_t)x->shm);
 			}
 			x->shm = -1;
+			x->probe = 0;
 		}
 	} else if (ring) {
 		for (uint32_t i = 0; i < ring->nfiles; i++)

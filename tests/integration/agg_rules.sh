@@ -72,3 +72,12 @@ mkdir -p "$T/envbad"
 IOSTRATA_AGGREGATE="$T/envbad/*:buffer=1K" LD_PRELOAD="$PRELOAD" IOSTRATA_OUT="$T/envbadjob" "$PROGS/agg_rules" errno "$T/envbad" >"$T/envbad.out" 2>"$T/envbad.err"
 eq "IOSTRATA_AGGREGATE with a bad buffer: the program runs" "0" "$?"
 eq "IOSTRATA_AGGREGATE with a bad buffer: one line on stderr" "1" "$(grep -c 'IOSTRATA_AGGREGATE' "$T/envbad.err")"
+
+# a file the application only reads is never opened for writing by us (no inotify close-write
+# event, no broken lease); one it writes is probed once
+mkdir -p "$T/ro"
+head -c 10000 /dev/zero >"$T/ro/in.dat"
+strace -f -qq -e trace=openat -o "$T/ro.trace" "$IOSTRATA" run -q -o "$T/rojob" --aggregate "$T/ro/*" -- \
+	sh -c "cat $T/ro/in.dat >/dev/null; echo x >$T/ro/out.dat"
+eq "read-only file: never opened for writing" 0 "$(grep "\"$T/ro/in.dat\"" "$T/ro.trace" | grep -c 'O_WRONLY\|O_RDWR')"
+eq "written file: the application's open and our one probe" 2 "$(grep "\"$T/ro/out.dat\"" "$T/ro.trace" | grep -c 'O_WRONLY')"

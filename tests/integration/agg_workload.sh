@@ -53,3 +53,11 @@ eq "advice: the aggregate_writes insight for the checkpoint file" \
 	"$small% of the 1,000 writes to $f are under 64 KiB: aggregate them (iostrata run --aggregate '$f:threshold=$th'); writes under $th are $cover% of them (by the size histogram)." \
 	"$("$IOSTRATA" report --json "$T/advjob" | jq -r '.insights[] | select(.id == "aggregate_writes") | .text')"
 eq "advice: not given for an aggregated file" "" "$("$IOSTRATA" report --json "$T/job1" | jq -r '.insights[] | select(.id == "aggregate_writes") | .text')"
+read -r sm md di iw < <("$IOSTRATA" report --json "$T/job1" | jq -r '[.files[] | select(.layer == "posix") | .counters] |
+	"\(map(.agg_small) | add) \(map(.agg_medium) | add) \(map(.agg_direct) | add) \(map(.agg_issued_writes) | add)"')
+calls=$((di + iw))
+pct=$(/usr/bin/python3 -c "print('%.1f%%' % (100.0 * $calls / $N))")
+eq "advice: what aggregation did, from the counters" \
+	"$N writes went through write aggregation ($sm into the process buffer, $md into the shared ring, $di direct) and reached the file system as $calls write calls ($pct of them); close and fsync of those files include writing the buffered bytes back." \
+	"$("$IOSTRATA" report --json "$T/job1" | jq -r '.insights[] | select(.id == "aggregated") | .text')"
+eq "advice: no 'aggregate small writes' for writes already aggregated" "" "$("$IOSTRATA" report --json "$T/job1" | jq -r '.insights[] | select(.id == "small_writes") | .text')"

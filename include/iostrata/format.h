@@ -28,7 +28,7 @@ enum log_layer {
 	LOG_LAYER_STDIO = 2,
 	LOG_LAYER_MPIIO = 3,     /* MPI_File_* calls (uprobes in the kernel layer) */
 	LOG_LAYER_SYSCALL = 4,   /* system calls seen by the kernel layer (eBPF) */
-	LOG_LAYER_MOUNT = 5,     /* reserved: the FUSE mount-point monitor */
+	LOG_LAYER_MOUNT = 5,     /* requests at a FUSE mount point (the mount monitor, src/mount) */
 	LOG_LAYER_PAGECACHE = 6, /* page cache: read-in, eviction, dirtying, faults, readahead */
 	LOG_LAYER_FS = 7,        /* filesystem tracepoints (ext4, xfs) */
 	LOG_LAYER_BLOCK = 8,     /* block requests: per file when attributable, per device otherwise */

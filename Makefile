@@ -96,7 +96,7 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing.
 PROG_LIBS = $(if $(filter %_static,$*),-static,) $(if $(filter %_uring,$*),-luring,)
-$(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h
+$(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< $(PROG_LIBS) -lpthread -lrt -lm
@@ -111,7 +111,7 @@ $(B)/bench/timeline: bench/timeline.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS)
 
-$(B)/bench/%: bench/%.c
+$(B)/bench/%: bench/%.c bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lm
 

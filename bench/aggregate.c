@@ -20,34 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t rng;
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static size_t band(double lo, double hi)
-{
-	double u = (double)(next() >> 11) / 9007199254740992.0;
-	return (size_t)exp(log(lo) + u * (log(hi) - log(lo)));
-}
-
-static size_t pick(void)
-{
-	unsigned p = (unsigned)(next() % 1000);
-	if (p < 400)
-		return band(64, 512);
-	if (p < 600)
-		return band(512, 4096);
-	if (p < 900)
-		return band(4096, 65536);
-	if (p < 992)
-		return band(65536, 524288);
-	return band(524288, 4194304);
-}
+#include "ckpt_mix.h"
 
 static uint64_t now_ns(void)
 {
@@ -80,13 +53,13 @@ int main(int argc, char **argv)
 	uint64_t seed = strtoull(argv[2], NULL, 10);
 	long n = atol(argv[3]);
 	int use_stdio = !strcmp(argv[4], "stdio"), durable = !strcmp(argv[5], "durable");
-	rng = seed * 0x9E3779B97F4A7C15ull + 1;
+	ckpt_rng = seed * 0x9E3779B97F4A7C15ull + 1;
 	size_t *len = malloc((size_t)n * sizeof *len);
 	char *buf = malloc(4194304);
 	if (!len || !buf)
 		return 1;
 	for (long i = 0; i < n; i++)
-		len[i] = pick();
+		len[i] = ckpt_pick();
 	for (size_t k = 0; k < 4194304; k++)
 		buf[k] = (char)(k * 131 + seed);
 	unsigned long long w0 = syscw();

@@ -20,37 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../bench/ckpt_mix.h"
+
 #include "check.h"
-
-static uint64_t rng;
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-/* log-uniform in [lo, hi) */
-static size_t band(double lo, double hi)
-{
-	double u = (double)(next() >> 11) / 9007199254740992.0;
-	return (size_t)exp(log(lo) + u * (log(hi) - log(lo)));
-}
-
-static size_t pick(void)
-{
-	unsigned p = (unsigned)(next() % 1000);
-	if (p < 400)
-		return band(64, 512);
-	if (p < 600)
-		return band(512, 4096);
-	if (p < 900)
-		return band(4096, 65536);
-	if (p < 992)
-		return band(65536, 524288);
-	return band(524288, 4194304);
-}
 
 /* MODE term: two threads write FILE.0 and FILE.1 without end (the same data function); after
  * NWRITES ms the main thread sends SIGTERM to the first writer thread, which is then most likely
@@ -94,7 +66,7 @@ int main(int argc, char **argv)
 	uint64_t seed = strtoull(argv[2], NULL, 10);
 	long n = atol(argv[3]);
 	const char *mode = argc > 4 ? argv[4] : "plain";
-	rng = seed * 0x9E3779B97F4A7C15ull + 1;
+	ckpt_rng = seed * 0x9E3779B97F4A7C15ull + 1;
 	char *buf = malloc(4194304);
 	CHECK(buf);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -113,7 +85,7 @@ int main(int argc, char **argv)
 	}
 	uint64_t off = 0;
 	for (long i = 0; i < n; i++) {
-		size_t len = pick();
+		size_t len = ckpt_pick();
 		for (size_t k = 0; k < len; k++)
 			buf[k] = (char)(((off + k) * 131 + seed) >> 3);
 		if (fp) {

@@ -332,6 +332,22 @@ static struct agg_ent *ent_at(struct agg_shm *s, uint64_t pos)
 	return (struct agg_ent *)((char *)s + s->data_off + pos % s->data_size);
 }
 
+/* The entry at *pos or after it, before end: the ring's wrap gap (too short for an entry) and
+ * padding entries are stepped over. NULL when end is reached. */
+static struct agg_ent *ring_next(struct agg_shm *s, uint64_t *pos, uint64_t end)
+{
+	while (*pos < end) {
+		uint64_t rem = s->data_size - *pos % s->data_size;
+		if (rem >= sizeof(struct agg_ent)) {
+			struct agg_ent *e = ent_at(s, *pos);
+			if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != AGG_ENT_PAD)
+				return e;
+		}
+		*pos += rem;
+	}
+	return NULL;
+}
+
 uint64_t agg_shm_used(const struct agg_shm *s)
 {
 	return __atomic_load_n(&s->head, __ATOMIC_ACQUIRE) - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
@@ -503,21 +519,9 @@ static void advance_tail(struct agg_shm *s)
 {
 	lock_robust(&s->lock, &s->takeovers);
 	uint64_t pos = s->tail, head = s->head;
-	while (pos < head) {
-		uint64_t rem = s->data_size - pos % s->data_size;
-		if (rem < sizeof(struct agg_ent)) {
-			pos += rem;
-			continue;
-		}
-		struct agg_ent *e = ent_at(s, pos);
-		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
-		if (st == AGG_ENT_PAD)
-			pos += rem;
-		else if (st == AGG_ENT_DONE)
-			pos += ent_bytes(e->len);
-		else
-			break;
-	}
+	struct agg_ent *e;
+	while ((e = ring_next(s, &pos, head)) && __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == AGG_ENT_DONE)
+		pos += ent_bytes(e->len);
 	__atomic_store_n(&s->tail, pos, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -547,18 +551,9 @@ void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, 
 	uint64_t target = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
 	uint64_t pos = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
 	int n = 0;
-	while (pos < target) {
-		uint64_t rem = s->data_size - pos % s->data_size;
-		if (rem < sizeof(struct agg_ent)) {
-			pos += rem;
-			continue;
-		}
-		struct agg_ent *e = ent_at(s, pos);
+	struct agg_ent *e;
+	while ((e = ring_next(s, &pos, target))) {
 		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
-		if (st == AGG_ENT_PAD) {
-			pos += rem;
-			continue;
-		}
 		if (e->file == f && st == AGG_ENT_FILLING) {
 			if (pid_dead(e->pid)) {
 				/* its write() never returned: nothing the application was told is lost */

@@ -95,7 +95,7 @@ pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, cons
 		/* the terminal's Ctrl-C is for the command; the monitor ends when told to */
 		signal(SIGINT, SIG_IGN);
 		struct mnt_options o = {.src = asrc, .mnt = amnt, .quiet = 1, .keep_sigint = 1, .ready_fd = p[1],
-					.log = {.out_dir = outdir, .job = job, .max_records = 4096, .trace = trace,
+					.log = {.out_dir = outdir, .job = job, .max_records = 4096, .trace = trace, .out_dir_optional = 1,
 						.argc = argc, .argv = argv}};
 		_exit(mnt_serve(&o));
 	}

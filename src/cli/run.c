@@ -494,7 +494,8 @@ int cmd_run(int argc, char **argv)
 	}
 	struct stat before;
 	int existed = stat(absout, &before) == 0;
-	if (mkdir_p(absout) < 0 || access(absout, W_OK | X_OK) < 0) {
+	int outdir_ok = mkdir_p(absout) == 0 && access(absout, W_OK | X_OK) == 0;
+	if (!outdir_ok) {
 		setenv("IOSTRATA_OUT_WARNED", "1", 1); /* one warning, not one per process */
 		fprintf(stderr, "iostrata run: warning: cannot write to %s (%s); the program runs anyway and its "
 				"counters stay in the live directory (iostrata recover -o DIR)\n",
@@ -602,7 +603,8 @@ int cmd_run(int argc, char **argv)
 	if (kr.on)
 		kernel_finish(&kr, absout, host, job, argc - i, argv + i, pid, st, lib);
 	for (int m = 0; m < nmounts; m++)
-		if (cli_mount_finish(mpid[m]) != 0)
+		/* with DIR unwritable the monitor said where its counters stay (its status is 1 then) */
+		if (cli_mount_finish(mpid[m]) != 0 && outdir_ok)
 			fprintf(stderr, "iostrata run: the monitor of %s did not end cleanly\n", mmnt[m]);
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	if (getenv("IOSTRATA_AGGREGATE"))

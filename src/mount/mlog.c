@@ -73,8 +73,10 @@ static int live_dir_ok(const char *dir)
 		return r;
 	if (lstat(dir, &st) < 0)
 		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		return -EPERM;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != getuid() || (st.st_mode & 077))
+		return -EPERM; /* someone else's, or open to others */
 	return 0;
 }
 
@@ -230,7 +232,7 @@ struct mnt_log *mnt_log_create(const struct mnt_log_options *o, char *err, size_
 		snprintf(err, errlen, "%s: not a usable live directory: %s", live_dir, strerror(-r));
 		return NULL;
 	}
-	if ((r = mkdir_p(o->out_dir, 0755)) < 0 || access(o->out_dir, W_OK | X_OK) < 0) {
+	if (((r = mkdir_p(o->out_dir, 0755)) < 0 || access(o->out_dir, W_OK | X_OK) < 0) && !o->out_dir_optional) {
 		snprintf(err, errlen, "%s: cannot write logs there: %s", o->out_dir, strerror(r < 0 ? -r : errno));
 		return NULL;
 	}

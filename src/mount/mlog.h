@@ -21,6 +21,8 @@ struct mnt_log_options {
 	const char *out_dir;  /* where the final log goes (created if missing) */
 	const char *job;      /* job id ("" when none) */
 	uint32_t max_records; /* records (files x processes); the last one catches the overflow */
+	int out_dir_optional; /* an unwritable out_dir is no error: the counters stay in the live file
+			       * (`iostrata run` has already said so, and CMD runs anyway) */
 	int trace;            /* keep event runs per monitor thread */
 	uint32_t trace_mb;    /* trace area in MiB */
 	int argc;

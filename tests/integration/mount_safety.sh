@@ -122,3 +122,27 @@ eq "unknown option: exit 2" 2 $?
 eq "umount of a directory that is no iostrata mount: exit 2, one line" "2 1" "$? $(wc -l <"$T/err")"
 "$IOSTRATA" run -q --mount nocolon -- true 2>/dev/null
 eq "run --mount without SRC:MNT: exit 2" 2 $?
+"$IOSTRATA" mount -q --trace-mb x "$SRC" "$MNT" 2>"$T/err"
+eq "--trace-mb garbage: exit 2, one line naming it" "2 1 1" "$? $(wc -l <"$T/err") $(grep -c "not 'x'" "$T/err")"
+"$IOSTRATA" mount -q --max-records abc "$SRC" "$MNT" 2>"$T/err"
+eq "--max-records garbage: exit 2, one line naming it" "2 1 1" "$? $(wc -l <"$T/err") $(grep -c "not 'abc'" "$T/err")"
+"$IOSTRATA" mount -q -o /proc/iostrata-nope "$SRC" "$MNT" 2>"$T/err"
+eq "unwritable log directory: exit 1, one line naming it, nothing mounted" "1 1 1 0" \
+	"$? $(wc -l <"$T/err") $(grep -c '/proc/iostrata-nope: cannot write logs there' "$T/err") $(mounted "$MNT")"
+touch "$T/afile"
+IOSTRATA_LIVE_DIR="$T/afile" "$IOSTRATA" mount -q "$SRC" "$MNT" 2>"$T/err"
+eq "live directory that is a file: exit 1, one line saying so" "1 1 1" \
+	"$? $(wc -l <"$T/err") $(grep -c 'not a usable live directory: Not a directory' "$T/err")"
+
+# run --mount with a job directory it cannot write: CMD still runs (as without --mount), the
+# monitor's counters stay in its live file and `iostrata recover` gets them, exact
+"$IOSTRATA" run -q -o /proc/iostrata-nope --mount "$SRC:$MNT" -- \
+	dd if=/dev/zero of="$MNT/nodir" bs=4k count=7 status=none 2>"$T/err"
+eq "unwritable job directory: CMD ran, exit 0, unmounted" "0 28672 0" "$? $(stat -c %s "$SRC/nodir") $(mounted "$MNT")"
+eq "unwritable job directory: the monitor says where its counters are" 1 \
+	"$(grep -c "the counters stay in $T/live/mount-" "$T/err")"
+ML=$(ls "$T/live"/mount-*.iost)
+mkdir -p "$T/rec"
+"$IOSTRATA" recover -o "$T/rec" "$ML" >/dev/null
+eq "unwritable job directory: recovered, every write" "7 28672" \
+	"$(mcount "$(ls "$T/rec"/mount-*.iost)" "$MNT/nodir" writes) $(mcount "$(ls "$T/rec"/mount-*.iost)" "$MNT/nodir" bytes_written)"

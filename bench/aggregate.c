@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The checkpoint writer of the aggregation benchmark (bench/aggregate): seed 002's size mix (by count
- * about 40% 64-511 B, 20% 512 B-4 KiB, 30% 4-64 KiB, 9.2% 64-512 KiB, 0.8% 512 KiB-4 MiB, log-uniform
+ * about 40% 64-511 B, 20% 512 B-4 KiB, 30% 4-64 KiB, 9.2% 64-512 KiB, 0.8% 512 KiB-64 MiB, log-uniform
  * in each band), written one after the other into one file.
- *   aggregate FILE SEED NWRITES plain|stdio app|durable
- * plain: write(2) per record; stdio: fwrite through a 1 MiB setvbuf buffer. app: the writes and
+ *   aggregate FILE SEED NWRITES plain|stdio|large:T app|durable
+ * plain: write(2) per record; stdio: fwrite through a 1 MiB setvbuf buffer; large:T (T in bytes, K
+ * or M suffix): only the records of T bytes or more, each pwrite(2) at its offset, the others
+ * skipped (the file has holes): the floor of any scheme that writes records >= T directly and
+ * makes the others free, so no aggregation at threshold T can be faster. app: the writes and
  * close (the time the application waits for its checkpoint); durable: the writes, fsync and close
  * (the time until the data is durable). Prints one line:
  *   ns BYTES_NS syscw WRITE_SYSCALLS maxrss_kb KB bytes BYTES
@@ -47,20 +50,26 @@ static unsigned long long syscw(void)
 int main(int argc, char **argv)
 {
 	if (argc != 6) {
-		fprintf(stderr, "usage: aggregate FILE SEED NWRITES plain|stdio app|durable\n");
+		fprintf(stderr, "usage: aggregate FILE SEED NWRITES plain|stdio|large:T app|durable\n");
 		return 2;
 	}
 	uint64_t seed = strtoull(argv[2], NULL, 10);
 	long n = atol(argv[3]);
 	int use_stdio = !strcmp(argv[4], "stdio"), durable = !strcmp(argv[5], "durable");
+	size_t large = 0;
+	if (!strncmp(argv[4], "large:", 6)) {
+		char *end;
+		large = strtoull(argv[4] + 6, &end, 10);
+		large <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
+	}
 	ckpt_rng = seed * 0x9E3779B97F4A7C15ull + 1;
 	size_t *len = malloc((size_t)n * sizeof *len);
-	char *buf = malloc(4194304);
+	char *buf = malloc(CKPT_MAX_WRITE + 4096);
 	if (!len || !buf)
 		return 1;
 	for (long i = 0; i < n; i++)
 		len[i] = ckpt_pick();
-	for (size_t k = 0; k < 4194304; k++)
+	for (size_t k = 0; k < CKPT_MAX_WRITE + 4096; k++)
 		buf[k] = (char)(k * 131 + seed);
 	unsigned long long w0 = syscw();
 	uint64_t t0 = now_ns(), bytes = 0;
@@ -75,8 +84,12 @@ int main(int argc, char **argv)
 	}
 	for (long i = 0; i < n; i++) {
 		const char *p = buf + (i * 4099) % 4096;
-		if (fp ? fwrite(p, 1, len[i], fp) != len[i] : write(fd, p, len[i]) != (ssize_t)len[i])
+		if (large) {
+			if (len[i] >= large && pwrite(fd, p, len[i], (off_t)bytes) != (ssize_t)len[i])
+				return 1;
+		} else if (fp ? fwrite(p, 1, len[i], fp) != len[i] : write(fd, p, len[i]) != (ssize_t)len[i]) {
 			return 1;
+		}
 		bytes += len[i];
 	}
 	if (fp && fflush(fp))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A checkpoint writer with seed 002's size mix: by count about 40% 64-511 B, 20% 512 B-4 KiB, 30%
- * 4-64 KiB, 9.2% 64-512 KiB, 0.8% 512 KiB-4 MiB (log-uniform in each band), written one after the
+ * 4-64 KiB, 9.2% 64-512 KiB, 0.8% 512 KiB-64 MiB (log-uniform in each band), written one after the
  * other with write(2) into one file, then fsync and close. The data is a function of (seed, offset),
  * so a file can be checked byte by byte without keeping a copy.
  *   agg_ckpt FILE SEED NWRITES [MODE]
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 	long n = atol(argv[3]);
 	const char *mode = argc > 4 ? argv[4] : "plain";
 	ckpt_rng = seed * 0x9E3779B97F4A7C15ull + 1;
-	char *buf = malloc(4194304);
+	char *buf = malloc(CKPT_MAX_WRITE);
 	CHECK(buf);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);

@@ -94,8 +94,10 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS) -lfuse3 -lpthread
 
-# tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing.
-PROG_LIBS = $(if $(filter %_static,$*),-static,) $(if $(filter %_uring,$*),-luring,)
+# tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing,
+# fuse_*.c with libfuse3.
+PROG_LIBS = $(if $(filter %_static,$*),-static,) $(if $(filter %_uring,$*),-luring,) \
+	$(if $(filter fuse_%,$*),-I/usr/include/fuse3 -lfuse3,)
 $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)

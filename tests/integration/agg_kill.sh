@@ -6,14 +6,15 @@
 # 2. a flusher killed in the middle of a drain, holding the drain lock: the next process takes the
 #    lock over (robust mutex), rewrites the batch and everything else, so its own file is complete
 #    and the dead one's file holds everything but its small-write buffer.
-# 3. ENOSPC on a 1 MiB tmpfs: buffered writes return, the error comes back at fsync (or close).
+# 3. ENOSPC, EIO and EDQUOT from the file system: buffered writes return, the error comes back at
+#    fsync (or close).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog agg_ckpt agg_rules
+need_prog agg_ckpt agg_rules fuse_errfs
 CHECK=/usr/bin/python3
 tool="$ROOT/tests/integration/tools/agg_check.py"
 
-wait_file() { # FILE: wait (bounded) until it exists and is not empty
+wait_nonempty() { # FILE: wait (bounded) until it exists and is not empty (lib.sh's wait_file: exists)
 	for _ in $(seq 600); do [ -s "$1" ] && return 0; sleep 0.05; done
 	return 1
 }
@@ -23,7 +24,7 @@ mkdir -p "$T/k"
 "$IOSTRATA" run -q -o "$T/kjob" --job "aggk-$(basename "$T")" --aggregate "$T/k/*.ck" -- \
 	"$PROGS/agg_ckpt" "$T/k/w.ck" 5 150 hold >/dev/null 2>"$T/k.err" &
 run=$!
-if wait_file "$T/k/w.ck.ready"; then
+if wait_nonempty "$T/k/w.ck.ready"; then
 	kill -9 "$(cat "$T/k/w.ck.ready")"
 	wait $run
 	eq "killed writer: iostrata run exits 137" 137 $?
@@ -48,7 +49,7 @@ job="aggf-$(basename "$T")"
 IOSTRATA_AGGREGATE="$T/f/*.ck:buffer=1M" IOSTRATA_JOB="$job" IOSTRATA_OUT="$T/fjob" LD_PRELOAD="$PRELOAD" \
 	IOSTRATA_AGG_TEST_STALL="$T/f/stall" "$PROGS/agg_ckpt" "$T/f/a.ck" 11 400 hold >/dev/null 2>&1 &
 apid=$!
-if wait_file "$T/f/stall"; then
+if wait_nonempty "$T/f/stall"; then
 	eq "flusher: the stalled flusher is the writer" "$apid" "$(cat "$T/f/stall")"
 	kill -9 "$apid"
 	wait "$apid" 2>/dev/null
@@ -65,25 +66,49 @@ else
 	kill -9 $apid
 fi
 
-# 3. ENOSPC
+# 3. deferred errors: ENOSPC on a 1 MiB tmpfs, EIO and EDQUOT from a FUSE file system whose files
+#    hold 1 MiB (tests/progs/fuse_errfs: this kernel has no dm-error and no ext4/XFS/tmpfs quota).
+#    2 MB of medium writes all return; the write-back error comes back once, at fsync (close then
+#    succeeds) or at close; the file holds exactly what fit.
+deferred() { # ERRNO-NAME ERRNO DIR: both cases on DIR
+	local name=$1 num=$2 dir=$3 how
+	for how in fsync close; do
+		"$IOSTRATA" run -q -o "$T/ejob$name$how" --aggregate "$dir/*" -- "$PROGS/agg_rules" "deferred_$how" "$dir" >"$T/e.$name$how" 2>&1
+		eq "$name ($how): every buffered write returned" "writes 1000 failed 0" "$(grep '^writes' "$T/e.$name$how")"
+		if [ $how = fsync ]; then
+			eq "$name: fsync returns it" "fsync: -1 errno $num" "$(grep '^fsync' "$T/e.$name$how")"
+			eq "$name: reported once (close then succeeds)" "close: 0" "$(grep '^close' "$T/e.$name$how")"
+		else
+			eq "$name: close returns it" "close: -1 errno $num" "$(grep '^close' "$T/e.$name$how")"
+		fi
+		eq "$name ($how): the file holds what fit, 1 MiB" "1048576" "$(stat -c %s "$dir/x.dat")"
+		rm -f "$dir/x.dat"
+	done
+}
 mkdir -p "$T/small"
 if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
-	for how in fsync close; do
-		"$IOSTRATA" run -q -o "$T/ejob$how" --aggregate "$T/small/*" -- "$PROGS/agg_rules" "enospc_$how" "$T/small" >"$T/e.$how" 2>&1
-		eq "ENOSPC ($how): every buffered write returned" "writes 1000 failed 0" "$(grep '^writes' "$T/e.$how")"
-		if [ $how = fsync ]; then
-			eq "ENOSPC: fsync returns it" "fsync: -1 errno 28" "$(grep '^fsync' "$T/e.$how")"
-			eq "ENOSPC: reported once (close then succeeds)" "close: 0" "$(grep '^close' "$T/e.$how")"
-		else
-			eq "ENOSPC: close returns it" "close: -1 errno 28" "$(grep '^close' "$T/e.$how")"
-		fi
-		eq "ENOSPC ($how): the file holds what fit, 1 MiB" "1048576" "$(stat -c %s "$T/small/x.dat")"
-		rm -f "$T/small/x.dat"
-	done
+	deferred ENOSPC 28 "$T/small"
 	umount "$T/small"
 else
 	skip "ENOSPC" "cannot mount a tmpfs (not root)"
 fi
+for e in EIO:5 EDQUOT:122; do
+	name=${e%:*} mnt="$T/em${e%:*}"
+	mkdir -p "$T/eb$name" "$mnt"
+	if [ "$(id -u)" != 0 ]; then
+		skip "$name" "a FUSE mount with default_permissions needs root"
+		continue
+	fi
+	"$PROGS/fuse_errfs" "$T/eb$name" "$mnt" 1048576 "$name" 2>"$T/errfs.err" &
+	for _ in $(seq 200); do mountpoint -q "$mnt" && break; sleep 0.05; done
+	if mountpoint -q "$mnt"; then
+		deferred "$name" "${e#*:}" "$mnt"
+		fusermount3 -u "$mnt"
+	else
+		fail "$name" "fuse_errfs did not mount: $(head -c 200 "$T/errfs.err")"
+	fi
+	wait
+done
 
 # 4. SIGTERM sent to a thread that is (most of the time) inside the library's aggregation code,
 #    while a second thread writes too, 10 times: the signal is deferred until the thread leaves

@@ -481,8 +481,9 @@ static void m_errno(void)
 	raw("end", "e.dat");
 }
 
-/* ENOSPC on a small filesystem: 2 MB of medium writes into 1 MiB */
-static void m_enospc(int with_fsync)
+/* 2 MB of medium writes into a file system that takes 1 MiB of the file (ENOSPC on a small tmpfs,
+ * EIO or EDQUOT from tests/progs/fuse_errfs): the error is deferred to fsync or close */
+static void m_deferred(int with_fsync)
 {
 	int fd = open("x.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	int failed = 0, first = 0;
@@ -521,10 +522,10 @@ int main(int argc, char **argv)
 		m_proc();
 	else if (!strcmp(m, "threads"))
 		m_threads();
-	else if (!strcmp(m, "enospc_fsync"))
-		m_enospc(1);
-	else if (!strcmp(m, "enospc_close"))
-		m_enospc(0);
+	else if (!strcmp(m, "deferred_fsync"))
+		m_deferred(1);
+	else if (!strcmp(m, "deferred_close"))
+		m_deferred(0);
 	else if (!strcmp(m, "errno"))
 		m_errno();
 	else

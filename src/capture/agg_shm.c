@@ -332,15 +332,31 @@ static struct agg_ent *ent_at(struct agg_shm *s, uint64_t pos)
 	return (struct agg_ent *)((char *)s + s->data_off + pos % s->data_size);
 }
 
+/* Whether the bytes read at pos may belong to a newer entry. Space is reused only once the tail has
+ * passed it, and a walk outside the ring's lock (a file's drain) may fall behind the tail that
+ * another drain moves: so a header is trusted only if the tail, read after it, is still at or
+ * before pos (x86 and the fence keep the two reads in that order). */
+static int passed(struct agg_shm *s, uint64_t pos)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&s->tail, __ATOMIC_RELAXED) > pos;
+}
+
 /* The entry at *pos or after it, before end: the ring's wrap gap (too short for an entry) and
- * padding entries are stepped over. NULL when end is reached. */
+ * padding entries are stepped over; a walk the tail has overtaken goes on from the tail (all
+ * before it is written back). NULL when end is reached. */
 static struct agg_ent *ring_next(struct agg_shm *s, uint64_t *pos, uint64_t end)
 {
 	while (*pos < end) {
 		uint64_t rem = s->data_size - *pos % s->data_size;
 		if (rem >= sizeof(struct agg_ent)) {
 			struct agg_ent *e = ent_at(s, *pos);
-			if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != AGG_ENT_PAD)
+			uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+			if (passed(s, *pos)) {
+				*pos = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+				continue;
+			}
+			if (st != AGG_ENT_PAD)
 				return e;
 		}
 		*pos += rem;
@@ -360,6 +376,12 @@ struct agg_ent *agg_shm_reserve(struct agg_shm *s, uint32_t file, uint64_t off, 
 		return NULL;
 	lock_robust(&s->lock, &s->takeovers);
 	uint64_t head = s->head;
+	if (head == s->tail && head % s->data_size) {
+		/* empty: start again at the beginning, on pages this process has most likely mapped
+		 * and the cache still holds, rather than going round the whole buffer */
+		head += s->data_size - head % s->data_size;
+		__atomic_store_n(&s->tail, head, __ATOMIC_RELEASE);
+	}
 	uint64_t rem = s->data_size - head % s->data_size;
 	uint64_t pad = rem < need ? rem : 0;
 	if (head + pad + need - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) > s->data_size) {
@@ -553,9 +575,12 @@ void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, 
 	int n = 0;
 	struct agg_ent *e;
 	while ((e = ring_next(s, &pos, target))) {
-		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
-		if (e->file == f && st == AGG_ENT_FILLING) {
-			if (pid_dead(e->pid)) {
+		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE), file = e->file, len = e->len;
+		int32_t pid = e->pid;
+		if (passed(s, pos))
+			continue; /* overtaken while reading: ring_next goes on from the tail */
+		if (file == f && st == AGG_ENT_FILLING) {
+			if (pid_dead(pid)) {
 				/* its write() never returned: nothing the application was told is lost */
 				__atomic_fetch_add(&s->abandoned, 1, __ATOMIC_RELAXED);
 				__atomic_fetch_sub(&s->files[f].pending, 1, __ATOMIC_RELEASE);
@@ -566,14 +591,14 @@ void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, 
 				sched_yield();
 				continue;
 			}
-		} else if (e->file == f && st == AGG_ENT_READY) {
+		} else if (file == f && st == AGG_ENT_READY) {
 			batch[n++] = e;
 			if (n == AGG_BATCH) {
 				finish_batch(s, io, f, n, inplace);
 				n = 0;
 			}
 		}
-		pos += ent_bytes(e->len);
+		pos += ent_bytes(len);
 	}
 	finish_batch(s, io, f, n, inplace);
 	pthread_mutex_unlock(&s->files[f].dlock);

@@ -65,6 +65,12 @@ static char *ldata;
 static uint64_t lused, lcap;
 static struct agg_shm *ring;
 static int ring_failed;
+/* A writer that finds this many bytes in the ring drains it, if nobody else is: write-back in
+ * large writes (AGG_DRAIN_AT, or half a smaller ring) early enough that the ring mostly reuses its
+ * first pages, which every process has mapped and the cache holds, instead of faulting in and
+ * cycling through the whole buffer per checkpoint. */
+#define AGG_DRAIN_AT (2u << 20)
+static uint64_t drain_at;
 static pthread_mutex_t agg_mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread int agg_depth __attribute__((tls_model("initial-exec")));
 static __thread int agg_pending_sig __attribute__((tls_model("initial-exec")));
@@ -269,6 +275,8 @@ static void ring_attach(void)
 	}
 	io_setup(0);
 	ring = agg_shm_attach(shm_name, cfg.buffer, real.ftruncate, cfg.packed ? pack : NULL, &io);
+	if (ring)
+		drain_at = ring->data_size / 2 < AGG_DRAIN_AT ? ring->data_size / 2 : AGG_DRAIN_AT;
 	if (!ring) {
 		ring_failed = 1; /* medium writes go straight to their files */
 		if (!getenv("IOSTRATA_QUIET"))
@@ -543,7 +551,7 @@ int agg_write(struct cap_fd *f, int fd, const struct iovec *iov, int cnt, int64_
 			push_local();
 		if (n < cfg.threshold && ring_put(x, iov, cnt, n, o) == 0) {
 			tier = LOG_C_AGG_MEDIUM;
-			if (agg_shm_used(ring) > ring->data_size / 2)
+			if (agg_shm_used(ring) > drain_at)
 				ring_drain(1); /* be the flusher if nobody is */
 		} else {
 			/* the ring bytes of ours it overlaps (the small buffer's included, pushed above)

@@ -38,6 +38,16 @@ for np in 1 2 4; do
 	eq "$np processes: shared buffer removed" absent "$([ -e "/dev/shm/iostrata-agg-$(id -u)-aggw-$(basename "$T")-$np" ] && echo present || echo absent)"
 done
 
+# a ring barely larger than four entries (threshold 16K, 300 KiB): 4 writers wrap it hundreds of
+# times, drain it concurrently and restart it at its beginning whenever it empties; every byte lands
+mkdir -p "$T/tiny"
+"$IOSTRATA" run -q -o "$T/tinyjob" --job "aggt-$(basename "$T")" --aggregate "$T/tiny/*.ck:threshold=16K,buffer=300K" -- \
+	sh -c "for r in 0 1 2 3; do $PROGS/agg_ckpt $T/tiny/r\$r.ck \$((r + 7)) $N >/dev/null & done; wait"
+eq "tiny ring: exit status" 0 $?
+for r in 0 1 2 3; do
+	eq "tiny ring: r$r.ck sha256 as without aggregation" "$(sha256sum <"$T/plain4/r$r.ck")" "$(sha256sum <"$T/tiny/r$r.ck")"
+done
+
 # report advice: a file written mostly under 64 KiB gets an aggregate_writes insight whose share
 # and threshold are those of its size histogram (computed here independently with jq); a file that
 # was aggregated does not

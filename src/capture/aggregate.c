@@ -65,10 +65,10 @@ static char *ldata;
 static uint64_t lused, lcap;
 static struct agg_shm *ring;
 static int ring_failed;
-/* A writer that finds this many bytes in the ring drains it, if nobody else is: write-back in
- * large writes (AGG_DRAIN_AT, or half a smaller ring) early enough that the ring mostly reuses its
- * first pages, which every process has mapped and the cache holds, instead of faulting in and
- * cycling through the whole buffer per checkpoint. */
+/* A writer that finds this many bytes in the ring writes its own entries back: in large writes
+ * (AGG_DRAIN_AT, or half a smaller ring), early enough that the ring mostly reuses its first
+ * pages, which every process has mapped and the cache holds, instead of faulting in and cycling
+ * through the whole buffer per checkpoint. */
 #define AGG_DRAIN_AT (2u << 20)
 static uint64_t drain_at;
 static pthread_mutex_t agg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -206,13 +206,14 @@ static ssize_t io_pwritev(struct agg_shm *s, uint32_t i, int fd, const struct io
 }
 
 /* Tests only (IOSTRATA_AGG_TEST_STALL=FILE): a flusher that stops for good in the middle of a
- * drain, holding the drain lock, after writing its pid to FILE; the test then SIGKILLs it. */
+ * drain, holding its locks, after writing "PID N" to FILE, N the writes in its small-write buffer
+ * (what SIGKILL will lose); the test then SIGKILLs it. */
 static void io_stall(void)
 {
 	int fd = real.open(stall_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd >= 0) {
 		char b[32];
-		int n = snprintf(b, sizeof b, "%d\n", (int)getpid());
+		int n = snprintf(b, sizeof b, "%d %d\n", (int)getpid(), nlent);
 		ssize_t w = real.write(fd, b, (size_t)n);
 		(void)w;
 		real.close(fd);
@@ -449,6 +450,18 @@ static void push_local(void)
 		files[k].lmin = files[k].lmax = 0;
 }
 
+/* This process's own entries, file by file (each under its file's dlock): processes sharing the
+ * node write their own bytes back in parallel, through their own descriptors, instead of one of
+ * them writing everybody's while the others wait for it at close. The small-write buffer goes
+ * along, so the runs its writes fill between medium ones go out whole rather than in pieces. */
+static void ring_drain_own(void)
+{
+	push_local();
+	for (int k = 0; k < nfiles; k++)
+		if (files[k].used && files[k].shm >= 0 && files[k].rmax > files[k].rmin)
+			ring_drain_file(&files[k], 0);
+}
+
 static int overlaps(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 {
 	return b0 != b1 && a0 < b1 && b0 < a1;
@@ -552,7 +565,7 @@ int agg_write(struct cap_fd *f, int fd, const struct iovec *iov, int cnt, int64_
 		if (n < cfg.threshold && ring_put(x, iov, cnt, n, o) == 0) {
 			tier = LOG_C_AGG_MEDIUM;
 			if (agg_shm_used(ring) > drain_at)
-				ring_drain(1); /* be the flusher if nobody is */
+				ring_drain_own();
 		} else {
 			/* the ring bytes of ours it overlaps (the small buffer's included, pushed above)
 			 * go first; other processes' overlapping writes have no order to keep */

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # SIGKILL and write aggregation (docs/AGGREGATION.md, "What SIGKILL can lose"):
 # 1. a writer killed mid-checkpoint loses exactly the writes still in its small-write buffer (the
-#    last (smalls mod 128) writes under 512 B: within 128 x 512 B) and nothing else: its ring
-#    entries are written back by `iostrata run` at the end of the job;
-# 2. a flusher killed in the middle of a drain, holding the drain lock: the next process takes the
-#    lock over (robust mutex), rewrites the batch and everything else, so its own file is complete
-#    and the dead one's file holds everything but its small-write buffer.
+#    last (smalls mod 128) writes under 512 B: within 128 x 512 B; its 150 writes put less than
+#    2 MiB into the ring, so no write-back of its own emptied the buffer early) and nothing else:
+#    its ring entries are written back by `iostrata run` at the end of the job;
+# 2. a flusher killed in the middle of a drain, holding its file's drain lock: the next process
+#    fills the ring behind the dead one's entries, drains the whole ring, takes that lock over
+#    (robust mutex), rewrites the batch and everything else, so its own file is complete and the
+#    dead one's file holds everything but its small-write buffer (the writes the test hook says
+#    were in it when it stopped).
 # 3. ENOSPC, EIO and EDQUOT from the file system: buffered writes return, the error comes back at
 #    fsync (or close).
 source "$(dirname "$0")/../lib.sh"
@@ -43,14 +46,15 @@ else
 	kill $run
 fi
 
-# 2. flusher killed while holding the drain lock
+# 2. flusher killed while holding a drain lock
 mkdir -p "$T/f"
 job="aggf-$(basename "$T")"
 IOSTRATA_AGGREGATE="$T/f/*.ck:buffer=1M" IOSTRATA_JOB="$job" IOSTRATA_OUT="$T/fjob" LD_PRELOAD="$PRELOAD" \
 	IOSTRATA_AGG_TEST_STALL="$T/f/stall" "$PROGS/agg_ckpt" "$T/f/a.ck" 11 400 hold >/dev/null 2>&1 &
 apid=$!
 if wait_nonempty "$T/f/stall"; then
-	eq "flusher: the stalled flusher is the writer" "$apid" "$(cat "$T/f/stall")"
+	read -r spid sbuf <"$T/f/stall"
+	eq "flusher: the stalled flusher is the writer" "$apid" "$spid"
 	kill -9 "$apid"
 	wait "$apid" 2>/dev/null
 	IOSTRATA_AGGREGATE="$T/f/*.ck:buffer=1M" IOSTRATA_JOB="$job" IOSTRATA_OUT="$T/fjob" LD_PRELOAD="$PRELOAD" \
@@ -58,8 +62,8 @@ if wait_nonempty "$T/f/stall"; then
 	eq "flusher: the next process took over and finished" 0 $?
 	"$PROGS/agg_ckpt" "$T/f/b.plain" 12 300 >/dev/null
 	eq "flusher: its own file is complete" "$(sha256sum <"$T/f/b.plain")" "$(sha256sum <"$T/f/b.ck")"
-	res=$($CHECK "$tool" "$T/f/a.ck" 11 "$T/f/a.ck.sizes" 512 128)
-	eq "flusher: the dead flusher's file has every byte but its small-write buffer's" "bad 0" "${res##*; }"
+	res=$($CHECK "$tool" "$T/f/a.ck" 11 "$T/f/a.ck.sizes" 512 128 "$sbuf")
+	eq "flusher: the dead flusher's file has every byte but its small-write buffer's ($sbuf writes)" "bad 0" "${res##*; }"
 	eq "flusher: the ring was removed by the last process" absent "$([ -e "/dev/shm/iostrata-agg-$(id -u)-$job" ] && echo present || echo absent)"
 else
 	fail "flusher" "never stalled"

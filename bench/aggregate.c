@@ -61,6 +61,14 @@ int main(int argc, char **argv)
 		char *end;
 		large = strtoull(argv[4] + 6, &end, 10);
 		large <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
+		end += *end == 'K' || *end == 'M';
+		if (!large || *end) {
+			fprintf(stderr, "aggregate: large:T wants a size (bytes, K or M), not '%s'\n", argv[4] + 6);
+			return 2;
+		}
+	} else if (!use_stdio && strcmp(argv[4], "plain")) {
+		fprintf(stderr, "aggregate: the mode is plain, stdio or large:T, not '%s'\n", argv[4]);
+		return 2;
 	}
 	ckpt_rng = seed * 0x9E3779B97F4A7C15ull + 1;
 	size_t *len = malloc((size_t)n * sizeof *len);

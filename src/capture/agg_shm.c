@@ -342,21 +342,23 @@ static int passed(struct agg_shm *s, uint64_t pos)
 	return __atomic_load_n(&s->tail, __ATOMIC_RELAXED) > pos;
 }
 
-/* The entry at *pos or after it, before end: the ring's wrap gap (too short for an entry) and
- * padding entries are stepped over; a walk the tail has overtaken goes on from the tail (all
- * before it is written back). NULL when end is reached. */
-static struct agg_ent *ring_next(struct agg_shm *s, uint64_t *pos, uint64_t end)
+/* The entry at *pos or after it, before end, with a copy of its header in *h taken while the tail
+ * had not passed it: the ring's wrap gap (too short for an entry) and padding entries are stepped
+ * over; a walk the tail has overtaken goes on from the tail (all before it is written back). NULL
+ * when end is reached. */
+static struct agg_ent *ring_next(struct agg_shm *s, uint64_t *pos, uint64_t end, struct agg_ent *h)
 {
 	while (*pos < end) {
 		uint64_t rem = s->data_size - *pos % s->data_size;
 		if (rem >= sizeof(struct agg_ent)) {
 			struct agg_ent *e = ent_at(s, *pos);
-			uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+			h->state = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+			h->len = e->len, h->file = e->file, h->pid = e->pid;
 			if (passed(s, *pos)) {
 				*pos = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
 				continue;
 			}
-			if (st != AGG_ENT_PAD)
+			if (h->state != AGG_ENT_PAD)
 				return e;
 		}
 		*pos += rem;
@@ -541,9 +543,9 @@ static void advance_tail(struct agg_shm *s)
 {
 	lock_robust(&s->lock, &s->takeovers);
 	uint64_t pos = s->tail, head = s->head;
-	struct agg_ent *e;
-	while ((e = ring_next(s, &pos, head)) && __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == AGG_ENT_DONE)
-		pos += ent_bytes(e->len);
+	struct agg_ent h;
+	while (ring_next(s, &pos, head, &h) && h.state == AGG_ENT_DONE)
+		pos += ent_bytes(h.len);
 	__atomic_store_n(&s->tail, pos, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -573,14 +575,10 @@ void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, 
 	uint64_t target = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
 	uint64_t pos = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
 	int n = 0;
-	struct agg_ent *e;
-	while ((e = ring_next(s, &pos, target))) {
-		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE), file = e->file, len = e->len;
-		int32_t pid = e->pid;
-		if (passed(s, pos))
-			continue; /* overtaken while reading: ring_next goes on from the tail */
-		if (file == f && st == AGG_ENT_FILLING) {
-			if (pid_dead(pid)) {
+	struct agg_ent *e, h;
+	while ((e = ring_next(s, &pos, target, &h))) {
+		if (h.file == f && h.state == AGG_ENT_FILLING) {
+			if (pid_dead(h.pid)) {
 				/* its write() never returned: nothing the application was told is lost */
 				__atomic_fetch_add(&s->abandoned, 1, __ATOMIC_RELAXED);
 				__atomic_fetch_sub(&s->files[f].pending, 1, __ATOMIC_RELEASE);
@@ -591,14 +589,14 @@ void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, 
 				sched_yield();
 				continue;
 			}
-		} else if (file == f && st == AGG_ENT_READY) {
+		} else if (h.file == f && h.state == AGG_ENT_READY) {
 			batch[n++] = e;
 			if (n == AGG_BATCH) {
 				finish_batch(s, io, f, n, inplace);
 				n = 0;
 			}
 		}
-		pos += ent_bytes(len);
+		pos += ent_bytes(h.len);
 	}
 	finish_batch(s, io, f, n, inplace);
 	pthread_mutex_unlock(&s->files[f].dlock);

@@ -65,12 +65,13 @@ static char *ldata;
 static uint64_t lused, lcap;
 static struct agg_shm *ring;
 static int ring_failed;
-/* A writer that finds this many bytes in the ring writes its own entries back: in large writes
- * (AGG_DRAIN_AT, or half a smaller ring), early enough that the ring mostly reuses its first
- * pages, which every process has mapped and the cache holds, instead of faulting in and cycling
- * through the whole buffer per checkpoint. */
+/* A writer that has put this many bytes into the ring since it last wrote its own back, or that
+ * finds the ring more than half full, writes its own entries back: in large writes (AGG_DRAIN_AT,
+ * or half a smaller ring), early enough that the ring mostly reuses its first pages, which every
+ * process has mapped and the cache holds, instead of faulting in and cycling through the whole
+ * buffer per checkpoint. */
 #define AGG_DRAIN_AT (2u << 20)
-static uint64_t drain_at;
+static uint64_t drain_at, own_bytes;
 static pthread_mutex_t agg_mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread int agg_depth __attribute__((tls_model("initial-exec")));
 static __thread int agg_pending_sig __attribute__((tls_model("initial-exec")));
@@ -247,6 +248,7 @@ static void ring_drain(int try)
 	agg_shm_drain_unlock(ring);
 	for (int k = 0; k < nfiles; k++)
 		files[k].rmin = files[k].rmax = 0;
+	own_bytes = 0;
 }
 
 /* inplace = 0: a packed ring may put the bytes into the pack (close, fsync, a full ring);
@@ -417,6 +419,7 @@ static int ring_put(struct agg_file *x, const struct iovec *v, int cnt, uint64_t
 		d += v[i].iov_len;
 	}
 	agg_shm_publish(ring, e);
+	own_bytes += len;
 	if (x->rmin == x->rmax)
 		x->rmin = off, x->rmax = off + len;
 	else {
@@ -460,6 +463,7 @@ static void ring_drain_own(void)
 	for (int k = 0; k < nfiles; k++)
 		if (files[k].used && files[k].shm >= 0 && files[k].rmax > files[k].rmin)
 			ring_drain_file(&files[k], 0);
+	own_bytes = 0;
 }
 
 static int overlaps(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
@@ -564,7 +568,7 @@ int agg_write(struct cap_fd *f, int fd, const struct iovec *iov, int cnt, int64_
 			push_local();
 		if (n < cfg.threshold && ring_put(x, iov, cnt, n, o) == 0) {
 			tier = LOG_C_AGG_MEDIUM;
-			if (agg_shm_used(ring) > drain_at)
+			if (own_bytes >= drain_at || (own_bytes && agg_shm_used(ring) > ring->data_size / 2))
 				ring_drain_own();
 		} else {
 			/* the ring bytes of ours it overlaps (the small buffer's included, pushed above)

@@ -496,39 +496,44 @@ static void m_deferred(int with_fsync)
 	got("close", close(fd), NULL);
 }
 
+static void m_deferred_fsync(void)
+{
+	m_deferred(1);
+}
+
+static void m_deferred_close(void)
+{
+	m_deferred(0);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(void);
+} modes[] = {
+	{"dup", m_dup},
+	{"read", m_read},
+	{"stdio", m_stdio},
+	{"order", m_order},
+	{"flags", m_flags},
+	{"sync", m_sync},
+	{"meta", m_meta},
+	{"mmap", m_mmap},
+	{"proc", m_proc},
+	{"threads", m_threads},
+	{"errno", m_errno},
+	{"deferred_fsync", m_deferred_fsync},
+	{"deferred_close", m_deferred_close},
+};
+
 int main(int argc, char **argv)
 {
 	CHECK(argc == 3);
 	CHECK(chdir(argv[2]) == 0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *m = argv[1];
-	if (!strcmp(m, "dup"))
-		m_dup();
-	else if (!strcmp(m, "read"))
-		m_read();
-	else if (!strcmp(m, "stdio"))
-		m_stdio();
-	else if (!strcmp(m, "order"))
-		m_order();
-	else if (!strcmp(m, "flags"))
-		m_flags();
-	else if (!strcmp(m, "sync"))
-		m_sync();
-	else if (!strcmp(m, "meta"))
-		m_meta();
-	else if (!strcmp(m, "mmap"))
-		m_mmap();
-	else if (!strcmp(m, "proc"))
-		m_proc();
-	else if (!strcmp(m, "threads"))
-		m_threads();
-	else if (!strcmp(m, "deferred_fsync"))
-		m_deferred(1);
-	else if (!strcmp(m, "deferred_close"))
-		m_deferred(0);
-	else if (!strcmp(m, "errno"))
-		m_errno();
-	else
-		return 2;
-	return 0;
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+		if (!strcmp(argv[1], modes[i].name)) {
+			modes[i].run();
+			return 0;
+		}
+	return 2;
 }

@@ -575,49 +575,24 @@ static const char *env_job(void)
 static uint64_t proc_start_ticks(void)
 {
 	char buf[1024];
-	if (read_small_file("/proc/self/stat", buf, sizeof buf) <= 0)
-		return 0;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* after ") " come fields 3.. ; starttime is field 22 */
-	int field = 2;
-	for (; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	return strtoull(p, NULL, 10);
+	return read_small_file("/proc/self/stat", buf, sizeof buf) > 0 ? log_proc_starttime(buf) : 0;
 }
 
 static int mkdir_p(const char *dir, mode_t mode)
 {
-	char tmp[CAP_PATH_MAX];
-	snprintf(tmp, sizeof tmp, "%s", dir);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (real.mkdir(tmp, mode) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (real.mkdir(tmp, mode) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
+	int r = log_mkdir_p(dir, mode, real.mkdir);
+	if (r < 0)
+		errno = -r;
+	return r < 0 ? -1 : 0;
 }
 
-/* The per-user live directory must be ours and private: /dev/shm is shared by every user. */
+/* The per-user live directory must be ours and private: -1 with errno when it is not. */
 static int live_dir_ok(const char *dir)
 {
-	struct stat st;
-	if (mkdir_p(dir, 0700) < 0)
-		return -1;
-	if (real.lstat(dir, &st) < 0)
-		return -1;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
-		errno = EPERM;
-		return -1;
-	}
-	return 0;
+	int r = log_live_dir_check(dir, real.mkdir, real.lstat);
+	if (r < 0)
+		errno = -r;
+	return r < 0 ? -1 : 0;
 }
 
 static void choose_live_dir(void)

@@ -4,12 +4,19 @@
  * library, the mount monitor): version, sizes and the STRINGS and RECORDS sections of the layout
  * header | strings | records. The caller fills in who it is (pid, host, times ...) and sets the
  * magic last. No allocation, no system call: the capture library calls it at start-up.
+ * Also their start-up helpers: the live directory's checks and the process's start time. These
+ * make system calls only through the functions they are given (the capture library passes its
+ * unwrapped ones, so its own wrappers never see them).
  */
 #ifndef IOSTRATA_LOG_LIVE_H
 #define IOSTRATA_LOG_LIVE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "iostrata/format.h"
 
@@ -28,6 +35,59 @@ static inline void log_live_header_init(struct log_header *h, uint32_t max_recor
 	h->sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE, string_cap, string_cap};
 	h->sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, rec_off,
 					      (uint64_t)max_records * sizeof(struct log_record), max_records};
+}
+
+/* mkdir -p DIR with the caller's mkdir: 0, or -errno. */
+static inline int log_mkdir_p(const char *dir, mode_t mode, int (*mk)(const char *, mode_t))
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mk(tmp, mode) < 0 && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	return mk(tmp, mode) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+/* The live directory, made if missing, must be the user's own and private: /dev/shm is shared by
+ * every user. 0, or -errno (-ENOTDIR; -EPERM: someone else's, or open to others). */
+static inline int log_live_dir_check(const char *dir, int (*mk)(const char *, mode_t),
+				     int (*lst)(const char *, struct stat *))
+{
+	struct stat st;
+	int r = log_mkdir_p(dir, 0700, mk);
+	if (r < 0)
+		return r;
+	if (lst(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != getuid() || (st.st_mode & 077))
+		return -EPERM;
+	return 0;
+}
+
+/* The process's start time in clock ticks (field 22 of /proc/PID/stat) from that file's text; 0
+ * when it is not there. The comm field (2) may hold spaces: count from its closing ')'. */
+static inline uint64_t log_proc_starttime(const char *stat)
+{
+	const char *p = NULL;
+	for (const char *q = stat; *q; q++)
+		if (*q == ')')
+			p = q;
+	if (!p)
+		return 0;
+	for (int field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	uint64_t v = 0;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
 }
 
 #endif

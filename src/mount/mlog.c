@@ -49,37 +49,6 @@ uint64_t mnt_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int mkdir_p(const char *dir, mode_t mode)
-{
-	char tmp[MNT_PATH_MAX];
-	if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-				return -errno;
-			*p = '/';
-		}
-	return mkdir(tmp, mode) < 0 && errno != EEXIST ? -errno : 0;
-}
-
-/* The live directory must be the user's own and private, as the capture library requires. */
-static int live_dir_ok(const char *dir)
-{
-	struct stat st;
-	int r = mkdir_p(dir, 0700);
-	if (r < 0)
-		return r;
-	if (lstat(dir, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	if (st.st_uid != getuid() || (st.st_mode & 077))
-		return -EPERM; /* someone else's, or open to others */
-	return 0;
-}
-
 /* Called with the lock held, or before any other thread exists. */
 static uint32_t string_add(struct mnt_log *l, const char *s)
 {
@@ -227,12 +196,12 @@ struct mnt_log *mnt_log_create(const struct mnt_log_options *o, char *err, size_
 		snprintf(live_dir, sizeof live_dir, "%s", e);
 	else
 		snprintf(live_dir, sizeof live_dir, "/dev/shm/iostrata-%u", (unsigned)getuid());
-	int r = live_dir_ok(live_dir);
+	int r = log_live_dir_check(live_dir, mkdir, lstat);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: not a usable live directory: %s", live_dir, strerror(-r));
 		return NULL;
 	}
-	if (((r = mkdir_p(o->out_dir, 0755)) < 0 || access(o->out_dir, W_OK | X_OK) < 0) && !o->out_dir_optional) {
+	if (((r = log_mkdir_p(o->out_dir, 0755, mkdir)) < 0 || access(o->out_dir, W_OK | X_OK) < 0) && !o->out_dir_optional) {
 		snprintf(err, errlen, "%s: cannot write logs there: %s", o->out_dir, strerror(r < 0 ? -r : errno));
 		return NULL;
 	}
@@ -319,19 +288,12 @@ struct mnt_log *mnt_log_create(const struct mnt_log_options *o, char *err, size_
 	h->mem_alignment = 1;
 	/* The collector's layer: a log whose records name their processes (as the kernel log's do). */
 	h->kernel_layers = 1u << LOG_LAYER_MOUNT;
-	char stat_path[64], buf[1024];
+	char stat_path[64], buf[1024] = "";
 	snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", (int)getpid());
 	FILE *sf = fopen(stat_path, "re");
 	if (sf) {
-		unsigned long long st = 0;
-		if (fgets(buf, sizeof buf, sf)) {
-			char *p = strrchr(buf, ')');
-			/* field 22 (starttime) is the 20th after the ')' */
-			for (int i = 0; p && i < 20; i++)
-				p = strchr(p + 1, ' ');
-			if (p && sscanf(p + 1, "%llu", &st) == 1)
-				h->proc_start_ticks = st;
-		}
+		if (fgets(buf, sizeof buf, sf))
+			h->proc_start_ticks = log_proc_starttime(buf);
 		fclose(sf);
 	}
 	h->host = string_add(l, host);

@@ -609,12 +609,19 @@ static int io_mode(struct ana_profile *p)
 			   "the file's locks.", writers);
 }
 
+/* Bytes the device moved for a data file ([0] read, [1] written): the requests seen completing
+ * and those never seen (docs/KERNEL.md, "Known gap"), which the device served all the same. */
+static uint64_t device_bytes(const struct ana_stack_file *f, int d)
+{
+	return f->bytes[ANA_SL_BLOCK][d] + f->unseen_bytes[d];
+}
+
 /* Bytes a data file's reads fetched from storage: pages read into the cache, or, for reads that
  * bypass it (O_DIRECT), the block requests charged to the file; whichever saw more. */
 static uint64_t fetched(const struct ana_profile *p, const struct ana_stack_file *f)
 {
-	uint64_t cache = f->pages_read_in * p->page_size;
-	return cache > f->bytes[ANA_SL_BLOCK][0] ? cache : f->bytes[ANA_SL_BLOCK][0];
+	uint64_t cache = f->pages_read_in * p->page_size, dev = device_bytes(f, 0);
+	return cache > dev ? cache : dev;
 }
 
 /* Kernel layer: data read more than once came from storage more than once. The user-layer rule
@@ -663,15 +670,15 @@ static int cache_misses(struct ana_profile *p, const struct ana_stack *st)
  * carried: partial blocks rewritten at every sync, read-modify-write. */
 static int write_amplification(struct ana_profile *p, const struct ana_stack *st)
 {
-	uint64_t asked = st->file_syscall_bytes[1], dev = st->file_block_bytes[1];
+	uint64_t asked = st->file_syscall_bytes[1], dev = st->file_block_bytes[1] + st->file_unseen_bytes[1];
 	if (dev < asked + AMP_MIN_BYTES || share(dev, asked) < AMP_FACTOR)
 		return 0;
 	const struct ana_stack_file *worst = NULL;
 	for (size_t i = 0; i < st->nfiles; i++) {
 		const struct ana_stack_file *f = &st->files[i];
-		uint64_t over = f->bytes[ANA_SL_BLOCK][1] > f->bytes[ANA_SL_SYSCALL][1]
-					? f->bytes[ANA_SL_BLOCK][1] - f->bytes[ANA_SL_SYSCALL][1] : 0;
-		if (over && (!worst || over > worst->bytes[ANA_SL_BLOCK][1] - worst->bytes[ANA_SL_SYSCALL][1]))
+		uint64_t over = device_bytes(f, 1) > f->bytes[ANA_SL_SYSCALL][1]
+					? device_bytes(f, 1) - f->bytes[ANA_SL_SYSCALL][1] : 0;
+		if (over && (!worst || over > device_bytes(worst, 1) - worst->bytes[ANA_SL_SYSCALL][1]))
 			worst = f;
 	}
 	char a[ANA_UNIT_LEN], b[ANA_UNIT_LEN], t[PATH_SHOWN + 8], c[ANA_UNIT_LEN], syncs[ANA_UNIT_LEN + 16] = "";
@@ -692,8 +699,9 @@ static int small_requests(struct ana_profile *p, const struct ana_stack *st)
 {
 	for (size_t i = 0; i < st->ndevices; i++) {
 		const struct ana_device *d = &st->devices[i];
-		uint64_t ops = d->c[LOG_C_READS] + d->c[LOG_C_WRITES];
-		uint64_t bytes = d->c[LOG_C_BYTES_READ] + d->c[LOG_C_BYTES_WRITTEN];
+		/* with the requests never seen completing, which the device served all the same */
+		uint64_t ops = d->c[LOG_C_READS] + d->c[LOG_C_WRITES] + d->unseen[0];
+		uint64_t bytes = d->c[LOG_C_BYTES_READ] + d->c[LOG_C_BYTES_WRITTEN] + d->unseen[1] + d->unseen[2];
 		if (ops < SMALL_REQ_MIN || share(bytes, ops) >= SMALL_REQ_BYTES)
 			continue;
 		char n[ANA_UNIT_LEN], m[ANA_UNIT_LEN], t[ANA_UNIT_LEN];

@@ -888,6 +888,8 @@ static int collect_paths(struct ana_profile *p)
 		x->rflags |= f->rflags;
 		x->job_view |= f->job_view;
 		ana_counters_merge(x->c, f->c);
+		for (int u = 0; u < 3; u++)
+			x->unseen[u] += f->unseen[u];
 	}
 	for (size_t i = 0; i < p->npaths; i++) {
 		if (path_bytes(&p->paths[i]))

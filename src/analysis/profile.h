@@ -78,6 +78,7 @@ struct ana_path {
 	unsigned nranks;
 	uint16_t rflags;
 	int job_view; /* some of its files are in the job view */
+	uint64_t unseen[3]; /* block: requests never seen completing, their bytes read, written */
 	uint64_t c[LOG_NCOUNTERS];
 };
 

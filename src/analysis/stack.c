@@ -143,6 +143,8 @@ static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 				break;
 			case LOG_LAYER_BLOCK:
 				add_layer(&f, ANA_SL_BLOCK, c);
+				f.unseen_bytes[0] += x->unseen[1];
+				f.unseen_bytes[1] += x->unseen[2];
 				break;
 			case LOG_LAYER_PAGECACHE:
 				f.pages_read_in += c[LOG_C_PAGES_READ_IN];
@@ -168,6 +170,7 @@ static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 			s->syscalls[d] += f.ops[ANA_SL_SYSCALL][d];
 			s->file_syscall_bytes[d] += f.bytes[ANA_SL_SYSCALL][d];
 			s->file_block_bytes[d] += f.bytes[ANA_SL_BLOCK][d];
+			s->file_unseen_bytes[d] += f.unseen_bytes[d];
 		}
 	}
 	qsort(s->files, s->nfiles, sizeof *s->files, cmp_file_bytes);

@@ -160,8 +160,14 @@ sync
 "$IOSTRATA" run -q -o "$T/rr" --kernel -- sh -c "for i in 1 2 3; do dd if=$FS_MNT/big of=/dev/null bs=1M iflag=direct status=none; done"
 "$IOSTRATA" report --json "$T/rr" >"$T/rr.json"
 eq "insight: O_DIRECT re-reads went to storage again" 1 "$(has_insight "$T/rr.json" cache_misses)"
-eq "insight: it names the file and the bytes fetched again" 1 \
-	"$(jq -r '.insights[] | select(.id == "cache_misses") | .text' "$T/rr.json" | grep -c "/big was read for 12.0 MiB over a 4.0 MiB extent.*(8.0 MiB fetched again over 1 file): O_DIRECT")"
+# a request the kernel never showed completing (docs/KERNEL.md, "Known gap") still counts: the
+# device served it
+RR=$(jq -r '.insights[] | select(.id == "cache_misses") | .text' "$T/rr.json")
+if echo "$RR" | grep -q "/big was read for 12.0 MiB over a 4.0 MiB extent and 12.0 MiB of it came from the device (8.0 MiB fetched again over 1 file): O_DIRECT"; then
+	ok "insight: it names the file and the bytes fetched again"
+else
+	fail "insight: it names the file and the bytes fetched again" "$RR; unseen: $(jq -c '[.files[] | select(.layer == "block") | {path, unseen_bytes_read}]' "$T/rr.json")"
+fi
 "$IOSTRATA" run -q -o "$T/rb" --kernel -- sh -c "for i in 1 2 3; do dd if=$FS_MNT/big of=/dev/null bs=1M status=none; done"
 "$IOSTRATA" report --json "$T/rb" >"$T/rb.json"
 eq "insight: cached re-reads are not storage re-reads" 0 "$(has_insight "$T/rb.json" cache_misses)"

@@ -613,7 +613,7 @@ static int io_mode(struct ana_profile *p)
  * and those never seen (docs/KERNEL.md, "Known gap"), which the device served all the same. */
 static uint64_t device_bytes(const struct ana_stack_file *f, int d)
 {
-	return f->bytes[ANA_SL_BLOCK][d] + f->unseen_bytes[d];
+	return f->bytes[ANA_SL_BLOCK][d] + f->unseen[1 + d];
 }
 
 /* Bytes a data file's reads fetched from storage: pages read into the cache, or, for reads that
@@ -670,7 +670,7 @@ static int cache_misses(struct ana_profile *p, const struct ana_stack *st)
  * carried: partial blocks rewritten at every sync, read-modify-write. */
 static int write_amplification(struct ana_profile *p, const struct ana_stack *st)
 {
-	uint64_t asked = st->file_syscall_bytes[1], dev = st->file_block_bytes[1] + st->file_unseen_bytes[1];
+	uint64_t asked = st->file_syscall_bytes[1], dev = st->file_block_bytes[1];
 	if (dev < asked + AMP_MIN_BYTES || share(dev, asked) < AMP_FACTOR)
 		return 0;
 	const struct ana_stack_file *worst = NULL;

@@ -1700,6 +1700,11 @@ static void json_stack_file(struct jw *w, const struct ana_profile *p, const str
 		jw_u64(w, "writes", x->ops[l][1]);
 		jw_u64(w, "bytes_read", x->bytes[l][0]);
 		jw_u64(w, "bytes_written", x->bytes[l][1]);
+		if (l == ANA_SL_BLOCK) {
+			jw_u64(w, "unseen_requests", x->unseen[0]);
+			jw_u64(w, "unseen_bytes_read", x->unseen[1]);
+			jw_u64(w, "unseen_bytes_written", x->unseen[2]);
+		}
 		jw_close(w, '}');
 	}
 	jw_u64(w, "pages_read_in", x->pages_read_in);

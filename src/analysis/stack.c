@@ -143,8 +143,8 @@ static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 				break;
 			case LOG_LAYER_BLOCK:
 				add_layer(&f, ANA_SL_BLOCK, c);
-				f.unseen_bytes[0] += x->unseen[1];
-				f.unseen_bytes[1] += x->unseen[2];
+				for (int u = 0; u < 3; u++)
+					f.unseen[u] += x->unseen[u];
 				break;
 			case LOG_LAYER_PAGECACHE:
 				f.pages_read_in += c[LOG_C_PAGES_READ_IN];
@@ -169,8 +169,7 @@ static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 			s->user_calls[0][d] += f.ops[ANA_SL_USER][d];
 			s->syscalls[d] += f.ops[ANA_SL_SYSCALL][d];
 			s->file_syscall_bytes[d] += f.bytes[ANA_SL_SYSCALL][d];
-			s->file_block_bytes[d] += f.bytes[ANA_SL_BLOCK][d];
-			s->file_unseen_bytes[d] += f.unseen_bytes[d];
+			s->file_block_bytes[d] += f.bytes[ANA_SL_BLOCK][d] + f.unseen[1 + d];
 		}
 	}
 	qsort(s->files, s->nfiles, sizeof *s->files, cmp_file_bytes);
@@ -207,8 +206,8 @@ int ana_stack_build(const struct ana_profile *p, const struct ana_mount *mounts,
 		return r;
 	}
 	for (size_t i = 0; i < s->ndevices; i++) {
-		s->block_bytes_read += s->devices[i].c[LOG_C_BYTES_READ];
-		s->block_bytes_written += s->devices[i].c[LOG_C_BYTES_WRITTEN];
+		s->block_bytes_read += s->devices[i].c[LOG_C_BYTES_READ] + s->devices[i].unseen[1];
+		s->block_bytes_written += s->devices[i].c[LOG_C_BYTES_WRITTEN] + s->devices[i].unseen[2];
 	}
 	s->syscall_bytes_read = sc[LOG_C_BYTES_READ];
 	s->syscall_bytes_written = sc[LOG_C_BYTES_WRITTEN];

@@ -33,7 +33,7 @@ struct ana_stack_file {
 	unsigned user_layer;         /* mpiio, stdio or posix: the topmost with calls; 0 if none saw it */
 	uint64_t bytes[ANA_SL_N][2]; /* [layer][0 read, 1 written] */
 	uint64_t ops[ANA_SL_N][2];   /* [layer][0 reads, 1 writes] */
-	uint64_t unseen_bytes[2];    /* block requests never seen completing: bytes read, written */
+	uint64_t unseen[3];          /* block requests never seen completing, their bytes read, written */
 	uint64_t pages_read_in, pages_added_write, pages_dirtied;
 	uint64_t max_read_end;       /* the system calls' furthest read */
 };
@@ -47,9 +47,9 @@ struct ana_stack {
 	 * blocks, program loading). 0 when there are no syscall bytes. */
 	uint64_t block_bytes_read, block_bytes_written, syscall_bytes_read, syscall_bytes_written;
 	double read_amplification, write_amplification;
-	/* the same over the data files (ana_stack_file), with block bytes the kernel charged to them */
+	/* the same over the data files (ana_stack_file), with block bytes the kernel charged to them.
+	 * Block bytes here are seen + unseen: what the devices moved. */
 	uint64_t file_syscall_bytes[2], file_block_bytes[2];
-	uint64_t file_unseen_bytes[2]; /* beside file_block_bytes: requests never seen completing */
 	double file_read_amplification, file_write_amplification;
 	/* calls on the data files per direction ([0 reads, 1 writes]): the program's calls, each file
 	 * counted at its topmost user layer (user_calls[layer]: the files whose topmost it is, the sum

@@ -29,10 +29,10 @@ eq "odirect: syscall writes" 1000 "$(k "$KL" syscall "$FS_MNT/od" writes)"
 eq "odirect: syscall bytes" 4096000 "$(k "$KL" syscall "$FS_MNT/od" bytes_written)"
 eq "odirect: syscall 4 KiB bucket" 1000 \
 	"$(kjq "$KL" "[.records[] | select(.layer==\"syscall\" and .path==\"$FS_MNT/od\")][0].write_hist[13]")"
-eq "odirect: block writes of the file, by its process" "1000 4096000" \
-	"$(k "$KL" block "$FS_MNT/od" writes "$PID") $(k "$KL" block "$FS_MNT/od" bytes_written "$PID")"
-eq "odirect: device total" "1000 4096000" "$(k "$KL" block "$DEVPATH" writes) $(k "$KL" block "$DEVPATH" bytes_written)"
-eq "odirect: device latency histogram holds every write" 1000 \
+eq "odirect: block writes of the file, by its process (seen + unseen)" "1000 4096000" \
+	"$(kblock "$KL" "$FS_MNT/od" written "$PID")"
+eq "odirect: device total (seen + unseen)" "1000 4096000" "$(kblock "$KL" "$DEVPATH" written)"
+eq "odirect: device latency histogram holds every write seen" "$(k "$KL" block "$DEVPATH" writes)" \
 	"$(kjq "$KL" "[.records[] | select(.layer==\"block\" and .path==\"$DEVPATH\")][0].write_lat_hist | add")"
 eq "odirect: device time measured" 1 "$(kjq "$KL" "[.records[] | select(.path==\"$DEVPATH\")][0].counters.time_device > 0 | if . then 1 else 0 end")"
 eq "odirect: the device record is a pseudo-path of pid 0" "0 true" \
@@ -82,8 +82,8 @@ for _ in $(seq 100); do grep -q written "$T/wb.out" && break; sleep 0.05; done
 sync # writeback by another process or a kernel thread: wanted because the traced process wrote it
 echo done >"$T/wb.done"
 wait "$WP" "$KP"
-v=$(k "$T/wb.iost" block "$FS_MNT/wb" bytes_written 0)
-eq "writeback: the file's pages written back, pid 0" 1048576 "$v"
+v=$(kblock "$T/wb.iost" "$FS_MNT/wb" written 0 | cut -d' ' -f2)
+eq "writeback: the file's pages written back, pid 0 (seen + unseen)" 1048576 "$v"
 [ "$v" = 1048576 ] || "$IOSTRATA" dump --json "$T/wb.iost" |
 	jq -c '.records[] | select(.layer=="block" or .layer=="pagecache") | {layer, path, pid, c: .counters.bytes_written, d: .counters.pages_dirtied}' # diagnosis
 eq "writeback: nothing written back under the writer's pid" 0 "$(k "$T/wb.iost" block "$FS_MNT/wb" bytes_written "$WP")"
@@ -100,6 +100,7 @@ KL=$(ls "$T/u.job"/kernel-*.iost)
 PID=$(kjq "$KL" .header.pid)
 eq "io_uring: 8 io_uring_enter calls at the syscall layer" 8 \
 	"$(kjq "$KL" '[.records[] | select(.layer=="syscall" and (.path|test("io_uring"))) | .counters.meta_other] | add')"
-eq "io_uring: the file's reads at the block layer" 4194304 "$(k "$KL" block "$FS_MNT/u" bytes_read "$PID")"
+eq "io_uring: the file's bytes read at the block layer (seen + unseen)" 4194304 \
+	"$(kblock "$KL" "$FS_MNT/u" read "$PID" | cut -d' ' -f2)"
 eq "io_uring: no read(2) of the file" 0 "$(k "$KL" syscall "$FS_MNT/u" reads)"
 eq "nothing lost" "0 0" "$(kjq "$KL" '"\(.header.kernel_table_full) \(.header.events_dropped)"')"

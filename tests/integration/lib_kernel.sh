@@ -67,3 +67,20 @@ wait_ready() {
 	fail "kernel ready" "$1 did not appear within 20 s"
 	return 1
 }
+
+# kblock LOG PATH DIR [PID]: "requests bytes" the block layer's records of PATH moved in DIR
+# (read or written), seen + unseen: a request whose completion the kernel never ran the block
+# program for is counted apart (docs/KERNEL.md, "Known gap"); together they are what the device
+# did. An "optional" line names any unseen request. The file is moved in one direction only.
+kblock() {
+	local ops=writes
+	[ "$3" = read ] && ops=reads
+	local v
+	v=$("$IOSTRATA" dump --json "$1" | jq -r --arg p "$2" --arg d "$3" --arg o "$ops" --arg pid "${4:-}" \
+		'[.records[] | select(.layer == "block" and .path == $p and ($pid == "" or (.pid|tostring) == $pid))]
+		 | "\(map(.counters[$o]) | add // 0) \(map(.counters["bytes_" + $d]) | add // 0) \(map(.unseen_requests) | add // 0) \(map(.["unseen_bytes_" + $d]) | add // 0)"')
+	local n b un ub
+	read -r n b un ub <<<"$v"
+	[ "$un" -gt 0 ] && optional "block: unseen completions on $2" "$un requests: the kernel layer's known gap" >&2
+	echo "$((n + un)) $((b + ub))"
+}

@@ -1237,6 +1237,17 @@ static void test_kernel_insights(void)
 	check("insight cache_misses counts the unseen request", in && strstr(in->text, "/d/big was read for 12.0 MiB over "
 	      "a 4.0 MiB extent and 12.0 MiB of it came from the device (8.0 MiB fetched again over 1 file): O_DIRECT"),
 	      "%s", in ? in->text : "(none)");
+	struct ana_stack st;
+	if (ana_stack_build(&p, NULL, 0, &st) == 0) {
+		check_u64("unseen: devices moved 12 MiB (seen + unseen)", st.block_bytes_read, 12 << 20);
+		check_dbl("unseen: data-file read amplification 1", st.file_read_amplification, 1.0);
+		check("unseen: the file's row carries its unseen request", st.nfiles == 1 && st.files[0].unseen[0] == 1 &&
+		      st.files[0].unseen[1] == 1 << 20 && st.files[0].bytes[ANA_SL_BLOCK][0] == 11 << 20, "%zu files",
+		      st.nfiles);
+		ana_stack_free(&st);
+	} else {
+		check("unseen: stack builds", 0, "ENOMEM");
+	}
 	ana_profile_free(&p);
 	reset_logs();
 

@@ -104,7 +104,7 @@ for e in EIO:5 EDQUOT:122; do
 		continue
 	fi
 	"$PROGS/fuse_errfs" "$T/eb$name" "$mnt" 1048576 "$name" 2>"$T/errfs.err" &
-	for _ in $(seq 200); do mountpoint -q "$mnt" && break; sleep 0.05; done
+	for _ in $(seq 1200); do mountpoint -q "$mnt" && break; sleep 0.05; done
 	if mountpoint -q "$mnt"; then
 		deferred "$name" "${e#*:}" "$mnt"
 		fusermount3 -u "$mnt"
@@ -133,7 +133,7 @@ s = int(sys.argv[2])
 p = bytes(((o * 131 + s) >> 3) & 0xff for o in range(2048))  # the data function has period 2048
 e = (p * (len(d) // 2048 + 1))[:len(d)]
 print((0 if d == e else sum(1 for x, y in zip(d, e) if x != y)) + (len(d) == 0))' "$T/t/w$i.$k" 9)
-		bad=$((bad + b))
+		bad=$((bad + ${b:-1})) # no figure (no file): bad
 	done
 	rm -f "$T/t/w$i".*
 done

@@ -69,16 +69,16 @@ fi
 eq "diskstats: at least the data written" 1 "$([ $((W1 - W0)) -ge $((8 * 1048576 + 4194304)) ] && echo 1 || echo 0)"
 
 # --- writeback attributed by inode ------------------------------------------------------------
-mkfifo "$T/wb.gate" "$T/wb.done"
+mkfifo "$T/wb.gate" "$T/wb.written" "$T/wb.done"
 # the traced process stays alive until the writeback is over: `iostrata kernel --pid` stops
 # when it exits
-(read -r _ <"$T/wb.gate"; dd if=/dev/zero of="$FS_MNT/wb" bs=4k count=256 status=none; echo written; read -r _ <"$T/wb.done") >"$T/wb.out" &
+(read -r _ <"$T/wb.gate"; dd if=/dev/zero of="$FS_MNT/wb" bs=4k count=256 status=none; echo >"$T/wb.written"; read -r _ <"$T/wb.done") &
 WP=$!
 "$IOSTRATA" kernel --quiet --pid "$WP" --interval 60 --log "$T/wb.iost" --ready "$T/wb.ready" &
 KP=$!
 wait_ready "$T/wb.ready"
 echo go >"$T/wb.gate"
-for _ in $(seq 100); do grep -q written "$T/wb.out" && break; sleep 0.05; done
+read -r _ <"$T/wb.written" # every page dirty before the sync
 sync # writeback by another process or a kernel thread: wanted because the traced process wrote it
 echo done >"$T/wb.done"
 wait "$WP" "$KP"

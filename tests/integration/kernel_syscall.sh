@@ -118,9 +118,10 @@ eq "fork: only pids of the tree" "[]" \
 # --- cgroup filter ----------------------------------------------------------------------------
 CG=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
 if [ -n "$CG" ] && mkdir "$CG/iostrata-test-$$" 2>/dev/null; then
-	(echo $BASHPID >"$CG/iostrata-test-$$/cgroup.procs"; read -r _ <"$T/cg.gate" 2>/dev/null || true
+	# the gate exists before the writer opens it: it writes only once the trace is attached
+	mkfifo "$T/cg.gate"
+	(echo $BASHPID >"$CG/iostrata-test-$$/cgroup.procs"; read -r _ <"$T/cg.gate"
 	 dd if=/dev/zero of="$T/cg.in" bs=4k count=25 2>/dev/null) &
-	mkfifo "$T/cg.gate" 2>/dev/null
 	CGP=$!
 	"$IOSTRATA" kernel --quiet --cgroup "$CG/iostrata-test-$$" --duration 30 --log "$T/cg.iost" --ready "$T/cg.ready" &
 	KP=$!

@@ -54,8 +54,10 @@ eq "mmap write: one mmap and one msync at the user layer" "1 1" \
 	"$(fcount "$T/j2" posix "$MNT/m" mmaps) $(fcount "$T/j2" posix "$MNT/m" fsyncs)"
 eq "mmap write: 256 pages written back at the mount layer" 1048576 "$(fcount "$T/j2" mount "$MNT/m" bytes_written)"
 W=$(fcount "$T/j2" mount "$MNT/m" writes)
-eq "mmap write: coalesced into requests of up to 1 MiB (bytes / writes a multiple of 4 KiB)" 0 \
-	"$(( W > 0 ? (1048576 / W) % 4096 : 1 ))"
+# how write-back splits the 256 pages into requests is the kernel's timing; none is below a page
+eq "mmap write: 1 to 256 requests, none smaller than a page" "1 0" \
+	"$([ "$W" -ge 1 ] && [ "$W" -le 256 ] && echo 1 || echo 0) $("$IOSTRATA" dump --json "$(ls "$T/j2"/mount-*.iost)" |
+		jq -r --arg p "$MNT/m" '[.records[] | select(.layer=="mount" and .path==$p) | .write_hist[0:13] | add] | add')"
 eq "mmap write: the page-ins before the stores" 1048576 "$(fcount "$T/j2" mount "$MNT/m" bytes_read)"
 eq "mmap write: msync reached the monitor as a sync" 1 "$(fcount "$T/j2" mount "$MNT/m" fsyncs)"
 # pc_mmap_write stores the page's number into the first byte of every page
@@ -108,7 +110,7 @@ eq "live: the live log holds the 50 writes" "50 204800" "$(mcount "$LIVE" "$MNT/
 eq "live: flagged live" true "$("$IOSTRATA" dump --json "$LIVE" | jq -r .live)"
 "$IOSTRATA" umount "$MNT" >/dev/null
 eq "live: umount exit status" 0 $?
-for i in $(seq 50); do [ -z "$(ls "$T/live"/mount-*.iost 2>/dev/null)" ] && break; sleep 0.1; done
+for i in $(seq 600); do [ -z "$(ls "$T/live"/mount-*.iost 2>/dev/null)" ] && break; sleep 0.1; done
 FIN=$(ls "$T/out"/mount-*.iost 2>/dev/null)
 eq "live: the final log after umount" "50 finished" \
 	"$(mcount "$FIN" "$MNT/live" writes) $("$IOSTRATA" dump --json "$FIN" | jq -r '.header.flag_names | join(",")')"

@@ -38,8 +38,16 @@ eq "credentials: nobody creates a file through the mount" ok "$(as_nobody "$E" c
 eq "credentials: it belongs to nobody on SRC" "$(id -u nobody):$(id -g nobody)" "$(stat -c %u:%g "$SRC/pub/byn")"
 eq "credentials: nobody cannot create in a root directory" "EACCES" "$(as_nobody "$E" create "$MNT/nope")"
 "$IOSTRATA" umount "$MNT" >/dev/null
-for i in $(seq 50); do [ -n "$(ls "$T/out1"/mount-*.iost 2>/dev/null)" ] && break; sleep 0.1; done
-L1=$(ls "$T/out1"/mount-*.iost)
+# umount returns once the kernel let go; the monitor writes its log after that
+wait_log() { # DIR: its one mount log, once the monitor has written it
+	local i
+	for i in $(seq 600); do
+		ls "$1"/mount-*.iost 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "mount log in $1" "none after 60 s" >&2
+}
+L1=$(wait_log "$T/out1")
 # the kernel refuses nobody's open itself (default_permissions, from the attributes the monitor
 # passed on): the monitor sees the lookup, not the open
 eq "errors: the failed lookup of the missing file is counted; the refused open never came" "1 0" \
@@ -64,7 +72,7 @@ umount "$SMALL"
 MP=$(monitor_pid "$MNT")
 dd if=/dev/zero of="$MNT/k" bs=4096 count=77 status=none
 kill -KILL "$MP"
-for i in $(seq 50); do kill -0 "$MP" 2>/dev/null || break; sleep 0.1; done
+for i in $(seq 600); do kill -0 "$MP" 2>/dev/null || break; sleep 0.1; done
 eq "kill: the dead mount answers ENOTCONN" "Transport endpoint is not connected" \
 	"$(stat "$MNT/k" 2>&1 >/dev/null | sed 's/.*: //')"
 "$IOSTRATA" mount -q "$SRC" "$MNT" 2>"$T/err"
@@ -110,6 +118,7 @@ eq "busy MNT: says so" 1 "$(grep -c 'busy' "$T/err")"
 "$IOSTRATA" run -q -o "$T/j3" --mount "$SRC:$MNT" -- true 2>"$T/err"
 eq "run --mount on a busy MNT: the command is not run, exit 1" 1 $?
 "$IOSTRATA" umount "$MNT" >/dev/null
+wait_log "$T/out3" >/dev/null
 "$IOSTRATA" mount -q "$T/nosrc" "$MNT" 2>"$T/err"
 eq "missing SRC: exit 2, one line" "2 1" "$? $(wc -l <"$T/err")"
 "$IOSTRATA" mount -q "$SRC" "$T/nomnt" 2>"$T/err"
@@ -141,7 +150,7 @@ eq "live directory that is a file: exit 1, one line saying so" "1 1 1" \
 eq "unwritable job directory: CMD ran, exit 0, unmounted" "0 28672 0" "$? $(stat -c %s "$SRC/nodir") $(mounted "$MNT")"
 eq "unwritable job directory: the monitor says where its counters are" 1 \
 	"$(grep -c "the counters stay in $T/live/mount-" "$T/err")"
-ML=$(ls "$T/live"/mount-*.iost)
+ML=$(sed -n 's/.*(the counters stay in \(.*\): iostrata recover)$/\1/p' "$T/err")
 mkdir -p "$T/rec"
 "$IOSTRATA" recover -o "$T/rec" "$ML" >/dev/null
 eq "unwritable job directory: recovered, every write" "7 28672" \

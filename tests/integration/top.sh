@@ -22,7 +22,7 @@ mkfifo "$T/go"
 export IOSTRATA_LIVE_DIR="$T/live"
 "$IOSTRATA" run -q -o "$T/job" -- "$T/hold" "$T/data" "$T/ready" "$T/go" &
 runpid=$!
-for _ in $(seq 100); do [ -e "$T/ready" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -e "$T/ready" ] && break; sleep 0.1; done
 eq "holder is ready" yes "$([ -e "$T/ready" ] && echo yes || echo no)"
 
 out=$("$IOSTRATA" top -n 1 -d 0.2 --json)

@@ -101,7 +101,7 @@ eq "full area: header counts every claim attempt, 32 blocks kept" 32 \
 # the ready file is excluded, so that the write run is the thread's last entry, still open
 "$IOSTRATA" run -q --trace --exclude "$T/ready" -o "$T/kill" -- "$P" "$T/kill.dat" hold 300 x "$T/ready" &
 RUNPID=$!
-for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
+for _ in $(seq 1200); do [ -s "$T/ready" ] && break; sleep 0.05; done
 WPID=$(cat "$T/ready" 2>/dev/null)
 kill -9 "$RUNPID" 2>/dev/null
 kill -9 "$WPID" 2>/dev/null

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,11 +25,13 @@
 
 #include "check.h"
 
-/* MODE term: two threads write FILE.0 and FILE.1 without end (the same data function); after
- * NWRITES ms the main thread sends SIGTERM to the first writer thread, which is then most likely
- * inside the library's aggregation code: the signal must be deferred, not deadlock. */
+/* MODE term: two threads write FILE.0 and FILE.1 without end (the same data function); NWRITES
+ * ms after both have written once, the main thread sends SIGTERM to the first writer thread,
+ * which is then most likely inside the library's aggregation code: the signal must be deferred,
+ * not deadlock. */
 static const char *term_path;
 static uint64_t term_seed;
+static atomic_int term_started;
 static void *term_writer(void *arg)
 {
 	char p[4096];
@@ -43,6 +46,8 @@ static void *term_writer(void *arg)
 		for (size_t k = 0; k < len; k++)
 			b[k] = (char)(((off + k) * 131 + term_seed) >> 3);
 		CHECK(write(fd, b, len) == (ssize_t)len);
+		if (!off)
+			atomic_fetch_add(&term_started, 1);
 		off += len;
 	}
 	return NULL;
@@ -57,6 +62,8 @@ int main(int argc, char **argv)
 		pthread_t t[2];
 		for (int i = 0; i < 2; i++)
 			pthread_create(&t[i], NULL, term_writer, (void *)(intptr_t)i);
+		while (atomic_load(&term_started) < 2)
+			usleep(1000);
 		usleep((useconds_t)atol(argv[3]) * 1000);
 		pthread_kill(t[0], SIGTERM);
 		pause();

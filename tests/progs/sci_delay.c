@@ -4,20 +4,26 @@
  *   A writes 64 x 4 KiB to DIR/a.dat (never waits on anyone);
  *   B writes 64 x 4 KiB into the FIFO DIR/fifo; the pipe holds 16 of them, so its 17th write
  *     waits until R drains the pipe;
- *   R opens the FIFO, sleeps 200 ms, then reads it to the end.
- * So one of B's writes lasts about 200 ms inside the call: B's score is high, A's is not.
+ *   R opens the FIFO, waits until the pipe is full and B is inside its 17th write (its
+ *     /proc/self/task/TID/syscall names write), sleeps 200 ms, then reads it to the end.
+ * So one of B's writes lasts at least 200 ms inside the call, however the threads are scheduled:
+ * B's score is high, A's is not.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 
 static char dir[3000];
+static atomic_int b_tid;
 
 static void *writer_a(void *arg)
 {
@@ -39,12 +45,30 @@ static void *writer_b(void *arg)
 	char p[4096], buf[4096];
 	memset(buf, 'b', sizeof buf);
 	snprintf(p, sizeof p, "%s/fifo", dir);
+	atomic_store(&b_tid, (int)gettid());
 	int fd = open(p, O_WRONLY);
 	CHECK(fd >= 0);
 	for (int i = 0; i < 64; i++)
 		CHECK(write(fd, buf, sizeof buf) == (ssize_t)sizeof buf);
 	CHECK(close(fd) == 0);
 	return NULL;
+}
+
+/* 1 when the pipe holds 16 writes and thread tid is blocked in write(2). */
+static int b_blocked(int fd, int tid)
+{
+	int queued = 0;
+	CHECK(ioctl(fd, FIONREAD, &queued) == 0);
+	if (queued < 16 * 4096)
+		return 0;
+	char p[64], s[64] = "";
+	snprintf(p, sizeof p, "/proc/self/task/%d/syscall", tid);
+	FILE *f = fopen(p, "r");
+	CHECK(f);
+	int got = fgets(s, sizeof s, f) != NULL;
+	fclose(f);
+	long nr = -1;
+	return got && sscanf(s, "%ld", &nr) == 1 && nr == SYS_write;
 }
 
 static void *reader(void *arg)
@@ -54,7 +78,9 @@ static void *reader(void *arg)
 	snprintf(p, sizeof p, "%s/fifo", dir);
 	int fd = open(p, O_RDONLY);
 	CHECK(fd >= 0);
-	struct timespec ts = {0, 200 * 1000 * 1000};
+	struct timespec tick = {0, 1000 * 1000}, ts = {0, 200 * 1000 * 1000};
+	while (!b_blocked(fd, atomic_load(&b_tid)))
+		nanosleep(&tick, NULL);
 	nanosleep(&ts, NULL);
 	long total = 0;
 	ssize_t r;

@@ -341,6 +341,8 @@ void agg_note_open(struct cap_fd *f, int fd, const char *abs, int flags)
 			x->fd = fd;
 		if (acc == O_RDONLY || (flags & (O_APPEND | O_DIRECT | O_SYNC | O_DSYNC)))
 			cap.ofds[f->ofd].flags |= CAP_OFD_AGG_PASS;
+		if (acc == O_RDONLY)
+			cap.ofds[f->ofd].flags |= CAP_OFD_AGG_RDONLY;
 		if (fd > maxfd_seen)
 			maxfd_seen = fd;
 		f->agg = a;
@@ -480,7 +482,6 @@ static int take_err(struct agg_file *x)
 	return e;
 }
 
-/* Every buffered byte of x written back (ours and other processes' ring entries). */
 /* A file this process only reads: the ring slot another process may have made for it. */
 static void probe_ring(struct agg_file *x)
 {
@@ -614,8 +615,12 @@ int agg_before(struct cap_fd *f, int fd, unsigned what)
 		flush_file(x, !(what & AGG_DURABLE));
 		if ((what & AGG_PACKSYNC) && ring && ring->packed && x->shm >= 0 && agg_shm_pack_sync(ring, &io) < 0)
 			err = errno;
-		int e2 = take_err(x);
-		err = e2 ? e2 : err;
+		/* a write-back error belongs to the next fsync or close of a descriptor that writes,
+		 * not to a read or seek that happened to write the bytes back first, nor to a reader */
+		if ((what & AGG_DURABLE) && !(d->flags & CAP_OFD_AGG_RDONLY)) {
+			int e2 = take_err(x);
+			err = e2 ? e2 : err;
+		}
 	}
 	if (what & (AGG_SYNCPOS | AGG_PASS))
 		sync_pos(fd, d);

@@ -434,7 +434,7 @@ void cap_fd_setfl(int fd, int flags)
 	struct cap_ofd *d = &cap.ofds[f->ofd];
 	if ((flags & O_APPEND) && !(d->flags & CAP_OFD_APPEND))
 		d->end = file_size(fd);
-	d->flags = ofd_flags_of(flags) | (d->flags & (CAP_OFD_AGG_PASS | CAP_OFD_KSTALE));
+	d->flags = ofd_flags_of(flags) | (d->flags & (CAP_OFD_AGG_PASS | CAP_OFD_KSTALE | CAP_OFD_AGG_RDONLY));
 }
 
 void cap_fd_set_pos(int fd, uint64_t pos)

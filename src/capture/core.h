@@ -36,7 +36,7 @@
 /* AGG_PASS: writes on this description of an aggregated file pass through (O_APPEND, O_DIRECT,
  * O_SYNC, read-only, shared with another process after fork); KSTALE: buffered writes moved the
  * modelled position but not the kernel's (aggregate.c). */
-enum { CAP_OFD_APPEND = 1, CAP_OFD_DIRECT = 2, CAP_OFD_AGG_PASS = 4, CAP_OFD_KSTALE = 8 };
+enum { CAP_OFD_APPEND = 1, CAP_OFD_DIRECT = 2, CAP_OFD_AGG_PASS = 4, CAP_OFD_KSTALE = 8, CAP_OFD_AGG_RDONLY = 16 };
 
 /* One open file description: shared by dup'ed descriptors, like the kernel's. */
 /* A cache line each: threads writing their own files through neighbouring descriptors would

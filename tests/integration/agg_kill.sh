@@ -73,13 +73,18 @@ fi
 # 3. deferred errors: ENOSPC on a 1 MiB tmpfs, EIO and EDQUOT from a FUSE file system whose files
 #    hold 1 MiB (tests/progs/fuse_errfs: this kernel has no dm-error and no ext4/XFS/tmpfs quota).
 #    2 MB of medium writes all return; the write-back error comes back once, at fsync (close then
-#    succeeds) or at close; the file holds exactly what fit.
-deferred() { # ERRNO-NAME ERRNO DIR: both cases on DIR
+#    succeeds) or at close, also when a seek, an fstat and a read wrote the bytes back before the
+#    fsync; the file holds exactly what fit.
+deferred() { # ERRNO-NAME ERRNO DIR: the three cases on DIR
 	local name=$1 num=$2 dir=$3 how
-	for how in fsync close; do
+	for how in fsync close probe; do
 		"$IOSTRATA" run -q -o "$T/ejob$name$how" --aggregate "$dir/*" -- "$PROGS/agg_rules" "deferred_$how" "$dir" >"$T/e.$name$how" 2>&1
 		eq "$name ($how): every buffered write returned" "writes 1000 failed 0" "$(grep '^writes' "$T/e.$name$how")"
-		if [ $how = fsync ]; then
+		if [ $how = probe ]; then
+			eq "$name: seek, fstat and read see what fit and leave the error to fsync" \
+				"lseek end: 1048576,fstat: 1048576,read: 16,fsync: -1 errno $num,close: 0" \
+				"$(grep -E '^(lseek|fstat|read|fsync|close)' "$T/e.$name$how" | paste -sd,)"
+		elif [ $how = fsync ]; then
 			eq "$name: fsync returns it" "fsync: -1 errno $num" "$(grep '^fsync' "$T/e.$name$how")"
 			eq "$name: reported once (close then succeeds)" "close: 0" "$(grep '^close' "$T/e.$name$how")"
 		else

@@ -482,8 +482,10 @@ static void m_errno(void)
 }
 
 /* 2 MB of medium writes into a file system that takes 1 MiB of the file (ENOSPC on a small tmpfs,
- * EIO or EDQUOT from tests/progs/fuse_errfs): the error is deferred to fsync or close */
-static void m_deferred(int with_fsync)
+ * EIO or EDQUOT from tests/progs/fuse_errfs): the error is deferred to fsync or close. With
+ * probe, a seek to the end, an fstat and a read write the buffered bytes back first: they must
+ * not use up the error, which belongs to the next fsync. */
+static void m_deferred(int with_fsync, int probe)
 {
 	int fd = open("x.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	int failed = 0, first = 0;
@@ -491,6 +493,15 @@ static void m_deferred(int with_fsync)
 		if (write(fd, fill(2000, i), 2000) != 2000 && !failed++)
 			first = errno;
 	printf("writes 1000 failed %d%s\n", failed, failed ? (first == ENOSPC ? " ENOSPC" : " other") : "");
+	if (probe) {
+		struct stat st;
+		char b[16];
+		got("lseek end", lseek(fd, 0, SEEK_END), NULL);
+		got("fstat", fstat(fd, &st) < 0 ? -1 : st.st_size, NULL);
+		int rd = open("x.dat", O_RDONLY);
+		got("read", read(rd, b, sizeof b), NULL);
+		close(rd);
+	}
 	if (with_fsync)
 		got("fsync", fsync(fd), NULL);
 	got("close", close(fd), NULL);
@@ -498,12 +509,17 @@ static void m_deferred(int with_fsync)
 
 static void m_deferred_fsync(void)
 {
-	m_deferred(1);
+	m_deferred(1, 0);
 }
 
 static void m_deferred_close(void)
 {
-	m_deferred(0);
+	m_deferred(0, 0);
+}
+
+static void m_deferred_probe(void)
+{
+	m_deferred(1, 1);
 }
 
 static const struct {
@@ -523,6 +539,7 @@ static const struct {
 	{"errno", m_errno},
 	{"deferred_fsync", m_deferred_fsync},
 	{"deferred_close", m_deferred_close},
+	{"deferred_probe", m_deferred_probe},
 };
 
 int main(int argc, char **argv)

@@ -165,10 +165,32 @@ static void leave(void)
 
 /* ---------- the ring's view of this process ---------- */
 
+/* Descriptor k can write file a's buffered bytes back at their offsets: open for writing, neither
+ * appending (pwrite would append) nor O_DIRECT (unaligned buffers fail with EINVAL). */
+static int wb_usable(int k, uint32_t a)
+{
+	return k >= 0 && k <= maxfd_seen && k < cap.nfd && cap.fds[k].agg == a &&
+	       !(cap.ofds[cap.fds[k].ofd].flags & (CAP_OFD_AGG_RDONLY | CAP_OFD_APPEND | CAP_OFD_DIRECT));
+}
+
+/* The descriptor x's write-backs go through, or -1: x->fd while it stays usable (F_SETFL may have
+ * made it append), else another of the file's descriptors. */
+static int wb_fd(struct agg_file *x)
+{
+	uint32_t a = (uint32_t)(x - files) + 1;
+	if (wb_usable(x->fd, a))
+		return x->fd;
+	x->fd = -1;
+	for (int k = 0; k <= maxfd_seen && k < cap.nfd && x->fd < 0; k++)
+		if (wb_usable(k, a))
+			x->fd = k;
+	return x->fd;
+}
+
 static int io_fd_for(struct agg_shm *s, uint32_t i, int *own)
 {
 	for (int k = 0; k < nfiles; k++)
-		if (files[k].used && files[k].shm == (int)i && files[k].fd >= 0) {
+		if (files[k].used && files[k].shm == (int)i && wb_fd(&files[k]) >= 0) {
 			*own = 1;
 			return files[k].fd;
 		}
@@ -337,7 +359,7 @@ void agg_note_open(struct cap_fd *f, int fd, const char *abs, int flags)
 		}
 		x->rec = f->rec;
 		x->nfds++;
-		if (acc != O_RDONLY && x->fd < 0)
+		if (acc != O_RDONLY && x->fd < 0 && !(flags & (O_APPEND | O_DIRECT)))
 			x->fd = fd;
 		if (acc == O_RDONLY || (flags & (O_APPEND | O_DIRECT | O_SYNC | O_DSYNC)))
 			cap.ofds[f->ofd].flags |= CAP_OFD_AGG_PASS;
@@ -367,14 +389,8 @@ void agg_fd_forget(int fd, uint32_t a)
 	enter();
 	struct agg_file *x = &files[a - 1];
 	x->nfds--;
-	if (x->fd == fd) {
-		x->fd = -1;
-		for (int k = 0; k <= maxfd_seen && k < cap.nfd; k++)
-			if (k != fd && cap.fds[k].agg == a && !(cap.ofds[cap.fds[k].ofd].flags & CAP_OFD_AGG_PASS)) {
-				x->fd = k;
-				break;
-			}
-	}
+	if (x->fd == fd) /* fd is no longer the file's (cap.fds[fd].agg is 0): another one */
+		wb_fd(x);
 	leave();
 }
 
@@ -383,7 +399,7 @@ void agg_fd_forget(int fd, uint32_t a)
 static void direct_write(struct agg_file *x, const char *p, uint64_t len, uint64_t off)
 {
 	while (len) {
-		if (x->fd < 0) {
+		if (wb_fd(x) < 0) {
 			x->err = x->err ? x->err : EBADF;
 			return;
 		}

@@ -26,6 +26,7 @@ rule=(dup "1 positions per open file description, dup/dup2/F_DUPFD/fork, two ope
 	stdio "2 a stdio stream reads and writes after buffered bytes"
 	order "3 a later write wins"
 	flags "4 O_APPEND, O_SYNC, O_DIRECT, F_SETFL, FIFO pass through"
+	wbfd "4b write-back at the offsets, never through an O_APPEND or O_DIRECT descriptor"
 	sync "5 fsync, fdatasync, sync_file_range, syncfs, sync, close write back"
 	meta "6 rename, truncate, ftruncate, fallocate, copy_file_range, sendfile, unlink"
 	mmap "7 mmap sees buffered bytes, writes pass through while mapped"

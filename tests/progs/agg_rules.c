@@ -249,6 +249,45 @@ static void m_flags(void)
 	raw("end", "f.dat");
 }
 
+/* 4b: buffered bytes are written back at their offsets, never through a descriptor that appends
+ * or bypasses the cache: one opened O_APPEND or O_DIRECT before the one that writes, and one
+ * turned O_APPEND by F_SETFL while another descriptor has bytes buffered */
+static void m_wbfd(void)
+{
+	int fa = open("a.dat", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	got("append", write(fa, fill(8192, 1), 8192), NULL);
+	int fd = open("a.dat", O_WRONLY);
+	got("small pwrite", pwrite(fd, fill(100, 2), 100, 10), NULL);
+	got("medium pwrite", pwrite(fd, fill(2000, 3), 2000, 1000), NULL);
+	got("fsync", fsync(fd), NULL);
+	raw("after fsync", "a.dat");
+	got("small pwrite", pwrite(fd, fill(100, 4), 100, 300), NULL);
+	got("medium write", write(fd, fill(3000, 5), 3000), NULL);
+	got("close", close(fd), NULL);
+	raw("after close", "a.dat");
+	close(fa);
+
+	int gd = open("d.dat", O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	int g = open("d.dat", O_WRONLY);
+	got("small pwrite", pwrite(g, fill(100, 6), 100, 0), NULL);
+	got("medium pwrite", pwrite(g, fill(2000, 7), 2000, 5000), NULL);
+	got("close", close(g), NULL);
+	raw("after close", "d.dat");
+	close(gd);
+
+	int f1 = open("s.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int f2 = open("s.dat", O_WRONLY);
+	got("write", write(f1, fill(6000, 8), 6000), NULL);
+	got("F_SETFL O_APPEND", fcntl(f1, F_SETFL, O_APPEND), NULL);
+	got("small pwrite", pwrite(f2, fill(100, 9), 100, 50), NULL);
+	got("medium pwrite", pwrite(f2, fill(2000, 10), 2000, 2000), NULL);
+	got("close", close(f2), NULL);
+	raw("after close", "s.dat");
+	got("append", write(f1, fill(10, 11), 10), NULL);
+	close(f1);
+	raw("end", "s.dat");
+}
+
 /* 5: syncs and close write everything back */
 static void m_sync(void)
 {
@@ -531,6 +570,7 @@ static const struct {
 	{"stdio", m_stdio},
 	{"order", m_order},
 	{"flags", m_flags},
+	{"wbfd", m_wbfd},
 	{"sync", m_sync},
 	{"meta", m_meta},
 	{"mmap", m_mmap},

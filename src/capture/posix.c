@@ -26,7 +26,10 @@ static mode_t open_mode(int flags, va_list ap)
 	return __OPEN_NEEDS_MODE(flags) ? (mode_t)va_arg(ap, int) : 0;
 }
 
+/* O_TRUNC empties the file: whatever is buffered for it was written before, so it goes first */
 #define CAP_OPEN_BODY(call, dirfd, path, flags)                \
+	if (CAP_UNLIKELY(agg_on) && ((flags) & O_TRUNC))       \
+		agg_before_path(dirfd, path, 0, 0);            \
 	uint64_t t0 = cap_now();                               \
 	int fd = call;                                         \
 	uint64_t t1 = cap_now();                               \

@@ -296,10 +296,18 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 	errno = saved;
 }
 
+/* Mode "w" empties the file: whatever is buffered for it was written before, so it goes first. */
+static void agg_truncating(const char *path, const char *mode)
+{
+	if (CAP_UNLIKELY(agg_on) && path && mode && mode[0] == 'w')
+		agg_before_path(AT_FDCWD, path, 0, 0);
+}
+
 CAP_EXPORT FILE *fopen(const char *path, const char *mode)
 {
 	if (!cap_active())
 		return REAL(fopen)(path, mode);
+	agg_truncating(path, mode);
 	fopen_seek.armed = 1;
 	fopen_seek.fd = -1;
 	uint64_t t0 = cap_now();
@@ -314,6 +322,7 @@ CAP_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
 	if (!cap_active())
 		return REAL(fopen64)(path, mode);
+	agg_truncating(path, mode);
 	fopen_seek.armed = 1;
 	fopen_seek.fd = -1;
 	uint64_t t0 = cap_now();
@@ -390,6 +399,7 @@ static FILE *freopen_common(FILE *(*fn)(const char *, const char *, FILE *), con
 	uint64_t t0 = cap_now();
 	if (old)
 		smeta(old, LOG_C_CLOSES, 0, t0, t0);
+	agg_truncating(path ? path : keep, mode);
 	fopen_seek.armed = 1;
 	fopen_seek.fd = -1;
 	FILE *r = fn(path, mode, fp);

@@ -29,6 +29,7 @@ rule=(dup "1 positions per open file description, dup/dup2/F_DUPFD/fork, two ope
 	wbfd "4b write-back at the offsets, never through an O_APPEND or O_DIRECT descriptor"
 	sync "5 fsync, fdatasync, sync_file_range, syncfs, sync, close write back"
 	meta "6 rename, truncate, ftruncate, fallocate, copy_file_range, sendfile, unlink"
+	trunc "6b open, openat, creat, fopen and freopen with O_TRUNC come after the buffered bytes"
 	mmap "7 mmap sees buffered bytes, writes pass through while mapped"
 	proc "8 fork, exec, posix_spawn, SIGTERM, SIGINT"
 	threads "9 threads: own files and one shared file"

@@ -288,6 +288,48 @@ static void m_wbfd(void)
 	raw("end", "s.dat");
 }
 
+/* 6b: opening with O_TRUNC (open, openat, creat, fopen "w", freopen "w") empties the file after
+ * the bytes buffered for it: they were written before */
+static void m_trunc(void)
+{
+	static const char *const how[] = {"open", "openat", "creat", "fopen", "freopen"};
+	for (int i = 0; i < 5; i++) {
+		int fd = open("t.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		got("small write", write(fd, fill(100, 2 * i), 100), NULL);
+		got("medium write", write(fd, fill(3000, 2 * i + 1), 3000), NULL);
+		int t = -1;
+		FILE *fp = NULL;
+		switch (i) {
+		case 0:
+			t = open("t.dat", O_WRONLY | O_TRUNC);
+			break;
+		case 1:
+			t = openat(AT_FDCWD, "t.dat", O_RDWR | O_TRUNC);
+			break;
+		case 2:
+			t = creat("t.dat", 0644);
+			break;
+		case 3:
+			fp = fopen("t.dat", "w");
+			break;
+		default:
+			fp = freopen("t.dat", "w", fopen("t.dat", "r"));
+			break;
+		}
+		printf("%s O_TRUNC: %s\n", how[i], t >= 0 || fp ? "opened" : "failed");
+		raw("after the truncating open", "t.dat");
+		if (t >= 0) {
+			got("write", write(t, "x", 1), NULL);
+			close(t);
+		} else if (fp) {
+			fputc('y', fp);
+			fclose(fp);
+		}
+		got("close", close(fd), NULL);
+		raw("end", "t.dat");
+	}
+}
+
 /* 5: syncs and close write everything back */
 static void m_sync(void)
 {
@@ -571,6 +613,7 @@ static const struct {
 	{"order", m_order},
 	{"flags", m_flags},
 	{"wbfd", m_wbfd},
+	{"trunc", m_trunc},
 	{"sync", m_sync},
 	{"meta", m_meta},
 	{"mmap", m_mmap},

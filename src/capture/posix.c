@@ -417,7 +417,9 @@ CAP_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off,
 		return REAL(pwritev2)(fd, iov, cnt, off, flags);
 	if (CAP_UNLIKELY(f->agg)) {
 		ssize_t ar;
-		if (agg_write(f, fd, iov, cnt, off < 0 ? -1 : off, off >= 0, &ar))
+		if (flags) /* RWF_SYNC, RWF_APPEND ...: the kernel's call, after the buffered bytes */
+			agg_before(f, fd, AGG_FLUSH | AGG_SYNCPOS);
+		else if (agg_write(f, fd, iov, cnt, off < 0 ? -1 : off, off >= 0, &ar))
 			return ar;
 	}
 	CAP_RW_BODY(real.pwritev2(fd, iov, cnt, off, flags), LOG_KIND_WRITE, off < 0 ? -1 : off,
@@ -432,7 +434,9 @@ CAP_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t
 		return REAL(pwritev64v2)(fd, iov, cnt, off, flags);
 	if (CAP_UNLIKELY(f->agg)) {
 		ssize_t ar;
-		if (agg_write(f, fd, iov, cnt, off < 0 ? -1 : off, off >= 0, &ar))
+		if (flags) /* RWF_SYNC, RWF_APPEND ...: the kernel's call, after the buffered bytes */
+			agg_before(f, fd, AGG_FLUSH | AGG_SYNCPOS);
+		else if (agg_write(f, fd, iov, cnt, off < 0 ? -1 : off, off >= 0, &ar))
 			return ar;
 	}
 	CAP_RW_BODY(real.pwritev64v2(fd, iov, cnt, off, flags), LOG_KIND_WRITE, off < 0 ? -1 : off,

@@ -26,7 +26,7 @@ rule=(dup "1 positions per open file description, dup/dup2/F_DUPFD/fork, two ope
 	stdio "2 a stdio stream reads and writes after buffered bytes"
 	order "3 a later write wins"
 	flags "4 O_APPEND, O_SYNC, O_DIRECT, F_SETFL, FIFO pass through"
-	wbfd "4b write-back at the offsets, never through an O_APPEND or O_DIRECT descriptor"
+	wbfd "4b write-back at the offsets, never through an O_APPEND or O_DIRECT descriptor; pwritev2 flags kept"
 	sync "5 fsync, fdatasync, sync_file_range, syncfs, sync, close write back"
 	meta "6 rename, truncate, ftruncate, fallocate, copy_file_range, sendfile, unlink"
 	trunc "6b open, openat, creat, fopen and freopen with O_TRUNC come after the buffered bytes"

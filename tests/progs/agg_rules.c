@@ -286,6 +286,18 @@ static void m_wbfd(void)
 	got("append", write(f1, fill(10, 11), 10), NULL);
 	close(f1);
 	raw("end", "s.dat");
+
+	/* pwritev2 with flags is the kernel's call, after the buffered bytes */
+	int h = open("v.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	got("small write", write(h, fill(100, 12), 100), NULL);
+	struct iovec v = {(void *)fill(50, 13), 50};
+	got("pwritev2 RWF_APPEND", pwritev2(h, &v, 1, 0, RWF_APPEND), NULL);
+	raw("after RWF_APPEND", "v.dat");
+	got("pwritev2 RWF_DSYNC", pwritev2(h, &v, 1, 10, RWF_DSYNC), NULL);
+	got("pwritev2 unknown flag", pwritev2(h, &v, 1, 0, 0x40000000), NULL);
+	got("small write", write(h, fill(10, 14), 10), NULL);
+	got("close", close(h), NULL);
+	raw("end", "v.dat");
 }
 
 /* 6b: opening with O_TRUNC (open, openat, creat, fopen "w", freopen "w") empties the file after

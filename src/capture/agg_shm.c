@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,10 +50,29 @@ static int lock_robust(pthread_mutex_t *m, uint64_t *takeovers)
 	return r;
 }
 
+/* A process that will never finish a copy: gone (ESRCH), or a zombie its parent has not reaped
+ * yet (the parent may be the very process waiting on it). /proc is read with raw system calls:
+ * this runs inside the capture library, whose open and read are the application's wrappers. */
 static int pid_dead(int32_t pid)
 {
+	if (pid <= 0)
+		return 0;
 	int e = errno;
-	int dead = pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+	int dead = kill(pid, 0) < 0 && errno == ESRCH;
+	if (!dead) {
+		char p[40], b[512];
+		snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+		long fd = syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			long n = syscall(SYS_read, fd, b, sizeof b - 1);
+			syscall(SYS_close, fd);
+			if (n > 0) {
+				b[n] = 0;
+				const char *q = strrchr(b, ')');
+				dead = q && q[1] == ' ' && (q[2] == 'Z' || q[2] == 'X');
+			}
+		}
+	}
 	errno = e;
 	return dead;
 }
@@ -578,11 +598,17 @@ void agg_shm_drain_file(struct agg_shm *s, const struct agg_io *io, uint32_t f, 
 	struct agg_ent *e, h;
 	while ((e = ring_next(s, &pos, target, &h))) {
 		if (h.file == f && h.state == AGG_ENT_FILLING) {
+			uint32_t filling = AGG_ENT_FILLING;
 			if (pid_dead(h.pid)) {
-				/* its write() never returned: nothing the application was told is lost */
-				__atomic_fetch_add(&s->abandoned, 1, __ATOMIC_RELAXED);
-				__atomic_fetch_sub(&s->files[f].pending, 1, __ATOMIC_RELEASE);
-				__atomic_store_n(&e->state, AGG_ENT_DONE, __ATOMIC_RELEASE);
+				/* its write() never returned: nothing the application was told is lost. Only
+				 * if it is still FILLING: the writer may have published it just before it died,
+				 * and the next look then takes it as READY. */
+				if (__atomic_compare_exchange_n(&e->state, &filling, AGG_ENT_DONE, 0, __ATOMIC_ACQ_REL,
+								__ATOMIC_ACQUIRE)) {
+					__atomic_fetch_add(&s->abandoned, 1, __ATOMIC_RELAXED);
+					__atomic_fetch_sub(&s->files[f].pending, 1, __ATOMIC_RELEASE);
+				}
+				continue; /* pos unchanged: the entry is looked at again */
 			} else {
 				finish_batch(s, io, f, n, inplace); /* what is ready before it, then wait for the copy */
 				n = 0;

@@ -87,6 +87,8 @@ static struct {
 static int sig_ours[2];
 static struct sigaction sig_app[2];
 static const char *stall_file;
+static const char *stall_fill_file; /* tests: IOSTRATA_AGG_TEST_STALL_FILL=FILE:LEN */
+static uint64_t stall_fill_len;
 
 /* ---------- configuration ---------- */
 
@@ -133,6 +135,14 @@ void agg_init(void)
 	}
 	agg_shm_name(shm_name, sizeof shm_name, job);
 	stall_file = getenv("IOSTRATA_AGG_TEST_STALL");
+	const char *sf = getenv("IOSTRATA_AGG_TEST_STALL_FILL");
+	const char *colon = sf ? strrchr(sf, ':') : NULL;
+	if (colon && colon[1]) {
+		static char path[CAP_PATH_MAX];
+		snprintf(path, sizeof path, "%.*s", (int)(colon - sf), sf);
+		stall_fill_file = path;
+		stall_fill_len = strtoull(colon + 1, NULL, 10);
+	}
 	install_sig(SIGTERM, 0);
 	install_sig(SIGINT, 1);
 	agg_on = 1;
@@ -237,6 +247,25 @@ static void io_stall(void)
 	if (fd >= 0) {
 		char b[32];
 		int n = snprintf(b, sizeof b, "%d %d\n", (int)getpid(), nlent);
+		ssize_t w = real.write(fd, b, (size_t)n);
+		(void)w;
+		real.close(fd);
+	}
+	for (;;)
+		pause();
+}
+
+/* Tests only (IOSTRATA_AGG_TEST_STALL_FILL=FILE:LEN): a writer that stops for good while copying
+ * a ring entry of LEN bytes (its state FILLING), after writing "PID" to FILE; the test kills it
+ * and leaves it a zombie while its parent writes the file back. */
+static void fill_stall(uint64_t len)
+{
+	if (len != stall_fill_len)
+		return;
+	int fd = real.open(stall_fill_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		char b[32];
+		int n = snprintf(b, sizeof b, "%d\n", (int)getpid());
 		ssize_t w = real.write(fd, b, (size_t)n);
 		(void)w;
 		real.close(fd);
@@ -432,6 +461,8 @@ static int ring_put(struct agg_file *x, const struct iovec *v, int cnt, uint64_t
 			return -1;
 	}
 	char *d = agg_ent_data(e);
+	if (CAP_UNLIKELY(stall_fill_file))
+		fill_stall(len);
 	for (int i = 0; i < cnt; i++) {
 		memcpy(d, v[i].iov_base, v[i].iov_len);
 		d += v[i].iov_len;

@@ -11,9 +11,11 @@
 #    were in it when it stopped).
 # 3. ENOSPC, EIO and EDQUOT from the file system: buffered writes return, the error comes back at
 #    fsync (or close).
+# 5. a writer killed inside the copy of a ring entry, left a zombie by its parent, which writes the
+#    file back before it reaps it: the entry is abandoned (its write never returned), no hang.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog agg_ckpt agg_rules fuse_errfs
+need_prog agg_ckpt agg_rules fuse_errfs agg_zombie
 CHECK=/usr/bin/python3
 tool="$ROOT/tests/integration/tools/agg_check.py"
 
@@ -145,3 +147,13 @@ done
 eq "SIGTERM inside aggregation code: no run hung" 0 "$hung"
 eq "SIGTERM inside aggregation code: every run died by SIGTERM (exit 143)" 0 "$notterm"
 eq "SIGTERM inside aggregation code: every file is the data function with no hole" 0 "$bad"
+
+# 5. a zombie writer
+mkdir -p "$T/z"
+IOSTRATA_AGG_TEST_STALL_FILL="$T/z/w.dat.stall:2222" timeout -s KILL 60 \
+	"$IOSTRATA" run -q -o "$T/zjob" --aggregate "$T/z/*.dat" -- "$PROGS/agg_zombie" "$T/z/w.dat" >"$T/z.out" 2>"$T/z.err"
+eq "zombie writer: no hang, the parent's fsync and close succeed, the child died by SIGKILL" \
+	"0 fsync: 0,close: 0,child: signalled 9" "$? $(paste -sd, "$T/z.out")"
+eq "zombie writer: the file holds the parent's 3000 bytes, the unfinished entry abandoned" \
+	"3000 $(head -c 3000 /dev/zero | tr '\0' p | sha256sum | cut -d' ' -f1)" \
+	"$(stat -c %s "$T/z/w.dat") $(sha256sum <"$T/z/w.dat" | cut -d' ' -f1)"

@@ -103,10 +103,12 @@ $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h bench/ckpt_mix.h
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< $(PROG_LIBS) -lpthread -lrt -lm
 
+# test_agg_shm drives the aggregation ring directly: it links the ring's objects too
+$(B)/tests/unit/test_agg_shm: $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDSAN) -lm $(OTF2_LIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(filter %.o,$^) $(LDSAN) -lm $(OTF2_LIBS)
 
 # bench/timeline times the merge and the Perfetto export: it links the reader and analysis objects.
 $(B)/bench/timeline: bench/timeline.c $(CORE_OBJ)

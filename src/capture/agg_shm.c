@@ -388,7 +388,8 @@ static struct agg_ent *ring_next(struct agg_shm *s, uint64_t *pos, uint64_t end,
 
 uint64_t agg_shm_used(const struct agg_shm *s)
 {
-	return __atomic_load_n(&s->head, __ATOMIC_ACQUIRE) - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+	uint64_t t = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE), h = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+	return h > t ? h - t : 0; /* a restart stores the tail first: empty in between */
 }
 
 struct agg_ent *agg_shm_reserve(struct agg_shm *s, uint32_t file, uint64_t off, uint32_t len)
@@ -398,6 +399,11 @@ struct agg_ent *agg_shm_reserve(struct agg_shm *s, uint32_t file, uint64_t off, 
 		return NULL;
 	lock_robust(&s->lock, &s->takeovers);
 	uint64_t head = s->head;
+	if (s->tail > head) {
+		/* a holder died between a restart's two stores (tail, then head): the ring is empty */
+		head = s->tail;
+		__atomic_store_n(&s->head, head, __ATOMIC_RELEASE);
+	}
 	if (head == s->tail && head % s->data_size) {
 		/* empty: start again at the beginning, on pages this process has most likely mapped
 		 * and the cache still holds, rather than going round the whole buffer */

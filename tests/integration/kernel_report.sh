@@ -147,8 +147,14 @@ J="$T/cold.json"
 eq "cold O_DIRECT: no page of the files read into the cache" 0 \
 	"$(jq --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m)) | .pages_read_in] | add' "$J")"
 # seen + unseen (a completion the kernel never showed the program: docs/KERNEL.md, "Known gap")
-eq "cold O_DIRECT: every byte from the device (seen + unseen)" $((40 * 262144)) \
-	"$(jq --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m)) | .block.bytes_read + .block.unseen_bytes_read] | add' "$J")"
+V=$(jq --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m)) | .block.bytes_read + .block.unseen_bytes_read] | add' "$J")
+eq "cold O_DIRECT: every byte from the device (seen + unseen)" $((40 * 262144)) "$V"
+if [ "$V" != $((40 * 262144)) ]; then # once in CI (a whole file's 256 KiB missing): say where they went
+	echo "# files off: $(jq -c --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m)) | select(.block.bytes_read + .block.unseen_bytes_read != 262144) | {path, syscall: .syscall.bytes_read, block: .block.bytes_read, unseen: .block.unseen_bytes_read}]' "$J")"
+	echo "# kernel.files of the test's files: $(jq --arg m "$FS_MNT/c" '[.kernel.files[] | select(.path | startswith($m))] | length' "$J"); unnamed block records: $(jq -c '[.files[] | select(.layer == "block" and (.path | startswith("<dev ") or startswith("<unknown"))) | {path, pid, r: .counters.bytes_read, u: .unseen_bytes_read}]' "$J")"
+	echo "# header: $(jq -c '.kernel | {events_dropped, kernel_table_full, kernel_prog_misses}' "$J"); devices: $(jq -c '[.kernel.devices[] | {name, bytes_read, unseen_bytes_read, unseen_requests}]' "$J")"
+	echo "# processes: $(jq -c '[.processes[] | {pid, exe}] | length' "$J") ($(jq -c '[.processes[] | .exe] | group_by(.) | map({(.[0]): length}) | add' "$J"))"
+fi
 drop_caches
 "$IOSTRATA" run -q -o "$T/cold2" --kernel -- sh -c "for i in \$(seq 40); do dd if=$FS_MNT/c\$i of=/dev/null bs=4k status=none; done"
 "$IOSTRATA" report --json "$T/cold2" >"$T/cold2.json"

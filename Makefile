@@ -105,6 +105,8 @@ $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h bench/ckpt_mix.h
 
 # test_agg_shm drives the aggregation ring directly: it links the ring's objects too
 $(B)/tests/unit/test_agg_shm: $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
+# test_unseen: the kernel log's unseen-request accounting, which needs no libbpf
+$(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)

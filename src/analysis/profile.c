@@ -205,7 +205,7 @@ static int record_is_empty(const struct log_record *r)
 	for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
 		if (r->counters[c])
 			return 0;
-	return 1;
+	return !r->unseen_requests; /* a file whose every block request went unseen */
 }
 
 /* A process that has not finished has no end time: the latest thing it was seen doing is the

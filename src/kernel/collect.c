@@ -6,6 +6,7 @@
  * final-log writer (src/log/writer.c), events appended from the caller's event file.
  */
 #include "kernel/collect.h"
+#include "kernel/unseen.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -226,28 +227,20 @@ static int excluded(const char *path, const char *const *prefixes)
 }
 
 /* Block requests issued and not seen completing by the end (still in flight, or completed where
- * the kernel did not run the completion program): unseen, on their device and file records. */
-static void add_unseen_inflight(int fd, struct ks_rec *recs, size_t n)
+ * the kernel did not run the completion program): unseen (unseen.c). */
+static int add_unseen_inflight(int fd, struct ks_rec **recs, size_t *n)
 {
 	uint64_t key, next;
 	void *prev = NULL;
+	size_t cap = *n;
 	while (fd >= 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct ks_rq_info ri;
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &next, &ri) < 0 || !ri.issue_ns || !ri.rdev || ri.op > 1)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			const struct ks_file_key *k = &recs[i].key;
-			if (k->layer != LOG_LAYER_BLOCK || k->gen)
-				continue;
-			if ((k->pid == 0 && k->ino == 0 && k->dev == ri.rdev) ||
-			    (ri.ino && ri.dev == ri.rdev && k->pid == ri.pid && k->dev == ri.dev && k->ino == ri.ino)) {
-				recs[i].val.unseen[0]++;
-				recs[i].val.unseen[ri.op ? 2 : 1] += ri.bytes;
-			}
-		}
+		if (bpf_map_lookup_elem(fd, &next, &ri) == 0 && ks_add_unseen(recs, n, &cap, &ri) < 0)
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_log_meta *m, int events_fd,
@@ -257,7 +250,7 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	size_t n = 0;
 	int r = ks_records(ks, &recs, &n);
 	if (r == 0)
-		add_unseen_inflight(ks_map_fd(ks, "rq_inflight"), recs, n);
+		r = add_unseen_inflight(ks_map_fd(ks, "rq_inflight"), &recs, &n);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot read the kernel maps: %s", dst, strerror(-r));
 		return r;

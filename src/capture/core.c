@@ -1022,14 +1022,29 @@ void cap_finalize(int for_exec)
 	cap_guard--;
 }
 
+/* glibc's list of open streams: exported (GLIBC_2.2.5), not declared by its headers */
+extern FILE *_IO_list_all;
+
+/* stdio buffers are flushed after every destructor; flush them now so their write(2)s are
+ * counted: the data would have gone out a moment later anyway. Like glibc's own flush at exit,
+ * without waiting for a stream's lock: another thread may hold it for good (fgets blocked on a
+ * pipe). Such a stream is left to glibc, which flushes it after us, uncounted. */
+static void flush_streams(void)
+{
+	if (!real.fflush_unlocked)
+		return;
+	for (FILE *fp = _IO_list_all; fp; fp = fp->_chain)
+		if (ftrylockfile(fp) == 0) {
+			real.fflush_unlocked(fp);
+			funlockfile(fp);
+		}
+}
+
 __attribute__((destructor)) static void cap_fini(void)
 {
 	if (!cap.hdr || cap.finalized)
 		return;
-	/* stdio buffers are flushed after every destructor; flush them now so their write(2)s
-	 * are counted: the data would have gone out a moment later anyway. */
-	if (real.fflush)
-		real.fflush(NULL);
+	flush_streams();
 	cap_finalize(0);
 }
 

@@ -6,7 +6,7 @@
 # programs make exactly those syscalls on the file, with and without capture.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog stdio_fwrite stdio_ops stdio_append
+need_prog stdio_fwrite stdio_ops stdio_append exit_blocked_reader
 
 # syscalls FILE CMD...: the system calls CMD makes on FILE, "name count" per run of equal names.
 syscalls() {
@@ -119,3 +119,18 @@ expect "stdio append" "$log" stdio "$f" "opens=1 closes=1 meta_other=1
 # glibc makes inside fopen (accounted by the fopen wrapper) and ftell's lseek(SEEK_END).
 expect "stdio append" "$log" posix "$f" "opens=1 closes=1 stats=1 seeks=2
 	writes=1 bytes_written=100 max_write_end=1100 file_not_aligned=1 write_hist=7:1 sizes=100:1"
+
+# Exit while another thread holds stdin's lock, blocked in fgets on a pipe nobody writes: glibc
+# flushes without stream locks at exit, so must the library's flush before it writes the log
+# (it took every lock and hung). The blocked stream is left to glibc; the file's lines are counted.
+f="$T/eb.txt"
+mkfifo "$T/eb.fifo"
+exec 9<>"$T/eb.fifo" # a writer that never writes: the reader blocks
+timeout -s KILL 30 "$IOSTRATA" run -q -o "$T/eb" -- "$PROGS/exit_blocked_reader" "$f" <"$T/eb.fifo" 2>"$T/eb.err"
+eq "exit with a reader blocked in fgets: no hang, exit 0" 0 $?
+exec 9>&-
+expect "exit with a reader blocked in fgets" "$(one_log "$T/eb")" stdio "$f" "opens=1 writes=3 bytes_written=21
+	max_write_end=21 seq_writes=2 consec_writes=2 file_not_aligned=2 mem_not_aligned=* sizes=7:3 strides=7:2
+	write_hist=3:3"
+expect "exit with a reader blocked in fgets" "$(one_log "$T/eb")" posix "$f" "opens=1 stats=1 writes=1
+	bytes_written=21 max_write_end=21 sizes=21:1 write_hist=5:1"

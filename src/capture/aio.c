@@ -65,7 +65,7 @@ static void complete(const void *cb, ssize_t r)
 			return;
 		uint64_t t1 = cap_now();
 		if (r < 0) {
-			log_inc(&rec->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], cap.mt);
+			log_inc(&rec->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], cap_mt());
 			return;
 		}
 		log_note_access(rec, kind, off, (uint64_t)r, mem, t0, t1, cap.file_align, cap.mem_align, 1);

@@ -423,7 +423,7 @@ void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1)
 	n->spos = 0;
 	__atomic_store_n(&n->rec, o->rec, __ATOMIC_RELEASE);
 	cap_trace_meta(o->rec, LOG_C_DUPS, 0, t0, t1);
-	log_note_meta(o->rec, LOG_C_DUPS, t0, t1, cap.mt);
+	log_note_meta(o->rec, LOG_C_DUPS, t0, t1, cap_mt());
 }
 
 void cap_fd_setfl(int fd, int flags)
@@ -456,7 +456,7 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 	struct log_record *r = cap_record(LOG_LAYER_POSIX, abs, 0);
 	if (fd < 0) {
 		cap_trace_meta(r, LOG_C_OPENS, 1, t0, t1);
-		log_note_meta(r, LOG_C_ERR_OPENS, t0, t1, cap.mt);
+		log_note_meta(r, LOG_C_ERR_OPENS, t0, t1, cap_mt());
 		goto out;
 	}
 	if (fd >= cap.nfd) {
@@ -469,7 +469,7 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 	if (CAP_UNLIKELY(agg_on))
 		agg_note_open(&cap.fds[fd], fd, abs, flags);
 	cap_trace_meta(r, LOG_C_OPENS, 0, t0, t1);
-	log_note_meta(r, LOG_C_OPENS, t0, t1, cap.mt);
+	log_note_meta(r, LOG_C_OPENS, t0, t1, cap_mt());
 	ret = &cap.fds[fd];
 	if (cap.use_tsc && t1 > cap.calib_next)
 		cap_calibrate(t1);
@@ -492,12 +492,12 @@ void cap_note_meta_fd(struct cap_fd *f, enum log_counter which, int failed, uint
 		return;
 	cap_trace_meta(rec, which, failed, t0, t1);
 	if (!failed) {
-		log_note_meta(rec, which, t0, t1, cap.mt);
+		log_note_meta(rec, which, t0, t1, cap_mt());
 		return;
 	}
 	enum log_counter e = which == LOG_C_SEEKS ? LOG_C_ERR_SEEKS : which == LOG_C_FSYNCS ? LOG_C_ERR_SYNCS
 											      : LOG_C_ERR_META;
-	log_note_meta(rec, e, t0, t1, cap.mt);
+	log_note_meta(rec, e, t0, t1, cap_mt());
 }
 
 void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int failed, uint64_t t0,
@@ -508,7 +508,7 @@ void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int
 	if (cap_abspath(dirfd, path, abs, sizeof abs) == 0 && !cap_path_excluded(abs)) {
 		struct log_record *r = cap_record(LOG_LAYER_POSIX, abs, 0);
 		cap_trace_meta(r, which, failed, t0, t1);
-		log_note_meta(r, failed ? LOG_C_ERR_META : which, t0, t1, cap.mt);
+		log_note_meta(r, failed ? LOG_C_ERR_META : which, t0, t1, cap_mt());
 	}
 	errno = saved;
 }

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -88,6 +89,14 @@ struct cap_state {
 };
 
 extern struct cap_state cap;
+
+/* Can another thread update a record at the same time (then updates are locked)? Our
+ * pthread_create wrapper says so, and glibc's flag covers the threads it starts without calling
+ * the exported pthread_create: C11 thrd_create, SIGEV_THREAD notifications, aio helpers. */
+static inline __attribute__((always_inline)) int cap_mt(void)
+{
+	return cap.mt | !__libc_single_threaded;
+}
 extern __thread int cap_guard;
 
 /* Real functions, resolved once in the constructor. */
@@ -153,7 +162,7 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 								     uint64_t t1)
 {
 	struct log_record *r = __atomic_load_n(&f->rec, __ATOMIC_ACQUIRE);
-	int mt = cap.mt;
+	int mt = cap_mt();
 	if (CAP_UNLIKELY(!r)) /* another thread closed the descriptor during the call */
 		return;
 	if (CAP_UNLIKELY(ret < 0)) {

@@ -727,7 +727,7 @@ CAP_EXPORT int munmap(void *addr, size_t len)
 	uint64_t t0 = cap_now();
 	int r = real.munmap(addr, len);
 	uint64_t t1 = cap_now();
-	log_note_meta(rec, r ? LOG_C_ERR_META : LOG_C_META_OTHER, t0, t1, cap.mt);
+	log_note_meta(rec, r ? LOG_C_ERR_META : LOG_C_META_OTHER, t0, t1, cap_mt());
 	return r;
 }
 
@@ -739,7 +739,7 @@ CAP_EXPORT int msync(void *addr, size_t len, int flags)
 	uint64_t t0 = cap_now();
 	int r = real.msync(addr, len, flags);
 	uint64_t t1 = cap_now();
-	log_note_meta(rec, r ? LOG_C_ERR_SYNCS : LOG_C_FSYNCS, t0, t1, cap.mt);
+	log_note_meta(rec, r ? LOG_C_ERR_SYNCS : LOG_C_FSYNCS, t0, t1, cap_mt());
 	return r;
 }
 

@@ -229,7 +229,7 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 		  uint64_t t1)
 {
 	struct log_record *r = f->srec;
-	int mt = cap.mt;
+	int mt = cap_mt();
 	if (failed) {
 		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
 		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
@@ -251,7 +251,7 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 static void smeta(struct cap_fd *f, enum log_counter which, int failed, uint64_t t0, uint64_t t1)
 {
 	cap_trace_meta(f->srec, which, failed, t0, t1);
-	log_note_meta(f->srec, failed ? LOG_C_ERR_META : which, t0, t1, cap.mt);
+	log_note_meta(f->srec, failed ? LOG_C_ERR_META : which, t0, t1, cap_mt());
 }
 
 static int mode_flags(const char *mode)
@@ -279,7 +279,7 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 		struct log_record *sr = cap_record(LOG_LAYER_STDIO, abs, 0);
 		if (!fp) {
 			cap_trace_meta(sr, LOG_C_OPENS, 1, t0, t1);
-			log_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap.mt);
+			log_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap_mt());
 		} else if (f) {
 			if (fopen_seek.fd == fp->_fileno) {
 				if (fopen_seek.r >= 0)
@@ -290,7 +290,7 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 			/* glibc starts a write-only append stream ("a") at the end of the file */
 			f->spos = mode && mode[0] == 'a' && !strchr(mode, '+') ? cap.ofds[f->ofd].end : 0;
 			cap_trace_meta(sr, LOG_C_OPENS, 0, t0, t1);
-			log_note_meta(sr, LOG_C_OPENS, t0, t1, cap.mt);
+			log_note_meta(sr, LOG_C_OPENS, t0, t1, cap_mt());
 		}
 	}
 	errno = saved;
@@ -381,7 +381,7 @@ CAP_EXPORT FILE *fdopen(int fd, const char *mode)
 		f->srec = sr;
 		f->spos = cap.ofds[f->ofd].pos;
 		cap_trace_meta(sr, LOG_C_OPENS, 0, t0, t1);
-		log_note_meta(sr, LOG_C_OPENS, t0, t1, cap.mt);
+		log_note_meta(sr, LOG_C_OPENS, t0, t1, cap_mt());
 		errno = saved;
 	}
 	return fp;
@@ -432,7 +432,7 @@ CAP_EXPORT int fclose(FILE *fp)
 	int r = real.fclose(fp); /* the close(2) inside reaches hook_close */
 	uint64_t t1 = cap_now();
 	cap_trace_meta(sr, LOG_C_CLOSES, r != 0, t0, t1);
-	log_note_meta(sr, r ? LOG_C_ERR_META : LOG_C_CLOSES, t0, t1, cap.mt);
+	log_note_meta(sr, r ? LOG_C_ERR_META : LOG_C_CLOSES, t0, t1, cap_mt());
 	return r;
 }
 

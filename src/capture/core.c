@@ -952,15 +952,19 @@ static int cap_start(int argc, char **argv)
 
 static void cap_atfork_child(void)
 {
+	int saved = errno; /* fork returns 0 in the child with errno as it was */
 	cap_after_fork_child();
+	errno = saved;
 }
 
 __attribute__((constructor)) static void cap_init(int argc, char **argv, char **envp)
 {
 	(void)envp;
+	int saved = errno; /* main must find errno as the program left it (0 at start-up) */
 	cap_guard++;
 	if (resolve_symbols() < 0) {
 		cap_guard--;
+		errno = saved;
 		return; /* without the real functions nothing can be done, not even a message */
 	}
 	const char *d = getenv("IOSTRATA_DISABLE");
@@ -970,6 +974,7 @@ __attribute__((constructor)) static void cap_init(int argc, char **argv, char **
 			pthread_atfork(agg_fork_prepare, agg_fork_parent, agg_fork_child);
 	}
 	cap_guard--;
+	errno = saved;
 }
 
 /* ---------- the end of a process image ---------- */

@@ -3,7 +3,7 @@
 # set (tests/progs/error_ops.c checks errno after every call, failing or not).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog error_ops
+need_prog error_ops errno_start
 
 missing="$T/missing" ro="$T/ro" wo="$T/wo"
 printf '0123456789abcdef' >"$ro"
@@ -20,3 +20,12 @@ expect "errors read-only" "$log" posix "$ro" "opens=2 closes=2 stats=1 reads=1 b
 expect "errors read-only" "$log" stdio "$ro" "opens=1 closes=1 err_writes=1"
 # WO: read EBADF.
 expect "errors write-only" "$log" posix "$wo" "opens=1 closes=1 err_reads=1"
+
+# errno is the program's: 0 when main starts (the library's start-up met EEXIST and the like), and
+# a forked child finds it as the parent left it, also with the live directory already there, in
+# trace mode and with aggregation
+mkdir -p "$T/live"
+for how in "" "--trace" "--aggregate $T/agg*"; do
+	"$IOSTRATA" run -q -o "$T/errno-$RANDOM" $how -- "$PROGS/errno_start" >"$T/errno.out" 2>&1
+	eq "errno at main and after fork ${how:-(counters)}" "main 0,child 42" "$(paste -sd, "$T/errno.out")"
+done

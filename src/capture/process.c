@@ -251,8 +251,7 @@ CAP_EXPORT int closedir(DIR *d)
 	if (!cap_active())
 		return REAL(closedir)(d);
 	int fd = dirfd(d);
-	int r = real.closedir(d);
-	if (fd >= 0)
+	if (fd >= 0) /* before the real close, as in close(): the number is free right after it */
 		cap_fd_close(fd);
-	return r;
+	return real.closedir(d);
 }

@@ -122,12 +122,15 @@ static int hook_close(FILE *fp)
 	}
 	if (CAP_UNLIKELY(f->agg))
 		agg_close(f, fd);
+	/* forgotten before the real close, as in close(): another thread may get the number as
+	 * soon as the kernel releases it */
+	struct cap_fd st = *f;
+	cap_fd_close(fd);
 	uint64_t t0 = cap_now();
 	int r = orig_close(fp);
 	uint64_t t1 = cap_now();
 	int e = errno;
-	cap_note_meta_fd(f, LOG_C_CLOSES, r < 0 && e == EBADF, t0, t1);
-	cap_fd_close(fd);
+	cap_note_meta_fd(&st, LOG_C_CLOSES, r < 0 && e == EBADF, t0, t1);
 	errno = e;
 	return r;
 }

@@ -3,7 +3,7 @@
 # set (tests/progs/error_ops.c checks errno after every call, failing or not).
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog error_ops errno_start
+need_prog error_ops errno_start closefrom_reuse
 
 missing="$T/missing" ro="$T/ro" wo="$T/wo"
 printf '0123456789abcdef' >"$ro"
@@ -29,3 +29,14 @@ for how in "" "--trace" "--aggregate $T/agg*"; do
 	"$IOSTRATA" run -q -o "$T/errno-$RANDOM" $how -- "$PROGS/errno_start" >"$T/errno.out" 2>&1
 	eq "errno at main and after fork ${how:-(counters)}" "main 0,child 42" "$(paste -sd, "$T/errno.out")"
 done
+
+# closefrom closes inside glibc: the files it closed are closed for us too, and a pipe that gets
+# their numbers is not counted on them
+mkdir -p "$T/cf"
+cap_run "closefrom" "$T/cfj" "$PROGS/closefrom_reuse" "$T/cf" && {
+	log=$(one_log "$T/cfj")
+	for i in 1 2 3; do
+		eq "closefrom: f$i opened, written once, closed once, nothing read" "1 1 1 1 0" \
+			"$(count "$log" posix "$T/cf/f$i" opens) $(count "$log" posix "$T/cf/f$i" writes) $(count "$log" posix "$T/cf/f$i" bytes_written) $(count "$log" posix "$T/cf/f$i" closes) $(count "$log" posix "$T/cf/f$i" reads)"
+	done
+}

@@ -410,6 +410,9 @@ void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1)
 {
 	if ((unsigned)newfd >= (unsigned)cap.nfd)
 		return;
+	/* a stream on newfd (stdout after dup2(fd, 1)) stays open on the new file: its stdio calls
+	 * go on being counted, on that file's stdio record */
+	int stream = cap.fds[newfd].srec != NULL;
 	cap_fd_close(newfd);
 	if ((unsigned)oldfd >= (unsigned)cap.nfd || !cap.fds[oldfd].rec)
 		return;
@@ -419,8 +422,8 @@ void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1)
 	n->agg = o->agg;
 	if (n->agg)
 		agg_fd_added(n->agg);
-	n->srec = NULL;
-	n->spos = 0;
+	n->srec = stream ? cap_record(LOG_LAYER_STDIO, cap.strings + o->rec->path, o->rec->flags & LOG_R_PSEUDO) : NULL;
+	n->spos = stream ? cap.ofds[n->ofd].pos : 0;
 	__atomic_store_n(&n->rec, o->rec, __ATOMIC_RELEASE);
 	cap_trace_meta(o->rec, LOG_C_DUPS, 0, t0, t1);
 	log_note_meta(o->rec, LOG_C_DUPS, t0, t1, cap_mt());

@@ -6,7 +6,7 @@
 # programs make exactly those syscalls on the file, with and without capture.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog stdio_fwrite stdio_ops stdio_append exit_blocked_reader
+need_prog stdio_fwrite stdio_ops stdio_append exit_blocked_reader dup2_stdout
 
 # syscalls FILE CMD...: the system calls CMD makes on FILE, "name count" per run of equal names.
 syscalls() {
@@ -134,3 +134,14 @@ expect "exit with a reader blocked in fgets" "$(one_log "$T/eb")" stdio "$f" "op
 	write_hist=3:3"
 expect "exit with a reader blocked in fgets" "$(one_log "$T/eb")" posix "$f" "opens=1 stats=1 writes=1
 	bytes_written=21 max_write_end=21 sizes=21:1 write_hist=5:1"
+
+# stdout redirected by the program (dup2 onto 1): the stream's calls are counted on the file's
+# stdio record (they were dropped: dup2 left descriptor 1 without its stream)
+f="$T/d2.txt"
+cap_run "dup2 onto stdout" "$T/d2" "$PROGS/dup2_stdout" "$f" && {
+	log=$(one_log "$T/d2")
+	eq "dup2 onto stdout: 3 printf and the fflush on the file's stdio record" "3 21 1" \
+		"$(count "$log" stdio "$f" writes) $(count "$log" stdio "$f" bytes_written) $(count "$log" stdio "$f" flushes)"
+	eq "dup2 onto stdout: one write(2) of 21 bytes underneath" "1 21" \
+		"$(count "$log" posix "$f" writes) $(count "$log" posix "$f" bytes_written)"
+}

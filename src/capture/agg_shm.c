@@ -16,6 +16,7 @@
  */
 #include "capture/agg_shm.h"
 #include "capture/agg_pack.h"
+#include "log/live.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,8 +69,8 @@ static int pid_dead(int32_t pid)
 			syscall(SYS_close, fd);
 			if (n > 0) {
 				b[n] = 0;
-				const char *q = strrchr(b, ')');
-				dead = q && q[1] == ' ' && (q[2] == 'Z' || q[2] == 'X');
+				char st = log_proc_state(b);
+				dead = st == 'Z' || st == 'X';
 			}
 		}
 	}

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "log/live.h"
 #include "iostrata/reader.h"
 #include "log/writer.h"
 
@@ -59,19 +60,10 @@ int cli_process_alive(int pid, unsigned long long start_ticks)
 	size_t n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	int field = 2;
-	for (; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	unsigned long long st = strtoull(p, NULL, 10);
 	/* zombies have finished their I/O: state 'Z' counts as dead */
-	char *s = strrchr(buf, ')');
-	if (s && s[1] == ' ' && s[2] == 'Z')
+	if (!log_proc_comm_end(buf) || log_proc_state(buf) == 'Z')
 		return 0;
-	return start_ticks == 0 || st == start_ticks;
+	return start_ticks == 0 || log_proc_starttime(buf) == start_ticks;
 }
 
 static uint64_t latest_timestamp(const struct log_file *lf)

@@ -71,14 +71,30 @@ static inline int log_live_dir_check(const char *dir, int (*mk)(const char *, mo
 	return 0;
 }
 
-/* The process's start time in clock ticks (field 22 of /proc/PID/stat) from that file's text; 0
- * when it is not there. The comm field (2) may hold spaces: count from its closing ')'. */
-static inline uint64_t log_proc_starttime(const char *stat)
+/* The closing ')' of the comm field (2) of /proc/PID/stat's text, which may hold spaces and
+ * parentheses itself; NULL when there is none. */
+static inline const char *log_proc_comm_end(const char *stat)
 {
 	const char *p = NULL;
 	for (const char *q = stat; *q; q++)
 		if (*q == ')')
 			p = q;
+	return p;
+}
+
+/* The process's state letter (field 3 of /proc/PID/stat: R, S, D, Z, X ...) from that file's
+ * text; 0 when it is not there. */
+static inline char log_proc_state(const char *stat)
+{
+	const char *p = log_proc_comm_end(stat);
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* The process's start time in clock ticks (field 22 of /proc/PID/stat) from that file's text; 0
+ * when it is not there. */
+static inline uint64_t log_proc_starttime(const char *stat)
+{
+	const char *p = log_proc_comm_end(stat);
 	if (!p)
 		return 0;
 	for (int field = 2; *p && field < 22; p++)

@@ -1106,7 +1106,6 @@ void cap_after_fork_child(void)
 	struct log_record *old_records = cap.records;
 	int nfd = cap.nfd;
 	cap.nfd = 0;
-	cap.mt = 0;
 	cap.hdr = NULL;
 	memset(cap.index, 0, ((size_t)cap.index_mask + 1) * sizeof(uint32_t));
 	cap_trace_after_fork();

@@ -60,7 +60,6 @@ struct cap_fd {
 
 struct cap_state {
 	int nfd;                   /* size of fds[]; 0 while capture is off */
-	int mt;                    /* a second thread exists: use locked updates */
 	int use_tsc;
 	int trace;                 /* trace mode: every recorded call goes to its thread's trace block */
 	int finalized;
@@ -90,12 +89,12 @@ struct cap_state {
 
 extern struct cap_state cap;
 
-/* Can another thread update a record at the same time (then updates are locked)? Our
- * pthread_create wrapper says so, and glibc's flag covers the threads it starts without calling
- * the exported pthread_create: C11 thrd_create, SIGEV_THREAD notifications, aio helpers. */
+/* Can another thread update a record at the same time (then updates are locked)? glibc clears
+ * its flag before it starts a second thread, however it is started (pthread_create, C11
+ * thrd_create, SIGEV_THREAD notifications, aio helpers). */
 static inline __attribute__((always_inline)) int cap_mt(void)
 {
-	return cap.mt | !__libc_single_threaded;
+	return !__libc_single_threaded;
 }
 extern __thread int cap_guard;
 

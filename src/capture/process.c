@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process lifecycle wrappers: threads (switch counters to locked updates), fork and vfork
- * (the child starts its own log, see core.c), the exec family and posix_spawn (finish this
+ * Process lifecycle wrappers: fork and vfork (the child starts its own log, see core.c), the exec family and posix_spawn (finish this
  * image's log, keep capture on in the next one through the environment), exit paths (record
  * the status and finish the log), the working directory (cached for relative paths) and
  * closedir (its close(2) is internal to libc).
@@ -17,13 +16,6 @@
 
 #define CAP_MAX_EXEC_ARGS 4096
 #define CAP_ENV_SLOTS 16
-
-CAP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
-{
-	/* From now on two threads may update one record: every update becomes a locked one. */
-	__atomic_store_n(&cap.mt, 1, __ATOMIC_SEQ_CST);
-	return REAL(pthread_create)(t, a, fn, arg);
-}
 
 /* vfork's child borrows the parent's memory, and a wrapper cannot return twice into one
  * stack frame: POSIX allows vfork to be fork, so it is one here. */

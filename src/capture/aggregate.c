@@ -238,16 +238,13 @@ static ssize_t io_pwritev(struct agg_shm *s, uint32_t i, int fd, const struct io
 	return w;
 }
 
-/* Tests only (IOSTRATA_AGG_TEST_STALL=FILE): a flusher that stops for good in the middle of a
- * drain, holding its locks, after writing "PID N" to FILE, N the writes in its small-write buffer
- * (what SIGKILL will lose); the test then SIGKILLs it. */
-static void io_stall(void)
+/* Tests only: write line to file, then stop for good, holding whatever locks the caller holds; the
+ * test then SIGKILLs the process. */
+static void stall_forever(const char *file, const char *line)
 {
-	int fd = real.open(stall_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = real.open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd >= 0) {
-		char b[32];
-		int n = snprintf(b, sizeof b, "%d %d\n", (int)getpid(), nlent);
-		ssize_t w = real.write(fd, b, (size_t)n);
+		ssize_t w = real.write(fd, line, strlen(line));
 		(void)w;
 		real.close(fd);
 	}
@@ -255,23 +252,25 @@ static void io_stall(void)
 		pause();
 }
 
-/* Tests only (IOSTRATA_AGG_TEST_STALL_FILL=FILE:LEN): a writer that stops for good while copying
- * a ring entry of LEN bytes (its state FILLING), after writing "PID" to FILE; the test kills it
- * and leaves it a zombie while its parent writes the file back. */
+/* Tests only (IOSTRATA_AGG_TEST_STALL=FILE): a flusher that stops in the middle of a drain, after
+ * writing "PID N" to FILE, N the writes in its small-write buffer (what SIGKILL will lose). */
+static void io_stall(void)
+{
+	char b[32];
+	snprintf(b, sizeof b, "%d %d\n", (int)getpid(), nlent);
+	stall_forever(stall_file, b);
+}
+
+/* Tests only (IOSTRATA_AGG_TEST_STALL_FILL=FILE:LEN): a writer that stops while copying a ring
+ * entry of LEN bytes (its state FILLING), after writing "PID" to FILE; the test kills it and
+ * leaves it a zombie while its parent writes the file back. */
 static void fill_stall(uint64_t len)
 {
+	char b[32];
 	if (len != stall_fill_len)
 		return;
-	int fd = real.open(stall_fill_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		char b[32];
-		int n = snprintf(b, sizeof b, "%d\n", (int)getpid());
-		ssize_t w = real.write(fd, b, (size_t)n);
-		(void)w;
-		real.close(fd);
-	}
-	for (;;)
-		pause();
+	snprintf(b, sizeof b, "%d\n", (int)getpid());
+	stall_forever(stall_fill_file, b);
 }
 
 static struct agg_io io;

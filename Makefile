@@ -2,10 +2,22 @@
 #   make            build/iostrata (CLI) and build/libiostrata.so (the preload library)
 #   make test       install missing Debian packages, build, run every test
 #   make demo       install missing Debian packages, build, run a real workload, print the report
+#   make install    PREFIX=/usr/local DESTDIR=: the CLI, its preload library, man pages, bash
+#                   completion (docs/INSTALL.md); make uninstall removes exactly those files
+#   make version    print the version the build embeds (VERSION, plus the git revision in a checkout)
 #   make SAN=address,undefined B=build-asan   sanitizer build in its own directory
 #   V=1             show full commands
 
 B ?= build
+VERSION := 0.1.0
+# The git revision only when this directory is itself a checkout: a tarball unpacked inside some
+# other repository must not report that repository's revision.
+GIT_REV := $(shell [ -e .git ] && git describe --always --dirty --exclude='*' 2>/dev/null)
+FULL_VERSION := $(VERSION)$(if $(GIT_REV), (git $(GIT_REV)))
+PREFIX ?= /usr/local
+DESTDIR ?=
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 CC ?= gcc
 SAN ?=
 SAN_TESTS ?=
@@ -29,6 +41,7 @@ Q := @
 endif
 
 LOG_SRC := $(wildcard src/log/*.c)
+SYS_SRC := $(wildcard src/sys/*.c)
 CAP_SRC := $(wildcard src/capture/*.c)
 ANA_SRC := $(wildcard src/analysis/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -39,8 +52,11 @@ KERN_SKEL := $(patsubst src/kernel/%.bpf.c,$(B)/kernel/%.skel.h,$(KERN_BPF))
 BPF_CLANG ?= clang
 BPFTOOL ?= bpftool
 
-LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(LOG_SRC) $(CAP_SRC))
-CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(ANA_SRC))
+# The preload library: capture and log, but not the job-directory scan (jobdir.c), the live logs'
+# discovery and recovery (livelog.c) nor job archives (archive.c), which only the commands use; it
+# reaches src/sys through header-only parsers alone.
+LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(filter-out src/log/livelog.c src/log/jobdir.c src/log/archive.c,$(LOG_SRC)) $(CAP_SRC))
+CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC))
 CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC) $(MNT_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC)) $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
 
 PROG_SRC := $(wildcard tests/progs/*.c)
@@ -52,8 +68,20 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
-.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel bench-mount bench-aggregate tests-build
+.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel bench-mount bench-aggregate tests-build \
+	install uninstall version FORCE
 all: $(B)/iostrata $(B)/libiostrata.so
+
+# Rewritten only when the version string changes, so main.c is recompiled only then.
+$(B)/version.h: FORCE
+	@mkdir -p $(B)
+	@printf '#define IOSTRATA_VERSION "%s"\n' '$(FULL_VERSION)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(B)/obj/cli/cli/main.o: $(B)/version.h
+$(B)/obj/cli/cli/main.o: CFLAGS_ALL += -I$(B)
+
+version:
+	@echo '$(FULL_VERSION)'
 
 $(B)/obj/pic/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -123,16 +151,19 @@ $(B)/bench/%: bench/%.c bench/ckpt_mix.h
 
 tests-build: all $(PROGS) $(UNITS) $(BENCHES)
 
+# Debian packages by purpose (scripts/install-deps): `make deps` installs every group.
 deps:
 	$(Q)scripts/install-deps
 
-test: deps
+test:
+	$(Q)scripts/install-deps build test
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)tests/run
 
 # ASan+UBSan build of the CLI, reader and library in build-san/, then the unit tests and the
 # capture tests against it (the preloaded library needs the ASan runtime loaded before it).
-test-san: deps
+test-san:
+	$(Q)scripts/install-deps build test
 	$(Q)$(MAKE) --no-print-directory B=build-san SAN=address,undefined OPT=-O1 tests-build
 	$(Q)IOSTRATA_BUILD=build-san IOSTRATA_SAN_RUNTIME=$$($(CC) -print-file-name=libasan.so) \
 		ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -148,33 +179,59 @@ test-tsan:
 		grep -c '^ok - ' build-tsan/test_record.out | sed 's/$$/ checks passed under TSan/'; \
 		grep -v '^ok - ' build-tsan/test_record.out || true; exit $$rc
 
-demo: deps
+demo:
+	$(Q)scripts/install-deps build demo
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo
 
-bench: deps
+bench:
+	$(Q)scripts/install-deps build test bench
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/run
 	$(Q)bench/trace
 	$(Q)bench/kernel
 	$(Q)bench/mount
 
-bench-trace: deps
+bench-trace:
+	$(Q)scripts/install-deps build test bench
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/trace
 
 # write aggregation against plain write(), stdio and every threshold (docs/BENCHMARKS.md)
-bench-aggregate: deps
+bench-aggregate:
+	$(Q)scripts/install-deps build test bench
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/aggregate
 
-bench-kernel: deps
+bench-kernel:
+	$(Q)scripts/install-deps build bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bench/kernel
 
-bench-mount: deps
+bench-mount:
+	$(Q)scripts/install-deps build bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bench/mount
+
+# Installs what `make` built (run it first, or let it build as the invoking user: `make && sudo make
+# install`). The preload library goes to PREFIX/lib/iostrata, where `iostrata run` looks for it
+# relative to its own binary (BINDIR/../lib/iostrata): so BINDIR is PREFIX/bin, not a knob.
+MAN_PAGES := $(wildcard docs/man/*.1)
+INST_BIN := $(DESTDIR)$(PREFIX)/bin
+INST_LIB := $(DESTDIR)$(PREFIX)/lib/iostrata
+INST_MAN := $(DESTDIR)$(MANDIR)/man1
+INST_COMP := $(DESTDIR)$(BASHCOMPDIR)
+install: all
+	install -d $(INST_BIN) $(INST_LIB) $(INST_MAN) $(INST_COMP)
+	install -m 0755 $(B)/iostrata $(INST_BIN)/iostrata
+	install -m 0644 $(B)/libiostrata.so $(INST_LIB)/libiostrata.so
+	install -m 0644 $(MAN_PAGES) $(INST_MAN)/
+	install -m 0644 scripts/completion/iostrata.bash $(INST_COMP)/iostrata
+
+uninstall:
+	rm -f $(INST_BIN)/iostrata $(INST_LIB)/libiostrata.so $(INST_COMP)/iostrata \
+		$(addprefix $(INST_MAN)/,$(notdir $(MAN_PAGES)))
+	rmdir $(INST_LIB) 2>/dev/null || true
 
 fuzz: all
 	$(Q)tests/fuzz/build-and-run $(FUZZ_SECONDS)

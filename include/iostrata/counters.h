@@ -17,10 +17,10 @@ enum log_counter_kind { LOG_K_SUM, LOG_K_MAX, LOG_K_TIME, LOG_K_TMAX, LOG_K_FIRS
 
 /* X(NAME, kind, "one-line meaning") — the enum, the printed names and docs/FORMAT.md come from here. */
 #define LOG_COUNTERS(X)                                                                                 \
-	X(OPENS, SUM, "successful opens (open, openat, creat, fopen, fdopen ...)")                              \
+	X(OPENS, SUM, "successful opens (open, openat, creat, fopen, fdopen, shm_open; pipe, socket ...: one per descriptor)")\
 	X(CLOSES, SUM, "closes (close, close_range, fclose)")                                                  \
-	X(READS, SUM, "read operations (read, pread, readv, preadv, fread, fgetc, fgets, fscanf ...)")         \
-	X(WRITES, SUM, "write operations (write, pwrite, writev, pwritev, fwrite, fputc, fprintf ...)")        \
+	X(READS, SUM, "read operations (read, pread, readv, preadv, recv, fread, fgetc, fgets, getline, fscanf ...)")\
+	X(WRITES, SUM, "write operations (write, pwrite, writev, pwritev, send, fwrite, fputc, fprintf ...)")  \
 	X(SEEKS, SUM, "seeks (lseek, fseek, fseeko, fsetpos, rewind)")                                         \
 	X(STATS, SUM, "stat-family calls (stat, lstat, fstat, fstatat, statx)")                                \
 	X(FSYNCS, SUM, "syncs (fsync, fdatasync, sync_file_range, msync)")                                    \

@@ -59,6 +59,9 @@ enum {
 	LOG_F_EXEC = 1u << 4,       /* the process image ended in a successful exec */
 	LOG_F_DISABLED = 1u << 5,   /* capture disabled itself; see disabled_reason */
 	LOG_F_STDIO_SYSCALLS = 1u << 6, /* stdio's own read/write/seek/close reached the POSIX layer */
+	LOG_F_FORKED_EXEC = 1u << 7, /* exec'd by a forked child that left no log (it did no counted call):
+				      * fork_start_ns says when that child started */
+	LOG_F_ARGV_CUT = 1u << 8,   /* argv holds the first argc of the argc_total arguments only */
 };
 
 /* record.flags */
@@ -207,7 +210,7 @@ struct log_header {
 	int32_t pid, ppid;      /* 304 */
 	uint32_t uid, gid;      /* 312 */
 	int32_t rank, nprocs;   /* 320: -1 when unknown */
-	uint32_t host, exe, argv, argc; /* 328: string offsets; argv is argc NUL-separated strings */
+	uint32_t host, exe, argv, argc; /* 328: string offsets; argv is argc NUL-separated strings (see argc_total) */
 	uint32_t job, cwd, outdir, live_path; /* 344 */
 	uint64_t start_ns;      /* 360: CLOCK_MONOTONIC at start */
 	uint64_t end_ns;        /* 368: CLOCK_MONOTONIC at the end; 0 while live */
@@ -236,7 +239,11 @@ struct log_header {
 	uint32_t trace_block_size;          /* 536: bytes per block in a live file (header included) */
 	uint32_t trace_flags;               /* 540: reserved (0) */
 	uint64_t kernel_prog_misses;        /* 544: kernel-layer program runs the kernel skipped (recursion) */
-	uint8_t reserved[LOG_HEADER_SIZE - 552];
+	uint64_t fork_start_ns;             /* 552: with LOG_F_FORKED_EXEC: CLOCK_MONOTONIC start of the
+					     * forked image before this one's exec, which wrote no log; else 0 */
+	uint32_t argc_total;                /* 560: the program's argc (argc: how many are stored); 0 = argc */
+	uint32_t pad0;                      /* 564: reserved (0) */
+	uint8_t reserved[LOG_HEADER_SIZE - 568];
 };
 
 _Static_assert(sizeof(struct log_header) == LOG_HEADER_SIZE, "header is 4096 bytes");
@@ -246,7 +253,52 @@ _Static_assert(offsetof(struct log_header, start_ns) == 360, "start_ns at 360");
 _Static_assert(offsetof(struct log_header, tsc_ref) == 400, "tsc_ref at 400");
 _Static_assert(offsetof(struct log_header, file_alignment) == 480, "alignment at 480");
 _Static_assert(offsetof(struct log_header, trace_blocks) == 520, "trace fields at 520");
+_Static_assert(offsetof(struct log_header, fork_start_ns) == 552, "fork_start_ns at 552");
+_Static_assert(offsetof(struct log_header, argc_total) == 560, "argc_total at 560");
 _Static_assert(sizeof(struct log_record) % 64 == 0, "records are whole cache lines");
+
+/*
+ * A job archive (`iostrata merge`): a job's final logs in one file. A 64-byte header, the members
+ * back to back (each the bytes of one final log as the writer wrote it, zstd-compressed as a
+ * whole), then the index: one 64-byte entry per member, in strcmp order of the names, then the
+ * names. CRC-32C (Castagnoli) guards the header, the index and every member's stored bytes.
+ * src/log/archive.c reads and writes it; docs/FORMAT.md, "Job archive", describes it.
+ */
+#define LOG_ARCHIVE_MAGIC "IOSTRJOB" /* 8 bytes; a log reader refuses it: it is not "IOSTRATA" */
+#define LOG_ARCHIVE_VERSION 1
+#define LOG_ARCHIVE_NAME_MAX 255     /* a member's name: a file name, no '/', no NUL */
+
+struct log_archive_header {
+	char magic[8];         /*  0: LOG_ARCHIVE_MAGIC */
+	uint32_t version;      /*  8: LOG_ARCHIVE_VERSION */
+	uint32_t header_size;  /* 12: 64 */
+	uint32_t endian;       /* 16: LOG_ENDIAN_MARK */
+	uint32_t entry_size;   /* 20: 64, sizeof(struct log_archive_entry) */
+	uint64_t count;        /* 24: members */
+	uint64_t index_offset; /* 32: where the index starts; the members lie in [64, index_offset) */
+	uint64_t index_size;   /* 40: count * 64 + the name bytes */
+	uint64_t file_size;    /* 48: the archive's size: index_offset + index_size */
+	uint32_t index_crc;    /* 56: CRC-32C of the index_size bytes at index_offset */
+	uint32_t header_crc;   /* 60: CRC-32C of bytes 0..59 */
+};
+
+enum { LOG_AM_ZSTD = 1u << 0 }; /* log_archive_entry.flags: stored as zstd frames, else as is */
+
+struct log_archive_entry {
+	uint64_t offset;   /*  0: the member's stored bytes, from the start of the archive */
+	uint64_t size;     /*  8: stored bytes */
+	uint64_t raw_size; /* 16: bytes of the log itself (= size when stored as is) */
+	uint32_t crc;      /* 24: CRC-32C of the stored bytes */
+	uint32_t raw_crc;  /* 28: CRC-32C of the log's bytes */
+	uint32_t flags;    /* 32: LOG_AM_* */
+	uint32_t name_off; /* 36: offset of the name in the name table, which follows the entries */
+	uint32_t name_len; /* 40: bytes of the name; a NUL follows them */
+	uint32_t reserved0; /* 44: 0 */
+	uint64_t mtime_ns; /* 48: the log file's modification time, CLOCK_REALTIME ns (0: unknown) */
+	uint64_t reserved1; /* 56: 0 */
+};
+_Static_assert(sizeof(struct log_archive_header) == 64, "archive header is 64 bytes");
+_Static_assert(sizeof(struct log_archive_entry) == 64, "archive entries are 64 bytes");
 
 /* Bucket of a size in the log2 histograms: 0 for 0 B, b for [2^(b-1), 2^b), 31 for >= 1 GiB. */
 static inline unsigned log_hist_bucket(uint64_t size)
@@ -273,5 +325,10 @@ extern const char *const log_counter_docs[LOG_NCOUNTERS];
 extern const uint8_t log_counter_kinds[LOG_NCOUNTERS];
 const char *log_layer_name(unsigned layer);
 int log_layer_from_name(const char *name);
+/* 1 when a record's path names a descriptor that has no file behind it: the kernel's name of a
+ * pipe, socket or anonymous inode ("pipe:[INODE]", "socket:[INODE]", "anon_inode:[eventfd]",
+ * "anon_inode:inotify", any "TYPE:..." without a leading slash), a memfd ("/memfd:NAME")
+ * or a standard stream not on a file ("<STDIN>", "<STDOUT>", "<STDERR>"). docs/FORMAT.md. */
+int log_path_is_pseudo(const char *path);
 
 #endif

@@ -43,6 +43,7 @@ struct log_file {
 	struct log_header hdr;       /* a copy; times in ns; flags as found */
 	char *strings;               /* a copy of the used string bytes, always NUL-terminated */
 	uint32_t strings_size;
+	uint32_t *args;              /* string offset of argv[i], i < hdr.argc (see log_file_arg) */
 	struct log_record *records;  /* copies of the used, non-dead records; times converted to ns */
 	uint32_t nrecords;
 	int live;                    /* 1 when read from a live file whose process had not finished */
@@ -67,9 +68,15 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 		   size_t errlen);
 void log_file_free(struct log_file *lf);
 
+/* The latest timestamp the log holds: its start, or the last "when it ended" counter (LOG_K_LAST:
+ * the last open, read, write, close ...) of any record when that is later. For a process that did
+ * not finish, the best estimate of when it stopped. */
+uint64_t log_file_last_ns(const struct log_file *lf);
+
 /* A string of the string section: "" for offset 0 or anything out of range. */
 const char *log_file_string(const struct log_file *lf, uint32_t off);
-/* argv[i] of the header, or NULL past argc. */
+/* argv[i] of the header, or NULL past argc (the arguments stored; hdr.argc_total is the program's
+ * count, larger when LOG_F_ARGV_CUT says the list was cut). */
 const char *log_file_arg(const struct log_file *lf, uint32_t i);
 
 /* Convert a tick count of a header's clock to ns: a timestamp when is_timestamp, else a duration.

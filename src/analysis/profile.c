@@ -4,8 +4,8 @@
  * per-(path, layer) rows for the top-files tables, per-layer totals, the job's wall time, rank
  * imbalance and the warnings a reader of the report must see (unfinished, crashed, overflowed
  * processes). Counters are merged by their kind from the X-macro table, never by name, so a new
- * counter is merged correctly without touching this file. The I/O mode and the insights are
- * computed by iomode.c and insights.c from the finished profile; nothing here prints.
+ * counter is merged correctly without touching this file. It only merges: the I/O mode, the layer
+ * stack and the findings are computed after it by the job pipeline (job.c); nothing here prints.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -121,6 +121,9 @@ struct ana_rates ana_layer_rates(const struct ana_layer *l, uint64_t wall_ns)
 		.bw_read_io = ratio((double)c[LOG_C_BYTES_READ], (double)c[LOG_C_TIME_READ] / 1e9),
 		.bw_write_io = ratio((double)c[LOG_C_BYTES_WRITTEN], (double)c[LOG_C_TIME_WRITE] / 1e9),
 		.bw_wall = ratio(bytes, wall),
+		.bw_job = l->span_end_ns > l->span_start_ns
+				  ? ratio((double)l->data_bytes, (double)(l->span_end_ns - l->span_start_ns) / 1e9)
+				  : 0,
 		.iops = ratio((double)c[LOG_C_READS] + (double)c[LOG_C_WRITES], wall),
 		.mdops = ratio((double)l->meta_ops, wall),
 	};
@@ -162,9 +165,6 @@ void ana_profile_free(struct ana_profile *p)
 	free(p->paths);
 	free(p->by_bytes);
 	free(p->by_time);
-	for (size_t i = 0; i < p->ninsights; i++)
-		free(p->insights[i].text);
-	free(p->insights);
 	for (size_t i = 0; i < p->nwarnings; i++)
 		free(p->warnings[i]);
 	free(p->warnings);
@@ -214,12 +214,7 @@ static uint64_t process_end(const struct log_file *lf)
 {
 	if (!lf->live && lf->hdr.end_ns)
 		return lf->hdr.end_ns > lf->hdr.start_ns ? lf->hdr.end_ns : lf->hdr.start_ns;
-	uint64_t end = lf->hdr.start_ns;
-	for (uint32_t i = 0; i < lf->nrecords; i++)
-		for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
-			if (log_counter_kinds[c] == LOG_K_LAST && lf->records[i].counters[c] > end)
-				end = lf->records[i].counters[c];
-	return end;
+	return log_file_last_ns(lf);
 }
 
 static int cmp_proc_start(const void *a, const void *b, void *arg)
@@ -429,6 +424,9 @@ static int add_kernel_procs(struct ana_profile *p, size_t cap)
 		memset(pr, 0, sizeof *pr);
 		pr->log = lf;
 		pr->kernel_only = 1;
+		/* seen by a mount monitor alone (a standalone `iostrata mount`, no kernel log): its
+		 * requests at the mount point are the only view of its I/O */
+		pr->mount_only = ana_is_mount_log(lf) && !p->nkernel_logs;
 		pr->pid = m.pid;
 		pr->ppid = cmd && !m.after ? lf->hdr.ppid : 0;
 		pr->rank = -1;
@@ -682,7 +680,7 @@ static void rank_add(struct ana_rank *k, const struct log_record *r, uint32_t pr
 int ana_in_job_view(const struct ana_proc *pr, unsigned layer)
 {
 	if (layer == LOG_LAYER_MOUNT) /* the same I/O as the user layer, seen lower down */
-		return 0;
+		return pr->mount_only;
 	if (!ana_layer_is_kernel(layer))
 		return 1;
 	return layer == LOG_LAYER_SYSCALL && pr->kernel_only;
@@ -713,9 +711,19 @@ static size_t kernel_record_proc(const struct ana_profile *p, const size_t *idx,
 	return best;
 }
 
+uint64_t ana_layer_random_ops(const struct ana_layer *l, int write)
+{
+	uint64_t ops = l->c[write ? LOG_C_WRITES : LOG_C_READS];
+	uint64_t seq = l->c[write ? LOG_C_SEQ_WRITES : LOG_C_SEQ_READS];
+	uint64_t first = l->first[write ? 1 : 0];
+	return ops > seq + first ? ops - seq - first : 0;
+}
+
 static void layer_add(struct ana_layer *L, const struct log_record *r)
 {
 	L->nrecords++;
+	L->first[0] += r->counters[LOG_C_READS] != 0;
+	L->first[1] += r->counters[LOG_C_WRITES] != 0;
 	ana_counters_merge(L->c, r->counters);
 	add_hist(L->read_hist, r->read_hist);
 	add_hist(L->write_hist, r->write_hist);
@@ -911,6 +919,8 @@ static void rank_imbalance(struct ana_profile *p)
 		const struct ana_rank *k = &p->ranks[i];
 		if (!k->reads && !k->writes)
 			continue;
+		if (p->mpi && k->rank < 0) /* a launcher */
+			continue;
 		double b = (double)k->bytes_read + (double)k->bytes_written;
 		double t = (double)k->time_read + (double)k->time_write + (double)k->time_meta;
 		p->ranks_with_io++;
@@ -925,6 +935,43 @@ static void rank_imbalance(struct ana_profile *p)
 		p->imbalance_bytes = ratio(max_b, sum_b / (double)p->ranks_with_io);
 		p->imbalance_time = ratio(max_t, sum_t / (double)p->ranks_with_io);
 	}
+}
+
+/* The I/O phase of each layer (ana_layer.data_bytes, span_*): what a benchmark times itself. */
+static void io_spans(struct ana_profile *p)
+{
+	if (p->multi_host) /* CLOCK_MONOTONIC of different hosts: no common axis */
+		return;
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct ana_file *f = &p->files[i];
+		if (!ana_is_data_file(f) || (p->mpi && p->ranks[f->rank_index].rank < 0))
+			continue;
+		struct ana_layer *L = &p->layers[f->layer];
+		const uint64_t *c = f->c;
+		uint64_t t0 = 0, t1 = 0;
+		const unsigned firsts[] = {LOG_C_OPEN_FIRST, LOG_C_READ_FIRST, LOG_C_WRITE_FIRST};
+		const unsigned lasts[] = {LOG_C_CLOSE_LAST, LOG_C_READ_LAST, LOG_C_WRITE_LAST};
+		for (int k = 0; k < 3; k++) {
+			if (c[firsts[k]] && (!t0 || c[firsts[k]] < t0))
+				t0 = c[firsts[k]];
+			if (c[lasts[k]] > t1)
+				t1 = c[lasts[k]];
+		}
+		L->data_bytes += c[LOG_C_BYTES_READ] + c[LOG_C_BYTES_WRITTEN];
+		if (t0 && (!L->span_start_ns || t0 < L->span_start_ns))
+			L->span_start_ns = t0;
+		if (t1 > L->span_end_ns)
+			L->span_end_ns = t1;
+	}
+	/* MPI-IO's open and close bound the phase the application timed: the layers below it moved
+	 * the same bytes inside it */
+	const struct ana_layer *M = &p->layers[LOG_LAYER_MPIIO];
+	if (M->span_end_ns > M->span_start_ns)
+		for (unsigned l = 0; l < ANA_NLAYERS; l++)
+			if (l != LOG_LAYER_MPIIO && p->layers[l].data_bytes) {
+				p->layers[l].span_start_ns = M->span_start_ns;
+				p->layers[l].span_end_ns = M->span_end_ns;
+			}
 }
 
 /* ---- job ---- */
@@ -1033,8 +1080,11 @@ static int warn_process(struct ana_profile *p, const struct ana_proc *pr, enum p
 		ana_appendf(what, sizeof what, &n, ", %llu aio requests not matched",
 			    (unsigned long long)h->aio_table_full);
 	return ana_profile_add_warning(p, "pid %d (%s): tables overflowed (%s); files that did not fit are "
-				       "counted in the catch-all records \"<overflow>\"",
-				       pr->pid, exe, n ? what + 2 : "no overflow counter set");
+				       "counted in the catch-all records \"<overflow>\": run again with --max-records %u "
+				       "or more (it had %u)",
+				       pr->pid, exe, n ? what + 2 : "no overflow counter set",
+				       h->max_records ? (h->max_records > (1u << 18) ? 1u << 20 : h->max_records * 4) : 16384,
+				       h->max_records);
 }
 
 /* A job of thousands of killed processes needs one line saying so, not thousands. */
@@ -1090,10 +1140,13 @@ int ana_profile_build(const struct log_file *logs, size_t n, struct ana_profile 
 	if ((r = collect_procs(logs, n, p)) < 0 || (r = collect_ranks(p)) < 0 ||
 	    (r = collect_files(p, &unknown_layer)) < 0 || (r = collect_paths(p)) < 0)
 		goto err;
+	for (size_t i = 0; i < p->nranks; i++)
+		p->mpi |= p->ranks[i].rank >= 0;
+	for (size_t i = 0; p->mpi && i < p->nranks; i++)
+		p->nlaunchers += p->ranks[i].rank < 0;
 	rank_imbalance(p);
+	io_spans(p);
 	if ((r = job_figures(p)) < 0 || (r = proc_warnings(p, unknown_layer)) < 0)
-		goto err;
-	if ((r = ana_classify_io_mode(p, &p->io_mode)) < 0 || (r = ana_insights_build(p)) < 0)
 		goto err;
 	return 0;
 err:

@@ -2,10 +2,9 @@
 /*
  * The profile of a job: every log of the job (one per process, and the kernel log of
  * `run --kernel`, whose records join under the processes they name) merged into per-layer totals,
- * per-file, per-path and per-rank figures, the job's wall time, its I/O mode and its insights.
- * Everything the report prints is computed here once, so the text and JSON renderings and the
- * tests see the same numbers. It does not read files (callers hand it struct log_file values)
- * and does not print; report_out.c does.
+ * per-file, per-path and per-rank figures and the job's wall time: a merge, nothing more. The job
+ * pipeline (job.h) runs the I/O mode, the layer stack and the findings on it afterwards. It does
+ * not read files (callers hand it struct log_file values) and does not print; the renderers do.
  *
  * The profile points into the log_files it was built from (paths, exe, argv): keep them alive
  * until ana_profile_free.
@@ -52,7 +51,9 @@ struct ana_proc {
 	int finished;              /* 0 when read from a live file */
 	uint32_t flags;            /* LOG_F_* */
 	int32_t exit_status, term_signal; /* as in the header; -1 / 0 when unknown */
-	int kernel_only;           /* seen by the kernel layer only: its system calls are its I/O */
+	int kernel_only;           /* seen by a collector only (kernel or mount log): no user-layer log */
+	int mount_only;            /* of those, seen by a mount monitor alone (no kernel log): its mount
+				    * requests are its I/O; else its system calls are */
 };
 
 /* One (path, layer, rank): a file as one rank saw it, merged over that rank's processes. */
@@ -101,6 +102,15 @@ struct ana_layer {
 	size_t nfiles;   /* distinct paths */
 	uint64_t c[LOG_NCOUNTERS];
 	uint64_t meta_ops;
+	/* records with reads, with writes ([0], [1]): each one's first access had no previous access
+	 * to be sequential or random after (the pattern shares leave them out) */
+	uint64_t first[2];
+	/* The job's I/O phase at this layer, for the job bandwidth (bytes / span) an I/O benchmark
+	 * reports for itself: the data files' bytes, from the first open (or access) to the last
+	 * close (or access) across ranks; the MPI-IO layer's open and close when the job has one.
+	 * span 0: not measured (no data files, or processes on several hosts, whose clocks differ). */
+	uint64_t data_bytes;
+	uint64_t span_start_ns, span_end_ns;
 	uint64_t read_hist[LOG_HIST_BUCKETS], write_hist[LOG_HIST_BUCKETS];
 	uint64_t read_lat_hist[LOG_HIST_BUCKETS], write_lat_hist[LOG_HIST_BUCKETS]; /* kernel layers */
 	struct ana_common sizes[ANA_COMMON_TOP], strides[ANA_COMMON_TOP];
@@ -114,13 +124,9 @@ struct ana_rates {
 	double bw_read_io;  /* bytes read / time_read */
 	double bw_write_io; /* bytes written / time_write */
 	double bw_wall;     /* bytes read + written / wall seconds */
+	double bw_job;      /* data_bytes / (span_end_ns - span_start_ns); 0: not measured */
 	double iops;        /* (reads + writes) / wall seconds */
 	double mdops;       /* meta_ops / wall seconds */
-};
-
-struct ana_insight {
-	const char *id; /* a stable name, e.g. "small_writes" */
-	char *text;
 };
 
 struct ana_profile {
@@ -142,6 +148,11 @@ struct ana_profile {
 	uint64_t wall_ns;             /* job wall time */
 	int finished;                 /* every process finished */
 	int multi_host;               /* processes ran on more than one host */
+	/* An MPI job: some process has an MPI rank. Its processes without one (mpiexec, hydra's
+	 * proxies, a wrapper shell) are launchers: not ranks, and their files (the launcher's
+	 * stdout in a batch job) are not the job's data. */
+	int mpi;
+	size_t nlaunchers;
 
 	double imbalance_bytes, imbalance_time; /* max/mean over ranks that did I/O; 0 if none did */
 	size_t ranks_with_io;
@@ -161,9 +172,7 @@ struct ana_profile {
 	struct ana_layer standin;
 	unsigned page_size;       /* bytes of a page-cache page: this machine's (4 KiB on x86_64) */
 
-	struct ana_io_mode_info io_mode;
-	struct ana_insight *insights;
-	size_t ninsights;
+	struct ana_io_mode_info io_mode; /* set by the job pipeline after the merge (ana_classify_io_mode) */
 	char **warnings;
 	size_t nwarnings;
 };
@@ -185,13 +194,18 @@ uint64_t ana_meta_ops(const uint64_t c[LOG_NCOUNTERS]);
  * Slots with count 0 are empty. Returns how many entries out holds (<= k); -ENOMEM. */
 int ana_common_top(const struct log_common *const *tables, size_t ntables, struct ana_common *out,
 		   size_t k);
+/* Accesses of one direction (write 0/1) of a layer that started before the end of the previous one:
+ * not sequential, and not the first access of their record (which has nothing before it). */
+uint64_t ana_layer_random_ops(const struct ana_layer *l, int write);
 struct ana_rates ana_layer_rates(const struct ana_layer *l, uint64_t wall_ns);
 /* "<overflow>" for a catch-all record, else the record's path. */
 const char *ana_record_path(const struct log_file *lf, const struct log_record *r);
 
 /* iomode.c */
-/* 1 when path names application data: not under /usr, /lib*, /etc, /bin, /sbin, /proc, /sys,
- * /dev (except /dev/shm). */
+/* 1 when path names application data: not /proc, /sys, /dev (except /dev/shm and MPI runtimes'
+ * segments there), not a pseudo-file, not what a program's runtime reads for itself (shared
+ * objects, the loader's cache, locales, time zones, terminfo, name-service files, Python's
+ * library: iomode.c lists them). */
 int ana_is_data_path(const char *path);
 /* 1 when a file entry holds application data: bytes moved, a real path, not a catch-all. (The I/O
  * mode also needs it in the job view: f->job_view.) */
@@ -209,8 +223,5 @@ int ana_layer_has_patterns(unsigned layer);
 /* 0 or -ENOMEM. */
 int ana_classify_io_mode(const struct ana_profile *p, struct ana_io_mode_info *out);
 const char *ana_io_mode_name(enum ana_io_mode mode);
-
-/* insights.c: fills p->insights from the rest of the profile. 0 or -ENOMEM. */
-int ana_insights_build(struct ana_profile *p);
 
 #endif

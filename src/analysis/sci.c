@@ -309,13 +309,20 @@ int tl_sci(const struct timeline *tl, struct tl_sci *out)
 				else
 					hi = mid;
 			}
+			/* a process that exec'd is one thread in several images: its life runs from the first
+			 * image's start to the last one's end, as its I/O does (else SCI exceeds 1) */
+			uint64_t t0 = 0, t1 = 0;
 			for (; lo < tl->nprocs && tl->procs[proc_order[lo]].pid == a->pid; lo++) {
 				const struct tl_proc *p = &tl->procs[proc_order[lo]];
-				if (p->start_ns && p->end_ns > p->start_ns) {
-					o->lifetime_ns = p->end_ns - p->start_ns;
-					break;
-				}
+				if (!p->start_ns || p->end_ns <= p->start_ns)
+					continue;
+				if (!t0 || p->start_ns < t0)
+					t0 = p->start_ns;
+				if (p->end_ns > t1)
+					t1 = p->end_ns;
 			}
+			if (t1 > t0 && t1 - t0 > o->lifetime_ns)
+				o->lifetime_ns = t1 - t0;
 		}
 		o->score = o->lifetime_ns ? (double)o->slowdown_ns / (double)o->lifetime_ns : 0.0;
 	}

@@ -92,10 +92,9 @@ struct timeline {
 	uint32_t nwarnings;
 };
 
-/* Build from the logs of a job directory (every *.iost: user logs with traces, kernel logs with
- * events). 0, or -errno-like with a one-line message; damage inside a log is a warning. */
-int tl_build(const char *dir, struct timeline *tl, char *err, size_t errlen);
-/* Build from logs already read. */
+/* Build from the logs of a job, already read (the job pipeline, job.h, finds and reads them): user
+ * logs with traces, kernel logs with events. 0, or -errno-like with a one-line message; damage
+ * inside a log is a warning. */
 int tl_build_from(const struct log_file *logs, size_t n, struct timeline *tl, char *err, size_t errlen);
 void tl_free(struct timeline *tl);
 

@@ -16,7 +16,7 @@
  */
 #include "capture/agg_shm.h"
 #include "capture/agg_pack.h"
-#include "log/live.h"
+#include "sys/procstat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,11 +67,9 @@ static int pid_dead(int32_t pid)
 		if (fd >= 0) {
 			long n = syscall(SYS_read, fd, b, sizeof b - 1);
 			syscall(SYS_close, fd);
-			if (n > 0) {
-				b[n] = 0;
-				char st = log_proc_state(b);
-				dead = st == 'Z' || st == 'X';
-			}
+			struct sys_proc_stat st;
+			if (n > 0 && sys_proc_stat_parse(b, (size_t)n, &st) == 0)
+				dead = sys_proc_state_dead(st.state);
 		}
 	}
 	errno = e;

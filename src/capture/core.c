@@ -36,7 +36,7 @@ struct cap_state cap;
 struct cap_real real;
 __thread int cap_guard __attribute__((tls_model("initial-exec")));
 
-#define CAP_DEFAULT_RECORDS 4096
+#define CAP_DEFAULT_RECORDS 16384 /* cp -r of 6,000 files needs ~12,000: sparse until used */
 #define CAP_MAX_RECORDS (1u << 20)
 #define CAP_CALIB_PERIOD_NS 1000000000ull
 
@@ -47,6 +47,8 @@ static int nsaved_env;
 static uint64_t ticks_per_sec_guess;
 static char **prefix_excl;
 static char **prefix_incl;
+static uint64_t forked_start_ns; /* IOSTRATA_FORKED of this image: its forked predecessor's start */
+static char forked_env[64];      /* IOSTRATA_FORKED=PID:START_NS for the image exec'd next */
 
 /* ---------- messages ---------- */
 
@@ -219,6 +221,24 @@ struct log_record *cap_record(unsigned layer, const char *path, uint32_t rflags)
 		}
 	}
 	return catch_all(layer);
+}
+
+/* The record of a descriptor without a file, named name ("pipe:[INODE]" ...). Pipes and sockets
+ * are numbered by inode, and a shell loop or a server makes thousands: once half the record table
+ * is used, new ones share a record per kind, "pipe:[other]", "socket:[other]" (their calls and
+ * bytes still counted exactly), so that files keep their room. */
+static struct log_record *pseudo_record(unsigned layer, const char *name)
+{
+	char other[64];
+	const char *b = strstr(name, ":[");
+	size_t n = strlen(name);
+	if (b && b - name < 32 && n > (size_t)(b - name) + 3 && name[n - 1] == ']' &&
+	    strspn(b + 2, "0123456789") == n - (size_t)(b - name) - 3 &&
+	    __atomic_load_n(&cap.hdr->nrecords, __ATOMIC_RELAXED) >= cap.hdr->max_records / 2) {
+		snprintf(other, sizeof other, "%.*s:[other]", (int)(b - name), name);
+		name = other;
+	}
+	return cap_record(layer, name, LOG_R_PSEUDO);
 }
 
 /* ---------- paths ---------- */
@@ -446,17 +466,63 @@ void cap_fd_set_pos(int fd, uint64_t pos)
 		cap.ofds[cap.fds[fd].ofd].pos = pos;
 }
 
+static int kernel_name(char *s, size_t n);
+
+/* An open of /proc/PID/fd/N (or /proc/self/fd/N) opens again the file behind another
+ * descriptor, of this process or another (UCX shares its /dev/shm segments so): what the new
+ * descriptor shows is that file, a path or a pipe, socket, memfd ... One readlink, at this open
+ * only. 1 when abs was such a link and is now the file's name (*rflags LOG_R_PSEUDO for a
+ * descriptor without a path); an unlinked file's " (deleted)" is cut, so it joins its record. */
+static int proc_fd_reopen(char *abs, size_t len, int fd, uint32_t *rflags)
+{
+	static const char digits[] = "0123456789";
+	size_t i = 6, k;
+	if (fd < 0 || strncmp(abs, "/proc/", 6))
+		return 0;
+	if (!strncmp(abs + i, "self/", 5))
+		i += 5;
+	else if (!strncmp(abs + i, "thread-self/", 12))
+		i += 12;
+	else if ((k = strspn(abs + i, digits)) > 0 && abs[i + k] == '/')
+		i += k + 1;
+	else
+		return 0;
+	if (!strncmp(abs + i, "task/", 5) && (k = strspn(abs + i + 5, digits)) > 0 && abs[i + 5 + k] == '/')
+		i += 5 + k + 1;
+	if (strncmp(abs + i, "fd/", 3) || !abs[i + 3] || abs[i + 3 + strspn(abs + i + 3, digits)])
+		return 0;
+	char link[64], target[CAP_PATH_MAX];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, target, sizeof target - 1);
+	if (n <= 0 || (size_t)n >= len)
+		return 0;
+	target[n] = 0;
+	if (kernel_name(target, (size_t)n)) {
+		*rflags = LOG_R_PSEUDO;
+	} else if (target[0] == '/') {
+		if (n > 10 && !strcmp(target + n - 10, " (deleted)"))
+			target[n - 10] = 0;
+		*rflags = 0;
+	} else {
+		return 0;
+	}
+	memcpy(abs, target, strlen(target) + 1);
+	return 1;
+}
+
 struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uint64_t t0, uint64_t t1)
 {
 	char abs[CAP_PATH_MAX];
 	int saved = errno;
 	struct cap_fd *ret = NULL;
-	if (cap_abspath(dirfd, path, abs, sizeof abs) < 0 || cap_path_excluded(abs)) {
+	uint32_t rflags = 0;
+	if (cap_abspath(dirfd, path, abs, sizeof abs) < 0 ||
+	    ((!proc_fd_reopen(abs, sizeof abs, fd, &rflags) || !rflags) && cap_path_excluded(abs))) {
 		if (fd >= 0 && fd < cap.nfd)
 			cap_fd_close(fd);
 		goto out;
 	}
-	struct log_record *r = cap_record(LOG_LAYER_POSIX, abs, 0);
+	struct log_record *r = rflags ? pseudo_record(LOG_LAYER_POSIX, abs) : cap_record(LOG_LAYER_POSIX, abs, 0);
 	if (fd < 0) {
 		cap_trace_meta(r, LOG_C_OPENS, 1, t0, t1);
 		log_note_meta(r, LOG_C_ERR_OPENS, t0, t1, cap_mt());
@@ -479,6 +545,29 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 out:
 	errno = saved;
 	return ret;
+}
+
+void cap_note_pseudo_open(int fd, int fd2, const char *name, uint64_t t0, uint64_t t1)
+{
+	int saved = errno;
+	struct log_record *r = pseudo_record(LOG_LAYER_POSIX, name);
+	int fds[2] = {fd, fd2};
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (fds[i] >= cap.nfd) {
+			__atomic_fetch_add(&cap.hdr->untracked_ops, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (r == &cap.records[0])
+			__atomic_fetch_add(&cap.hdr->overflow_opens, 1, __ATOMIC_RELAXED);
+		fd_install(fds[i], r, NULL, O_RDWR);
+		cap_trace_meta(r, LOG_C_OPENS, 0, t0, t1);
+		log_note_meta(r, LOG_C_OPENS, t0, t1, cap_mt());
+	}
+	if (cap.use_tsc && t1 > cap.calib_next)
+		cap_calibrate(t1);
+	errno = saved;
 }
 
 /* The out-of-line form, for the callers off the common path (stdio bridge, aio, data moves). */
@@ -646,23 +735,67 @@ void cap_resolve_early(void)
 		resolve_symbols();
 }
 
-/* Take over a descriptor the process inherited: fds 0-2 always (a terminal or pipe under a
- * pseudo name), others when they are regular files not excluded. pseudo is NULL for the latter. */
-static void adopt_fd(int fd, const char *pseudo, const char *spseudo)
+/* 1 when s, a /proc/self/fd link of n bytes, names a descriptor without a path; a memfd's
+ * " (deleted)", which it always has, is cut off. */
+static int kernel_name(char *s, size_t n)
+{
+	if (s[0] == '<' || !log_path_is_pseudo(s))
+		return 0;
+	if (!strncmp(s, "/memfd:", 7) && n > 10 && !strcmp(s + n - 10, " (deleted)"))
+		s[n - 10] = 0;
+	return 1;
+}
+
+/* The name the kernel shows for a descriptor without a path ("pipe:[INODE]", "socket:[INODE]",
+ * "anon_inode:[eventfd]", "/memfd:NAME" ...): one readlink, at creation or start-up
+ * only. Without /proc, pipes and sockets are named from fstat as the kernel would name them.
+ * 0, or -1 when fd has a path or no name can be had. */
+int cap_fd_kernel_name(int fd, char *out, size_t len)
+{
+	char link[64];
+	int saved = errno, r = -1;
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, out, len - 1);
+	if (n > 0) {
+		out[n] = 0;
+		r = kernel_name(out, (size_t)n) ? 0 : -1;
+	} else {
+		struct stat st;
+		if (real.fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+			snprintf(out, len, "%s:[%llu]", S_ISFIFO(st.st_mode) ? "pipe" : "socket",
+				 (unsigned long long)st.st_ino);
+			r = 0;
+		}
+	}
+	errno = saved;
+	return r;
+}
+
+/* Take over a descriptor the process inherited: fds 0-2 always, others when they are regular
+ * files not excluded or descriptors without a path (pipes, sockets ...). A path is recorded under
+ * its name, a pipe, socket or other object without one under the kernel's name, anything else on
+ * 0-2 (a terminal, /dev/null) under std ("<STDIN>" ...); std is NULL above fd 2. */
+static void adopt_fd(int fd, const char *std)
 {
 	char link[64], target[CAP_PATH_MAX];
-	if (pseudo && fcntl(fd, F_GETFD) < 0)
+	if (std && fcntl(fd, F_GETFD) < 0)
 		return;
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, target, sizeof target - 1);
 	struct log_record *r, *sr = NULL;
-	if (n > 0 && target[0] == '/' && (target[n] = 0, !cap_path_excluded(target))) {
+	if (n > 0)
+		target[n] = 0;
+	if (n > 0 && kernel_name(target, (size_t)n)) {
+		r = pseudo_record(LOG_LAYER_POSIX, target);
+		if (std)
+			sr = pseudo_record(LOG_LAYER_STDIO, target);
+	} else if (n > 0 && target[0] == '/' && !cap_path_excluded(target)) {
 		r = cap_record(LOG_LAYER_POSIX, target, 0);
-		if (pseudo)
+		if (std)
 			sr = cap_record(LOG_LAYER_STDIO, target, 0);
-	} else if (pseudo) {
-		r = cap_record(LOG_LAYER_POSIX, pseudo, LOG_R_PSEUDO);
-		sr = cap_record(LOG_LAYER_STDIO, spseudo, LOG_R_PSEUDO);
+	} else if (std) {
+		r = cap_record(LOG_LAYER_POSIX, std, LOG_R_PSEUDO);
+		sr = cap_record(LOG_LAYER_STDIO, std, LOG_R_PSEUDO);
 	} else {
 		return;
 	}
@@ -688,8 +821,9 @@ static void adopt_fd(int fd, const char *pseudo, const char *spseudo)
 	}
 }
 
-/* Regular files inherited above fd 2 (`exec 3>f` in a shell, a launcher's open files): found
- * once at start in /proc/self/fd, so their reads and writes are not lost. */
+/* Descriptors inherited above fd 2 (`exec 3>f` in a shell, a launcher's open files, a pipe from
+ * the parent): found once at start in /proc/self/fd, so their reads and writes are not lost.
+ * Directories and devices are left alone; anonymous inodes have no file type. */
 static void adopt_inherited(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -703,8 +837,9 @@ static void adopt_inherited(void)
 		struct stat st;
 		if (*end || fd < 3 || fd == self || fd >= cap.nfd || cap.fds[fd].rec)
 			continue;
-		if (real.fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode))
-			adopt_fd((int)fd, NULL, NULL);
+		if (real.fstat((int)fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) ||
+						     S_ISSOCK(st.st_mode) || (st.st_mode & S_IFMT) == 0))
+			adopt_fd((int)fd, NULL);
 	}
 	closedir(d);
 }
@@ -747,8 +882,50 @@ static void out_dir_setup(void)
 	out_dir_err = cap.out_dir_ok ? 0 : errno;
 }
 
+/* The command line for a new header: the program's vector at start-up, or, in a forked child,
+ * the arguments the parent's header holds (packed, NUL-separated) and the parent's count. */
+struct cap_args {
+	uint32_t total;      /* the program's argc */
+	char **argv;         /* its vector, or NULL: */
+	const char *packed;  /* n arguments back to back */
+	uint32_t npacked;
+};
+
+/* Arguments take at most a quarter of the string table, and 64 KiB: a command line of 6,000 file
+ * names (`xargs rm`) or of 2 MiB (ARG_MAX) must leave room for the paths of the files, and a
+ * reader wants the command, not every name. Whole arguments are stored, in order, until the next
+ * would not fit; argc_total keeps the real count and LOG_F_ARGV_CUT says the list was cut. */
+#define CAP_ARGV_BYTES 65536u
+
+static void header_args(struct log_header *h, const struct cap_args *a)
+{
+	uint32_t budget = cap.string_cap / 4 < CAP_ARGV_BYTES ? cap.string_cap / 4 : CAP_ARGV_BYTES;
+	uint32_t n = a->argv ? a->total : a->npacked, stored = 0, bytes = 0;
+	const char *p = a->packed;
+
+	h->argc_total = a->total;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *s = a->argv ? a->argv[i] : p;
+		if (!s)
+			break; /* a vector shorter than its argc: what is there is the command */
+		size_t len = strlen(s) + 1;
+		p += a->argv ? 0 : len;
+		if (len > budget - bytes)
+			break;
+		uint32_t off = string_add(s);
+		if (off == UINT32_MAX)
+			break;
+		if (stored++ == 0)
+			h->argv = off;
+		bytes += (uint32_t)len;
+	}
+	h->argc = stored;
+	if (stored < a->total)
+		h->flags |= LOG_F_ARGV_CUT;
+}
+
 /* Create the live file and fill its header; 0 or -errno. */
-static int live_create(uint32_t max_records, int argc, char **argv)
+static int live_create(uint32_t max_records, const struct cap_args *args)
 {
 	char host[256] = "unknown";
 	gethostname(host, sizeof host - 1);
@@ -815,22 +992,17 @@ static int live_create(uint32_t max_records, int argc, char **argv)
 	h->file_alignment = (uint32_t)cap.file_align;
 	h->mem_alignment = (uint32_t)cap.mem_align;
 	h->proc_start_ticks = proc_start_ticks();
+	if (forked_start_ns) {
+		h->fork_start_ns = forked_start_ns;
+		h->flags |= LOG_F_FORKED_EXEC;
+	}
 
 	h->host = string_add(host);
 	char exe[CAP_PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
 	h->exe = string_add(exe);
-	if (argc > 0 && argv) {
-		h->argv = string_add(argv[0] ? argv[0] : "");
-		for (int i = 1; i < argc && argv[i]; i++)
-			if (string_add(argv[i]) == UINT32_MAX)
-				break;
-			else
-				h->argc = (uint32_t)i + 1;
-		if (h->argc == 0)
-			h->argc = 1;
-	}
+	header_args(h, args);
 	h->job = string_add(env_job());
 	h->cwd = string_add(cwd_buf[cwd_cur]);
 	h->outdir = string_add(cap.out_dir);
@@ -933,7 +1105,8 @@ static int cap_start(int argc, char **argv)
 		disable(cap.live_dir, errno);
 		return -1;
 	}
-	int r = live_create(maxr, argc, argv);
+	struct cap_args args = {.total = argc > 0 && argv ? (uint32_t)argc : 0, .argv = argv};
+	int r = live_create(maxr, &args);
 	if (r < 0) {
 		disable(cap.live_path, -r);
 		return -1;
@@ -943,14 +1116,29 @@ static int cap_start(int argc, char **argv)
 			cap.out_dir, strerror(out_dir_err ? out_dir_err : EACCES), cap.live_path, cap.live_path);
 	link_live();
 	cap.nfd = nfd;
-	adopt_fd(0, "<STDIN>", "<STDIN>");
-	adopt_fd(1, "<STDOUT>", "<STDOUT>");
-	adopt_fd(2, "<STDERR>", "<STDERR>");
+	adopt_fd(0, "<STDIN>");
+	adopt_fd(1, "<STDOUT>");
+	adopt_fd(2, "<STDERR>");
 	adopt_inherited();
 	cap_stdio_init();
 	calibrate_start();
 	agg_init();
 	return 0;
+}
+
+/* IOSTRATA_FORKED=PID:START_NS, put by cap_exec_env into the environment of the program a
+ * forked child execs when that child left no log: this image's header says so. It is for this
+ * image only: removed before the program sees its environment (it never saw it set either). */
+static void take_forked_env(void)
+{
+	const char *e = getenv("IOSTRATA_FORKED");
+	if (!e)
+		return;
+	char *end;
+	long pid = strtol(e, &end, 10);
+	if (*end == ':' && pid == (long)getpid())
+		forked_start_ns = strtoull(end + 1, NULL, 10);
+	unsetenv("IOSTRATA_FORKED");
 }
 
 static void cap_atfork_child(void)
@@ -970,6 +1158,7 @@ __attribute__((constructor)) static void cap_init(int argc, char **argv, char **
 		errno = saved;
 		return; /* without the real functions nothing can be done, not even a message */
 	}
+	take_forked_env();
 	const char *d = getenv("IOSTRATA_DISABLE");
 	if (!(d && *d && *d != '0') && cap_start(argc, argv) == 0) {
 		pthread_atfork(NULL, NULL, cap_atfork_child);
@@ -995,14 +1184,55 @@ static void remove_live(void)
 	real.unlink(cap.live_path);
 }
 
-void cap_finalize(int for_exec)
+/* Did this image make a call we count? Every counted call, failed ones too, adds to a counter
+ * of some record; what the tables could not hold is counted in the header. */
+static int image_counted_something(const struct log_header *h)
 {
+	if (h->overflow_opens || h->untracked_ops || h->mmap_table_full || h->aio_table_full || h->trace_blocks ||
+	    h->trace_dropped || (h->flags & LOG_F_OVERFLOW))
+		return 1;
+	uint32_t n = __atomic_load_n(&h->nrecords, __ATOMIC_ACQUIRE);
+	if (n > h->max_records)
+		n = h->max_records;
+	for (uint32_t i = 0; i < n; i++)
+		for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+			if (cap.records[i].counters[c])
+				return 1;
+	return 0;
+}
+
+/*
+ * _exit may run in a signal handler, where loading zstd (dlopen, malloc) could deadlock on a lock
+ * the interrupted code holds; but shells and most forked children end in _exit from their main
+ * line. A handler runs with its signal blocked (unless SA_NODEFER), so an empty signal mask says
+ * we are not in one: then the log is compressed like any other (a shell's log: 39 KiB -> 5 KiB).
+ */
+static int outside_signal_handler(void)
+{
+	sigset_t cur;
+	return sigprocmask(SIG_BLOCK, NULL, &cur) == 0 && sigisemptyset(&cur);
+}
+
+void cap_finalize(enum cap_end how)
+{
+	int for_exec = how == CAP_END_EXEC;
 	if (!cap.hdr || (cap.finalized && !cap.exec_pending))
 		return;
 	agg_flush_all(for_exec);
 	cap_guard++;
 	int saved = errno;
 	struct log_header *h = cap.hdr;
+	/* A forked child that execs without a counted call of its own (a shell's child between its
+	 * fork and the command's exec) would leave a log of zeros repeating its parent's header:
+	 * it leaves none, and the exec'd image records that it was forked and when. Counts cannot
+	 * be lost: the log is left out only when every counter is 0. */
+	cap.exec_no_log = for_exec && cap.forked && cap.out_dir_ok && !image_counted_something(h);
+	int may_load = how != CAP_END_UNSAFE_CONTEXT || outside_signal_handler();
+	/* zstd is loaded before the end time is taken: ld.so's open and reads of libzstd belong to
+	 * this image, and the kernel layer, which tells an image from the one it execs by time, must
+	 * not charge them to the next program. */
+	if (!cap.exec_no_log && cap.out_dir_ok && may_load)
+		log_zstd_load(NULL, 0);
 	if (cap.use_tsc) {
 		__atomic_store_n(&h->calib_seq, h->calib_seq & ~1ull, __ATOMIC_RELAXED);
 		cap_calibrate(__rdtsc());
@@ -1013,8 +1243,14 @@ void cap_finalize(int for_exec)
 	char err[512];
 	uint32_t add = LOG_F_FINISHED | (for_exec ? LOG_F_EXEC : 0);
 	int r = -EACCES;
-	if (cap.out_dir_ok)
-		r = log_write_final(h, cap.map_size, NULL, cap.final_path, add, err, sizeof err);
+	if (cap.exec_no_log) {
+		snprintf(forked_env, sizeof forked_env, "IOSTRATA_FORKED=%d:%llu", (int)h->pid,
+			 (unsigned long long)h->start_ns);
+		r = 0;
+	} else if (cap.out_dir_ok) {
+		/* loaded above when it may be, or used because it was loaded before (a traced image) */
+		r = log_write_final_signal_safe(h, cap.map_size, NULL, cap.final_path, add, err, sizeof err);
+	}
 	if (r == 0) {
 		remove_live();
 	} else if (cap.out_dir_ok && !getenv("IOSTRATA_QUIET")) {
@@ -1053,7 +1289,7 @@ __attribute__((destructor)) static void cap_fini(void)
 	if (!cap.hdr || cap.finalized)
 		return;
 	flush_streams();
-	cap_finalize(0);
+	cap_finalize(CAP_END_EXIT);
 }
 
 /* A failed exec: the image goes on, so the log must too. */
@@ -1063,33 +1299,44 @@ void cap_exec_failed(void)
 		return;
 	cap.finalized = 0;
 	cap.exec_pending = 0;
+	cap.exec_no_log = 0;
 	__atomic_fetch_and(&cap.hdr->flags, ~(uint32_t)(LOG_F_FINISHED | LOG_F_EXEC), __ATOMIC_RELAXED);
 	/* the live file is gone; the next finalize rewrites the final log from the mapping */
 }
 
-char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf)
+static int is_forked_var(const char *e)
+{
+	return !strncmp(e, "IOSTRATA_FORKED=", 16);
+}
+
+char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked)
 {
 	size_t n = 0;
-	int have[12] = {0};
+	int have[12] = {0}, stale = 0;
 	if (!envp)
 		return envp;
-	for (; envp[n]; n++)
+	for (; envp[n]; n++) {
+		stale += is_forked_var(envp[n]);
 		for (int i = 0; i < nsaved_env; i++) {
 			size_t k = strchr(saved_env[i], '=') - saved_env[i] + 1;
 			if (!strncmp(envp[n], saved_env[i], k))
 				have[i] = 1;
 		}
-	int missing = 0;
+	}
+	int missing = forked ? 1 : 0;
 	for (int i = 0; i < nsaved_env; i++)
 		missing += !have[i];
-	if (!missing || n + (size_t)missing + 1 > nbuf)
+	if ((!missing && !stale) || n + (size_t)missing + 1 > nbuf)
 		return envp;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		buf[k++] = envp[i];
+		if (!is_forked_var(envp[i]))
+			buf[k++] = envp[i];
 	for (int i = 0; i < nsaved_env; i++)
 		if (!have[i])
 			buf[k++] = saved_env[i];
+	if (forked)
+		buf[k++] = forked_env;
 	buf[k] = NULL;
 	return buf;
 }
@@ -1112,14 +1359,10 @@ void cap_after_fork_child(void)
 	cap_maps_reset();
 	cap_aio_reset();
 
-	char *argv_copy[256];
-	int argc = 0;
-	for (uint32_t i = 0, off = old->argv; i < old->argc && argc < 255; i++) {
-		argv_copy[argc++] = old_strings + off;
-		off += (uint32_t)strlen(old_strings + off) + 1;
-	}
-	argv_copy[argc] = NULL;
-	int r = live_create(old->max_records, argc, argv_copy);
+	/* the parent's command line, all of it that its header holds (the same budget applies) */
+	struct cap_args args = {.total = old->argc_total, .packed = old_strings + old->argv, .npacked = old->argc};
+	forked_start_ns = 0; /* that was the parent image's own story */
+	int r = live_create(old->max_records, &args);
 	if (r < 0) {
 		munmap(old, old_size);
 		disable(cap.live_path, -r);
@@ -1127,6 +1370,7 @@ void cap_after_fork_child(void)
 		return;
 	}
 	link_live();
+	cap.forked = 1;
 	cap_stdio_init(); /* the stdio bridge is inherited: say so in the child's header too */
 	for (int fd = 0; fd < nfd; fd++) {
 		struct cap_fd *f = &cap.fds[fd];

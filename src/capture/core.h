@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/single_threaded.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -49,7 +50,8 @@ struct cap_ofd {
 	uint32_t flags;
 } __attribute__((aligned(64)));
 
-/* Per-descriptor state, indexed by fd. rec == NULL: not tracked (excluded, socket, unknown). */
+/* Per-descriptor state, indexed by fd. rec == NULL: not tracked (excluded path, made by a call
+ * we do not wrap, unknown). */
 struct cap_fd {
 	struct log_record *rec;  /* POSIX-layer record */
 	struct log_record *srec; /* stdio-layer record of the FILE on this fd, if any */
@@ -83,6 +85,8 @@ struct cap_state {
 	char out_dir[CAP_PATH_MAX];
 	int out_dir_ok;
 	int exec_pending;          /* log finalized for an exec that may still fail */
+	int forked;                /* this image began as a fork child (cap_after_fork_child), not at exec */
+	int exec_no_log;           /* finalized for exec without a log: a forked child that did no counted call */
 	int have_status;
 	int exit_status;
 };
@@ -204,6 +208,12 @@ void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int
 			uint64_t t1);
 /* After open/openat/creat: fd >= 0 on success. Returns the new fd state or NULL. */
 struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uint64_t t0, uint64_t t1);
+/* After a call that made descriptors without a path (pipe, socket, accept, eventfd, memfd ...):
+ * fd (and fd2 unless it is -1: a pipe's other end) get the record of name, the kernel's name
+ * (cap_fd_kernel_name), flagged LOG_R_PSEUDO, and each counts an open. */
+void cap_note_pseudo_open(int fd, int fd2, const char *name, uint64_t t0, uint64_t t1);
+/* The kernel's name of a descriptor without a path ("pipe:[INODE]" ...) into out: 0, or -1. */
+int cap_fd_kernel_name(int fd, char *out, size_t len);
 void cap_fd_close(int fd);
 void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1);
 void cap_fd_setfl(int fd, int flags);
@@ -216,7 +226,10 @@ int cap_abspath(int dirfd, const char *path, char *out, size_t len);
 int cap_path_excluded(const char *abspath);
 
 /* Process lifecycle (process.c / core.c). */
-void cap_finalize(int for_exec);
+/* How a process image ends: exit (destructors run), exec, or _exit (maybe from a signal handler,
+ * so nothing that is not async-signal-safe, such as loading zstd, may happen). */
+enum cap_end { CAP_END_EXIT, CAP_END_EXEC, CAP_END_UNSAFE_CONTEXT };
+void cap_finalize(enum cap_end how);
 void cap_after_fork_child(void);
 void cap_set_exit_status(int status);
 void cap_calibrate(uint64_t now_ticks);
@@ -230,8 +243,10 @@ void cap_maps_reset(void);
 /* aio.c */
 void cap_aio_reset(void);
 
-/* Build envp for exec that keeps capture on in the new image. Returns envp or a new array in buf. */
-char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf);
+/* Build envp for exec that keeps capture on in the new image. Returns envp or a new array in buf.
+ * forked: when cap.exec_no_log, IOSTRATA_FORKED is added for the exec'd image (docs/FORMAT.md,
+ * "Forked children that exec"); a stale one in envp is always left out. */
+char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked);
 
 /* The real function, resolving every symbol first if a wrapper runs before our constructor
  * (another library's constructor may do I/O before ours has run). */

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -1329,4 +1330,45 @@ CAP_EXPORT int mkostemps64(char *tmpl, int suffixlen, int flags)
 		return REAL(mkostemps64)(tmpl, suffixlen, flags);
 	CAP_MKSTEMP(real.mkostemps64(tmpl, suffixlen, flags), tmpl, flags)
 	return fd;
+}
+
+/* ---------- POSIX shared memory: glibc opens and unlinks /dev/shm/NAME itself ---------- */
+
+/* The file shm_open(name) names, as glibc's __shm_get_name builds it: the name without its
+ * leading slashes, under /dev/shm. -1 for a name glibc refuses (empty, with a slash inside, too
+ * long): such a call fails without opening anything and is passed through uncounted. */
+static int shm_path(const char *name, char *out, size_t len)
+{
+	if (!name)
+		return -1;
+	while (*name == '/')
+		name++;
+	size_t n = strlen(name);
+	if (n == 0 || n >= NAME_MAX || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -1;
+	if (sizeof "/dev/shm/" + n > len)
+		return -1;
+	memcpy(out, "/dev/shm/", sizeof "/dev/shm/" - 1);
+	memcpy(out + sizeof "/dev/shm/" - 1, name, n + 1);
+	return 0;
+}
+
+CAP_EXPORT int shm_open(const char *name, int flags, mode_t mode)
+{
+	char path[CAP_PATH_MAX];
+	if (!cap_active() || shm_path(name, path, sizeof path) < 0)
+		return REAL(shm_open)(name, flags, mode);
+	CAP_OPEN_BODY(real.shm_open(name, flags, mode), AT_FDCWD, path, flags)
+	return fd;
+}
+
+CAP_EXPORT int shm_unlink(const char *name)
+{
+	char path[CAP_PATH_MAX];
+	if (!cap_active() || shm_path(name, path, sizeof path) < 0)
+		return REAL(shm_unlink)(name);
+	if (CAP_UNLIKELY(agg_on))
+		agg_before_path(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 1);
+	CAP_PATH_META(real.shm_unlink(name), AT_FDCWD, path, LOG_C_META_OTHER)
+	return r;
 }

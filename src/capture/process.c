@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process lifecycle wrappers: fork and vfork (the child starts its own log, see core.c), the exec family and posix_spawn (finish this
- * image's log, keep capture on in the next one through the environment), exit paths (record
- * the status and finish the log), the working directory (cached for relative paths) and
- * closedir (its close(2) is internal to libc).
+ * Process lifecycle wrappers: fork and vfork (the child starts its own log, see core.c), the exec
+ * family and posix_spawn (finish this image's log, or leave none for a forked child that did no
+ * counted call and tell the next image so; keep capture on in the next one through the
+ * environment), exit paths (record the status and finish the log), the working directory (cached
+ * for relative paths) and closedir (its close(2) is internal to libc).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,9 +27,9 @@ CAP_EXPORT pid_t vfork(void)
 
 /* ---------- exec ---------- */
 
-static char **env_with_capture(char *const envp[], char **buf, size_t nbuf)
+static char **env_with_capture(char *const envp[], char **buf, size_t nbuf, int forked)
 {
-	return (char **)cap_exec_env(envp, buf, nbuf);
+	return (char **)cap_exec_env(envp, buf, nbuf, forked);
 }
 
 static int exec_common(int (*fn)(const char *, char *const[], char *const[]), const char *path,
@@ -40,8 +41,9 @@ static int exec_common(int (*fn)(const char *, char *const[], char *const[]), co
 	while (envp && envp[n])
 		n++;
 	char **buf = alloca((n + CAP_ENV_SLOTS + 1) * sizeof(char *));
-	char *const *env = env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1);
-	cap_finalize(1);
+	/* finalize first: whether this image leaves a log decides what the next one is told */
+	cap_finalize(CAP_END_EXEC);
+	char *const *env = env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1, cap.exec_no_log);
 	int r = fn(path, argv, env);
 	int e = errno;
 	cap_exec_failed();
@@ -151,7 +153,7 @@ CAP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 	while (envp[n])
 		n++;
 	char **buf = alloca((n + CAP_ENV_SLOTS + 1) * sizeof(char *));
-	return real.posix_spawn(pid, path, fa, at, argv, env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1));
+	return real.posix_spawn(pid, path, fa, at, argv, env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1, 0));
 }
 
 CAP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
@@ -165,7 +167,7 @@ CAP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 	while (envp[n])
 		n++;
 	char **buf = alloca((n + CAP_ENV_SLOTS + 1) * sizeof(char *));
-	return real.posix_spawnp(pid, file, fa, at, argv, env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1));
+	return real.posix_spawnp(pid, file, fa, at, argv, env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1, 0));
 }
 
 /* ---------- exit ---------- */
@@ -182,7 +184,7 @@ CAP_EXPORT void exit(int status)
 CAP_EXPORT void _exit(int status)
 {
 	cap_set_exit_status(status);
-	cap_finalize(0);
+	cap_finalize(CAP_END_UNSAFE_CONTEXT);
 	REAL(_exit)(status);
 	__builtin_unreachable();
 }
@@ -190,7 +192,7 @@ CAP_EXPORT void _exit(int status)
 CAP_EXPORT void _Exit(int status)
 {
 	cap_set_exit_status(status);
-	cap_finalize(0);
+	cap_finalize(CAP_END_UNSAFE_CONTEXT);
 	REAL(_Exit)(status);
 	__builtin_unreachable();
 }

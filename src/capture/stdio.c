@@ -28,6 +28,10 @@
 #undef fread_unlocked
 #undef putc_unlocked
 #undef fputc_unlocked
+#undef getc_unlocked
+#undef fgetc_unlocked
+#undef getchar_unlocked
+#undef putchar_unlocked
 #undef getc
 #undef putc
 
@@ -278,23 +282,23 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 	int saved = errno;
 	struct cap_fd *f = cap_note_open(AT_FDCWD, path, fp ? mode_flags(mode) : 0, fp ? fp->_fileno : -1, t0, t1);
 	char abs[CAP_PATH_MAX];
-	if (cap_abspath(AT_FDCWD, path, abs, sizeof abs) == 0 && !cap_path_excluded(abs)) {
-		struct log_record *sr = cap_record(LOG_LAYER_STDIO, abs, 0);
-		if (!fp) {
-			cap_trace_meta(sr, LOG_C_OPENS, 1, t0, t1);
-			log_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap_mt());
-		} else if (f) {
-			if (fopen_seek.fd == fp->_fileno) {
-				if (fopen_seek.r >= 0)
-					cap.ofds[f->ofd].pos = (uint64_t)fopen_seek.r;
-				cap_note_meta_fd(f, LOG_C_SEEKS, fopen_seek.r < 0, fopen_seek.t0, fopen_seek.t1);
-			}
-			f->srec = sr;
-			/* glibc starts a write-only append stream ("a") at the end of the file */
-			f->spos = mode && mode[0] == 'a' && !strchr(mode, '+') ? cap.ofds[f->ofd].end : 0;
-			cap_trace_meta(sr, LOG_C_OPENS, 0, t0, t1);
-			log_note_meta(sr, LOG_C_OPENS, t0, t1, cap_mt());
+	if (f) { /* the stream's file is the descriptor's (a /proc/PID/fd/N link names another) */
+		struct log_record *sr = cap_record(LOG_LAYER_STDIO, cap.strings + f->rec->path,
+						   f->rec->flags & LOG_R_PSEUDO);
+		if (fopen_seek.fd == fp->_fileno) {
+			if (fopen_seek.r >= 0)
+				cap.ofds[f->ofd].pos = (uint64_t)fopen_seek.r;
+			cap_note_meta_fd(f, LOG_C_SEEKS, fopen_seek.r < 0, fopen_seek.t0, fopen_seek.t1);
 		}
+		f->srec = sr;
+		/* glibc starts a write-only append stream ("a") at the end of the file */
+		f->spos = mode && mode[0] == 'a' && !strchr(mode, '+') ? cap.ofds[f->ofd].end : 0;
+		cap_trace_meta(sr, LOG_C_OPENS, 0, t0, t1);
+		log_note_meta(sr, LOG_C_OPENS, t0, t1, cap_mt());
+	} else if (!fp && cap_abspath(AT_FDCWD, path, abs, sizeof abs) == 0 && !cap_path_excluded(abs)) {
+		struct log_record *sr = cap_record(LOG_LAYER_STDIO, abs, 0);
+		cap_trace_meta(sr, LOG_C_OPENS, 1, t0, t1);
+		log_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap_mt());
 	}
 	errno = saved;
 }
@@ -518,16 +522,27 @@ CAP_EXPORT int putc_unlocked(int c, FILE *fp)
 	return putc_common(REAL(putc_unlocked), c, fp);
 }
 
-CAP_EXPORT int putchar(int c)
+/* putchar and putchar_unlocked write stdout: putc on it, with the real function's own locking. */
+static int putchar_common(int (*fn)(int), int c)
 {
 	struct cap_fd *f = sfd(stdout);
 	if (!f)
-		return REAL(putchar)(c);
+		return fn(c);
 	uint64_t t0 = cap_now();
-	int r = real.putchar(c);
+	int r = fn(c);
 	uint64_t t1 = cap_now();
 	snote(f, LOG_KIND_WRITE, r == EOF ? 0 : 1, r == EOF, NULL, t0, t1);
 	return r;
+}
+
+CAP_EXPORT int putchar(int c)
+{
+	return putchar_common(REAL(putchar), c);
+}
+
+CAP_EXPORT int putchar_unlocked(int c)
+{
+	return putchar_common(REAL(putchar_unlocked), c);
 }
 
 CAP_EXPORT int putw(int w, FILE *fp)
@@ -684,6 +699,15 @@ CAP_EXPORT size_t __fread_chk(void *p, size_t buflen, size_t sz, size_t n, FILE 
 	return fread_note(f, fp, p, sz, n, real.__fread_chk(p, buflen, sz, n, fp), t0);
 }
 
+CAP_EXPORT size_t __fread_unlocked_chk(void *p, size_t buflen, size_t sz, size_t n, FILE *fp)
+{
+	struct cap_fd *f = sfd(fp);
+	if (!f)
+		return REAL(__fread_unlocked_chk)(p, buflen, sz, n, fp);
+	uint64_t t0 = cap_now();
+	return fread_note(f, fp, p, sz, n, real.__fread_unlocked_chk(p, buflen, sz, n, fp), t0);
+}
+
 static int getc_common(int (*fn)(FILE *), FILE *fp)
 {
 	struct cap_fd *f = sfd(fp);
@@ -704,6 +728,39 @@ CAP_EXPORT int fgetc(FILE *fp)
 CAP_EXPORT int getc(FILE *fp)
 {
 	return getc_common(REAL(getc), fp);
+}
+
+CAP_EXPORT int fgetc_unlocked(FILE *fp)
+{
+	return getc_common(REAL(fgetc_unlocked), fp);
+}
+
+CAP_EXPORT int getc_unlocked(FILE *fp)
+{
+	return getc_common(REAL(getc_unlocked), fp);
+}
+
+/* getchar and getchar_unlocked read stdin: getc on it, with the real function's own locking. */
+static int getchar_common(int (*fn)(void))
+{
+	struct cap_fd *f = sfd(stdin);
+	if (!f)
+		return fn();
+	uint64_t t0 = cap_now();
+	int r = fn();
+	uint64_t t1 = cap_now();
+	snote(f, LOG_KIND_READ, r == EOF ? 0 : 1, r == EOF && stream_error(stdin), NULL, t0, t1);
+	return r;
+}
+
+CAP_EXPORT int getchar(void)
+{
+	return getchar_common(REAL(getchar));
+}
+
+CAP_EXPORT int getchar_unlocked(void)
+{
+	return getchar_common(REAL(getchar_unlocked));
 }
 
 CAP_EXPORT int getw(FILE *fp)
@@ -751,6 +808,54 @@ CAP_EXPORT char *__fgets_chk(char *s, size_t size, int n, FILE *fp)
 		return REAL(__fgets_chk)(s, size, n, fp);
 	uint64_t t0 = cap_now();
 	return fgets_note(f, fp, s, real.__fgets_chk(s, size, n, fp), t0);
+}
+
+CAP_EXPORT char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *fp)
+{
+	struct cap_fd *f = sfd(fp);
+	if (!f)
+		return REAL(__fgets_unlocked_chk)(s, size, n, fp);
+	uint64_t t0 = cap_now();
+	return fgets_note(f, fp, s, real.__fgets_unlocked_chk(s, size, n, fp), t0);
+}
+
+/* getline and getdelim return the bytes read, delimiter included, or -1 at the end of the file
+ * (a read of 0 bytes, as fgets returning NULL there) and on an error. getline is __getdelim
+ * inside glibc, so a call is counted once whichever name the program used. */
+static ssize_t getdelim_note(struct cap_fd *f, FILE *fp, char **line, ssize_t r, uint64_t t0)
+{
+	uint64_t t1 = cap_now();
+	int e = errno;
+	snote(f, LOG_KIND_READ, r > 0 ? (uint64_t)r : 0, r < 0 && stream_error(fp), line ? *line : NULL, t0, t1);
+	errno = e;
+	return r;
+}
+
+CAP_EXPORT ssize_t getline(char **line, size_t *n, FILE *fp)
+{
+	struct cap_fd *f = sfd(fp);
+	if (!f)
+		return REAL(getline)(line, n, fp);
+	uint64_t t0 = cap_now();
+	return getdelim_note(f, fp, line, real.getline(line, n, fp), t0);
+}
+
+CAP_EXPORT ssize_t getdelim(char **line, size_t *n, int delim, FILE *fp)
+{
+	struct cap_fd *f = sfd(fp);
+	if (!f)
+		return REAL(getdelim)(line, n, delim, fp);
+	uint64_t t0 = cap_now();
+	return getdelim_note(f, fp, line, real.getdelim(line, n, delim, fp), t0);
+}
+
+CAP_EXPORT ssize_t __getdelim(char **line, size_t *n, int delim, FILE *fp)
+{
+	struct cap_fd *f = sfd(fp);
+	if (!f)
+		return REAL(__getdelim)(line, n, delim, fp);
+	uint64_t t0 = cap_now();
+	return getdelim_note(f, fp, line, real.__getdelim(line, n, delim, fp), t0);
 }
 
 /* scanf returns items, not bytes: bytes consumed = what was buffered before + what the
@@ -801,6 +906,40 @@ CAP_EXPORT int cap_isoc99_fscanf(FILE *fp, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	int r = scanf_common(REAL(__isoc99_vfscanf), fp, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* scanf and vscanf read stdin: fscanf on it. */
+CAP_EXPORT int cap_vscanf(const char *fmt, va_list ap) __asm__("vscanf");
+CAP_EXPORT int cap_scanf(const char *fmt, ...) __asm__("scanf");
+CAP_EXPORT int cap_isoc99_vscanf(const char *fmt, va_list ap) __asm__("__isoc99_vscanf");
+CAP_EXPORT int cap_isoc99_scanf(const char *fmt, ...) __asm__("__isoc99_scanf");
+
+CAP_EXPORT int cap_vscanf(const char *fmt, va_list ap)
+{
+	return scanf_common(REAL(vfscanf), stdin, fmt, ap);
+}
+
+CAP_EXPORT int cap_isoc99_vscanf(const char *fmt, va_list ap)
+{
+	return scanf_common(REAL(__isoc99_vfscanf), stdin, fmt, ap);
+}
+
+CAP_EXPORT int cap_scanf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = scanf_common(REAL(vfscanf), stdin, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+CAP_EXPORT int cap_isoc99_scanf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = scanf_common(REAL(__isoc99_vfscanf), stdin, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -24,20 +24,13 @@ pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, cons
 		      char **argv);
 int cli_mount_finish(pid_t pid);
 int cmd_unpack(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
-/* The live directories to scan on this node: the caller's own, or every user's for root.
- * Fills up to max paths into dirs (each CLI_PATH bytes); returns how many. */
+/* Room for a path in the commands' buffers. */
 #define CLI_PATH 4096
-int cli_live_dirs(char dirs[][CLI_PATH], int max);
 
-/* 1 when the process that wrote a live log is still running (same pid and start time). */
-int cli_process_alive(int pid, unsigned long long start_ticks);
-
-/* Finalize the live log at path into outdir (NULL: the directory its header names) as a
- * crashed process's log; term_signal is recorded when > 0. Removes the live file and its link.
- * 0 with the final path in dst, 1 when the process still runs (skipped unless force), or
- * -errno with a one-line message in err. */
-int cli_recover_file(const char *path, const char *outdir, int term_signal, int force, char *dst,
-		     size_t dstlen, char *err, size_t errlen);
+/* The live logs' discovery, liveness and recovery (log_live_dirs, log_live_scan,
+ * log_live_alive, log_live_recover), which run, top, recover and umount call. */
+#include "log/livelog.h"
 
 #endif

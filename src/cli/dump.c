@@ -16,11 +16,13 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "analysis/json.h"
 #include "iostrata/reader.h"
+#include "log/archive.h"
 
 static const char *const header_flag_names[] = {
-	"live", "finished", "overflow", "crashed", "exec", "disabled", "stdio_syscalls",
+	"live", "finished", "overflow", "crashed", "exec", "disabled", "stdio_syscalls", "forked_exec", "argv_cut",
 };
 static const char *const record_flag_names[] = {"used", "overflow", "dead", "pseudo"};
 
@@ -40,7 +42,9 @@ static const char *section_kind_name(uint32_t kind)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: iostrata dump [--json] FILE...\n"
-		   "  print every field of iostrata logs; --json prints one JSON object per file and line\n");
+		   "  print every field of iostrata logs; --json prints one JSON object per file and line\n"
+		   "  FILE may be a job archive (iostrata merge): every member is printed, after a line naming\n"
+		   "  it; with --json one object {\"archive\", \"count\", \"members\": [...]}\n");
 }
 
 /* ---- text output ---- */
@@ -165,6 +169,8 @@ static void text_header(FILE *f, const struct log_file *lf)
 	text_header_str(f, lf, "host", h->host);
 	text_header_str(f, lf, "exe", h->exe);
 	fprintf(f, "# argc: %u (argv at offset %u)\n", h->argc, h->argv);
+	fprintf(f, "# argc_total: %u%s\n", h->argc_total,
+		h->flags & LOG_F_ARGV_CUT ? " (argv cut: the arguments after the first argc are not stored)" : "");
 	for (uint32_t i = 0; i < h->argc; i++) {
 		const char *a = log_file_arg(lf, i);
 
@@ -195,6 +201,7 @@ static void text_header(FILE *f, const struct log_file *lf)
 	fprintf(f, "# calib_seq: %" PRIu64 "\n# calib_tsc: %" PRIu64 "\n# calib_ns: %" PRIu64 "\n",
 		h->calib_seq, h->calib_tsc, h->calib_ns);
 	fprintf(f, "# proc_start_ticks: %" PRIu64 "\n", h->proc_start_ticks);
+	fprintf(f, "# fork_start_ns: %" PRIu64 "\n", h->fork_start_ns);
 	fprintf(f, "# overflow_opens: %" PRIu64 "\n# untracked_ops: %" PRIu64 "\n", h->overflow_opens,
 		h->untracked_ops);
 	fprintf(f, "# mmap_table_full: %" PRIu64 "\n# aio_table_full: %" PRIu64 "\n", h->mmap_table_full,
@@ -341,310 +348,365 @@ static void dump_text(FILE *f, const struct log_file *lf)
 	}
 }
 
-/* ---- JSON output ---- */
+/* ---- JSON output (the one writer, analysis/json.c; one line per log) ---- */
 
-/* A JSON string literal (analysis/json.c); short strings without a trip to the heap. */
-static void json_str(FILE *f, const char *s)
+static void json_flag_names(struct ana_jw *w, uint32_t flags, const char *const *names, size_t n)
 {
-	char small[1024], *q = small;
-	size_t n = strlen(s);
-	if (n * 6 + 3 > sizeof small && !(q = malloc(n * 6 + 3))) {
-		fputs("\"\"", f); /* out of memory: an empty string keeps the JSON valid */
-		return;
-	}
-	fwrite(q, 1, ana_json_quote(q, s), f);
-	if (q != small)
-		free(q);
-}
-
-static void json_key(FILE *f, const char *key)
-{
-	json_str(f, key);
-	fputc(':', f);
-}
-
-static void json_flag_names(FILE *f, uint32_t flags, const char *const *names, size_t n)
-{
-	const char *sep = "";
 	char buf[16];
 
-	fputc('[', f);
+	ana_jw_open(w, "flag_names", '[');
 	for (size_t i = 0; i < 32; i++) {
 		if (!(flags & (1u << i)))
 			continue;
-		fputs(sep, f);
 		if (i < n) {
-			json_str(f, names[i]);
+			ana_jw_str(w, NULL, names[i]);
 		} else {
 			snprintf(buf, sizeof buf, "bit%zu", i);
-			json_str(f, buf);
+			ana_jw_str(w, NULL, buf);
 		}
-		sep = ",";
 	}
-	fputc(']', f);
+	ana_jw_close(w, ']');
 }
 
-static void json_u64(FILE *f, const char *key, uint64_t v)
-{
-	json_key(f, key);
-	fprintf(f, "%" PRIu64 ",", v);
-}
-
-static void json_i64(FILE *f, const char *key, int64_t v)
-{
-	json_key(f, key);
-	fprintf(f, "%" PRId64 ",", v);
-}
-
-static void json_hstr(FILE *f, const struct log_file *lf, const char *key, uint32_t off)
-{
-	json_key(f, key);
-	json_str(f, log_file_string(lf, off));
-	fputc(',', f);
-}
-
-static void json_header(FILE *f, const struct log_file *lf)
+static void json_header(struct ana_jw *w, const struct log_file *lf)
 {
 	const struct log_header *h = &lf->hdr;
 	char buf[64];
 
-	fputs("{", f);
-	json_key(f, "magic");
+	ana_jw_open(w, "header", '{');
 	snprintf(buf, sizeof buf, "%.8s", h->magic);
-	json_str(f, buf);
-	fputc(',', f);
-	json_u64(f, "version", h->version);
-	json_u64(f, "header_size", h->header_size);
-	json_u64(f, "endian", h->endian);
-	json_u64(f, "flags", h->flags);
-	json_key(f, "flag_names");
-	json_flag_names(f, h->flags, header_flag_names, ARRAY_LEN(header_flag_names));
-	fputc(',', f);
-	json_u64(f, "record_size", h->record_size);
-	json_u64(f, "ncounters", h->ncounters);
-	json_u64(f, "nsections", h->nsections);
-	json_u64(f, "max_records", h->max_records);
-	json_u64(f, "nrecords", h->nrecords);
-	json_u64(f, "string_used", h->string_used);
-	json_i64(f, "pid", h->pid);
-	json_i64(f, "ppid", h->ppid);
-	json_u64(f, "uid", h->uid);
-	json_u64(f, "gid", h->gid);
-	json_i64(f, "rank", h->rank);
-	json_i64(f, "nprocs", h->nprocs);
-	json_hstr(f, lf, "host", h->host);
-	json_hstr(f, lf, "exe", h->exe);
-	json_u64(f, "argc", h->argc);
-	json_key(f, "argv");
-	fputc('[', f);
-	for (uint32_t i = 0; i < h->argc; i++) {
-		const char *a = log_file_arg(lf, i);
-
-		if (i)
-			fputc(',', f);
-		json_str(f, a ? a : "");
-	}
-	fputs("],", f);
-	json_hstr(f, lf, "job", h->job);
-	json_hstr(f, lf, "cwd", h->cwd);
-	json_hstr(f, lf, "outdir", h->outdir);
-	json_hstr(f, lf, "live_path", h->live_path);
-	json_key(f, "string_offsets");
-	fprintf(f, "{\"host\":%u,\"exe\":%u,\"argv\":%u,\"job\":%u,\"cwd\":%u,\"outdir\":%u,\"live_path\":%u},",
-		h->host, h->exe, h->argv, h->job, h->cwd, h->outdir, h->live_path);
-	json_u64(f, "start_ns", h->start_ns);
-	json_u64(f, "end_ns", h->end_ns);
-	json_u64(f, "start_wall_ns", h->start_wall_ns);
-	json_key(f, "start_wall");
-	json_str(f, wall_time(h->start_wall_ns, buf, sizeof buf));
-	fputc(',', f);
-	json_i64(f, "exit_status", h->exit_status);
-	json_i64(f, "term_signal", h->term_signal);
-	json_u64(f, "clock_kind", h->clock_kind);
-	json_u64(f, "disabled_reason", h->disabled_reason);
-	json_u64(f, "tsc_ref", h->tsc_ref);
-	json_u64(f, "ns_ref", h->ns_ref);
-	json_u64(f, "calib_seq", h->calib_seq);
-	json_u64(f, "calib_tsc", h->calib_tsc);
-	json_u64(f, "calib_ns", h->calib_ns);
-	json_u64(f, "proc_start_ticks", h->proc_start_ticks);
-	json_u64(f, "overflow_opens", h->overflow_opens);
-	json_u64(f, "untracked_ops", h->untracked_ops);
-	json_u64(f, "mmap_table_full", h->mmap_table_full);
-	json_u64(f, "aio_table_full", h->aio_table_full);
-	json_u64(f, "file_alignment", h->file_alignment);
-	json_u64(f, "mem_alignment", h->mem_alignment);
-	json_u64(f, "events_dropped", h->events_dropped);
-	json_u64(f, "kernel_prog_misses", h->kernel_prog_misses);
-	json_u64(f, "trace_blocks", h->trace_blocks);
-	json_u64(f, "trace_dropped", h->trace_dropped);
-	json_u64(f, "trace_block_size", h->trace_block_size);
-	json_u64(f, "kernel_table_full", h->kernel_table_full);
-	json_key(f, "kernel_layers");
-	fputc('[', f);
-	for (unsigned l = 0, n = 0; l <= LOG_LAYER_MAX; l++)
+	ana_jw_str(w, "magic", buf);
+	ana_jw_u64(w, "version", h->version);
+	ana_jw_u64(w, "header_size", h->header_size);
+	ana_jw_u64(w, "endian", h->endian);
+	ana_jw_u64(w, "flags", h->flags);
+	json_flag_names(w, h->flags, header_flag_names, ARRAY_LEN(header_flag_names));
+	ana_jw_u64(w, "record_size", h->record_size);
+	ana_jw_u64(w, "ncounters", h->ncounters);
+	ana_jw_u64(w, "nsections", h->nsections);
+	ana_jw_u64(w, "max_records", h->max_records);
+	ana_jw_u64(w, "nrecords", h->nrecords);
+	ana_jw_u64(w, "string_used", h->string_used);
+	ana_jw_i64(w, "pid", h->pid);
+	ana_jw_i64(w, "ppid", h->ppid);
+	ana_jw_u64(w, "uid", h->uid);
+	ana_jw_u64(w, "gid", h->gid);
+	ana_jw_i64(w, "rank", h->rank);
+	ana_jw_i64(w, "nprocs", h->nprocs);
+	ana_jw_str(w, "host", log_file_string(lf, h->host));
+	ana_jw_str(w, "exe", log_file_string(lf, h->exe));
+	ana_jw_u64(w, "argc", h->argc);
+	ana_jw_u64(w, "argc_total", h->argc_total);
+	ana_jw_open(w, "argv", '[');
+	for (uint32_t i = 0; i < h->argc; i++)
+		ana_jw_str(w, NULL, log_file_arg(lf, i));
+	ana_jw_close(w, ']');
+	ana_jw_str(w, "job", log_file_string(lf, h->job));
+	ana_jw_str(w, "cwd", log_file_string(lf, h->cwd));
+	ana_jw_str(w, "outdir", log_file_string(lf, h->outdir));
+	ana_jw_str(w, "live_path", log_file_string(lf, h->live_path));
+	ana_jw_open(w, "string_offsets", '{');
+	ana_jw_u64(w, "host", h->host);
+	ana_jw_u64(w, "exe", h->exe);
+	ana_jw_u64(w, "argv", h->argv);
+	ana_jw_u64(w, "job", h->job);
+	ana_jw_u64(w, "cwd", h->cwd);
+	ana_jw_u64(w, "outdir", h->outdir);
+	ana_jw_u64(w, "live_path", h->live_path);
+	ana_jw_close(w, '}');
+	ana_jw_u64(w, "start_ns", h->start_ns);
+	ana_jw_u64(w, "end_ns", h->end_ns);
+	ana_jw_u64(w, "start_wall_ns", h->start_wall_ns);
+	ana_jw_str(w, "start_wall", wall_time(h->start_wall_ns, buf, sizeof buf));
+	ana_jw_i64(w, "exit_status", h->exit_status);
+	ana_jw_i64(w, "term_signal", h->term_signal);
+	ana_jw_u64(w, "clock_kind", h->clock_kind);
+	ana_jw_u64(w, "disabled_reason", h->disabled_reason);
+	ana_jw_u64(w, "tsc_ref", h->tsc_ref);
+	ana_jw_u64(w, "ns_ref", h->ns_ref);
+	ana_jw_u64(w, "calib_seq", h->calib_seq);
+	ana_jw_u64(w, "calib_tsc", h->calib_tsc);
+	ana_jw_u64(w, "calib_ns", h->calib_ns);
+	ana_jw_u64(w, "proc_start_ticks", h->proc_start_ticks);
+	ana_jw_u64(w, "fork_start_ns", h->fork_start_ns);
+	ana_jw_u64(w, "overflow_opens", h->overflow_opens);
+	ana_jw_u64(w, "untracked_ops", h->untracked_ops);
+	ana_jw_u64(w, "mmap_table_full", h->mmap_table_full);
+	ana_jw_u64(w, "aio_table_full", h->aio_table_full);
+	ana_jw_u64(w, "file_alignment", h->file_alignment);
+	ana_jw_u64(w, "mem_alignment", h->mem_alignment);
+	ana_jw_u64(w, "events_dropped", h->events_dropped);
+	ana_jw_u64(w, "kernel_prog_misses", h->kernel_prog_misses);
+	ana_jw_u64(w, "trace_blocks", h->trace_blocks);
+	ana_jw_u64(w, "trace_dropped", h->trace_dropped);
+	ana_jw_u64(w, "trace_block_size", h->trace_block_size);
+	ana_jw_u64(w, "kernel_table_full", h->kernel_table_full);
+	ana_jw_open(w, "kernel_layers", '[');
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
 		if (h->kernel_layers & (1u << l))
-			fprintf(f, "%s\"%s\"", n++ ? "," : "", log_layer_name(l));
-	fputs("],", f);
-	json_key(f, "intercepted_calls");
-	fprintf(f, "%" PRIu64 "}", h->intercepted_calls);
+			ana_jw_str(w, NULL, log_layer_name(l));
+	ana_jw_close(w, ']');
+	ana_jw_u64(w, "intercepted_calls", h->intercepted_calls);
+	ana_jw_close(w, '}');
 }
 
-static void json_hist(FILE *f, const char *key, const uint64_t *hist)
+static void json_hist(struct ana_jw *w, const char *key, const uint64_t *hist)
 {
-	json_key(f, key);
-	fputc('[', f);
+	ana_jw_open(w, key, '[');
 	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-		fprintf(f, "%s%" PRIu64, b ? "," : "", hist[b]);
-	fputs("],", f);
+		ana_jw_u64(w, NULL, hist[b]);
+	ana_jw_close(w, ']');
 }
 
-static void json_slots(FILE *f, const char *key, const struct log_common *c)
+static void json_slots(struct ana_jw *w, const char *key, const struct log_common *c)
 {
 	struct slot slots[LOG_COMMON_SLOTS];
 	size_t n = sorted_slots(c, slots);
 
-	json_key(f, key);
-	fputc('[', f);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s{\"value\":%" PRId64 ",\"count\":%" PRIu64 "}", i ? "," : "", slots[i].value,
-			slots[i].count);
-	fputs("],", f);
+	ana_jw_open(w, key, '[');
+	for (size_t i = 0; i < n; i++) {
+		ana_jw_open(w, NULL, '{');
+		ana_jw_i64(w, "value", slots[i].value);
+		ana_jw_u64(w, "count", slots[i].count);
+		ana_jw_close(w, '}');
+	}
+	ana_jw_close(w, ']');
 }
 
-static void json_record(FILE *f, const struct log_file *lf, const struct log_record *r)
+static void json_record(struct ana_jw *w, const struct log_file *lf, const struct log_record *r)
 {
 	char buf[32];
 
-	fputc('{', f);
-	json_key(f, "id");
+	ana_jw_open(w, NULL, '{');
 	snprintf(buf, sizeof buf, "%016" PRIx64, r->id);
-	json_str(f, buf);
-	fputc(',', f);
-	json_key(f, "layer");
-	json_str(f, log_layer_name(r->layer));
-	fputc(',', f);
-	json_u64(f, "layer_id", r->layer);
-	json_hstr(f, lf, "path", r->path);
-	json_u64(f, "path_offset", r->path);
-	json_u64(f, "flags", r->flags);
-	json_key(f, "flag_names");
-	json_flag_names(f, r->flags, record_flag_names, ARRAY_LEN(record_flag_names));
-	fputc(',', f);
-	json_i64(f, "rank", r->rank);
-	json_i64(f, "pid", r->pid);
-	json_u64(f, "dev", r->dev);
-	json_u64(f, "ino", r->ino);
-	json_key(f, "counters");
-	fputc('{', f);
-	for (unsigned c = 0; c < LOG_NCOUNTERS; c++) {
-		if (c)
-			fputc(',', f);
-		json_key(f, log_counter_key(c));
-		fprintf(f, "%" PRIu64, r->counters[c]);
+	ana_jw_str(w, "id", buf);
+	ana_jw_str(w, "layer", log_layer_name(r->layer));
+	ana_jw_u64(w, "layer_id", r->layer);
+	ana_jw_str(w, "path", log_file_string(lf, r->path));
+	ana_jw_u64(w, "path_offset", r->path);
+	ana_jw_u64(w, "flags", r->flags);
+	json_flag_names(w, r->flags, record_flag_names, ARRAY_LEN(record_flag_names));
+	ana_jw_i64(w, "rank", r->rank);
+	ana_jw_i64(w, "pid", r->pid);
+	ana_jw_u64(w, "dev", r->dev);
+	ana_jw_u64(w, "ino", r->ino);
+	ana_jw_open(w, "counters", '{');
+	for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+		ana_jw_u64(w, log_counter_key(c), r->counters[c]);
+	ana_jw_close(w, '}');
+	json_hist(w, "read_hist", r->read_hist);
+	json_hist(w, "write_hist", r->write_hist);
+	json_hist(w, "read_lat_hist", r->read_lat_hist);
+	json_hist(w, "write_lat_hist", r->write_lat_hist);
+	ana_jw_u64(w, "unseen_requests", r->unseen_requests);
+	ana_jw_u64(w, "unseen_bytes_read", r->unseen_bytes_read);
+	ana_jw_u64(w, "unseen_bytes_written", r->unseen_bytes_written);
+	json_slots(w, "sizes", r->sizes);
+	ana_jw_u64(w, "sizes_other", r->sizes_other);
+	json_slots(w, "strides", r->strides);
+	ana_jw_u64(w, "strides_other", r->strides_other);
+	ana_jw_open(w, "scratch", '{');
+	ana_jw_u64(w, "last_read_end", r->last_read_end);
+	ana_jw_u64(w, "last_write_end", r->last_write_end);
+	ana_jw_u64(w, "last_read_off", r->last_read_off);
+	ana_jw_u64(w, "last_write_off", r->last_write_off);
+	ana_jw_u64(w, "last_kind", r->last_kind);
+	ana_jw_close(w, '}');
+	ana_jw_close(w, '}');
+}
+
+/* One log as one JSON object, inside w (a member of an archive's array) or alone (key NULL). */
+static void json_log(struct ana_jw *w, const struct log_file *lf)
+{
+	const struct log_header *h = &lf->hdr;
+
+	ana_jw_open(w, NULL, '{');
+	ana_jw_str(w, "file", lf->path);
+	ana_jw_bool(w, "live", lf->live);
+	json_header(w, lf);
+	ana_jw_open(w, "sections", '[');
+	for (uint32_t i = 0; i < h->nsections; i++) {
+		const struct log_section *s = &h->sections[i];
+		ana_jw_open(w, NULL, '{');
+		ana_jw_u64(w, "index", i);
+		ana_jw_u64(w, "kind", s->kind);
+		ana_jw_str(w, "kind_name", section_kind_name(s->kind));
+		ana_jw_u64(w, "flags", s->flags);
+		ana_jw_u64(w, "offset", s->offset);
+		ana_jw_u64(w, "size", s->size);
+		ana_jw_u64(w, "count", s->count);
+		ana_jw_close(w, '}');
 	}
-	fputs("},", f);
-	json_hist(f, "read_hist", r->read_hist);
-	json_hist(f, "write_hist", r->write_hist);
-	json_hist(f, "read_lat_hist", r->read_lat_hist);
-	json_hist(f, "write_lat_hist", r->write_lat_hist);
-	json_u64(f, "unseen_requests", r->unseen_requests);
-	json_u64(f, "unseen_bytes_read", r->unseen_bytes_read);
-	json_u64(f, "unseen_bytes_written", r->unseen_bytes_written);
-	json_slots(f, "sizes", r->sizes);
-	json_u64(f, "sizes_other", r->sizes_other);
-	json_slots(f, "strides", r->strides);
-	json_u64(f, "strides_other", r->strides_other);
-	json_key(f, "scratch");
-	fprintf(f,
-		"{\"last_read_end\":%" PRIu64 ",\"last_write_end\":%" PRIu64 ",\"last_read_off\":%" PRIu64
-		",\"last_write_off\":%" PRIu64 ",\"last_kind\":%" PRIu64 "}}",
-		r->last_read_end, r->last_write_end, r->last_read_off, r->last_write_off, r->last_kind);
+	ana_jw_close(w, ']');
+	ana_jw_open(w, "records", '[');
+	for (uint32_t i = 0; i < lf->nrecords; i++)
+		json_record(w, lf, &lf->records[i]);
+	ana_jw_close(w, ']');
+	ana_jw_open(w, "events", '[');
+	for (uint64_t i = 0; i < lf->nevents; i++) {
+		const struct log_event *e = &lf->events[i];
+		ana_jw_open(w, NULL, '{');
+		ana_jw_u64(w, "start_ns", e->start_ns);
+		ana_jw_u64(w, "dur_ns", e->dur_ns);
+		ana_jw_i64(w, "pid", e->pid);
+		ana_jw_i64(w, "tid", e->tid);
+		ana_jw_str(w, "layer", log_layer_name(e->layer));
+		ana_jw_str(w, "op", op_name(e->op));
+		ana_jw_u64(w, "flags", e->flags);
+		ana_jw_u64(w, "dev", e->dev);
+		ana_jw_u64(w, "ino", e->ino);
+		ana_jw_i64(w, "offset", e->offset == UINT64_MAX ? -1 : (int64_t)e->offset);
+		ana_jw_u64(w, "size", e->size);
+		ana_jw_i64(w, "result", e->result);
+		ana_jw_close(w, '}');
+	}
+	ana_jw_close(w, ']');
+	ana_jw_open(w, "trace", '{');
+	ana_jw_u64(w, "bytes", lf->trace_bytes);
+	ana_jw_u64(w, "dropped", lf->trace_dropped);
+	ana_jw_open(w, "threads", '[');
+	for (uint32_t t = 0; t < lf->ntrace_threads; t++) {
+		const struct log_trace_thread *th = &lf->trace_threads[t];
+		ana_jw_open(w, NULL, '{');
+		ana_jw_i64(w, "pid", th->pid);
+		ana_jw_i64(w, "tid", th->tid);
+		ana_jw_u64(w, "entries", th->n);
+		ana_jw_u64(w, "calls", th->calls);
+		ana_jw_u64(w, "dropped", th->dropped);
+		ana_jw_u64(w, "blocks", th->blocks);
+		ana_jw_u64(w, "damaged", th->damaged);
+		ana_jw_close(w, '}');
+	}
+	ana_jw_close(w, ']');
+	ana_jw_open(w, "entries", '[');
+	for (uint64_t i = 0; i < lf->ntrace; i++) {
+		const struct log_trace_entry *e = &lf->trace[i];
+		ana_jw_open(w, NULL, '{');
+		ana_jw_i64(w, "pid", e->pid);
+		ana_jw_i64(w, "tid", e->tid);
+		ana_jw_u64(w, "start_ns", e->start_ns);
+		ana_jw_u64(w, "end_ns", e->end_ns);
+		ana_jw_u64(w, "busy_ns", e->busy_ns);
+		ana_jw_u64(w, "min_ns", e->min_ns);
+		ana_jw_str(w, "layer", e->layer ? log_layer_name(e->layer) : "?");
+		ana_jw_str(w, "op", op_name(e->op));
+		ana_jw_u64(w, "count", e->count);
+		ana_jw_i64(w, "offset", e->offset == UINT64_MAX ? -1 : (int64_t)e->offset);
+		ana_jw_u64(w, "size", e->size);
+		ana_jw_i64(w, "result", e->result);
+		ana_jw_bool(w, "open", e->flags & LOG_TE_OPEN);
+		if (e->record == UINT32_MAX)
+			ana_jw_null(w, "path");
+		else
+			ana_jw_str(w, "path", log_file_string(lf, lf->records[e->record].path));
+		ana_jw_close(w, '}');
+	}
+	ana_jw_close(w, ']');
+	ana_jw_close(w, '}');
+	if (lf->warning)
+		ana_jw_str(w, "warning", lf->warning);
+	ana_jw_close(w, '}');
 }
 
 static void dump_json(FILE *f, const struct log_file *lf)
 {
-	const struct log_header *h = &lf->hdr;
+	struct ana_jw w = {.f = f, .flat = 1};
+	json_log(&w, lf);
+}
 
-	fputc('{', f);
-	json_key(f, "file");
-	json_str(f, lf->path);
-	fputs(",\"live\":", f);
-	fputs(lf->live ? "true" : "false", f);
-	fputs(",\"header\":", f);
-	json_header(f, lf);
-	fputs(",\"sections\":[", f);
-	for (uint32_t i = 0; i < h->nsections; i++)
-		fprintf(f, "%s{\"index\":%u,\"kind\":%u,\"kind_name\":\"%s\",\"flags\":%u,\"offset\":%" PRIu64
-			   ",\"size\":%" PRIu64 ",\"count\":%" PRIu64 "}",
-			i ? "," : "", i, h->sections[i].kind, section_kind_name(h->sections[i].kind),
-			h->sections[i].flags, h->sections[i].offset, h->sections[i].size, h->sections[i].count);
-	fputs("],\"records\":[", f);
-	for (uint32_t i = 0; i < lf->nrecords; i++) {
-		if (i)
-			fputc(',', f);
-		json_record(f, lf, &lf->records[i]);
+/* ---- job archives ---- */
+
+/* Every member of a job archive: in text, a "# member I/N: NAME" line before each member's dump;
+ * in JSON one object {"archive", "members": [...]} whose members have the shape of a single log's
+ * dump (a member that cannot be read: {"file", "name", "error"}). 0, 1 when a member is damaged
+ * (the others are printed), 2 when the archive cannot be opened. */
+static int dump_archive(const char *path, int json, int *nfiles)
+{
+	struct log_archive *a;
+	char err[1024];
+	int status = 0;
+
+	if (log_archive_open(path, &a, err, sizeof err) < 0) {
+		fflush(stdout);
+		fprintf(stderr, "%s\n", err);
+		return 2;
 	}
-	fputs("],\"events\":[", f);
-	for (uint64_t i = 0; i < lf->nevents; i++) {
-		const struct log_event *e = &lf->events[i];
-		fprintf(f, "%s{\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"layer\":\"%s\",\"op\":\"%s\",\"flags\":%u,\"dev\":%u,\"ino\":%" PRIu64 ",\"offset\":%" PRId64 ",\"size\":%" PRIu64 ",\"result\":%" PRId64 "}",
-			i ? "," : "", e->start_ns, e->dur_ns, e->pid, e->tid, log_layer_name(e->layer), op_name(e->op), e->flags,
-			e->dev, e->ino, e->offset == UINT64_MAX ? -1 : (int64_t)e->offset, e->size, e->result);
+	size_t n = log_archive_count(a);
+	struct ana_jw w = {.f = stdout, .flat = 1};
+	if (json) {
+		ana_jw_open(&w, NULL, '{');
+		ana_jw_str(&w, "archive", path);
+		ana_jw_u64(&w, "count", n);
+		ana_jw_open(&w, "members", '[');
+	} else {
+		if ((*nfiles)++)
+			fputc('\n', stdout);
+		fputs("# iostrata job archive: ", stdout);
+		text_str(stdout, path);
+		fprintf(stdout, " (%zu member%s)\n", n, n == 1 ? "" : "s");
 	}
-	fprintf(f, "],\"trace\":{\"bytes\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"threads\":[", lf->trace_bytes,
-		lf->trace_dropped);
-	for (uint32_t t = 0; t < lf->ntrace_threads; t++) {
-		const struct log_trace_thread *th = &lf->trace_threads[t];
-		fprintf(f, "%s{\"pid\":%d,\"tid\":%d,\"entries\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"dropped\":%" PRIu64
-			   ",\"blocks\":%u,\"damaged\":%u}",
-			t ? "," : "", th->pid, th->tid, th->n, th->calls, th->dropped, th->blocks, th->damaged);
+	for (size_t i = 0; i < n; i++) {
+		struct log_file lf;
+		const char *name = log_archive_name(a, i);
+		int rc = log_archive_read(a, i, &lf, err, sizeof err);
+		if (rc < 0 || lf.warning) {
+			fflush(stdout);
+			if (rc < 0)
+				fprintf(stderr, "%s\n", err);
+			else
+				fprintf(stderr, "%s%s\n", lf.warning, lf.nwarnings > 1 ? " (and more damage after it)" : "");
+			status = 1;
+		}
+		if (json) {
+			if (rc < 0) {
+				char who[4400];
+				snprintf(who, sizeof who, "%s:%s", path, name);
+				ana_jw_open(&w, NULL, '{');
+				ana_jw_str(&w, "file", who);
+				ana_jw_str(&w, "name", name);
+				ana_jw_str(&w, "error", err);
+				ana_jw_close(&w, '}');
+			} else {
+				json_log(&w, &lf);
+			}
+		} else {
+			fprintf(stdout, "\n# member %zu/%zu: ", i + 1, n);
+			text_str(stdout, name);
+			fputc('\n', stdout);
+			if (rc == 0)
+				dump_text(stdout, &lf);
+			else
+				fputs("# unreadable: see the error on stderr\n", stdout);
+		}
+		if (rc == 0)
+			log_file_free(&lf);
 	}
-	fputs("],\"entries\":[", f);
-	for (uint64_t i = 0; i < lf->ntrace; i++) {
-		const struct log_trace_entry *e = &lf->trace[i];
-		fprintf(f, "%s{\"pid\":%d,\"tid\":%d,\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"busy_ns\":%" PRIu64
-			   ",\"min_ns\":%" PRIu64 ",\"layer\":\"%s\",\"op\":\"%s\",\"count\":%" PRIu64 ",\"offset\":%" PRId64
-			   ",\"size\":%" PRIu64 ",\"result\":%" PRId64 ",\"open\":%s,\"path\":",
-			i ? "," : "", e->pid, e->tid, e->start_ns, e->end_ns, e->busy_ns, e->min_ns,
-			e->layer ? log_layer_name(e->layer) : "?", op_name(e->op), e->count,
-			e->offset == UINT64_MAX ? -1 : (int64_t)e->offset, e->size, e->result,
-			e->flags & LOG_TE_OPEN ? "true" : "false");
-		if (e->record == UINT32_MAX)
-			fputs("null", f);
-		else
-			json_str(f, log_file_string(lf, lf->records[e->record].path));
-		fputc('}', f);
+	if (json) {
+		ana_jw_close(&w, ']');
+		ana_jw_close(&w, '}');
+		fputc('\n', stdout);
 	}
-	fputs("]}", f);
-	if (lf->warning) {
-		fputs(",\"warning\":", f);
-		json_str(f, lf->warning);
-	}
-	fputs("}\n", f);
+	log_archive_close(a);
+	return status;
 }
 
 int cmd_dump(int argc, char **argv)
 {
 	char err[512];
-	int json = 0, status = 0, nfiles = 0, opts_done = 0;
+	int json = 0, status = 0, nfiles = 0;
+	struct cli_opts o;
+	enum cli_arg k;
 
 	/* Options may come anywhere before "--"; a first pass finds them so that
 	 * `dump FILE --json` works too. */
-	for (int i = 1; i < argc; i++) {
-		if (opts_done || argv[i][0] != '-' || !argv[i][1]) {
+	cli_opts_init(&o, "dump", argc, argv);
+	while ((k = cli_opts_next(&o)) != CLI_ARG_END) {
+		if (k == CLI_ARG_OPERAND) {
 			nfiles++;
-		} else if (!strcmp(argv[i], "--")) {
-			opts_done = 1;
-		} else if (!strcmp(argv[i], "--json")) {
+		} else if (cli_flag(&o, "--json")) {
 			json = 1;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
 		} else {
-			fprintf(stderr, "iostrata dump: unknown option '%s'\n", argv[i]);
-			usage(stderr);
-			return 2;
+			return cli_help_or_unknown(&o, usage);
 		}
 	}
 	if (nfiles == 0) {
@@ -652,12 +714,17 @@ int cmd_dump(int argc, char **argv)
 		return 2;
 	}
 	nfiles = 0;
-	opts_done = 0;
-	for (int i = 1; i < argc; i++) {
+	cli_opts_init(&o, "dump", argc, argv);
+	while ((k = cli_opts_next(&o)) != CLI_ARG_END) {
 		struct log_file lf;
+		int i = o.i;
 
-		if (!opts_done && argv[i][0] == '-' && argv[i][1]) {
-			opts_done = !strcmp(argv[i], "--");
+		if (k != CLI_ARG_OPERAND)
+			continue;
+		if (log_archive_is(argv[i])) {
+			int st = dump_archive(argv[i], json, &nfiles);
+			if (st > status)
+				status = st;
 			continue;
 		}
 		if (log_file_read(argv[i], &lf, err, sizeof err) < 0) {
@@ -674,6 +741,7 @@ int cmd_dump(int argc, char **argv)
 		}
 		if (json) {
 			dump_json(stdout, &lf);
+			fputc('\n', stdout);
 		} else {
 			if (nfiles++)
 				fputc('\n', stdout);

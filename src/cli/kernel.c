@@ -19,12 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/json.h"
 #include "analysis/units.h"
 #include "iostrata/reader.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "kernel/collect.h"
 #include "kernel/mpiio.h"
 #include "kernel/session.h"
+#include "sys/mountinfo.h"
 
 static volatile sig_atomic_t stop_now;
 static void on_stop(int sig)
@@ -129,37 +132,34 @@ static int snapshot(int files_fd, struct view *v)
 	return 0;
 }
 
-/* The mount point of a device, from /proc/self/mountinfo ("" if none). */
-static void mount_of(uint64_t dev, char *out, size_t len)
+/* The device and, when this host mounts it, its mount point. */
+static void where(const struct row *r, const struct sys_mounts *mounts, char *out, size_t len)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	out[0] = 0;
-	if (!f)
-		return;
-	while (fgets(line, sizeof line, f)) {
-		unsigned ma, mi;
-		char mp[2048];
-		if (sscanf(line, "%*u %*u %u:%u %*s %2047s", &ma, &mi, mp) == 3 && makedev(ma, mi) == dev) {
-			snprintf(out, len, "%s", mp);
-			break;
-		}
-	}
-	fclose(f);
+	char dn[64];
+	const struct sys_mount *m = sys_mount_by_dev(mounts, r->dev);
+	ks_device_name(r->dev, dn, sizeof dn);
+	snprintf(out, len, "%s%s%s", dn, m ? " " : "", m ? m->point : "");
 }
 
-static void where(const struct row *r, char *out, size_t len)
+/* counter c of the (layer, dev) row in this interval: the change since prev, or the value */
+static uint64_t row_delta(const struct view *cur, const struct view *prev, unsigned layer, uint64_t dev, unsigned c)
 {
-	char dn[64], mp[256];
-	ks_device_name(r->dev, dn, sizeof dn);
-	mount_of(r->dev, mp, sizeof mp);
-	snprintf(out, len, "%s%s%s", dn, mp[0] ? " " : "", mp);
+	uint64_t now = 0, then = 0;
+	for (size_t j = 0; j < cur->n; j++)
+		if (cur->rows[j].layer == layer && cur->rows[j].dev == dev)
+			now = cur->rows[j].c[c];
+	for (size_t j = 0; prev && j < prev->n; j++)
+		if (prev->rows[j].layer == layer && prev->rows[j].dev == dev)
+			then = prev->rows[j].c[c];
+	return now - then;
 }
 
 static void print_interval(const struct view *cur, const struct view *prev, double secs, int json, int first)
 {
 	char when[32];
 	time_t t = time(NULL);
+	struct sys_mounts mounts; /* unreadable: the devices are named without their mount points */
+	sys_mountinfo_load(NULL, &mounts);
 	strftime(when, sizeof when, "%H:%M:%S", localtime(&t));
 	if (json)
 		printf("{\"time\":\"%s\",\"interval_s\":%.3f,\"rows\":[", when, secs);
@@ -182,10 +182,12 @@ static void print_interval(const struct view *cur, const struct view *prev, doub
 		if (!any && !first)
 			continue;
 		char w[320], rb[32], wb[32];
-		where(r, w, sizeof w);
+		where(r, &mounts, w, sizeof w);
 		if (json) {
-			printf("%s{\"layer\":\"%s\",\"device\":\"%u:%u\",\"where\":\"%s\"", printed ? "," : "",
-			       log_layer_name(r->layer), major(r->dev), minor(r->dev), w);
+			char qw[6 * sizeof w + 3]; /* a decoded mount point may hold quotes, backslashes */
+			ana_json_quote(qw, w);
+			printf("%s{\"layer\":\"%s\",\"device\":\"%u:%u\",\"where\":%s", printed ? "," : "",
+			       log_layer_name(r->layer), major(r->dev), minor(r->dev), qw);
 			for (int c = 0; c < LOG_NCOUNTERS; c++)
 				if (d[c])
 					printf(",\"%s\":%llu", log_counter_key(c), (unsigned long long)d[c]);
@@ -194,13 +196,20 @@ static void print_interval(const struct view *cur, const struct view *prev, doub
 			ana_fmt_bytes(rb, sizeof rb, d[LOG_C_BYTES_READ]);
 			ana_fmt_bytes(wb, sizeof wb, d[LOG_C_BYTES_WRITTEN]);
 			char more[160] = "";
-			if (r->layer == LOG_LAYER_PAGECACHE)
-				snprintf(more, sizeof more, "read-in %llu pg, dirtied %llu, evicted %llu, faults %llu, hit reads %llu/%llu",
+			if (r->layer == LOG_LAYER_PAGECACHE) {
+				/* hits and misses are counted per read system call, on the syscall row of the
+				 * device: with no read in the interval there is no ratio to show, not "0/0" */
+				uint64_t hit = row_delta(cur, prev, LOG_LAYER_SYSCALL, r->dev, LOG_C_CACHE_HIT_READS);
+				uint64_t miss = row_delta(cur, prev, LOG_LAYER_SYSCALL, r->dev, LOG_C_CACHE_MISS_READS);
+				char hits[64] = "no reads";
+				if (hit + miss)
+					snprintf(hits, sizeof hits, "hit reads %llu/%llu", (unsigned long long)hit,
+						 (unsigned long long)(hit + miss));
+				snprintf(more, sizeof more, "read-in %llu pg, dirtied %llu, evicted %llu, faults %llu, %s",
 					 (unsigned long long)d[LOG_C_PAGES_READ_IN], (unsigned long long)d[LOG_C_PAGES_DIRTIED],
 					 (unsigned long long)d[LOG_C_PAGES_EVICTED], (unsigned long long)d[LOG_C_MMAP_FAULTS],
-					 (unsigned long long)d[LOG_C_CACHE_HIT_READS],
-					 (unsigned long long)(d[LOG_C_CACHE_HIT_READS] + d[LOG_C_CACHE_MISS_READS]));
-			else if (r->layer == LOG_LAYER_BLOCK) {
+					 hits);
+			} else if (r->layer == LOG_LAYER_BLOCK) {
 				uint64_t ops = d[LOG_C_READS] + d[LOG_C_WRITES];
 				snprintf(more, sizeof more, "queue avg %.1f us, device avg %.1f us",
 					 ops ? d[LOG_C_TIME_QUEUE] / 1e3 / ops : 0.0, ops ? d[LOG_C_TIME_DEVICE] / 1e3 / ops : 0.0);
@@ -215,6 +224,7 @@ static void print_interval(const struct view *cur, const struct view *prev, doub
 		}
 		printed++;
 	}
+	sys_mounts_free(&mounts);
 	if (json)
 		printf("]}\n");
 	else if (!printed)
@@ -262,14 +272,18 @@ static int parse_layers(const char *s, uint32_t *out)
 	return 0;
 }
 
-/* --dev takes a path (its device) or MAJOR:MINOR. */
+/* --dev takes a path (its device) or MAJOR:MINOR (12 and 20 bits, the kernel's dev_t). */
 static int parse_dev(const char *s, __u64 *dev)
 {
-	unsigned ma, mi;
-	char tail;
-	if (sscanf(s, "%u:%u%c", &ma, &mi, &tail) == 2) {
-		*dev = makedev(ma, mi);
-		return 0;
+	char ma_s[16];
+	const char *colon = strchr(s, ':');
+	uint64_t ma, mi;
+	if (colon && (size_t)(colon - s) < sizeof ma_s) {
+		snprintf(ma_s, sizeof ma_s, "%.*s", (int)(colon - s), s);
+		if (cli_parse_uint(ma_s, 0, 4095, &ma) == 0 && cli_parse_uint(colon + 1, 0, 1048575, &mi) == 0) {
+			*dev = makedev((unsigned)ma, (unsigned)mi);
+			return 0;
+		}
 	}
 	struct stat st;
 	if (stat(s, &st) < 0)
@@ -293,16 +307,6 @@ static void scan_all_mpi(struct ks_session *ks)
 	closedir(d);
 }
 
-static int takes_value(const char *a)
-{
-	static const char *const opts[] = {"--pid", "--cgroup", "--fstype", "--dev", "--inode", "--interval",
-					   "--duration", "--count", "--events", "--log", "--pin", "--ready", "--layers"};
-	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-		if (!strcmp(a, opts[i]))
-			return 1;
-	return 0;
-}
-
 int cmd_kernel(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "maps"))
@@ -314,82 +318,74 @@ int cmd_kernel(int argc, char **argv)
 	const char *events = NULL, *logf = NULL, *pin = NULL, *ready = NULL;
 	pid_t pid = 0;
 	o.filter.self_tgid = (uint32_t)getpid();
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int takes = 1;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	struct cli_opts c;
+	enum cli_arg k;
+	uint64_t n;
+	const char *v;
+	char q[256];
+	cli_opts_init(&c, "kernel", argc, argv);
+	while ((k = cli_opts_next(&c)) != CLI_ARG_END) {
+		if (k == CLI_ARG_OPERAND) {
+			cli_bad(&c, "unexpected argument %s (kernel takes options only; or: kernel maps DIR)",
+				cli_quote(q, sizeof q, c.arg));
+		} else if (cli_help(&c)) {
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "--json")) {
-			json = 1, takes = 0;
-		} else if (!strcmp(a, "--stats")) {
-			stats = 1, takes = 0;
-		} else if (!strcmp(a, "--quiet")) {
-			quiet = 1, takes = 0;
-		} else if (!strcmp(a, "--vfs")) {
-			o.optional_vfs = 1, takes = 0;
-		} else if (!takes_value(a)) {
-			fprintf(stderr, "iostrata kernel: unknown option '%s'\n", a);
-			return 2;
-		} else if (!v) {
-			fprintf(stderr, "iostrata kernel: %s needs a value\n", a);
-			return 2;
-		} else if (!strcmp(a, "--pid")) {
-			pid = atoi(v);
-			if (pid <= 0 || kill(pid, 0) < 0) {
-				fprintf(stderr, "iostrata kernel: --pid %s: no such process\n", v);
-				return 2;
-			}
+		} else if (cli_flag(&c, "--json")) {
+			json = 1;
+		} else if (cli_flag(&c, "--stats")) {
+			stats = 1;
+		} else if (cli_flag(&c, "--quiet")) {
+			quiet = 1;
+		} else if (cli_flag(&c, "--vfs")) {
+			o.optional_vfs = 1;
+		} else if (cli_uint(&c, "--pid", "a process id", 1, 4194304, &n)) {
+			/* 4194304: the kernel's PID_MAX_LIMIT */
+			if (c.status)
+				continue;
+			pid = (pid_t)n;
+			if (kill(pid, 0) < 0 && errno == ESRCH)
+				cli_bad(&c, "--pid %d: no such process", (int)pid);
 			o.filter.by_pid = 1;
-		} else if (!strcmp(a, "--cgroup")) {
+		} else if (cli_str(&c, "--cgroup", &v)) {
 			struct stat st;
-			if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode)) {
-				fprintf(stderr, "iostrata kernel: --cgroup %s: not a cgroup directory\n", v);
-				return 2;
-			}
-			o.filter.cgroup_id = st.st_ino; /* cgroup v2: the directory's inode is the cgroup id */
-		} else if (!strcmp(a, "--fstype")) {
-			snprintf(o.filter.fstype, sizeof o.filter.fstype, "%s", v);
-		} else if (!strcmp(a, "--dev")) {
-			if (parse_dev(v, &o.filter.dev) < 0) {
-				fprintf(stderr, "iostrata kernel: --dev %s: not a path or MAJOR:MINOR\n", v);
-				return 2;
-			}
-		} else if (!strcmp(a, "--inode")) {
+			if (c.status)
+				continue;
+			if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode))
+				cli_bad(&c, "--cgroup %s: not a cgroup directory", v);
+			else
+				o.filter.cgroup_id = st.st_ino; /* cgroup v2: the directory's inode is the cgroup id */
+		} else if (cli_str(&c, "--fstype", &v)) {
+			if (!c.status)
+				snprintf(o.filter.fstype, sizeof o.filter.fstype, "%s", v);
+		} else if (cli_str(&c, "--dev", &v)) {
+			if (!c.status && parse_dev(v, &o.filter.dev) < 0)
+				cli_bad(&c, "--dev %s: not a path or MAJOR:MINOR", v);
+		} else if (cli_str(&c, "--inode", &v)) {
 			struct stat st;
+			if (c.status)
+				continue;
 			if (stat(v, &st) < 0) {
-				fprintf(stderr, "iostrata kernel: --inode %s: %s\n", v, strerror(errno));
-				return 2;
+				cli_bad(&c, "--inode %s: %s", v, strerror(errno));
+				continue;
 			}
 			o.filter.ino = st.st_ino;
 			o.filter.dev = st.st_dev;
-		} else if (!strcmp(a, "--interval")) {
-			interval = atof(v);
-		} else if (!strcmp(a, "--duration")) {
-			duration = atof(v);
-		} else if (!strcmp(a, "--count")) {
-			count = atol(v);
-		} else if (!strcmp(a, "--events")) {
-			events = v;
-		} else if (!strcmp(a, "--log")) {
-			logf = v;
-		} else if (!strcmp(a, "--pin")) {
-			pin = v;
-		} else if (!strcmp(a, "--ready")) {
-			ready = v;
-		} else if (!strcmp(a, "--layers")) {
-			if (parse_layers(v, &o.layers) < 0) {
-				fprintf(stderr, "iostrata kernel: --layers %s: expected syscall,pagecache,fs,block,mpiio\n", v);
-				return 2;
-			}
+		} else if (cli_seconds(&c, "--interval", 0.001, 86400, &interval)) {
+		} else if (cli_seconds(&c, "--duration", 0.001, 31536000, &duration)) {
+		} else if (cli_uint(&c, "--count", "a count", 1, 1000000000, &n)) {
+			count = (long)n;
+		} else if (cli_str(&c, "--events", &events) || cli_str(&c, "--log", &logf) || cli_str(&c, "--pin", &pin) ||
+			   cli_str(&c, "--ready", &ready)) {
+		} else if (cli_str(&c, "--layers", &v)) {
+			if (!c.status && parse_layers(v, &o.layers) < 0)
+				cli_bad(&c, "--layers %s: expected syscall,pagecache,fs,block,mpiio", v);
+		} else {
+			return cli_unknown(&c);
 		}
-		i += takes;
 	}
-	if (interval <= 0 || duration < 0 || count < 0) {
-		fprintf(stderr, "iostrata kernel: --interval must be > 0, --duration and --count >= 0\n");
-		return 2;
-	}
+	if (c.status)
+		return c.status;
 	o.filter.events = events != NULL;
 	o.filter.aggregates = pin != NULL; /* only an outside sampler reads them */
 

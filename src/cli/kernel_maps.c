@@ -12,10 +12,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "analysis/json.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "iostrata/reader.h"
 #include "kernel/collect.h"
 #include "kernel/kernel.h"
+#include "sys/mountinfo.h"
 
 int cmd_kernel_maps(int argc, char **argv);
 
@@ -24,29 +27,6 @@ static int open_pinned(const char *dir, const char *name)
 	char p[4200];
 	snprintf(p, sizeof p, "%s/%s", dir, name);
 	return bpf_obj_get(p);
-}
-
-/* Filesystem type and mount point of a device, from /proc/self/mountinfo (its first mount). */
-static void mount_of_dev(uint64_t dev, char *type, size_t tlen, char *mp, size_t mlen)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	snprintf(type, tlen, "?");
-	snprintf(mp, mlen, "%u:%u", major(dev), minor(dev));
-	if (!f)
-		return;
-	while (fgets(line, sizeof line, f)) {
-		unsigned ma, mi;
-		char m[2048], t[64];
-		const char *dash = strstr(line, " - ");
-		if (sscanf(line, "%*u %*u %u:%u %*s %2047s", &ma, &mi, m) == 3 && makedev(ma, mi) == dev && dash &&
-		    sscanf(dash + 3, "%63s", t) == 1) {
-			snprintf(type, tlen, "%s", t);
-			snprintf(mp, mlen, "%s", m);
-			break;
-		}
-	}
-	fclose(f);
 }
 
 static const char *op_name(unsigned op)
@@ -75,20 +55,35 @@ static void print_agg(const char *what, const struct ks_agg_val *v, int json)
 	}
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: iostrata kernel maps [--json] [DIR]\n"
+		   "  read the maps `iostrata kernel --pin DIR` pinned (default DIR: /sys/fs/bpf/iostrata):\n"
+		   "  per (fs type, mount, op, log2 size), per pid, per file, and what the kernel side lost\n"
+		   "  --json   one JSON object\n");
+}
+
 int cmd_kernel_maps(int argc, char **argv)
 {
 	int json = 0;
 	const char *dir = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
+	struct cli_opts o;
+	enum cli_arg what;
+	char q[256];
+	cli_opts_init(&o, "kernel maps", argc, argv);
+	while ((what = cli_opts_next(&o)) != CLI_ARG_END) {
+		if (what == CLI_ARG_OPERAND && !dir) {
+			dir = o.arg;
+		} else if (what == CLI_ARG_OPERAND) {
+			cli_bad(&o, "one directory only, not also %s", cli_quote(q, sizeof q, o.arg));
+		} else if (cli_flag(&o, "--json")) {
 			json = 1;
-		else if (!dir && argv[i][0] != '-')
-			dir = argv[i];
-		else {
-			fprintf(stderr, "usage: iostrata kernel maps [--json] DIR\n");
-			return 2;
+		} else {
+			return cli_help_or_unknown(&o, usage);
 		}
 	}
+	if (o.status)
+		return o.status;
 	if (!dir)
 		dir = "/sys/fs/bpf/iostrata";
 	int fsagg = open_pinned(dir, "fsagg"), pidagg = open_pinned(dir, "pidagg"), kstats = open_pinned(dir, "kstats");
@@ -105,23 +100,37 @@ int cmd_kernel_maps(int argc, char **argv)
 	struct ks_agg_key k, nk;
 	void *prev = NULL;
 	int first = 1;
+	/* the devices are named by this host's mounts: an unreadable table leaves them "?" and M:m */
+	struct sys_mounts mounts;
+	sys_mountinfo_load(NULL, &mounts);
 	while (bpf_map_get_next_key(fsagg, prev, &nk) == 0) {
 		struct ks_agg_val v;
 		k = nk;
 		prev = &k;
 		if (bpf_map_lookup_elem(fsagg, &k, &v) < 0)
 			continue;
-		char mp[256], type[64], what[512], lb[32];
-		mount_of_dev(k.dev, type, sizeof type, mp, sizeof mp);
-		if (json)
-			snprintf(what, sizeof what, "%s{\"fstype\":\"%s\",\"dev\":\"%u:%u\",\"mount\":\"%s\",\"op\":\"%s\",\"bucket\":%u",
-				 first ? "" : ",", type, major(k.dev), minor(k.dev), mp, op_name(k.op), k.bucket);
+		char mp[256], type[64], what[3 * 1024], lb[32];
+		const struct sys_mount *m = sys_mount_by_dev(&mounts, k.dev);
+		snprintf(type, sizeof type, "%s", m ? m->fstype : "?");
+		if (m)
+			snprintf(mp, sizeof mp, "%s", m->point);
 		else
+			snprintf(mp, sizeof mp, "%u:%u", major(k.dev), minor(k.dev));
+		if (json) {
+			/* decoded paths may hold quotes, backslashes, newlines */
+			char qtype[6 * sizeof type + 3], qmp[6 * sizeof mp + 3];
+			ana_json_quote(qtype, type);
+			ana_json_quote(qmp, mp);
+			snprintf(what, sizeof what, "%s{\"fstype\":%s,\"dev\":\"%u:%u\",\"mount\":%s,\"op\":\"%s\",\"bucket\":%u",
+				 first ? "" : ",", qtype, major(k.dev), minor(k.dev), qmp, op_name(k.op), k.bucket);
+		} else {
 			snprintf(what, sizeof what, "%-8s %-24.24s %-16s %8s", type, mp, op_name(k.op),
 				 log_hist_label(k.bucket, lb, sizeof lb));
+		}
 		print_agg(what, &v, json);
 		first = 0;
 	}
+	sys_mounts_free(&mounts);
 	if (json)
 		printf("],\"pidagg\":[");
 	else

@@ -21,14 +21,32 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "iostrata/reader.h"
 #include "mount/mount.h"
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr, "usage: iostrata mount [-o DIR] [--job ID] [--max-records N] [--threads N] [--trace [--trace-mb N]] "
-			"[--background] [--ready FILE] [-q] SRC MNT\n"
-			"       iostrata umount MNT\n");
+	fprintf(f, "usage: iostrata mount [-o DIR] [--job ID] [--max-records N] [--threads N] [--trace [--trace-mb N]]\n"
+		   "                      [--background] [--ready FILE] [-q] SRC MNT\n"
+		   "  serve directory SRC at the empty directory MNT through a pass-through FUSE monitor that\n"
+		   "  records every operation; the log is written into DIR when MNT is unmounted (root)\n"
+		   "  -o DIR            log directory (default $IOSTRATA_OUT, else ./iostrata-logs)\n"
+		   "  --job ID          job id in the log (default $IOSTRATA_JOB)\n"
+		   "  --max-records N   records (one per file and requesting process), 16 to 1048576 (default 4096)\n"
+		   "  --threads N       most idle serving threads, 1 to 1024 (default 10)\n"
+		   "  --trace           also record every operation (runs), for timeline\n"
+		   "  --trace-mb N      trace area in MiB, 1 to 65536 (implies --trace)\n"
+		   "  --background      return once MNT serves; the monitor detaches (stdio to /dev/null)\n"
+		   "  --ready FILE      create FILE once MNT serves\n"
+		   "  -q, --quiet       no messages but errors\n");
+}
+
+static void umount_usage(FILE *f)
+{
+	fprintf(f, "usage: iostrata umount MNT\n"
+		   "  unmount a monitor's MNT (the monitor then writes its log); when the monitor died, clear\n"
+		   "  the dead mount and finalize its live log as a crashed one\n");
 }
 
 static int abs_dir(const char *in, char *out, size_t len, const char *what)
@@ -126,53 +144,34 @@ int cli_mount_finish(pid_t pid)
 int cmd_mount(int argc, char **argv)
 {
 	const char *out = NULL, *job = NULL, *ready = NULL;
-	unsigned long maxr = 4096, threads = 10, trace_mb = 0;
+	uint64_t maxr = 4096, threads = 10, trace_mb = 0;
 	int background = 0, quiet = 0, trace = 0, i;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		char *end;
-		if (!strcmp(a, "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strcmp(a, "--job") && i + 1 < argc) {
-			job = argv[++i];
-		} else if (!strcmp(a, "--ready") && i + 1 < argc) {
-			ready = argv[++i];
-		} else if ((!strcmp(a, "--max-records") || !strcmp(a, "--threads")) && i + 1 < argc) {
-			unsigned long v = strtoul(argv[++i], &end, 10);
-			if (*end || !*argv[i] || v < 1 || v > (a[2] == 'm' ? 1000000ul : 1024ul)) {
-				fprintf(stderr, "iostrata mount: %s wants a number from 1 to %s, not '%s'\n", a,
-					a[2] == 'm' ? "1000000" : "1024", argv[i]);
-				return 2;
-			}
-			*(a[2] == 'm' ? &maxr : &threads) = v;
-		} else if (!strcmp(a, "--trace")) {
+	struct cli_opts c;
+	cli_opts_init(&c, "mount", argc, argv);
+	while (cli_opts_next(&c) == CLI_ARG_OPTION) {
+		if (cli_str(&c, "-o", &out) || cli_job(&c, "--job", &job) || cli_str(&c, "--ready", &ready) ||
+		    cli_uint(&c, "--max-records", "a number", 16, 1u << 20, &maxr) ||
+		    cli_uint(&c, "--threads", "a number", 1, 1024, &threads)) {
+		} else if (cli_flag(&c, "--trace")) {
 			trace = 1;
-		} else if (!strcmp(a, "--trace-mb") && i + 1 < argc) {
-			unsigned long v = strtoul(argv[++i], &end, 10);
-			if (*end || !*argv[i] || v < 1 || v > 65536) {
-				fprintf(stderr, "iostrata mount: --trace-mb wants a size in MiB from 1 to 65536, not '%s'\n",
-					argv[i]);
-				return 2;
-			}
+		} else if (cli_uint(&c, "--trace-mb", "a size in MiB", 1, 65536, &trace_mb)) {
 			trace = 1;
-			trace_mb = v;
-		} else if (!strcmp(a, "--background")) {
+		} else if (cli_flag(&c, "--background")) {
 			background = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+		} else if (cli_flag(&c, "-q") || cli_flag(&c, "--quiet")) {
 			quiet = 1;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage();
+		} else if (cli_help(&c)) {
+			usage(stdout);
 			return 0;
-		} else if (a[0] == '-') {
-			fprintf(stderr, "iostrata mount: unknown option '%s'\n", a);
-			usage();
-			return 2;
 		} else {
-			break;
+			return cli_unknown(&c);
 		}
 	}
+	if (c.status)
+		return c.status;
+	i = c.i;
 	if (argc - i != 2) {
-		usage();
+		usage(stderr);
 		return 2;
 	}
 	char src[CLI_PATH], mnt[CLI_PATH], outdir[CLI_PATH];
@@ -222,7 +221,8 @@ int cmd_mount(int argc, char **argv)
 		setsid();
 		rfd = p[1];
 	}
-	struct mnt_options o = {.src = src, .mnt = mnt, .threads = (int)threads, .quiet = quiet, .ready_fd = rfd, .ready_path = ready,
+	struct mnt_options o = {.src = src, .mnt = mnt, .threads = (int)threads, .quiet = quiet, .ready_fd = rfd,
+				.detach = background, .ready_path = ready,
 				.log = {.out_dir = outdir, .job = job ? job : "", .max_records = (uint32_t)maxr,
 					.trace = trace, .trace_mb = (uint32_t)trace_mb,
 					.argc = argc + 1, .argv = argv - 1}};
@@ -231,10 +231,22 @@ int cmd_mount(int argc, char **argv)
 
 int cmd_umount(int argc, char **argv)
 {
-	if (argc != 2 || argv[1][0] == '-') {
-		usage();
+	struct cli_opts c;
+	cli_opts_init(&c, "umount", argc, argv);
+	while (cli_opts_next(&c) == CLI_ARG_OPTION) {
+		if (cli_help(&c)) {
+			umount_usage(stdout);
+			return 0;
+		}
+		return cli_unknown(&c);
+	}
+	if (c.status)
+		return c.status;
+	if (argc - c.i != 1) {
+		umount_usage(stderr);
 		return 2;
 	}
+	argv += c.i - 1;
 	char mnt[CLI_PATH];
 	/* realpath would hang or fail on a dead mount: make the path absolute lexically */
 	if (abs_out(argv[1], mnt, sizeof mnt) < 0)
@@ -256,7 +268,7 @@ int cmd_umount(int argc, char **argv)
 	char err[1024];
 	int alive = 0, have_log = live[0] == '/' && log_file_read(live, &lf, err, sizeof err) == 0;
 	if (have_log) {
-		alive = cli_process_alive(lf.hdr.pid, lf.hdr.proc_start_ticks);
+		alive = log_live_alive(lf.hdr.pid, lf.hdr.proc_start_ticks);
 		log_file_free(&lf);
 	}
 	if (alive) {
@@ -277,7 +289,7 @@ int cmd_umount(int argc, char **argv)
 	if (!have_log)
 		return 0;
 	char dst[CLI_PATH];
-	r = cli_recover_file(live, NULL, 0, 0, dst, sizeof dst, err, sizeof err);
+	r = log_live_recover(live, NULL, 0, 0, dst, sizeof dst, err, sizeof err);
 	if (r == 0) {
 		printf("recovered %s -> %s\n", live, dst);
 		return 0;

@@ -20,17 +20,35 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "analysis/job.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
+#include "log/jobdir.h"
 #include "iostrata/reader.h"
 #include "kernel/collect.h"
 #include "kernel/session.h"
 #include "capture/agg_shm.h"
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
-			"[--include PREFIX]... [--trace [--trace-mb N]] [--kernel [--kernel-events]] [--mount SRC:MNT]...\n"
-			"       [--aggregate PATTERN[:threshold=64K,small=512,buffer=32M]] [-q] -- CMD [ARGS...]\n");
+	fprintf(f, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
+		   "[--include PREFIX]...\n"
+		   "                    [--trace [--trace-mb N]] [--kernel [--kernel-events]] [--mount SRC:MNT]...\n"
+		   "                    [--aggregate PATTERN[:threshold=64K,small=512,buffer=32M]] [-q] [--] CMD [ARGS...]\n"
+		   "  run CMD with the capture library preloaded; every process of it writes a log into DIR\n"
+		   "  -o DIR               job directory (default ./iostrata-JOB)\n"
+		   "  --job ID             job id (default: the scheduler's, else HOST-DATE-TIME-PID)\n"
+		   "  --max-records N      records per process (one per file and layer), 16 to 1048576 (default 4096)\n"
+		   "  --exclude PREFIX     do not record paths under PREFIX (repeatable)\n"
+		   "  --include PREFIX     record paths under PREFIX even where excluded (repeatable)\n"
+		   "  --trace              also record every call (runs of calls), for timeline and the report\n"
+		   "  --trace-mb N         trace area per process in MiB, 1 to 65536 (default 256; implies --trace)\n"
+		   "  --kernel             also trace the kernel layer (eBPF; root)\n"
+		   "  --kernel-events      the kernel layer's event stream too (implied by --trace --kernel)\n"
+		   "  --mount SRC:MNT      serve SRC at MNT through the mount-point monitor while CMD runs (root)\n"
+		   "  --aggregate SPEC     buffer small writes to files matching PATTERN (docs/AGGREGATION.md)\n"
+		   "  -q, --quiet          no summary on stderr\n"
+		   "exit status: CMD's (128+N when killed by signal N); 2 for bad options, 126/127 when CMD cannot run\n");
 }
 
 static int lib_path(char *buf, size_t len)
@@ -101,48 +119,6 @@ static const char *scheduler_job(void)
 	return NULL;
 }
 
-struct totals {
-	int procs, unfinished, kernel_logs, mount_logs;
-	uint64_t c[LOG_LAYER_MAX + 1][LOG_NCOUNTERS];
-};
-
-static void summarize(const char *dir, struct totals *t)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		int fin = l > 5 && !strcmp(de->d_name + l - 5, ".iost");
-		int live = l > 10 && !strcmp(de->d_name + l - 10, ".iost.live");
-		if (!fin && !live)
-			continue;
-		char p[CLI_PATH], err[512];
-		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-		struct log_file lf;
-		if (log_file_read(p, &lf, err, sizeof err) < 0)
-			continue;
-		if (lf.hdr.kernel_layers & (1u << LOG_LAYER_MOUNT))
-			t->mount_logs++;
-		else if (lf.hdr.kernel_layers)
-			t->kernel_logs++;
-		else
-			t->procs++;
-		t->unfinished += lf.live;
-		for (uint32_t i = 0; i < lf.nrecords; i++) {
-			const struct log_record *r = &lf.records[i];
-			if (r->layer > LOG_LAYER_MAX)
-				continue;
-			for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
-				if (log_counter_kinds[c] == LOG_K_SUM || log_counter_kinds[c] == LOG_K_TIME)
-					t->c[r->layer][c] += r->counters[c];
-		}
-		log_file_free(&lf);
-	}
-	closedir(d);
-}
-
 static void human(char *buf, size_t len, double v)
 {
 	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -154,40 +130,110 @@ static void human(char *buf, size_t len, double v)
 	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
-static void print_summary(const char *dir, const char *job, int quiet)
+/* 1 when the ELF file at path has no program interpreter (PT_INTERP): a statically linked program,
+ * which never loads the preload library. 0 for a dynamic program, a script or anything unreadable. */
+static int is_static_elf(const char *path)
 {
-	struct totals t;
-	memset(&t, 0, sizeof t);
-	summarize(dir, &t);
-	if (quiet || t.procs == 0)
+	unsigned char h[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), st = 0;
+	if (fd < 0)
+		return 0;
+	if (pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h && !memcmp(h, "\177ELF", 4) && h[4] == 2 /* 64-bit */ &&
+	    h[5] == 1 /* little-endian */) {
+		uint64_t phoff;
+		uint16_t phentsize, phnum, type;
+		memcpy(&type, h + 16, 2);
+		memcpy(&phoff, h + 32, 8);
+		memcpy(&phentsize, h + 54, 2);
+		memcpy(&phnum, h + 56, 2);
+		st = type == 2 /* ET_EXEC */ || type == 3 /* ET_DYN: static-pie too */;
+		for (uint16_t k = 0; st && k < phnum && phentsize >= 4 && k < 256; k++) {
+			uint32_t pt;
+			if (pread(fd, &pt, 4, (off_t)(phoff + (uint64_t)k * phentsize)) != 4)
+				st = 0;
+			else if (pt == 3 /* PT_INTERP */)
+				st = 0;
+		}
+	}
+	close(fd);
+	return st;
+}
+
+/* CMD as execvp finds it: a path with a '/' as given, else the first executable on PATH. */
+static int find_command(const char *cmd, char *out, size_t len)
+{
+	if (strchr(cmd, '/'))
+		return snprintf(out, len, "%s", cmd) < (int)len ? 0 : -1;
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		const char *e = strchrnul(p, ':');
+		snprintf(out, len, "%.*s/%s", (int)(e - p), e == p ? "." : p, cmd);
+		if (e == p)
+			snprintf(out, len, "./%s", cmd);
+		if (access(out, X_OK) == 0)
+			return 0;
+		p = *e ? e + 1 : e;
+	}
+	return -1;
+}
+
+/* The summary on stderr: the job through the same pipeline as `iostrata report` (its layer
+ * totals, so a figure here is the report's), a line per layer that did something. */
+static void print_summary(const char *dir, const char *job, const char *cmd, int quiet)
+{
+	struct ana_job j;
+	char err[1024], exe[CLI_PATH];
+	if (quiet)
 		return;
-	fprintf(stderr, "iostrata: job %s: %d process%s", job, t.procs, t.procs == 1 ? "" : "es");
-	if (t.unfinished)
-		fprintf(stderr, " (%d still running)", t.unfinished);
+	int loaded = ana_job_load(&j, &dir, 1, ANA_JOB_NO_FINDINGS, err, sizeof err) == 0;
+	size_t nprocs = loaded ? j.prof.nprocs - j.prof.nkernel_procs : 0, live = 0;
+	/* a static program never loads the library: say so rather than nothing */
+	if (!nprocs && find_command(cmd, exe, sizeof exe) == 0 && is_static_elf(exe))
+		fprintf(stderr, "iostrata: %s is statically linked: the preload library cannot see its calls, so it "
+				"wrote no log%s\n", exe,
+			loaded && j.prof.kernel_only ? "; the kernel layer saw its system calls"
+						     : "; run it with --kernel (root) to capture its system calls");
+	if (!loaded)
+		return;
+	const struct ana_profile *p = &j.prof;
+	for (size_t k = 0; k < p->nprocs; k++)
+		live += !p->procs[k].kernel_only && !p->procs[k].finished;
+	if (!nprocs && !p->kernel_only) {
+		ana_job_free(&j);
+		return;
+	}
+	fprintf(stderr, "iostrata: job %s: %zu process%s", job, nprocs, nprocs == 1 ? "" : "es");
+	if (live)
+		fprintf(stderr, " (%zu still running)", live);
+	if (p->nkernel_procs)
+		fprintf(stderr, ", %zu seen by the kernel layer only", p->nkernel_procs);
 	fprintf(stderr, "\n");
-	for (int l = LOG_LAYER_POSIX; l <= LOG_LAYER_MAX; l++) {
-		uint64_t *c = t.c[l];
-		if (l == LOG_LAYER_MOUNT ? !t.mount_logs : l > LOG_LAYER_STDIO && !t.kernel_logs)
+	for (unsigned l = LOG_LAYER_POSIX; l <= LOG_LAYER_MAX; l++) {
+		const struct ana_layer *L = &p->layers[l];
+		const uint64_t *c = L->c;
+		if (l > LOG_LAYER_STDIO && !L->nrecords)
 			continue;
 		if (l == LOG_LAYER_PAGECACHE) {
+			const uint64_t *sc = p->layers[LOG_LAYER_SYSCALL].c;
 			fprintf(stderr, "iostrata:   %-9s %llu pages read in, %llu dirtied, %llu evicted; reads %llu hit / %llu missed\n",
 				"pagecache", (unsigned long long)c[LOG_C_PAGES_READ_IN],
 				(unsigned long long)c[LOG_C_PAGES_DIRTIED], (unsigned long long)c[LOG_C_PAGES_EVICTED],
-				(unsigned long long)t.c[LOG_LAYER_SYSCALL][LOG_C_CACHE_HIT_READS],
-				(unsigned long long)t.c[LOG_LAYER_SYSCALL][LOG_C_CACHE_MISS_READS]);
+				(unsigned long long)sc[LOG_C_CACHE_HIT_READS], (unsigned long long)sc[LOG_C_CACHE_MISS_READS]);
 			continue;
 		}
 		char br[32], bw[32];
 		human(br, sizeof br, (double)c[LOG_C_BYTES_READ]);
 		human(bw, sizeof bw, (double)c[LOG_C_BYTES_WRITTEN]);
-		uint64_t meta = c[LOG_C_OPENS] + c[LOG_C_CLOSES] + c[LOG_C_SEEKS] + c[LOG_C_STATS] + c[LOG_C_FSYNCS] +
-				c[LOG_C_RENAMES] + c[LOG_C_DUPS] + c[LOG_C_MMAPS] + c[LOG_C_META_OTHER];
 		fprintf(stderr, "iostrata:   %-9s %llu reads (%s), %llu writes (%s), %llu metadata ops, %.3f s in I/O\n",
-			log_layer_name((unsigned)l), (unsigned long long)c[LOG_C_READS], br,
-			(unsigned long long)c[LOG_C_WRITES], bw, (unsigned long long)meta,
+			log_layer_name(l), (unsigned long long)c[LOG_C_READS], br, (unsigned long long)c[LOG_C_WRITES], bw,
+			(unsigned long long)L->meta_ops,
 			(double)(c[LOG_C_TIME_READ] + c[LOG_C_TIME_WRITE] + c[LOG_C_TIME_META]) / 1e9);
 	}
+	if (j.nunreadable + j.ndamaged)
+		fprintf(stderr, "iostrata: %s%s\n", j.first_problem,
+			j.nunreadable + j.ndamaged > 1 ? " (and other logs: see the report's warnings)" : "");
 	fprintf(stderr, "iostrata: logs in %s — see: iostrata report %s\n", dir, dir);
+	ana_job_free(&j);
 }
 
 /* Logs left live by processes of the job that are gone now: killed before they could finish. */
@@ -212,7 +258,7 @@ static void finish_killed(const char *dir, pid_t child, int child_sig)
 			continue;
 		int sig = lf.hdr.pid == child ? child_sig : 0;
 		log_file_free(&lf);
-		int r = cli_recover_file(target, NULL, sig, 0, dst, sizeof dst, err, sizeof err);
+		int r = log_live_recover(target, NULL, sig, 0, dst, sizeof dst, err, sizeof err);
 		if (r == 0)
 			fprintf(stderr, "iostrata: a process of the job did not finish; its counters are in %s\n", dst);
 		else if (r < 0)
@@ -392,76 +438,96 @@ static void agg_leftovers(const char *job, int quiet)
 
 #define MAX_MOUNTS 8
 
+/* 1, with one line said, when dir already holds logs of another job than job: two jobs in one
+ * directory would be reported as one. Logs of the same job (a scheduler's job steps, or --job given
+ * again) join it. */
+static int other_job(const char *dir, const char *job)
+{
+	struct log_scan s;
+	char err[512];
+	int other = 0;
+	if (log_scan_args(&dir, 1, &s, err, sizeof err) < 0)
+		return 0;
+	for (size_t k = 0; k < s.npaths && !other; k++) {
+		struct log_file lf;
+		if (log_file_read(s.paths[k], &lf, err, sizeof err) < 0)
+			continue;
+		const char *id = log_file_string(&lf, lf.hdr.job);
+		if (strcmp(id, job)) {
+			fprintf(stderr, "iostrata run: %s already holds the logs of job '%s' (%zu log%s): give another -o "
+					"DIR, remove them, or add to that job with --job '%s'\n",
+				dir, id, s.npaths, s.npaths == 1 ? "" : "s", id);
+			other = 1;
+		}
+		log_file_free(&lf);
+		break; /* one log says whose directory it is */
+	}
+	log_scan_free(&s);
+	return other;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static char msrc[MAX_MOUNTS][CLI_PATH], mmnt[MAX_MOUNTS][CLI_PATH];
 	pid_t mpid[MAX_MOUNTS];
 	int nmounts = 0;
-	const char *out = NULL, *job = NULL, *maxrec = NULL;
-	char excl[CLI_PATH] = "", incl[CLI_PATH] = "";
-	const char *trace_mb = NULL;
+	const char *out = NULL, *job = NULL;
+	char excl[CLI_PATH] = "", incl[CLI_PATH] = "", maxrec[24] = "", trace_mb[24] = "";
 	const char *aggregate = NULL;
 	int quiet = 0, kernel = 0, kernel_events = 0, trace = 0, i;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		} else if (!strcmp(a, "-o") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strcmp(a, "--job") && i + 1 < argc) {
-			job = argv[++i];
-		} else if (!strcmp(a, "--max-records") && i + 1 < argc) {
-			maxrec = argv[++i];
-		} else if ((!strcmp(a, "--exclude") || !strcmp(a, "--include")) && i + 1 < argc) {
-			char *dst = a[2] == 'e' ? excl : incl;
+	struct cli_opts o;
+	enum cli_arg k;
+	cli_opts_init(&o, "run", argc, argv);
+	while ((k = cli_opts_next(&o)) == CLI_ARG_OPTION) {
+		const char *v = NULL;
+		uint64_t n;
+		if (cli_str(&o, "-o", &out) || cli_job(&o, "--job", &job)) {
+		} else if (cli_uint(&o, "--max-records", "a number", 16, 1u << 20, &n)) {
+			snprintf(maxrec, sizeof maxrec, "%llu", (unsigned long long)n);
+		} else if (cli_str(&o, "--exclude", &v) || cli_str(&o, "--include", &v)) {
+			char *dst = o.arg[2] == 'e' ? excl : incl;
 			size_t l = strlen(dst);
-			snprintf(dst + l, CLI_PATH - l, "%s%s", l ? ":" : "", argv[++i]);
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			if (v)
+				snprintf(dst + l, CLI_PATH - l, "%s%s", l ? ":" : "", v);
+		} else if (cli_flag(&o, "-q") || cli_flag(&o, "--quiet")) {
 			quiet = 1;
-		} else if (!strcmp(a, "--kernel")) {
+		} else if (cli_flag(&o, "--kernel")) {
 			kernel = 1;
-		} else if (!strcmp(a, "--kernel-events")) {
+		} else if (cli_flag(&o, "--kernel-events")) {
 			kernel = kernel_events = 1;
-		} else if (!strcmp(a, "--mount") && i + 1 < argc) {
-			const char *m = argv[++i], *colon = strchr(m, ':');
-			if (!colon || colon == m || !colon[1] || nmounts == MAX_MOUNTS) {
-				fprintf(stderr, "iostrata run: --mount wants SRC:MNT (at most %d), not '%s'\n", MAX_MOUNTS, m);
-				return 2;
+		} else if (cli_str(&o, "--mount", &v)) {
+			const char *colon = v ? strchr(v, ':') : NULL;
+			char q[256];
+			if (!v)
+				continue;
+			if (!colon || colon == v || !colon[1] || nmounts == MAX_MOUNTS) {
+				cli_bad(&o, "--mount wants SRC:MNT (at most %d), not %s", MAX_MOUNTS, cli_quote(q, sizeof q, v));
+				continue;
 			}
-			snprintf(msrc[nmounts], sizeof msrc[nmounts], "%.*s", (int)(colon - m), m);
+			snprintf(msrc[nmounts], sizeof msrc[nmounts], "%.*s", (int)(colon - v), v);
 			snprintf(mmnt[nmounts], sizeof mmnt[nmounts], "%s", colon + 1);
 			nmounts++;
-		} else if (!strcmp(a, "--aggregate") && i + 1 < argc) {
+		} else if (cli_str(&o, "--aggregate", &aggregate)) {
 			struct agg_spec sp;
-			char why[200];
-			aggregate = argv[++i];
-			if (agg_spec_parse(aggregate, &sp, why, sizeof why) < 0) {
-				fprintf(stderr, "iostrata run: --aggregate '%s': %s\n", aggregate, why);
-				return 2;
-			}
-		} else if (!strcmp(a, "--trace")) {
+			char why[200], q[256];
+			if (aggregate && agg_spec_parse(aggregate, &sp, why, sizeof why) < 0)
+				cli_bad(&o, "--aggregate %s: %s", cli_quote(q, sizeof q, aggregate), why);
+		} else if (cli_flag(&o, "--trace")) {
 			trace = 1;
-		} else if (!strcmp(a, "--trace-mb") && i + 1 < argc) {
-			char *end;
-			unsigned long v = strtoul(argv[++i], &end, 10);
-			if (*end || v < 1 || v > 65536) {
-				fprintf(stderr, "iostrata run: --trace-mb wants a size in MiB from 1 to 65536, not '%s'\n", argv[i]);
-				return 2;
-			}
+		} else if (cli_uint(&o, "--trace-mb", "a size in MiB", 1, 65536, &n)) {
+			snprintf(trace_mb, sizeof trace_mb, "%llu", (unsigned long long)n);
 			trace = 1;
-			trace_mb = argv[i];
-		} else if (a[0] == '-') {
-			usage();
-			return 2;
 		} else {
-			break;
+			return cli_help_or_unknown(&o, usage);
 		}
 	}
-	if (i >= argc) {
-		usage();
+	if (o.status)
+		return o.status;
+	if (k != CLI_ARG_OPERAND) {
+		usage(stderr);
 		return 2;
 	}
+	i = o.i;
 	char lib[CLI_PATH];
 	if (lib_path(lib, sizeof lib) < 0) {
 		fprintf(stderr, "iostrata run: cannot find libiostrata.so next to the iostrata binary (set IOSTRATA_LIB)\n");
@@ -494,6 +560,8 @@ int cmd_run(int argc, char **argv)
 	}
 	struct stat before;
 	int existed = stat(absout, &before) == 0;
+	if (existed && other_job(absout, job))
+		return 2;
 	int outdir_ok = mkdir_p(absout) == 0 && access(absout, W_OK | X_OK) == 0;
 	if (!outdir_ok) {
 		setenv("IOSTRATA_OUT_WARNED", "1", 1); /* one warning, not one per process */
@@ -514,7 +582,7 @@ int cmd_run(int argc, char **argv)
 	setenv("IOSTRATA_OUT", absout, 1);
 	setenv("IOSTRATA_JOB", job, 1);
 	setenv("IOSTRATA_TSC_HZ", hz, 1);
-	if (maxrec)
+	if (maxrec[0])
 		setenv("IOSTRATA_MAX_RECORDS", maxrec, 1);
 	if (excl[0])
 		setenv("IOSTRATA_EXCLUDE", excl, 1);
@@ -526,7 +594,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (trace) {
 		setenv("IOSTRATA_TRACE", "1", 1);
-		if (trace_mb)
+		if (trace_mb[0])
 			setenv("IOSTRATA_TRACE_MB", trace_mb, 1);
 		/* the kernel layer of a traced job records its events too (same clock, same tids) */
 		if (kernel)
@@ -612,6 +680,15 @@ int cmd_run(int argc, char **argv)
 	finish_killed(absout, pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	if (!existed && WIFEXITED(st) && (code == 127 || code == 126))
 		rmdir(absout); /* CMD never started: leave no empty job directory behind (fails if not empty) */
-	print_summary(absout, job, quiet);
+	print_summary(absout, job, argv[i], quiet);
+	if (aggregate && !quiet) {
+		struct agg_spec sp;
+		char why[200];
+		/* packed placement leaves the aggregated files short until unpack: never silently */
+		if (agg_spec_parse(aggregate, &sp, why, sizeof why) == 0 && sp.packed)
+			fprintf(stderr, "iostrata: placement=packed: what went through the shared buffer is in the pack "
+					"file%s of %s, not yet in the files; rebuild them with: iostrata unpack %s\n",
+				"s", sp.packdir[0] ? sp.packdir : absout, sp.packdir[0] ? sp.packdir : absout);
+	}
 	return code;
 }

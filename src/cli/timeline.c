@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/job.h"
 #include "analysis/timeline.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 
 static void usage(FILE *f)
 {
@@ -104,68 +106,33 @@ static int print_summary(FILE *f, const char *dir, const struct timeline *tl)
 	return 0;
 }
 
-/* The value of option opt at argv[*i]: "--opt VALUE" or "--opt=VALUE"; NULL when a is not opt. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt, int *missing)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(opt);
-	if (strncmp(a, opt, n))
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = 1;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 int cmd_timeline(int argc, char **argv)
 {
 	const char *dir = NULL, *perfetto = NULL, *csv = NULL, *otf2 = NULL;
-	int summary = 0, opts_done = 0, status = 0;
+	int summary = 0, status = 0;
 	char err[1024] = "";
+	struct cli_opts o;
+	enum cli_arg k;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int missing = 0;
-		if (opts_done || a[0] != '-' || !a[1]) {
+	cli_opts_init(&o, "timeline", argc, argv);
+	while ((k = cli_opts_next(&o)) != CLI_ARG_END) {
+		if (k == CLI_ARG_OPERAND) {
 			if (dir) {
-				fprintf(stderr, "iostrata timeline: one job directory only ('%s' and '%s')\n", dir, a);
-				return 2;
+				char q1[256], q2[256];
+				return cli_bad(&o, "one job directory only (%s and %s)", cli_quote(q1, sizeof q1, dir),
+					       cli_quote(q2, sizeof q2, o.arg));
 			}
-			dir = a;
-		} else if (!strcmp(a, "--")) {
-			opts_done = 1;
-		} else if ((v = opt_value(argc, argv, &i, "--perfetto", &missing)) || missing) {
-			if (!v || !v[0])
-				goto need_value;
-			perfetto = v;
-		} else if ((v = opt_value(argc, argv, &i, "--csv", &missing)) || missing) {
-			if (!v || !v[0])
-				goto need_value;
-			csv = v;
-		} else if ((v = opt_value(argc, argv, &i, "--otf2", &missing)) || missing) {
-			if (!v || !v[0])
-				goto need_value;
-			otf2 = v;
-		} else if (!strcmp(a, "--summary")) {
+			dir = o.arg;
+		} else if (cli_str(&o, "--perfetto", &perfetto) || cli_str(&o, "--csv", &csv) ||
+			   cli_str(&o, "--otf2", &otf2)) {
+		} else if (cli_flag(&o, "--summary")) {
 			summary = 1;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
 		} else {
-			fprintf(stderr, "iostrata timeline: unknown option '%s'\n", a);
-			usage(stderr);
-			return 2;
+			return cli_help_or_unknown(&o, usage);
 		}
-		continue;
-need_value:
-		fprintf(stderr, "iostrata timeline: %s needs a file name\n", a);
-		return 2;
 	}
+	if (o.status)
+		return o.status;
 	if (!dir) {
 		usage(stderr);
 		return 2;
@@ -175,17 +142,27 @@ need_value:
 		return 2;
 	}
 
-
-	struct timeline tl;
-	int rc = tl_build(dir, &tl, err, sizeof err);
+	struct ana_job job;
+	int rc = ana_job_load(&job, &dir, 1, ANA_JOB_TIMELINE | ANA_JOB_NO_PROFILE, err, sizeof err);
 	if (rc < 0) {
 		fprintf(stderr, "iostrata timeline: %s\n", err);
 		return rc == -ENOMEM ? 1 : 2;
 	}
-	if (tl.warning) {
+	if (!job.traced) {
+		/* nothing to order in time: no export, and say what to record */
+		fprintf(stderr, "iostrata timeline: %s: the job was recorded without --trace (and without "
+				"--kernel-events): no calls in order to put on a timeline; record it with `iostrata "
+				"run --trace [--kernel] -o DIR -- CMD`, or see its totals with `iostrata report %s`\n",
+			dir, dir);
+		ana_job_free(&job);
+		return 2;
+	}
+	const struct timeline tl = job.tl;
+	if (job.nunreadable + job.ndamaged || tl.warning) {
+		size_t bad = job.nunreadable + job.ndamaged;
 		fflush(stdout);
-		fprintf(stderr, "iostrata timeline: %s%s; what could be read is exported\n", tl.warning,
-			tl.nwarnings > 1 ? " (and more damage after it)" : "");
+		fprintf(stderr, "iostrata timeline: %s%s; what could be read is exported\n",
+			bad ? job.first_problem : tl.warning, bad > 1 || tl.nwarnings > 1 ? " (and more damage after it)" : "");
 		status = 1;
 	}
 	if (perfetto && tl_export_perfetto(&tl, perfetto, err, sizeof err) < 0) {
@@ -222,7 +199,7 @@ need_value:
 			status = 1;
 		}
 	}
-	tl_free(&tl);
+	ana_job_free(&job);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "iostrata timeline: cannot write to stdout: %s\n", strerror(errno));
 		status = 1;

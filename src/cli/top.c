@@ -5,7 +5,6 @@
  * and prints rates from the difference of two readings. There is no IPC with the programs:
  * a user sees the live directories they own, root sees every user's.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/json.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "iostrata/reader.h"
 
 #define TOP_MAX_PROCS 512
@@ -46,15 +47,16 @@ static uint64_t meta_of(const uint64_t *c)
 	       c[LOG_C_RENAMES] + c[LOG_C_DUPS] + c[LOG_C_MMAPS] + c[LOG_C_META_OTHER];
 }
 
-static void sample_file(const char *path, struct top_sample *s)
+static int sample_file(const char *path, void *arg)
 {
+	struct top_sample *s = arg;
 	struct log_file lf;
 	char err[512];
 	if (s->n >= TOP_MAX_PROCS || log_file_read(path, &lf, err, sizeof err) < 0)
-		return;
-	if (!lf.live || !cli_process_alive(lf.hdr.pid, lf.hdr.proc_start_ticks)) {
+		return 0;
+	if (!lf.live || !log_live_alive(lf.hdr.pid, lf.hdr.proc_start_ticks)) {
 		log_file_free(&lf);
-		return;
+		return 0;
 	}
 	struct top_proc *p = &s->p[s->n++];
 	memset(p, 0, sizeof *p);
@@ -83,28 +85,16 @@ static void sample_file(const char *path, struct top_sample *s)
 		f->meta = meta_of(c);
 	}
 	log_file_free(&lf);
+	return 0;
 }
 
 static void take_sample(struct top_sample *s)
 {
-	char dirs[16][CLI_PATH];
-	int nd = cli_live_dirs(dirs, 16);
+	char dirs[16][LOG_LIVE_PATH];
+	int nd = log_live_dirs(dirs, 16);
 	s->n = 0;
-	for (int k = 0; k < nd; k++) {
-		DIR *d = opendir(dirs[k]);
-		if (!d)
-			continue;
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			size_t l = strlen(de->d_name);
-			if (l <= 5 || strcmp(de->d_name + l - 5, ".iost"))
-				continue;
-			char p[CLI_PATH];
-			snprintf(p, sizeof p, "%s/%s", dirs[k], de->d_name);
-			sample_file(p, s);
-		}
-		closedir(d);
-	}
+	for (int k = 0; k < nd; k++)
+		log_live_scan(dirs[k], LOG_LIVE_IN_LIVEDIR, sample_file, s);
 }
 
 static void free_sample(struct top_sample *s)
@@ -185,47 +175,58 @@ static void show(const struct top_sample *prev, struct top_sample *cur, double d
 	fflush(stdout);
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
-/* One JSON line per interval: cumulative exact totals and the rates of the interval. */
+/* One JSON line per interval: cumulative exact totals and the rates of the interval. Strings go
+ * through the one JSON escaper (analysis/json.c) like every other output. */
 static void show_json(const struct top_sample *prev, const struct top_sample *cur, double dt)
 {
-	printf("{\"time\":%lld,\"interval\":%.3f,\"processes\":[", (long long)time(NULL), dt);
+	struct ana_jw w = {.f = stdout, .flat = 1};
+	ana_jw_open(&w, NULL, '{');
+	ana_jw_i64(&w, "time", (int64_t)time(NULL));
+	ana_jw_double(&w, "interval", dt);
+	ana_jw_open(&w, "processes", '[');
 	for (int i = 0; i < cur->n; i++) {
 		const struct top_proc *p = &cur->p[i], *q = find_proc(prev, p);
-		printf("%s{\"pid\":%d,\"rank\":%d,\"exe\":", i ? "," : "", p->pid, p->rank);
-		json_str(p->exe);
-		printf(",\"job\":");
-		json_str(p->job);
-		printf(",\"bytes_read\":%llu,\"bytes_written\":%llu,\"ops\":%llu,\"meta_ops\":%llu,"
-		       "\"io_ns\":%llu,\"read_rate\":%.1f,\"write_rate\":%.1f,\"files\":[",
-		       (unsigned long long)p->rd, (unsigned long long)p->wr, (unsigned long long)p->ops,
-		       (unsigned long long)p->meta, (unsigned long long)p->iotime,
-		       q ? (double)(p->rd - q->rd) / dt : 0.0, q ? (double)(p->wr - q->wr) / dt : 0.0);
+		ana_jw_open(&w, NULL, '{');
+		ana_jw_i64(&w, "pid", p->pid);
+		ana_jw_i64(&w, "rank", p->rank);
+		ana_jw_str(&w, "exe", p->exe);
+		ana_jw_str(&w, "job", p->job);
+		ana_jw_u64(&w, "bytes_read", p->rd);
+		ana_jw_u64(&w, "bytes_written", p->wr);
+		ana_jw_u64(&w, "ops", p->ops);
+		ana_jw_u64(&w, "meta_ops", p->meta);
+		ana_jw_u64(&w, "io_ns", p->iotime);
+		ana_jw_double(&w, "read_rate", q ? (double)(p->rd - q->rd) / dt : 0.0);
+		ana_jw_double(&w, "write_rate", q ? (double)(p->wr - q->wr) / dt : 0.0);
+		ana_jw_open(&w, "files", '[');
 		for (int k = 0; k < p->nfiles; k++) {
 			const struct top_file *f = &p->files[k];
-			printf("%s{\"path\":", k ? "," : "");
-			json_str(f->path);
-			printf(",\"bytes_read\":%llu,\"bytes_written\":%llu,\"ops\":%llu,\"meta_ops\":%llu}",
-			       (unsigned long long)f->rd, (unsigned long long)f->wr, (unsigned long long)f->ops,
-			       (unsigned long long)f->meta);
+			ana_jw_open(&w, NULL, '{');
+			ana_jw_str(&w, "path", f->path);
+			ana_jw_u64(&w, "bytes_read", f->rd);
+			ana_jw_u64(&w, "bytes_written", f->wr);
+			ana_jw_u64(&w, "ops", f->ops);
+			ana_jw_u64(&w, "meta_ops", f->meta);
+			ana_jw_close(&w, '}');
 		}
-		printf("]}");
+		ana_jw_close(&w, ']');
+		ana_jw_close(&w, '}');
 	}
-	printf("]}\n");
+	ana_jw_close(&w, ']');
+	ana_jw_close(&w, '}');
+	fputc('\n', stdout);
 	fflush(stdout);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: iostrata top [-d SECONDS] [-n COUNT] [-b] [--json] [--files N]\n"
+		   "  live view of the processes under capture on this node (yours; root sees everyone's)\n"
+		   "  -d SECONDS   interval, 0.001 to 86400 (default 1)\n"
+		   "  -n COUNT     stop after COUNT intervals (default: until interrupted)\n"
+		   "  -b           batch mode: append, do not redraw (the default when stdout is no terminal)\n"
+		   "  --json       one JSON object per interval\n"
+		   "  --files N    busiest files shown per process, 0 to 1000 (default 3)\n");
 }
 
 int cmd_top(int argc, char **argv)
@@ -233,26 +234,29 @@ int cmd_top(int argc, char **argv)
 	double delay = 1.0;
 	long count = -1;
 	int batch = !isatty(1), nfiles = 3, json = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-d") && i + 1 < argc)
-			delay = atof(argv[++i]);
-		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
-			count = atol(argv[++i]);
-		else if (!strcmp(argv[i], "-b"))
+	struct cli_opts o;
+	enum cli_arg k;
+	uint64_t n;
+	char q[256];
+	cli_opts_init(&o, "top", argc, argv);
+	while ((k = cli_opts_next(&o)) != CLI_ARG_END) {
+		if (k == CLI_ARG_OPERAND) {
+			cli_bad(&o, "unexpected argument %s (top takes options only)", cli_quote(q, sizeof q, o.arg));
+		} else if (cli_seconds(&o, "-d", 0.001, 86400, &delay)) {
+		} else if (cli_uint(&o, "-n", "a count", 1, 1000000000, &n)) {
+			count = (long)n;
+		} else if (cli_flag(&o, "-b")) {
 			batch = 1;
-		else if (!strcmp(argv[i], "--json"))
+		} else if (cli_flag(&o, "--json")) {
 			json = 1;
-		else if (!strcmp(argv[i], "--files") && i + 1 < argc)
-			nfiles = atoi(argv[++i]);
-		else {
-			fprintf(stderr, "usage: iostrata top [-d SECONDS] [-n COUNT] [-b] [--json] [--files N]\n");
-			return 2;
+		} else if (cli_uint(&o, "--files", "a count", 0, 1000, &n)) {
+			nfiles = (int)n;
+		} else {
+			return cli_help_or_unknown(&o, usage);
 		}
 	}
-	if (delay <= 0 || count == 0) {
-		fprintf(stderr, "iostrata top: -d must be > 0 and -n >= 1\n");
-		return 2;
-	}
+	if (o.status)
+		return o.status;
 	static struct top_sample a, b;
 	struct top_sample *prev = &a, *cur = &b;
 	take_sample(prev);

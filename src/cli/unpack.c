@@ -23,6 +23,7 @@
 
 #include "capture/agg_pack.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 
 struct rec {
 	const struct agg_pack_rec *h;
@@ -248,19 +249,31 @@ static int apply(struct pathset *ps, int fd, const char *data, uint64_t off, uin
 	return 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: iostrata unpack [--check] DIR|PACKFILE...\n"
+		   "  write every chunk of the pack files (placement=packed) back into its file; nothing is\n"
+		   "  written unless every pack file is whole\n"
+		   "  DIR        every *.pack in it\n"
+		   "  --check    check the pack files only, write nothing\n");
+}
+
 int cmd_unpack(int argc, char **argv)
 {
 	int check = 0, nfiles = 0, bad = 0;
 	char **files = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--check")) {
-			check = 1;
-			continue;
+	struct cli_opts o;
+	enum cli_arg k;
+	cli_opts_init(&o, "unpack", argc, argv);
+	while ((k = cli_opts_next(&o)) != CLI_ARG_END) {
+		if (k == CLI_ARG_OPTION) {
+			if (cli_flag(&o, "--check")) {
+				check = 1;
+				continue;
+			}
+			return cli_help_or_unknown(&o, usage);
 		}
-		if (argv[i][0] == '-') {
-			fprintf(stderr, "iostrata unpack: unknown option '%s'\nusage: iostrata unpack [--check] DIR|PACKFILE...\n", argv[i]);
-			return 2;
-		}
+		int i = o.i;
 		struct stat st;
 		if (stat(argv[i], &st) < 0) {
 			fprintf(stderr, "iostrata unpack: %s: %s\n", argv[i], strerror(errno));
@@ -286,7 +299,7 @@ int cmd_unpack(int argc, char **argv)
 		}
 	}
 	if (!nfiles) {
-		fprintf(stderr, "iostrata unpack: no pack files (*.pack) given or found\nusage: iostrata unpack [--check] DIR|PACKFILE...\n");
+		fprintf(stderr, "iostrata unpack: no pack files (*.pack) given or found\n");
 		return 2;
 	}
 	for (int i = 0; i < nfiles; i++)

@@ -4,9 +4,11 @@
  * library, the mount monitor): version, sizes and the STRINGS and RECORDS sections of the layout
  * header | strings | records. The caller fills in who it is (pid, host, times ...) and sets the
  * magic last. No allocation, no system call: the capture library calls it at start-up.
- * Also their start-up helpers: the live directory's checks and the process's start time. These
- * make system calls only through the functions they are given (the capture library passes its
- * unwrapped ones, so its own wrappers never see them).
+ * Also their start-up helpers: the live directory's checks and the process's start time (from
+ * the text of /proc/PID/stat the caller read, through sys/procstat.h's header-only parser).
+ * These make system calls only through the functions they are given (the capture library passes
+ * its unwrapped ones, so its own wrappers never see them). Finding, checking and recovering other
+ * processes' live logs is livelog.h's.
  */
 #ifndef IOSTRATA_LOG_LIVE_H
 #define IOSTRATA_LOG_LIVE_H
@@ -15,10 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "iostrata/format.h"
+#include "sys/procstat.h"
 
 static inline void log_live_header_init(struct log_header *h, uint32_t max_records, uint32_t string_cap,
 					size_t rec_off)
@@ -71,39 +75,14 @@ static inline int log_live_dir_check(const char *dir, int (*mk)(const char *, mo
 	return 0;
 }
 
-/* The closing ')' of the comm field (2) of /proc/PID/stat's text, which may hold spaces and
- * parentheses itself; NULL when there is none. */
-static inline const char *log_proc_comm_end(const char *stat)
-{
-	const char *p = NULL;
-	for (const char *q = stat; *q; q++)
-		if (*q == ')')
-			p = q;
-	return p;
-}
-
-/* The process's state letter (field 3 of /proc/PID/stat: R, S, D, Z, X ...) from that file's
- * text; 0 when it is not there. */
-static inline char log_proc_state(const char *stat)
-{
-	const char *p = log_proc_comm_end(stat);
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
-/* The process's start time in clock ticks (field 22 of /proc/PID/stat) from that file's text; 0
- * when it is not there. */
+/* The process's start time in clock ticks (field 22 of /proc/PID/stat) from that file's text,
+ * for the header's proc_start_ticks; 0 when the text does not hold it. */
 static inline uint64_t log_proc_starttime(const char *stat)
 {
-	const char *p = log_proc_comm_end(stat);
-	if (!p)
+	struct sys_proc_stat st;
+	if (sys_proc_stat_parse(stat, strlen(stat), &st) < 0 || st.nfields < SYS_PROC_F_STARTTIME)
 		return 0;
-	for (int field = 2; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	uint64_t v = 0;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	return v;
+	return st.starttime;
 }
 
 #endif

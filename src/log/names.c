@@ -3,8 +3,8 @@
  * Names and labels of the log format: the counter tables generated from the LOG_COUNTERS X-macro
  * (upper-case names, lower-case keys, one-line meanings, kinds), layer names and histogram bucket
  * labels. Every tool prints counters through these, so a counter is listed in exactly one place,
- * the X-macro in format.h. This file does no I/O and holds no state beyond the key table, which
- * is filled once.
+ * the X-macro in format.h, and the test telling a descriptor's pseudo-name from a path. This file
+ * does no I/O and holds no state beyond the key table, which is filled once.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -98,6 +98,21 @@ int log_layer_from_name(const char *name)
 		if (!strcasecmp(name, layer_names[l]))
 			return (int)l;
 	return -EINVAL;
+}
+
+int log_path_is_pseudo(const char *path)
+{
+	if (!path)
+		return 0;
+	if (!strcmp(path, "<STDIN>") || !strcmp(path, "<STDOUT>") || !strcmp(path, "<STDERR>"))
+		return 1;
+	if (!strncmp(path, "/memfd:", 7))
+		return 1;
+	/* /proc/PID/fd shows an object without a path as TYPE:[ID] or anon_inode:NAME */
+	const char *p = path;
+	while ((*p >= 'a' && *p <= 'z') || *p == '_')
+		p++;
+	return p > path && *p == ':';
 }
 
 /* "1K", "512M": a power of two of at least 1 KiB with a binary unit. */

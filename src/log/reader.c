@@ -26,7 +26,6 @@
 #include "log/trace.h"
 #include "log/zstd.h"
 
-#define LOG_ARGC_MAX 4096     /* more arguments than this means a corrupt header, not a program */
 #define LOG_CALIB_RETRIES 100 /* re-reads of a calibration pair caught mid-update */
 
 static void set_err(char *err, size_t errlen, const char *name, const char *fmt, ...)
@@ -322,15 +321,14 @@ static int check_header(const struct log_header *h, size_t size, const char *nam
 		set_err(err, errlen, name, "unknown clock kind %u", h->clock_kind);
 		return -EINVAL;
 	}
-	if (h->argc > LOG_ARGC_MAX) {
-		set_err(err, errlen, name, "argc %u is implausible (more than %u)", h->argc, LOG_ARGC_MAX);
-		return -EINVAL;
-	}
 	return 0;
 }
 
-/* Header string offsets and argv, checked against the private string copy. */
-static int check_header_strings(const struct log_header *h, const char *strings, uint32_t used,
+/* Header string offsets and argv, checked against the private string copy. The arguments'
+ * offsets go to *args (argc of them) so that log_file_arg finds any of them at once: a process
+ * may have hundreds of thousands. argc_total, the program's own count, is set to argc when the
+ * writer left it 0 (older logs, writers that store every argument). */
+static int check_header_strings(struct log_header *h, const char *strings, uint32_t used, uint32_t **args,
 				const char *name, char *err, size_t errlen)
 {
 	const struct {
@@ -342,12 +340,35 @@ static int check_header_strings(const struct log_header *h, const char *strings,
 	};
 	uint32_t pos;
 
+	*args = NULL;
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
 		if (fields[i].off >= used) {
 			set_err(err, errlen, name, "header field %s: string offset %u beyond the %u string bytes in use",
 				fields[i].field, fields[i].off, used);
 			return -EINVAL;
 		}
+	}
+	/* Every argument takes at least its NUL: argc is never trusted beyond the bytes there are. */
+	if (h->argc > used - h->argv) {
+		set_err(err, errlen, name, "argc %u: more arguments than the %u string bytes after argv can hold",
+			h->argc, used - h->argv);
+		return -EINVAL;
+	}
+	if (h->argc_total == 0)
+		h->argc_total = h->argc;
+	if (h->argc_total < h->argc) {
+		set_err(err, errlen, name, "argc_total %u is less than the %u arguments stored", h->argc_total,
+			h->argc);
+		return -EINVAL;
+	}
+	if (h->argc_total > h->argc)
+		h->flags |= LOG_F_ARGV_CUT;
+	else
+		h->flags &= ~(uint32_t)LOG_F_ARGV_CUT;
+	*args = malloc(((size_t)h->argc + 1) * sizeof **args);
+	if (!*args) {
+		set_err(err, errlen, name, "out of memory");
+		return -ENOMEM;
 	}
 	/* Each argument must end with its own NUL inside the used bytes; the NUL the reader adds
 	 * after them does not count, so log_file_arg never walks past the section. */
@@ -357,8 +378,11 @@ static int check_header_strings(const struct log_header *h, const char *strings,
 
 		if (!nul) {
 			set_err(err, errlen, name, "argv[%u] runs off the end of the string section", i);
+			free(*args);
+			*args = NULL;
 			return -EINVAL;
 		}
+		(*args)[i] = pos;
 		pos = (uint32_t)(nul - strings) + 1;
 	}
 	return 0;
@@ -840,7 +864,7 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 	out->strings[used] = '\0';
 	out->strings_size = used;
 
-	rc = check_header_strings(&h, out->strings, used, name, err, errlen);
+	rc = check_header_strings(&h, out->strings, used, &out->args, name, err, errlen);
 	if (rc)
 		goto fail;
 	for (uint32_t i = 0; i < out->nrecords; i++) {
@@ -991,12 +1015,23 @@ void log_file_free(struct log_file *lf)
 		return;
 	free(lf->path);
 	free(lf->strings);
+	free(lf->args);
 	free(lf->records);
 	free(lf->events);
 	free(lf->trace);
 	free(lf->trace_threads);
 	free(lf->warning);
 	memset(lf, 0, sizeof *lf);
+}
+
+uint64_t log_file_last_ns(const struct log_file *lf)
+{
+	uint64_t t = lf->hdr.start_ns;
+	for (uint32_t i = 0; i < lf->nrecords; i++)
+		for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+			if (log_counter_kinds[c] == LOG_K_LAST && lf->records[i].counters[c] > t)
+				t = lf->records[i].counters[c];
+	return t;
 }
 
 const char *log_file_string(const struct log_file *lf, uint32_t off)
@@ -1012,6 +1047,9 @@ const char *log_file_arg(const struct log_file *lf, uint32_t i)
 
 	if (!lf || !lf->strings || i >= lf->hdr.argc)
 		return NULL;
+	if (lf->args)
+		return lf->args[i] < lf->strings_size ? lf->strings + lf->args[i] : NULL;
+	/* a log_file made by hand (tests, tools), not by the parser: walk the strings */
 	pos = lf->hdr.argv;
 	for (uint32_t k = 0; k < i; k++) {
 		if (pos >= lf->strings_size)

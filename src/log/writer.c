@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The final-log writer (see writer.h). Layout of what it writes: the 4 KiB header, the used
- * records, then the used string bytes. Records are copied before the string count is read:
- * a record is published only after its path is in the string section, so every record copied
- * finds its path inside the strings written after it, even while other threads still run.
+ * records, then the used string bytes, each compressed with zstd when it can be loaded (the
+ * section flag LOG_SEC_F_ZSTD says so; readers read both forms). Records are copied before the
+ * string count is read: a record is published only after its path is in the string section, so
+ * every record copied finds its path inside the strings written after it, even while other
+ * threads still run.
  */
 #include "log/writer.h"
 
@@ -16,7 +18,7 @@
 
 #include "log/zstd.h"
 
-static int write_all(int fd, const void *buf, size_t n)
+int log_write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;
 	while (n) {
@@ -39,11 +41,6 @@ static const struct log_section *find_section(const struct log_header *h, uint32
 	return NULL;
 }
 
-int log_write_final(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
-		    uint32_t add_flags, char *err, size_t errlen)
-{
-	return log_write_final_events(map, size, hdr_patch, dst, add_flags, -1, 0, err, errlen);
-}
 
 /* Copy n bytes from the start of fd into out. */
 static int copy_fd(int out, int fd, uint64_t n)
@@ -57,7 +54,7 @@ static int copy_fd(int out, int fd, uint64_t n)
 			continue;
 		if (r <= 0)
 			return r < 0 ? -errno : -EIO;
-		int w = write_all(out, buf, (size_t)r);
+		int w = log_write_all(out, buf, (size_t)r);
 		if (w < 0)
 			return w;
 		off += (uint64_t)r;
@@ -77,7 +74,7 @@ static void *map_buf(size_t n)
  * be loaded. Buffers are mapped, not malloc'ed: this runs on the capture library's exit path.
  * *out is left zeroed when the source has no trace. 0 or -errno.
  */
-static int write_trace(int fd, const void *map, size_t size, const struct log_header *h, uint64_t at,
+static int write_trace(int fd, const void *map, size_t size, const struct log_header *h, uint64_t at, int zok,
 		       struct log_section *out)
 {
 	const struct log_header *live = map;
@@ -87,7 +84,7 @@ static int write_trace(int fd, const void *map, size_t size, const struct log_he
 		return 0;
 	const unsigned char *base = (const unsigned char *)map + st->offset;
 	if (st->flags & LOG_SEC_F_PACKED) { /* already final: copied as it is */
-		int r = write_all(fd, base, st->size);
+		int r = log_write_all(fd, base, st->size);
 		if (r == 0)
 			*out = (struct log_section){LOG_SEC_TRACE, st->flags, at, st->size, st->count};
 		return r;
@@ -136,7 +133,7 @@ static int write_trace(int fd, const void *map, size_t size, const struct log_he
 	uint64_t len = pos;
 	unsigned char *z = NULL;
 	size_t zcap = 0;
-	if (pos && log_zstd_load(NULL, 0) == 0 && (zcap = log_zstd_bound(pos)) && (z = map_buf(zcap))) {
+	if (pos && zok && (zcap = log_zstd_bound(pos)) && (z = map_buf(zcap))) {
 		size_t c = log_zstd_compress(z, zcap, buf, pos);
 		if (c) {
 			src = z;
@@ -144,7 +141,7 @@ static int write_trace(int fd, const void *map, size_t size, const struct log_he
 			flags |= LOG_SEC_F_ZSTD;
 		}
 	}
-	int r = write_all(fd, src, len);
+	int r = log_write_all(fd, src, len);
 	if (r == 0)
 		*out = (struct log_section){LOG_SEC_TRACE, flags, at, len, nb};
 	if (z)
@@ -166,17 +163,19 @@ static int write_section(int fd, const void *src, uint64_t n, int z, uint64_t *l
 	if (c) {
 		*len = c;
 		*flags = LOG_SEC_F_ZSTD;
-		r = write_all(fd, buf, c);
+		r = log_write_all(fd, buf, c);
 	} else {
-		r = write_all(fd, src, n);
+		r = log_write_all(fd, src, n);
 	}
 	if (buf)
 		munmap(buf, cap);
 	return r;
 }
 
-int log_write_final_events(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
-			   uint32_t add_flags, int events_fd, uint64_t nevents, char *err, size_t errlen)
+/* may_load: zstd may be loaded here (dlopen: not async-signal-safe); else it is used only when
+ * some earlier call loaded it. */
+static int write_final(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
+		       uint32_t add_flags, int events_fd, uint64_t nevents, int may_load, char *err, size_t errlen)
 {
 	const struct log_header *live = map;
 	struct log_header h;
@@ -212,22 +211,28 @@ int log_write_final_events(const void *map, size_t size, const struct log_header
 		snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(-r));
 		return r;
 	}
-	/* A traced process's log is compressed as a whole (its records are mostly zeros): the
-	 * records and strings too, not only the trace. */
-	int z = find_section(&h, LOG_SEC_TRACE) != NULL && log_zstd_load(NULL, 0) == 0;
+	/* Records are mostly zeros (a 1920-byte record of a file read once holds a dozen non-zero
+	 * words): compressed, a process's log shrinks from ~20 KiB to ~5 KiB, most of it the
+	 * header, which stays plain so that every reader finds the section table at once. */
+	int z = may_load ? log_zstd_load(NULL, 0) == 0 : log_zstd_loaded();
 	uint64_t recs_bytes = (uint64_t)n * sizeof(struct log_record), recs_len, str_len;
 	uint32_t recs_flags = 0, str_flags = 0;
 	if (lseek(fd, LOG_HEADER_SIZE, SEEK_SET) < 0 ||
 	    (r = write_section(fd, (const char *)map + rec_off, recs_bytes, z, &recs_len, &recs_flags)) < 0)
+		goto err;
+	/* Sections stay 8-byte aligned (the events are read as 8-byte words): a compressed one is
+	 * followed by zeros up to the next multiple of 8. */
+	static const char zeros[8];
+	uint32_t recs_pad = (8 - recs_len % 8) % 8;
+	if (recs_pad && (r = log_write_all(fd, zeros, recs_pad)) < 0)
 		goto err;
 	uint32_t used = __atomic_load_n(&live->string_used, __ATOMIC_ACQUIRE);
 	if (used > str_cap)
 		used = (uint32_t)str_cap;
 	if ((r = write_section(fd, (const char *)map + str_off, used, z, &str_len, &str_flags)) < 0)
 		goto err;
-	static const char zeros[8];
 	uint32_t pad = (8 - str_len % 8) % 8;
-	if (pad && (r = write_all(fd, zeros, pad)) < 0)
+	if (pad && (r = log_write_all(fd, zeros, pad)) < 0)
 		goto err;
 
 	h.flags = (h.flags | add_flags) & ~(uint32_t)LOG_F_LIVE;
@@ -236,10 +241,10 @@ int log_write_final_events(const void *map, size_t size, const struct log_header
 	h.string_used = used;
 	memset(h.sections, 0, sizeof h.sections);
 	h.sections[0] = (struct log_section){LOG_SEC_RECORDS, recs_flags, LOG_HEADER_SIZE, recs_len, n};
-	h.sections[1] = (struct log_section){LOG_SEC_STRINGS, str_flags, LOG_HEADER_SIZE + recs_len,
+	h.sections[1] = (struct log_section){LOG_SEC_STRINGS, str_flags, LOG_HEADER_SIZE + recs_len + recs_pad,
 					     str_flags ? str_len : used + pad, used};
 	h.nsections = 2;
-	uint64_t end = LOG_HEADER_SIZE + recs_len + str_len + pad;
+	uint64_t end = LOG_HEADER_SIZE + recs_len + recs_pad + str_len + pad;
 	if (events_fd >= 0) {
 		uint64_t ev_bytes = nevents * sizeof(struct log_event);
 		if ((r = copy_fd(fd, events_fd, ev_bytes)) < 0)
@@ -249,7 +254,7 @@ int log_write_final_events(const void *map, size_t size, const struct log_header
 	}
 	uint64_t at = end + h.sections[2].size;
 	struct log_section trace;
-	if ((r = write_trace(fd, map, size, hdr_patch ? hdr_patch : live, at, &trace)) < 0)
+	if ((r = write_trace(fd, map, size, hdr_patch ? hdr_patch : live, at, z, &trace)) < 0)
 		goto err;
 	if (trace.kind) {
 		h.sections[h.nsections++] = trace;
@@ -276,4 +281,22 @@ err:
 		close(fd);
 	unlink(tmp);
 	return r;
+}
+
+int log_write_final(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
+		    uint32_t add_flags, char *err, size_t errlen)
+{
+	return write_final(map, size, hdr_patch, dst, add_flags, -1, 0, 1, err, errlen);
+}
+
+int log_write_final_events(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
+			   uint32_t add_flags, int events_fd, uint64_t nevents, char *err, size_t errlen)
+{
+	return write_final(map, size, hdr_patch, dst, add_flags, events_fd, nevents, 1, err, errlen);
+}
+
+int log_write_final_signal_safe(const void *map, size_t size, const struct log_header *hdr_patch, const char *dst,
+				uint32_t add_flags, char *err, size_t errlen)
+{
+	return write_final(map, size, hdr_patch, dst, add_flags, -1, 0, 0, err, errlen);
 }

@@ -15,6 +15,9 @@
 int log_zstd_load(char *err, size_t errlen);
 #define LOG_ZSTD_FRAME (1u << 16) /* input bytes per frame: what a damaged byte can cost */
 
+/* 1 when zstd is loaded (log_zstd_load succeeded before); never loads it: async-signal-safe. */
+int log_zstd_loaded(void);
+
 /* Bytes dst needs to hold the compression of n bytes (0 when zstd is not loaded). */
 size_t log_zstd_bound(size_t n);
 /* Compress n bytes at src into dst (cap bytes) as frames of LOG_ZSTD_FRAME input bytes each; the
@@ -24,5 +27,9 @@ size_t log_zstd_compress(void *dst, size_t cap, const void *src, size_t n);
  * is damaged or cut short (*out then holds what the frames before it gave, err says where);
  * -1 when zstd cannot be loaded. */
 int log_zstd_decompress(const void *src, size_t n, void **out, size_t *outlen, char *err, size_t errlen);
+/* Decompress the frames at src into dst, which they must fill exactly (len bytes): 0, or -1 with
+ * err saying what is wrong (zstd missing, a damaged frame, a failed checksum, another size). It
+ * never writes past dst + len, whatever the frames claim. */
+int log_zstd_decompress_exact(const void *src, size_t n, void *dst, size_t len, char *err, size_t errlen);
 
 #endif

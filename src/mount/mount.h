@@ -27,6 +27,7 @@ struct mnt_options {
 	int quiet;
 	int keep_sigint;       /* leave SIGINT as it is (run --mount: the terminal's Ctrl-C is the command's) */
 	int ready_fd;          /* >= 0: one byte written there once the mount serves (then closed) */
+	int detach;            /* once the mount serves, stdin/stdout/stderr to /dev/null (mount --background) */
 	const char *ready_path; /* when not NULL: created once the mount serves */
 };
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "mount/mount.h"
+#include "sys/mountinfo.h"
 
 #ifndef FUSE_DIRECT_IO_ALLOW_MMAP
 #define FUSE_DIRECT_IO_ALLOW_MMAP (1ULL << 36)
@@ -79,45 +80,18 @@ int mnt_check_target(const char *mnt, char *err, size_t errlen)
 	return 0;
 }
 
-/* mountinfo escapes blanks, tabs, newlines and backslashes as \ooo. */
-static void unescape(char *s)
-{
-	char *o = s;
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = 0;
-}
-
 int mnt_find(const char *mnt, char *src, size_t srclen)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	char line[3 * MNT_PATH_MAX];
-	int found = 0;
-	/* the last matching line is the mount on top */
-	while (fgets(line, sizeof line, f)) {
-		char *sep = strstr(line, " - ");
-		if (!sep)
-			continue;
-		char point[MNT_PATH_MAX], type[64], source[MNT_PATH_MAX];
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 || sscanf(sep + 3, "%63s %4095s", type, source) != 2)
-			continue;
-		unescape(point);
-		unescape(source);
-		if (strcmp(point, mnt))
-			continue;
-		found = !strcmp(type, "fuse.iostrata");
-		if (found)
-			snprintf(src, srclen, "%s", source);
-	}
-	fclose(f);
+	struct sys_mounts mounts;
+	int r = sys_mountinfo_load(NULL, &mounts);
+	if (r < 0)
+		return r;
+	/* the mount on top at mnt: one under it is hidden and cannot be ours to unmount */
+	const struct sys_mount *m = sys_mount_by_point(&mounts, mnt);
+	int found = m && !strcmp(m->fstype, "fuse.iostrata");
+	if (found)
+		snprintf(src, srclen, "%s", m->source);
+	sys_mounts_free(&mounts);
 	return found;
 }
 
@@ -127,6 +101,7 @@ static struct {
 	uint64_t init_unique;  /* the kernel's INIT request, 0 before it */
 	int allow_mmap;        /* the kernel offered FUSE_DIRECT_IO_ALLOW_MMAP */
 	int ready_fd;
+	int detach;
 	const char *ready_path;
 	struct mnt_fs *fs;
 	int quiet;
@@ -147,6 +122,23 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 		}
 	}
 	return n < 0 ? -errno : n;
+}
+
+/* A monitor in the background lets go of the caller's terminal or pipe, as daemons do: before
+ * it says it is ready, so that once `iostrata mount --background` returns no descriptor of its
+ * caller is held (`iostrata mount --background SRC MNT | tail` ends). What it would say later goes
+ * nowhere; the log records how it ended. */
+static void detach_stdio(void)
+{
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul < 0)
+		return;
+	fflush(NULL);
+	for (int fd = 0; fd <= 2; fd++)
+		if (fd != nul)
+			dup2(nul, fd);
+	if (nul > 2)
+		close(nul);
 }
 
 static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -170,6 +162,8 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	int e = errno;
 	if (init) {
 		io_state.init_unique = UINT64_MAX; /* done: no other reply can match */
+		if (io_state.detach)
+			detach_stdio();
 		if (io_state.ready_fd >= 0) {
 			char c = 'r';
 			if (write(io_state.ready_fd, &c, 1) < 0) {
@@ -231,6 +225,7 @@ int mnt_serve(const struct mnt_options *o)
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	io_state.fs = &fs;
 	io_state.ready_fd = o->ready_fd;
+	io_state.detach = o->detach;
 	io_state.ready_path = o->ready_path;
 	io_state.quiet = o->quiet;
 	f = fuse_new(&args, mnt_operations(), sizeof(struct fuse_operations), &fs);

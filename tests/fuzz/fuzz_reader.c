@@ -40,6 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (log_file_arg(&lf, lf.hdr.argc))
 		__builtin_trap();
+	/* argc_total is the program's count: never below what is stored, and the flag says so */
+	if (lf.hdr.argc_total < lf.hdr.argc || !(lf.hdr.flags & LOG_F_ARGV_CUT) != !(lf.hdr.argc_total > lf.hdr.argc))
+		__builtin_trap();
 	for (uint32_t i = 0; i < lf.nrecords; i++) {
 		const struct log_record *r = &lf.records[i];
 

@@ -60,14 +60,14 @@ read -r small cover th < <("$IOSTRATA" dump --json "$(ls "$T/advjob"/*.iost)" | 
 	| ([range(12; 21)] | map(. as $b | {b: $b, c: ([range(0; $b + 1)] | map($h[.]) | add)}) | map(select(.c >= 0.9 * $w)) | first) as $t
 	| "\($s * 1000 / $w | round / 10) \($t.c * 1000 / $w | round / 10) \(if $t.b == 20 then "1M" else "\(pow(2; $t.b - 10))K" end)"')
 eq "advice: the aggregate_writes insight for the checkpoint file" \
-	"$small% of the 1,000 writes to $f are under 64 KiB: aggregate them (iostrata run --aggregate '$f:threshold=$th'); writes under $th are $cover% of them (by the size histogram)." \
-	"$("$IOSTRATA" report --json "$T/advjob" | jq -r '.insights[] | select(.id == "aggregate_writes") | .text')"
-eq "advice: not given for an aggregated file" "" "$("$IOSTRATA" report --json "$T/job1" | jq -r '.insights[] | select(.id == "aggregate_writes") | .text')"
+	"$small% of the 1,000 writes to $f are under 64 KiB; writes under $th are $cover% of them (by the size histogram). aggregate them: iostrata run --aggregate '$f:threshold=$th'." \
+	"$("$IOSTRATA" report --json "$T/advjob" | jq -r '.findings[] | select(.id == "aggregate_writes") | .text + " " + .recommendation')"
+eq "advice: not given for an aggregated file" "" "$("$IOSTRATA" report --json "$T/job1" | jq -r '.findings[] | select(.id == "aggregate_writes") | .text')"
 read -r sm md di iw < <("$IOSTRATA" report --json "$T/job1" | jq -r '[.files[] | select(.layer == "posix") | .counters] |
 	"\(map(.agg_small) | add) \(map(.agg_medium) | add) \(map(.agg_direct) | add) \(map(.agg_issued_writes) | add)"')
 calls=$((di + iw))
 pct=$(/usr/bin/python3 -c "print('%.1f%%' % (100.0 * $calls / $N))")
 eq "advice: what aggregation did, from the counters" \
-	"$N writes went through write aggregation ($sm into the process buffer, $md into the shared ring, $di direct) and reached the file system as $calls write calls ($pct of them); close and fsync of those files include writing the buffered bytes back." \
-	"$("$IOSTRATA" report --json "$T/job1" | jq -r '.insights[] | select(.id == "aggregated") | .text')"
-eq "advice: no 'aggregate small writes' for writes already aggregated" "" "$("$IOSTRATA" report --json "$T/job1" | jq -r '.insights[] | select(.id == "small_writes") | .text')"
+	"$N writes went through write aggregation ($sm into the process buffer, $md into the shared ring, $di direct) and reached the file system as $calls write calls ($pct of them). nothing to change; close and fsync of those files include writing the buffered bytes back." \
+	"$("$IOSTRATA" report --json "$T/job1" | jq -r '.findings[] | select(.id == "aggregated") | .text + " " + .recommendation')"
+eq "advice: no 'aggregate small writes' for writes already aggregated" "" "$("$IOSTRATA" report --json "$T/job1" | jq -r '.findings[] | select(.id == "small_writes") | .text')"

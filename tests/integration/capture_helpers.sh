@@ -209,6 +209,66 @@ sum_counter() {
 	jq --arg l "$2" --arg c "$3" '[.records[] | select(.layer == $l) | .counters[$c]] | add // 0' "$(json "$1")"
 }
 
+# strace_cap NAME CMD...: run `iostrata run -q -o $T/NAME.job -- CMD` once under `strace -f -y`
+# (trace $T/NAME.trace), so both see the same run, with stdin from /dev/null, stdout and stderr
+# to files and no other descriptor; 1 (and a failed check) when it fails.
+strace_cap() {
+	local name=$1
+	shift
+	( # descriptors the test runner inherited above 2 (pipes) would be counted too
+		for fd in $(ls /proc/$BASHPID/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+		exec strace -f -y -qq -e trace=%file,%desc,%process,%network -o "$T/$name.trace" -- \
+			"$IOSTRATA" run -q -o "$T/$name.job" -- "$@" </dev/null >"$T/$name.stdout" 2>"$T/$name.stderr"
+	)
+	local rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "$name: run under strace" "exit status $rc; stderr: $(tail -c 600 "$T/$name.stderr" | tr '\n' '|')"
+		return 1
+	fi
+	return 0
+}
+
+STRACE_COUNTERS="opens err_opens reads err_reads writes err_writes bytes_read bytes_written seeks err_seeks
+	fsyncs err_syncs closes"
+
+# strace_per_pid NAME REGEX: for every process, the POSIX counters of every path matching REGEX
+# (pipes, sockets ...) summed over that pid's logs in $T/NAME.job equal what strace counted in
+# $T/NAME.trace (tools/strace_counts.py --per-pid); one check per process, named by its
+# programs. Paths whose counters are all 0 on one side and absent on the other are left out.
+strace_per_pid() {
+	local name=$1 re=$2 f
+	python3 "$ROOT/tests/integration/tools/strace_counts.py" "$T/$name.trace" --exclude-exe "$(basename "$IOSTRATA")" \
+		--match "$re" --per-pid >"$T/$name.strace.json" || { fail "$name: strace parser" "failed"; return; }
+	eq "$name: strace log fully parsed" "[]" "$(jq -c .unparsed_lines "$T/$name.strace.json")"
+	for f in "$T/$name.job"/*.iost; do "$IOSTRATA" dump --json "$f"; done >"$T/$name.dumps"
+	local cs
+	cs=$(echo $STRACE_COUNTERS | jq -R 'split(" ")')
+	jq -s --arg re "$re" --argjson cs "$cs" '
+		[.[] | .header.pid as $p | .records[] | select(.layer == "posix" and (.path | test($re)))
+		 | {pid: ($p | tostring), path, c: .counters}]
+		| group_by(.pid) | map({key: .[0].pid, value: (group_by(.path) | map({key: .[0].path,
+			value: (reduce .[].c as $c ({}; reduce $cs[] as $k (.; .[$k] += $c[$k])))}) | from_entries)})
+		| from_entries' "$T/$name.dumps" >"$T/$name.iost.json"
+	# pid -> its programs, from the logs ("tar>sh>gzip" for a child that exec'd twice)
+	jq -rs 'group_by(.header.pid) | .[] | "\(.[0].header.pid) \(sort_by(.header.start_ns) | map(.header.exe | split("/") | last) | join(">"))"' \
+		"$T/$name.dumps" >"$T/$name.exes"
+	local norm='with_entries(.value |= with_entries(.value |= with_entries(select(.value != 0)) | select(.value != {})) | select(.value != {}))'
+	local pids
+	pids=$(jq -rn --slurpfile s "$T/$name.strace.json" --slurpfile i "$T/$name.iost.json" \
+		"(\$s[0].per_pid | $norm | keys) + (\$i[0] | $norm | keys) | unique | .[]")
+	if [ -z "$pids" ]; then
+		fail "$name: strace saw a path matching $re used" "none in $T/$name.trace (test setup?)"
+		return
+	fi
+	local p exe
+	for p in $pids; do
+		exe=$(awk -v p="$p" '$1 == p {print $2}' "$T/$name.exes")
+		eq "$name: ${exe:-pid without a log}: counts per ${re} path equal strace's" \
+			"$(jq -cS --arg p "$p" ".per_pid | $norm | .[\$p] // {}" "$T/$name.strace.json")" \
+			"$(jq -cS --arg p "$p" "$norm | .[\$p] // {}" "$T/$name.iost.json")"
+	done
+}
+
 # ---------- self-test of the checker, when run directly ----------
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	# A synthetic log: json() finds it in its cache, so no capture is involved.

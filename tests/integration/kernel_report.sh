@@ -32,7 +32,7 @@ jfile() {
 }
 # has_insight JSON ID: 1 when the report has the insight.
 has_insight() {
-	jq --arg i "$2" '[.insights[] | select(.id == $i)] | length' "$1"
+	jq --arg i "$2" '[.findings[] | select(.id == $i)] | length' "$1"
 }
 
 # --- dd with O_DIRECT: user, syscall and block layers ------------------------------------------
@@ -173,8 +173,8 @@ sync
 eq "insight: O_DIRECT re-reads went to storage again" 1 "$(has_insight "$T/rr.json" cache_misses)"
 # a request the kernel never showed completing (docs/KERNEL.md, "Known gap") still counts: the
 # device served it
-RR=$(jq -r '.insights[] | select(.id == "cache_misses") | .text' "$T/rr.json")
-if echo "$RR" | grep -q "/big was read for 12.0 MiB over a 4.0 MiB extent and 12.0 MiB of it came from the device (8.0 MiB fetched again over 1 file): O_DIRECT"; then
+RR=$(jq -r '.findings[] | select(.id == "cache_misses") | .text + " " + .recommendation' "$T/rr.json")
+if echo "$RR" | grep -q "/big was read for 12.0 MiB over a 4.0 MiB extent and 12.0 MiB of it came from the device (8.0 MiB fetched again over 1 file). O_DIRECT"; then
 	ok "insight: it names the file and the bytes fetched again"
 else
 	fail "insight: it names the file and the bytes fetched again" "$RR; unseen: $(jq -c '[.files[] | select(.layer == "block") | {path, unseen_bytes_read}]' "$T/rr.json")"

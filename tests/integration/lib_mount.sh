@@ -24,6 +24,16 @@ mount_cleanup() {
 }
 trap mount_cleanup EXIT
 
+# mount_workspace: the test's workspace under its real path (FUSE reports resolved paths), its own
+# live directory, and SRC and MNT made, MNT cleared at exit.
+mount_workspace() {
+	T=$(realpath "$T")
+	export IOSTRATA_LIVE_DIR="$T/live"
+	SRC="$T/src" MNT="$T/mnt"
+	mkdir -p "$SRC" "$MNT"
+	MOUNTED+=("$MNT")
+}
+
 # mounted MNT: 1 when MNT is an iostrata mount now.
 mounted() {
 	awk -v m="$1" '$5 == m && / - fuse\.iostrata / {f = 1} END {print f ? 1 : 0}' /proc/self/mountinfo

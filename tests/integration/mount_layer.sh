@@ -15,11 +15,7 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_mount.sh"
 mount_ready || exit 0
-T=$(realpath "$T")
-export IOSTRATA_LIVE_DIR="$T/live"
-SRC="$T/src" MNT="$T/mnt"
-mkdir -p "$SRC" "$MNT"
-MOUNTED+=("$MNT")
+mount_workspace
 fcount() { # JOB LAYER PATH COUNTER: from report --json files[]
 	jcount "$@"
 }

@@ -13,12 +13,8 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_mount.sh"
 mount_ready || exit 0
-T=$(realpath "$T")
+mount_workspace
 chmod 755 "$T"
-export IOSTRATA_LIVE_DIR="$T/live"
-SRC="$T/src" MNT="$T/mnt"
-mkdir -p "$SRC" "$MNT"
-MOUNTED+=("$MNT")
 E="$PROGS/mount_errno"
 
 # --- errors: the same errno as on SRC ------------------------------------------------------------

@@ -59,7 +59,7 @@ PY
 
 "$IOSTRATA" report "$T/job" >"$T/report.txt"
 top=$(jq -r '.trace.sci.top' "$T/report.json")
-if grep -q "contention (SCI, seed 004): top score $(printf '%.3f' "$top"), thread $BTID " "$T/report.txt"; then
+if grep -q "contention (SCI): top score $(printf '%.3f' "$top"), thread $BTID " "$T/report.txt"; then
 	ok "text report shows the top score and its thread"
 else
 	fail "text report shows the top score and its thread" "$(grep -i -A2 'contention' "$T/report.txt" | head -3)"

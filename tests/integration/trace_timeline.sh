@@ -122,7 +122,12 @@ err_case() {
 }
 err_case "missing dir" 2 "^iostrata timeline: $T/nope: No such file or directory$" "$T/nope"
 mkdir -p "$T/empty"
-err_case "no logs" 2 "^iostrata timeline: $T/empty: no iostrata logs" "$T/empty"
+# a job recorded without --trace: no empty export and exit 0, but one line saying why
+"$IOSTRATA" run -q -o "$T/notrace" -- cat /etc/hostname >/dev/null
+err_case "recorded without --trace" 2 "^iostrata timeline: $T/notrace: the job was recorded without --trace" \
+	--perfetto "$T/notrace.json" "$T/notrace"
+eq "recorded without --trace: no file written" no "$([ -e "$T/notrace.json" ] && echo yes || echo no)"
+err_case "no logs" 2 "^iostrata timeline: no logs (\*.iost or \*.iost.live) found in $T/empty$" "$T/empty"
 err_case "unwritable output" 1 "^iostrata timeline: $T/nodir/x.json: cannot create: No such file or directory$" \
 	--perfetto "$T/nodir/x.json" "$T/u"
 err_case "unwritable CSV" 1 "^iostrata timeline: $T/nodir/x.csv: cannot create" --csv "$T/nodir/x.csv" "$T/u"

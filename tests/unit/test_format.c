@@ -19,6 +19,7 @@
 
 #include "iostrata/reader.h"
 #include "log/writer.h"
+#include "log/zstd.h"
 
 static int failures;
 
@@ -406,7 +407,7 @@ static void test_write_read(void)
 	struct test_log t;
 	struct log_file a, b;
 	char err[512], path[128], want[512];
-	struct stat st;
+	struct stat st, st_c;
 	size_t size;
 	unsigned char *buf;
 	int rc;
@@ -427,8 +428,10 @@ static void test_write_read(void)
 		return;
 	}
 	snprintf(path, sizeof path, "%s/out.iost", tmpdir);
-	rc = log_write_final(buf, size, NULL, path, LOG_F_CRASHED, err, sizeof err);
-	check(rc == 0, "write: log_write_final", "rc %d: %s", rc, err);
+	/* zstd is not loaded yet in this process: the signal-safe form writes the plain layout */
+	check(!log_zstd_loaded(), "write: zstd not loaded before the first write", "loaded");
+	rc = log_write_final_signal_safe(buf, size, NULL, path, LOG_F_CRASHED, err, sizeof err);
+	check(rc == 0, "write: log_write_final_signal_safe", "rc %d: %s", rc, err);
 	check_u64("write: only the final file left in the directory", (uint64_t)count_dir_entries(tmpdir), 1);
 	if (check(stat(path, &st) == 0, "write: file exists", "%s", strerror(errno))) {
 		check_u64("write: file size", (uint64_t)st.st_size,
@@ -467,6 +470,31 @@ static void test_write_read(void)
 			ha.max_records = hb.max_records;
 			check(!memcmp(&ha, &hb, sizeof ha), "write: rest of header equal", "differs");
 		}
+		log_file_free(&b);
+	}
+	unlink(path);
+
+	/* The usual form loads zstd and compresses the records and strings (docs/FORMAT.md,
+	 * "Writing a final log"); it reads back to the same records and strings. */
+	rc = log_write_final(buf, size, NULL, path, LOG_F_CRASHED, err, sizeof err);
+	check(rc == 0, "write: log_write_final", "rc %d: %s", rc, err);
+	rc = log_file_read(path, &b, err, sizeof err);
+	if (check(rc == 0, "write compressed: read back", "rc %d: %s", rc, err)) {
+		const struct log_section *r = &b.hdr.sections[0], *st = &b.hdr.sections[1];
+		check(r->kind == LOG_SEC_RECORDS && r->flags == LOG_SEC_F_ZSTD && r->offset == 4096 && r->count == 2,
+		      "write compressed: records zstd at 4096", "kind %u flags %u offset %" PRIu64, r->kind, r->flags,
+		      r->offset);
+		check(st->kind == LOG_SEC_STRINGS && st->flags == LOG_SEC_F_ZSTD && st->offset == 4096 + round8(r->size) &&
+			      st->count == t.used,
+		      "write compressed: strings zstd after the records, 8-aligned", "kind %u flags %u offset %" PRIu64, st->kind,
+		      st->flags, st->offset);
+		if (stat(path, &st_c) == 0)
+			check_u64("write compressed: file size", (uint64_t)st_c.st_size, st->offset + round8(st->size));
+		check(r->size + st->size < 2 * sizeof(struct log_record) + t.used,
+		      "write compressed: smaller than plain", "%" PRIu64 " + %" PRIu64, r->size, st->size);
+		check(b.nrecords == a.nrecords && !memcmp(a.records, b.records, a.nrecords * sizeof *a.records) &&
+			      b.strings_size == a.strings_size && !memcmp(a.strings, b.strings, a.strings_size + 1),
+		      "write compressed: records and strings equal", "differ");
 		log_file_free(&b);
 	}
 	unlink(path);
@@ -738,8 +766,12 @@ static void test_corruption(void)
 	h->live_path = 0xffffffff;
 	expect_error("live_path offset out of range", buf, size, "header field live_path");
 	h->live_path = 0;
-	h->argc = 4096 + 1;
-	expect_error("argc too large", buf, size, "argc 4097 is implausible");
+	h->argc = t.used - h->argv + 1; /* one more argument than there are bytes after argv */
+	expect_error("argc beyond the string bytes", buf, size, "more arguments than the");
+	h->argc = 3;
+	h->argc_total = 2;
+	expect_error("argc_total below argc", buf, size, "argc_total 2 is less than the 3 arguments stored");
+	h->argc_total = 0;
 	h->argv = t.recs[1].path; /* "<STDOUT>" is the last string: argv[1] would run off */
 	h->argc = 2;
 	expect_error("argv running off the end", buf, size, "argv[1] runs off the end of the string section");
@@ -972,6 +1004,68 @@ static void test_live_concurrent(void)
 	check(1, "live file read while written", "-");
 }
 
+/* Any argc the kernel allows (MAX_ARG_STRINGS is 2^31 - 1; `xargs rm` passes thousands): 300,000
+ * one-character arguments parse, each is found at once, and argc_total/LOG_F_ARGV_CUT say how
+ * many the program had; a log without argc_total (older writers) reads as not cut. */
+static void test_many_args(void)
+{
+	enum { NARGS = 300000 };
+	uint64_t soff = LOG_HEADER_SIZE, ssize = round8(1 + 5 + 5 + 2 * (uint64_t)NARGS);
+	size_t size = (size_t)(soff + ssize);
+	unsigned char *buf = calloc(1, size);
+	struct log_header *h = hdr_of(buf);
+	struct log_file lf;
+	char err[512];
+	uint32_t used = 1;
+	int rc;
+
+	if (!buf)
+		abort();
+	memcpy(h->magic, LOG_MAGIC, 8);
+	h->version = LOG_VERSION;
+	h->header_size = LOG_HEADER_SIZE;
+	h->endian = LOG_ENDIAN_MARK;
+	h->flags = LOG_F_FINISHED;
+	h->record_size = sizeof(struct log_record);
+	h->ncounters = LOG_NCOUNTERS;
+	h->nsections = 2;
+	h->sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, soff, ssize, 0};
+	h->sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, soff + ssize, 0, 0};
+	h->host = used;
+	memcpy(buf + soff + used, "host", 5);
+	used += 5;
+	h->exe = used;
+	memcpy(buf + soff + used, "/bin", 5);
+	used += 5;
+	h->argv = used;
+	for (uint32_t i = 0; i < NARGS; i++, used += 2)
+		buf[soff + used] = (unsigned char)('a' + i % 26);
+	h->argc = NARGS;
+	h->string_used = used;
+	h->sections[0].count = used;
+
+	rc = log_file_parse(buf, size, "args.iost", &lf, err, sizeof err);
+	if (check(rc == 0, "300,000 arguments: parsed", "rc %d: %s", rc, err)) {
+		check_str("300,000 arguments: argv[0]", log_file_arg(&lf, 0), "a");
+		check_str("300,000 arguments: argv[299999] (299999 % 26 = 11)", log_file_arg(&lf, NARGS - 1), "l");
+		check(log_file_arg(&lf, NARGS) == NULL, "300,000 arguments: argv[300000] is NULL", "not NULL");
+		check_u64("no argc_total: read as argc", lf.hdr.argc_total, NARGS);
+		check_u64("no argc_total: not cut", lf.hdr.flags & LOG_F_ARGV_CUT, 0);
+		log_file_free(&lf);
+	}
+	h->argc = 1000;
+	h->argc_total = NARGS;
+	rc = log_file_parse(buf, size, "args.iost", &lf, err, sizeof err);
+	if (check(rc == 0, "cut argv: parsed", "rc %d: %s", rc, err)) {
+		check_u64("cut argv: argc", lf.hdr.argc, 1000);
+		check_u64("cut argv: argc_total", lf.hdr.argc_total, NARGS);
+		check_u64("cut argv: flagged", lf.hdr.flags & LOG_F_ARGV_CUT, LOG_F_ARGV_CUT);
+		check(log_file_arg(&lf, 1000) == NULL, "cut argv: argv[1000] is NULL", "not NULL");
+		log_file_free(&lf);
+	}
+	free(buf);
+}
+
 static void test_hist(void)
 {
 	char b[32];
@@ -1011,7 +1105,7 @@ static void test_names(void)
 	check_u64("log_counter_from_key(nonsense)", (uint64_t)(int64_t)log_counter_from_key("nonsense"),
 		  (uint64_t)(int64_t)-ENOENT);
 	check_str("log_counter_docs[OPENS]", log_counter_docs[LOG_C_OPENS],
-		  "successful opens (open, openat, creat, fopen, fdopen ...)");
+		  "successful opens (open, openat, creat, fopen, fdopen, shm_open; pipe, socket ...: one per descriptor)");
 	check_u64("log_counter_kinds[TIME_READ]", log_counter_kinds[LOG_C_TIME_READ], LOG_K_TIME);
 	check_u64("log_counter_kinds[SLOWEST_WRITE_SIZE]", log_counter_kinds[LOG_C_SLOWEST_WRITE_SIZE], LOG_K_SIZE);
 	check_u64("log_counter_kinds[CLOSE_LAST]", log_counter_kinds[LOG_C_CLOSE_LAST], LOG_K_LAST);
@@ -1044,6 +1138,7 @@ int main(void)
 	test_events();
 	test_read_errors();
 	test_corruption();
+	test_many_args();
 	test_live_concurrent();
 	rmdir(tmpdir);
 	return failures ? 1 : 0;

@@ -217,6 +217,30 @@ static void test_delayed_thread(void)
 }
 
 /*
+ * A process that exec'd (git clone, tar: a shell image, then the program): pid 400 ran one image
+ * from 1,000,000 to 2,000,000 ns and the next from 2,000,000 to 11,000,000 ns, with a slow 4 KiB
+ * write in each (D 1,000 and 500,000 against a fastest of 100 in the second image). The thread's
+ * life spans both images, 10,000,000 ns, so SCI = (900 + 499,900) / 10,000,000 = 0.05008; taking
+ * the first image's life (1,000,000 ns) made it 0.5008, and 50.2 for tar.
+ */
+static void test_exec_chain(void)
+{
+	tl_reset();
+	proc(400, 1000000, 2000000);
+	proc(400, 2000000, 11000000);
+	uint32_t a = track(400, 400, LOG_LAYER_POSIX, TL_TRACK_THREAD);
+	ev(a, LOG_OP_WRITE, 1500000, 1501000, 4096, 0, TL_NONE);
+	ev(a, LOG_OP_WRITE, 3000000, 3000100, 4096, 0, TL_NONE);
+	ev(a, LOG_OP_WRITE, 5000000, 5500000, 4096, 0, TL_NONE);
+
+	struct tl_sci s;
+	check_i64("exec: tl_sci returns 0", tl_sci(&tl, &s), 0);
+	check_thread("exec", &s, 400, 400, 3, 900 + 499900, 10000000);
+	check("exec: SCI stays at most 1", s.top <= 1.0, "top %g", s.top);
+	tl_sci_free(&s);
+}
+
+/*
  * Runs: process 300's main thread (lifetime 1 s from its process) writes a run of 1000 × 4 KiB
  * with busy 10,007,777 ns and fastest call 9,000 ns; thread 301 writes one 4 KiB in 9,500 ns.
  * D_min = 9,000 (the run's min). Run: busy - 1000 × 9,000 = 1,007,777 (the sum over its calls of
@@ -484,6 +508,7 @@ int main(void)
 	test_seed_definition();
 	test_delayed_thread();
 	test_runs();
+	test_exec_chain();
 	test_layer_paths();
 	test_kernel_only();
 	test_empty();

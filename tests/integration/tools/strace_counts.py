@@ -3,22 +3,32 @@
 """Per-file system-call counts from an `strace -f -y` log: the oracle real_programs.sh compares
 iostrata's POSIX-layer counters with.
 
-Usage: strace_counts.py TRACE [--exclude-exe BASENAME]... [--wrappers FILE] PATH...
+Usage: strace_counts.py TRACE [--exclude-exe BASENAME]... [--wrappers FILE] [--match REGEX] [--per-pid] PATH...
 
 Prints one JSON object: {"files": {PATH: {counter: n, ...}}, "excluded_calls": n,
 "excluded_on_paths": n, "unparsed": n, "unparsed_lines": [...], "pids": n, "own_calls": [...],
 "own_disagree": [...], "invisible": {PATH: {counter: n}}}. Counters use iostrata's names:
 
-  opens / err_opens         open, openat, openat2, creat: succeeded / failed
-  reads / err_reads         read, pread64, readv, preadv, preadv2 (a call returning 0 is a read),
-                            and the input side of copy_file_range, sendfile, splice
-  writes / err_writes       write, pwrite64, writev, pwritev, pwritev2, and the output side of
-                            copy_file_range, sendfile, splice
+  opens / err_opens         open, openat, openat2, creat: succeeded / failed; and one open per
+                            descriptor a call made without a path (pipe, pipe2, socket,
+                            socketpair, accept, accept4, eventfd, eventfd2, timerfd_create,
+                            signalfd, signalfd4, epoll_create, epoll_create1, inotify_init,
+                            inotify_init1, memfd_create, pidfd_open), on the name -y shows
+                            ("pipe:[INODE]", "socket:[INODE]", "anon_inode:[eventfd]" ...)
+  reads / err_reads         read, pread64, readv, preadv, preadv2, recvfrom, recvmsg (a call
+                            returning 0 is a read), and the input side of copy_file_range,
+                            sendfile, splice
+  writes / err_writes       write, pwrite64, writev, pwritev, pwritev2, sendto, sendmsg, and the
+                            output side of copy_file_range, sendfile, splice
   bytes_read/bytes_written  sum of the return values of the successful calls above
   seeks / err_seeks         lseek
   fsyncs / err_syncs        fsync, fdatasync, sync_file_range
   closes                    close (a close that fails with anything but EBADF still frees the fd)
   splices                   splice calls on the file (also counted in reads/writes)
+
+--match REGEX also counts every path that matches REGEX (Python re.search), e.g. '^pipe:' for
+every pipe; --per-pid adds "per_pid": {PID: {PATH: {counter: n}}}, the same counts per process
+(a thread's calls count for its process; paths it did not touch left out).
 
 A file is named by the path strace prints for the descriptor (-y) or, for an open, the path the
 call returned (or, when it failed, its argument made absolute against the dirfd strace
@@ -52,19 +62,25 @@ import os
 import re
 import sys
 
-READS = {"read", "pread64", "readv", "preadv", "preadv2"}
-WRITES = {"write", "pwrite64", "writev", "pwritev", "pwritev2"}
+READS = {"read", "pread64", "readv", "preadv", "preadv2", "recvfrom", "recvmsg"}
+WRITES = {"write", "pwrite64", "writev", "pwritev", "pwritev2", "sendto", "sendmsg"}
+# calls that make descriptors without a path: the new descriptors are in the return value or,
+# for pipe/pipe2/socketpair, in the array argument ("[3<pipe:[12]>, 4<pipe:[12]>]")
+CREATES = {"pipe", "pipe2", "socketpair", "socket", "accept", "accept4", "eventfd", "eventfd2",
+           "timerfd_create", "signalfd", "signalfd4", "epoll_create", "epoll_create1", "inotify_init",
+           "inotify_init1", "memfd_create", "pidfd_open"}
+ARRAY_FDS = re.compile(r"(-?\d+)<([^>]*)>")
 MOVES = {"copy_file_range": (0, 2), "splice": (0, 2), "sendfile": (1, 0)}  # (in, out) argument
 OPENS = {"open", "openat", "openat2", "creat"}
 SYNCS = {"fsync", "fdatasync", "sync_file_range"}
-COUNTED = READS | WRITES | set(MOVES) | OPENS | SYNCS | {"lseek", "close"}
+COUNTED = READS | WRITES | set(MOVES) | OPENS | SYNCS | CREATES | {"lseek", "close"}
 COUNTERS = ["opens", "err_opens", "reads", "err_reads", "writes", "err_writes", "bytes_read",
             "bytes_written", "seeks", "err_seeks", "fsyncs", "err_syncs", "closes", "splices"]
 
 LINE = re.compile(r"^(\d+)\s+(.*)$")
 RESUMED = re.compile(r"^<\.\.\. ([a-z_0-9]+) resumed>\s?(.*)$")
 CALL = re.compile(r"^([a-z_0-9]+)\((.*)$", re.S)
-FD = re.compile(r"^(-?\d+|AT_FDCWD)<([^>]*)>$")
+FD = re.compile(r"^(-?\d+|AT_FDCWD)<([^>]*)>(?:\(deleted\))?$")  # a memfd: 5</memfd:blob>(deleted)
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 RET = re.compile(r"^(-?\d+|\?|0x[0-9a-f]+)(?:<([^>]*)>)?(?:\s+([A-Z][A-Z0-9_]*))?")
 CUT = re.compile(r"^(.*?) > /\S+\([^)]*\) \[0x[0-9a-f]+\]$")
@@ -174,11 +190,18 @@ def own_by_stack(frames, wrappers):
 
 def main(argv):
     trace, excl, paths, wrappers = argv[1], set(), [], set()
+    match, per_pid = None, False
     i = 2
     while i < len(argv):
         if argv[i] == "--exclude-exe":
             excl.add(argv[i + 1])
             i += 2
+        elif argv[i] == "--match":
+            match = re.compile(argv[i + 1])
+            i += 2
+        elif argv[i] == "--per-pid":
+            per_pid = True
+            i += 1
         elif argv[i] == "--wrappers":
             with open(argv[i + 1]) as f:
                 wrappers = {w.strip() for w in f if w.strip()}
@@ -194,6 +217,7 @@ def main(argv):
     evs, unparsed = events(trace)
     # first pass: who created whom, and which children are posix_spawn's (CLONE_VM|CLONE_VFORK)
     spawn_child = set()
+    tgid = {}  # a thread's process (--per-pid counts per process, strace -f names threads by tid)
     for pid, text, _ in evs:
         c = CALL.match(text)
         k = text.rfind(" = ")
@@ -202,6 +226,8 @@ def main(argv):
             child = int(rm.group(1), 0)
             if child > 0:
                 parent_of[child] = pid
+                if "CLONE_THREAD" in text:
+                    tgid[child] = tgid.get(pid, pid)
                 if "CLONE_VM" in text and "CLONE_VFORK" in text:
                     spawn_child.add(child)
     invisible = {}
@@ -216,16 +242,25 @@ def main(argv):
             pid = parent_of[pid]
         return exe.get(pid, "")
 
+    pids = {}
+
     def bump(path, key, n=1):
         if path not in want:
-            return
+            if not match or not match.search(path):
+                return
+            want.add(path)
+            files[path] = dict.fromkeys(COUNTERS, 0)
         if hidden:
             invisible.setdefault(path, {}).setdefault(key, 0)
             invisible[path][key] += n
         else:
             files[path][key] += n
+            if per_pid:
+                pids.setdefault(str(tgid.get(cur_pid, cur_pid)), {}).setdefault(path, dict.fromkeys(COUNTERS, 0))[key] += n
 
+    cur_pid = 0
     for pid, text, frames in evs:
+        cur_pid = pid
         c = CALL.match(text)
         k = text.rfind(" = ")
         rm = RET.match(text[k + 3:]) if k >= 0 else None
@@ -274,7 +309,13 @@ def main(argv):
             continue
         hidden = pid in spawn_child
 
-        if name in OPENS:
+        if name in CREATES:
+            if ok and name in ("pipe", "pipe2", "socketpair"):
+                for _, p in ARRAY_FDS.findall(parts[-1] if name == "socketpair" else parts[0]):
+                    bump(clean(p), "opens")
+            elif ok and retpath:
+                bump(clean(retpath), "opens")
+        elif name in OPENS:
             if ok and retpath:
                 path = clean(retpath)
             else:
@@ -321,6 +362,8 @@ def main(argv):
     out = {"files": files, "excluded_calls": excluded, "excluded_on_paths": excluded_on,
            "unparsed": len(unparsed), "unparsed_lines": unparsed[:5], "pids": len(set(exe) | set(parent_of)), "stacks": stacks,
            "own_calls": own_calls, "own_disagree": disagree, "invisible": invisible}
+    if per_pid:
+        out["per_pid"] = pids
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
 

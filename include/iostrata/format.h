@@ -70,6 +70,14 @@ enum {
 	LOG_R_OVERFLOW = 1u << 1, /* the catch-all record of its layer: files that did not fit */
 	LOG_R_DEAD = 1u << 2,     /* lost an insertion race; holds nothing; readers skip it */
 	LOG_R_PSEUDO = 1u << 3,   /* not a path: <STDIN>, <STDOUT>, <STDERR>, <fd:N> ... */
+	LOG_R_DIR = 1u << 4,      /* opened as a directory (O_DIRECTORY, fdopendir): its listing is libc's
+				   * getdents, which no counter sees */
+	LOG_R_ERR_EXPECTED = 1u << 5, /* some call failed with an answer, not a fault: ENOENT, ENOTDIR,
+				       * EEXIST, EAGAIN, EINTR, ESPIPE, ENOTTY (a probe, a non-blocking
+				       * descriptor with nothing ready) */
+	LOG_R_ERR_FAULT = 1u << 6, /* some call failed with any other errno (EIO, ENOSPC, EACCES, EISDIR ...) */
+	LOG_R_DIRECT = 1u << 7,    /* opened or set O_DIRECT: reads and writes bypass the page cache */
+	LOG_R_CREAT = 1u << 8,     /* opened with O_CREAT or O_TRUNC: the open itself may make or empty it */
 };
 
 enum log_clock_kind { LOG_CLOCK_NS = 0, LOG_CLOCK_TSC = 1 };

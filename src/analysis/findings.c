@@ -80,6 +80,17 @@
 #define AGG_SMALL_SHARE 0.5
 #define AGG_COVER 0.9
 #define AGG_MAX_FILES 3
+/* Writes a sync separates are not merged by any buffer (each sync flushes it), and a sync costs a
+ * device round trip (0.1-10 ms) where a write call costs about a microsecond: with fewer than 64
+ * writes per sync the syncs are the cost, and the syncs rule says so. */
+#define AGG_WRITES_PER_SYNC 64
+/* A file written once from start to end in pieces of 8 KiB or more (tar's 10 KiB records, cp's
+ * blocks) streams through the page cache, which merges it: at most a call per two pages. */
+#define AGG_STREAM_MEAN (8u << 10)
+#define AGG_STREAM_CONSEC 0.9
+/* O_DIRECT requests under 256 KiB on average: each waits for the device, and SSDs and disks need
+ * requests of a few hundred KiB (or many in flight) to stream. */
+#define DIRECT_SMALL_MEAN (256u << 10)
 
 /* The rules' shared state: what they read and where they write. */
 struct fb {
@@ -172,9 +183,16 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0;
 }
 
+/* A file moved in one call (and, reading, the call that found its end): however small that call,
+ * no larger one could replace it; how many such files there are is the small-files rule's. */
+static int moved_whole(const struct ana_file *f, int write)
+{
+	return f->c[write ? LOG_C_WRITES : LOG_C_READS] <= (write ? 1u : 2u);
+}
+
 /* Small accesses of one direction at the system-call boundary: the POSIX layer, or for processes
  * only the kernel saw, their system calls (L = p->standin). stdio's small calls are buffered by
- * design and have their own rule (tiny fwrites). */
+ * design and have their own rules (tiny fwrites, tiny freads). */
 static int small_ops(struct fb *b, const struct ana_layer *L, int standin, int write)
 {
 	const struct ana_profile *p = b->p;
@@ -192,20 +210,31 @@ static int small_ops(struct fb *b, const struct ana_layer *L, int standin, int w
 	    share(L->c[LOG_C_AGG_SMALL] + L->c[LOG_C_AGG_MEDIUM] + L->c[LOG_C_AGG_DIRECT], ops) >= 0.5)
 		return 0;
 	/* Per-op times are not kept: give each file's small ops their share of that file's time.
-	 * Pipes and sockets are the program's plumbing, not its file I/O. */
+	 * Pipes and sockets are the program's plumbing, not its file I/O: a read of a pipe lasts as
+	 * long as the process at the other end takes to write (make, gcc and git wait for their
+	 * children that way), so their read and write time is left out of the I/O time too. Files
+	 * moved whole in one call are left out: their calls are as large as the files. */
 	double small_time = 0;
-	uint64_t small_data = 0;
+	uint64_t small_data = 0, whole = 0;
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const struct ana_file *f = &p->files[i];
-		if (!f->c[ops_c] || f->layer != (standin ? LOG_LAYER_SYSCALL : LOG_LAYER_POSIX) ||
-		    (standin && !f->job_view))
+		if (f->layer != (standin ? LOG_LAYER_SYSCALL : LOG_LAYER_POSIX) || (standin && !f->job_view))
+			continue;
+		if (f->rflags & LOG_R_PSEUDO) {
+			uint64_t waited = f->c[LOG_C_TIME_READ] + f->c[LOG_C_TIME_WRITE];
+			io_time -= waited < io_time ? waited : io_time;
+		}
+		if (!f->c[ops_c] || !ana_is_data_file(f))
 			continue;
 		uint64_t s = hist_sum(write ? f->write_hist : f->read_hist, 0, SMALL_OP_BUCKETS);
+		if (moved_whole(f, write)) {
+			whole += s;
+			continue;
+		}
 		small_time += (double)f->c[time_c] * share(s, f->c[ops_c]);
-		if (ana_is_data_file(f))
-			small_data += s;
+		small_data += s;
 	}
-	double tshare = small_time / (double)io_time;
+	double tshare = io_time ? small_time / (double)io_time : 0;
 	if (tshare <= SMALL_OP_TIME_SHARE || share(small_data, ops) <= SMALL_OP_SHARE / 2)
 		return 0;
 	struct ana_finding *f = add(b, write ? "small_writes" : "small_reads", ANA_SEV_WARNING,
@@ -217,13 +246,15 @@ static int small_ops(struct fb *b, const struct ana_layer *L, int standin, int w
 	fig(f, "small_share", share(small, ops), ANA_U_RATIO);
 	fig(f, "small_time_share", tshare, ANA_U_RATIO);
 	fig(f, "small_below", SMALL_OP_BYTES, ANA_U_BYTES);
+	fig(f, "small_data_ops", (double)small_data, ANA_U_COUNT);
+	fig(f, "whole_file_ops", (double)whole, ANA_U_COUNT);
 	limit(f, "small_share", SMALL_OP_SHARE);
 	char a[ANA_UNIT_LEN], n[ANA_UNIT_LEN], t[ANA_UNIT_LEN];
 	ana_fmt_pct(a, sizeof a, share(small, ops));
 	ana_fmt_count(n, sizeof n, ops);
 	ana_fmt_pct(t, sizeof t, tshare);
-	if (text(f, "%s of %s %s %s are under %d B and take about %s of the I/O time.", a, n, what,
-		 write ? "writes" : "reads", SMALL_OP_BYTES, t))
+	if (text(f, "%s of %s %s %s are under %d B and take about %s of the I/O time (pipes and sockets left out).",
+		 a, n, what, write ? "writes" : "reads", SMALL_OP_BYTES, t))
 		return -ENOMEM;
 	return write ? advise(f, "aggregate or buffer them into larger writes.")
 		     : advise(f, "read larger blocks (or the whole file once) and pick the pieces in memory.");
@@ -296,41 +327,72 @@ static int is_dir_of_job(const struct ana_profile *p, size_t i)
 	return 0;
 }
 
+/* Many small files, and what the job does with them. A job that reads a tree of small files into
+ * a large one (tar c, zip), writes a tree out of a large one (tar x) or copies a tree (cp -r,
+ * rsync) pays the per-file cost by its nature: the tree is its input or its output, and packing
+ * advice is for whoever keeps the tree. Told apart by counts: small files only read and a large
+ * file written (packing), the reverse (unpacking), or as many small files written as read
+ * (copying, within 10%). */
 static int small_files(struct fb *b)
 {
 	const struct ana_profile *p = b->p;
-	size_t n = 0;
+	size_t n = 0, n_read = 0, n_written = 0, large_read = 0, large_written = 0;
 	uint64_t total = 0;
 
 	for (size_t i = 0; i < p->npaths; i = path_group_end(p, i)) {
-		uint64_t ext = 0, bytes = 0;
+		uint64_t ext = 0, rd = 0, wr = 0;
 		int real = 1;
 		for (size_t j = i; j < path_group_end(p, i); j++) {
 			const struct ana_path *x = &p->paths[j];
 			if (!x->job_view) /* the kernel layers repeat these files further down */
 				continue;
 			real &= is_real_path(x->rflags, x->path);
-			bytes += x->c[LOG_C_BYTES_READ] + x->c[LOG_C_BYTES_WRITTEN];
+			rd += x->c[LOG_C_BYTES_READ];
+			wr += x->c[LOG_C_BYTES_WRITTEN];
 			if (extent(x->c) > ext)
 				ext = extent(x->c);
 		}
-		if (real && bytes && ext < SMALL_FILE_BYTES) {
-			n++;
-			total += ext;
+		if (!real || !(rd + wr))
+			continue;
+		if (ext >= SMALL_FILE_BYTES) {
+			large_read += rd > 0;
+			large_written += wr > 0;
+			continue;
 		}
+		n++;
+		total += ext;
+		n_written += wr > 0;
+		n_read += !wr;
 	}
 	if (n <= SMALL_FILES_MIN)
 		return 0;
-	struct ana_finding *f = add(b, "small_files", ANA_SEV_WARNING, -1);
+	const char *shape = NULL;
+	if (n_written * 10 < n && large_written)
+		shape = "reads them into larger files (an archiver's work)";
+	else if (n_read * 10 < n && large_read)
+		shape = "writes them out of larger files (an extractor's work)";
+	else if (n_read && n_written && (n_read > n_written ? n_read - n_written : n_written - n_read) * 10 <= n_read)
+		shape = "copies them (as many written as read)";
+	struct ana_finding *f = add(b, "small_files", shape ? ANA_SEV_INFO : ANA_SEV_WARNING, -1);
 	if (!f)
 		return -ENOMEM;
 	fig(f, "files", (double)n, ANA_U_COUNT);
 	fig(f, "bytes", (double)total, ANA_U_BYTES);
 	fig(f, "file_below", SMALL_FILE_BYTES, ANA_U_BYTES);
+	fig(f, "files_only_read", (double)n_read, ANA_U_COUNT);
+	fig(f, "files_written", (double)n_written, ANA_U_COUNT);
+	fig(f, "large_files_read", (double)large_read, ANA_U_COUNT);
+	fig(f, "large_files_written", (double)large_written, ANA_U_COUNT);
 	limit(f, "files", SMALL_FILES_MIN);
 	char a[ANA_UNIT_LEN], t[ANA_UNIT_LEN];
 	ana_fmt_count(a, sizeof a, n);
 	ana_fmt_bytes(t, sizeof t, total);
+	if (shape)
+		return text(f, "%s data files are under 1 MiB each (%s in all); the job %s.", a, t, shape) ||
+			       advise(f, "nothing to change in this program: the per-file cost comes with the file tree. "
+					 "Where later jobs read such a tree on a parallel file system, keep it packed "
+					 "(tar, HDF5, a squashfs image) and unpack it on node-local storage.")
+			   ? -ENOMEM : 0;
 	if (text(f, "%s data files are under 1 MiB each (%s in all).", a, t))
 		return -ENOMEM;
 	return advise(f, "pack them into fewer, larger files (an archive, HDF5, one file per rank); each file "
@@ -511,8 +573,11 @@ static int unaligned(struct fb *b)
 	return advise(f, "align offsets and sizes to it, or the file system reads and rewrites partial blocks.");
 }
 
-/* Files opened and never used. A directory opened to list it, to sync it (after a rename) or as
- * the base of *at() calls is used; so is a file opened to be synced or locked. */
+/* Files opened and never used. A directory opened to list it (LOG_R_DIR: its getdents calls are
+ * libc's own), to sync it (after a rename) or as the base of *at() calls is used; so is a file
+ * opened to be synced or locked, or opened to be made or emptied (LOG_R_CREAT: touch, a lock file,
+ * tar's placeholder for a link it makes at the end). Logs older than LOG_R_DIR tell a directory by a path of the job
+ * below it. */
 static int unused_opens(struct fb *b)
 {
 	const struct ana_profile *p = b->p;
@@ -526,7 +591,8 @@ static int unused_opens(struct fb *b)
 			const uint64_t *c = p->paths[j].c;
 			if (!p->paths[j].job_view)
 				continue;
-			real &= is_real_path(p->paths[j].rflags, p->paths[j].path);
+			real &= is_real_path(p->paths[j].rflags, p->paths[j].path) &&
+				!(p->paths[j].rflags & (LOG_R_DIR | LOG_R_CREAT));
 			opens += c[LOG_C_OPENS];
 			used += c[LOG_C_READS] + c[LOG_C_WRITES] + c[LOG_C_MMAPS] + c[LOG_C_FSYNCS];
 		}
@@ -560,16 +626,26 @@ static int aggregation(struct fb *b)
 	} best[AGG_MAX_FILES] = {{0}};
 	for (size_t i = 0; i < p->nfiles;) {
 		const struct ana_file *f = &p->files[i];
-		uint64_t w = 0, agg = 0, h[LOG_HIST_BUCKETS] = {0};
+		uint64_t w = 0, agg = 0, syncs = 0, consec = 0, bytes = 0, h[LOG_HIST_BUCKETS] = {0};
+		uint16_t rflags = 0;
 		size_t j = i;
 		for (; j < p->nfiles && p->files[j].layer == f->layer && !strcmp(p->files[j].path, f->path); j++) {
-			w += p->files[j].c[LOG_C_WRITES];
-			agg += p->files[j].c[LOG_C_AGG_SMALL] + p->files[j].c[LOG_C_AGG_MEDIUM] + p->files[j].c[LOG_C_AGG_DIRECT];
+			const uint64_t *c = p->files[j].c;
+			w += c[LOG_C_WRITES];
+			agg += c[LOG_C_AGG_SMALL] + c[LOG_C_AGG_MEDIUM] + c[LOG_C_AGG_DIRECT];
+			syncs += c[LOG_C_FSYNCS];
+			consec += c[LOG_C_CONSEC_WRITES];
+			bytes += c[LOG_C_BYTES_WRITTEN];
+			rflags |= p->files[j].rflags;
 			for (unsigned k = 0; k < LOG_HIST_BUCKETS; k++)
 				h[k] += p->files[j].write_hist[k];
 		}
 		i = j;
 		if (f->layer != LOG_LAYER_POSIX || !is_real_path(f->rflags, f->path) || agg || w < AGG_MIN_WRITES)
+			continue;
+		/* O_DIRECT (its own rule), syncs between the writes, or a stream the page cache merges */
+		if ((rflags & LOG_R_DIRECT) || syncs * AGG_WRITES_PER_SYNC > w ||
+		    (share(consec, w) >= AGG_STREAM_CONSEC && share(bytes, w) >= AGG_STREAM_MEAN))
 			continue;
 		uint64_t small = hist_sum(h, 0, AGG_SMALL_BUCKETS);
 		if (share(small, w) < AGG_SMALL_SHARE)
@@ -611,6 +687,51 @@ static int aggregation(struct fb *b)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Small reads and writes that bypass the page cache (O_DIRECT): nothing merges or reads ahead for
+ * them, so each is a device request the call waits for. */
+static int small_direct(struct fb *b)
+{
+	const struct ana_profile *p = b->p;
+	uint64_t ops = 0, bytes = 0, ns = 0;
+	size_t n = 0;
+	const struct ana_path *worst = NULL;
+	for (size_t i = 0; i < p->npaths; i++) {
+		const struct ana_path *x = &p->paths[i];
+		uint64_t o = x->c[LOG_C_READS] + x->c[LOG_C_WRITES];
+		if (x->layer != LOG_LAYER_POSIX || !(x->rflags & LOG_R_DIRECT) || !x->job_view || !o ||
+		    !is_real_path(x->rflags, x->path))
+			continue;
+		ops += o;
+		bytes += x->c[LOG_C_BYTES_READ] + x->c[LOG_C_BYTES_WRITTEN];
+		ns += x->c[LOG_C_TIME_READ] + x->c[LOG_C_TIME_WRITE];
+		n++;
+		if (!worst || o > worst->c[LOG_C_READS] + worst->c[LOG_C_WRITES])
+			worst = x;
+	}
+	if (ops < MIN_OPS || share(bytes, ops) >= DIRECT_SMALL_MEAN)
+		return 0;
+	struct ana_finding *f = add(b, "small_direct_io", ANA_SEV_WARNING, LOG_LAYER_POSIX);
+	if (!f)
+		return -ENOMEM;
+	f->path = worst->path;
+	fig(f, "ops", (double)ops, ANA_U_COUNT);
+	fig(f, "bytes", (double)bytes, ANA_U_BYTES);
+	fig(f, "mean_request", share(bytes, ops), ANA_U_BYTES);
+	fig(f, "time", (double)ns, ANA_U_NS);
+	fig(f, "files", (double)n, ANA_U_COUNT);
+	limit(f, "mean_request", DIRECT_SMALL_MEAN);
+	char a[ANA_UNIT_LEN], m[ANA_UNIT_LEN], t[ANA_UNIT_LEN], pt[PATH_SHOWN + 8];
+	ana_fmt_count(a, sizeof a, ops);
+	ana_fmt_bytes(m, sizeof m, bytes / ops);
+	ana_fmt_ns(t, sizeof t, ns);
+	if (text(f, "%s reads and writes on %zu file%s opened with O_DIRECT (most on %s) bypass the page cache in "
+		    "requests of %s on average; each waits for the device, %s in all.", a, n, n == 1 ? "" : "s",
+		 path_tail(worst->path, pt, sizeof pt), m, t))
+		return -ENOMEM;
+	return advise(f, "O_DIRECT pays with large aligned requests (1 MiB or more) or many in flight (io_uring, "
+			 "libaio); for small requests use buffered I/O, which the kernel merges and reads ahead.");
 }
 
 /* What write aggregation did with the writes it handled (counters of the POSIX layer). */
@@ -714,6 +835,13 @@ static int is_lookup(const uint64_t *c)
 	return !c[LOG_C_OPENS] && !c[LOG_C_BYTES_READ] && !c[LOG_C_BYTES_WRITTEN];
 }
 
+/* Every failure on the path was an answer, not a fault (LOG_R_ERR_EXPECTED without
+ * LOG_R_ERR_FAULT): ENOENT of a probe, EAGAIN of a non-blocking pipe, ESPIPE of a seek on one. */
+static int failed_as_expected(const struct ana_path *x)
+{
+	return (x->rflags & (LOG_R_ERR_EXPECTED | LOG_R_ERR_FAULT)) == LOG_R_ERR_EXPECTED;
+}
+
 static int errors(struct fb *b)
 {
 	const struct ana_profile *p = b->p;
@@ -723,9 +851,11 @@ static int errors(struct fb *b)
 		const struct ana_path *worst = NULL;
 		for (size_t i = 0; i < p->npaths; i++) {
 			const struct ana_path *x = &p->paths[i];
-			if (!x->c[c] || !x->job_view)
+			if (!x->c[c] || !x->job_view || failed_as_expected(x))
 				continue;
-			if ((c == LOG_C_ERR_META || c == LOG_C_ERR_OPENS) && is_lookup(x->c))
+			/* logs without the LOG_R_ERR_* flags: a path never opened is a lookup */
+			if ((c == LOG_C_ERR_META || c == LOG_C_ERR_OPENS) && is_lookup(x->c) &&
+			    !(x->rflags & LOG_R_ERR_FAULT))
 				continue;
 			total += x->c[c];
 			nfiles++;
@@ -757,6 +887,49 @@ static int errors(struct fb *b)
 	return 0;
 }
 
+/* Opens and metadata calls that failed with an answer (no such file): a program probing for
+ * optional files, a compiler searching its include path, Python importing. Harmless on a local
+ * disk; on a parallel file system each is a metadata server round trip, and import storms of
+ * thousands of them per rank are a known way to slow a whole machine's metadata service. */
+#define PROBES_MIN 1000
+static int probes(struct fb *b)
+{
+	const struct ana_profile *p = b->p;
+	uint64_t total = 0;
+	size_t nfiles = 0;
+	const struct ana_path *worst = NULL;
+	for (size_t i = 0; i < p->npaths; i++) {
+		const struct ana_path *x = &p->paths[i];
+		uint64_t n = x->c[LOG_C_ERR_OPENS] + x->c[LOG_C_ERR_META];
+		if (!n || !x->job_view || !failed_as_expected(x))
+			continue;
+		total += n;
+		nfiles++;
+		if (!worst || n > worst->c[LOG_C_ERR_OPENS] + worst->c[LOG_C_ERR_META])
+			worst = x;
+	}
+	if (total < PROBES_MIN)
+		return 0;
+	struct ana_finding *f = add(b, "failed_lookups", ANA_SEV_INFO, (int)worst->layer);
+	if (!f)
+		return -ENOMEM;
+	f->path = worst->path;
+	uint64_t on_worst = worst->c[LOG_C_ERR_OPENS] + worst->c[LOG_C_ERR_META];
+	fig(f, "failed_lookups", (double)total, ANA_U_COUNT);
+	fig(f, "files", (double)nfiles, ANA_U_COUNT);
+	fig(f, "on_worst_file", (double)on_worst, ANA_U_COUNT);
+	limit(f, "failed_lookups", PROBES_MIN);
+	char t[PATH_SHOWN + 8], a[ANA_UNIT_LEN], n[ANA_UNIT_LEN];
+	ana_fmt_count(a, sizeof a, total);
+	ana_fmt_count(n, sizeof n, on_worst);
+	if (text(f, "%s opens and metadata calls on %zu path%s failed with an answer, not a fault (no such file, "
+		    "already exists), %s of them on %s: the program looks for files that may not be there.",
+		 a, nfiles, nfiles == 1 ? "" : "s", n, path_tail(worst->path, t, sizeof t)))
+		return -ENOMEM;
+	return advise(f, "nothing is wrong; on a parallel file system each lookup is a metadata server round trip, so "
+			 "look up once and remember the answer, or shorten search paths (include paths, PYTHONPATH).");
+}
+
 /* The write system calls the kernel saw on the files stdio wrote to (0, 0 without a kernel log):
  * how much stdio's buffer merged. */
 static void stdio_syscalls(const struct ana_profile *p, uint64_t *fwrites, uint64_t *syscalls)
@@ -779,29 +952,83 @@ static void stdio_syscalls(const struct ana_profile *p, uint64_t *fwrites, uint6
 	}
 }
 
-static int tiny_fwrites(struct fb *b)
+struct tiny_calls {
+	uint64_t ops, tiny; /* stdio calls of the direction, and those under 64 B */
+	double mean;        /* bytes per call */
+};
+
+/* The stdio calls of one direction under 64 B, as both tiny-call rules see them: a finding with
+ * their four figures when they are at least 1,000 and more than half of the calls, else NULL
+ * (*err -ENOMEM when it could not be made). */
+static struct ana_finding *tiny_stdio(struct fb *b, int write, struct tiny_calls *t, int *err)
 {
 	const struct ana_layer *L = &b->p->layers[LOG_LAYER_STDIO];
-	uint64_t ops = L->c[LOG_C_WRITES];
-	uint64_t tiny = hist_sum(L->write_hist, 0, TINY_FWRITE_BUCKETS);
+	uint64_t ops = L->c[write ? LOG_C_WRITES : LOG_C_READS];
+	uint64_t tiny = hist_sum(write ? L->write_hist : L->read_hist, 0, TINY_FWRITE_BUCKETS);
 
+	*err = 0;
 	if (ops < TINY_FWRITE_MIN || share(tiny, ops) <= TINY_FWRITE_SHARE)
-		return 0;
+		return NULL;
+	struct ana_finding *f = add(b, write ? "tiny_fwrites" : "tiny_freads", ANA_SEV_WARNING, LOG_LAYER_STDIO);
+	if (!f) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*t = (struct tiny_calls){ops, tiny, share(L->c[write ? LOG_C_BYTES_WRITTEN : LOG_C_BYTES_READ], ops)};
+	fig(f, write ? "writes" : "reads", (double)ops, ANA_U_COUNT);
+	fig(f, write ? "tiny_writes" : "tiny_reads", (double)tiny, ANA_U_COUNT);
+	fig(f, "tiny_share", share(tiny, ops), ANA_U_RATIO);
+	fig(f, write ? "mean_write" : "mean_read", t->mean, ANA_U_BYTES);
+	limit(f, "tiny_share", TINY_FWRITE_SHARE);
+	return f;
+}
+
+/* stdio reads under 64 B: fgetc/getc loops, or fread of a field at a time (xargs reads its input
+ * a byte per call). Same cost as tiny writes: a lock and a copy per call, buffered or not. */
+static int tiny_freads(struct fb *b)
+{
+	struct tiny_calls tc;
+	int err;
+	struct ana_finding *f = tiny_stdio(b, 0, &tc, &err);
+	if (!f)
+		return err;
+	uint64_t ops = tc.ops, tiny = tc.tiny;
+	double mean = tc.mean;
+	const struct ana_path *worst = NULL;
+	for (size_t i = 0; i < b->p->npaths; i++) {
+		const struct ana_path *x = &b->p->paths[i];
+		if (x->layer == LOG_LAYER_STDIO && x->c[LOG_C_READS] && (!worst || x->c[LOG_C_READS] > worst->c[LOG_C_READS]))
+			worst = x;
+	}
+	f->path = worst ? worst->path : NULL;
+	if (worst)
+		fig(f, "reads_of_file", (double)worst->c[LOG_C_READS], ANA_U_COUNT);
+	char a[ANA_UNIT_LEN], n[ANA_UNIT_LEN], c[ANA_UNIT_LEN], t[PATH_SHOWN + 8];
+	ana_fmt_pct(a, sizeof a, share(tiny, ops));
+	ana_fmt_count(n, sizeof n, ops);
+	ana_fmt_count(c, sizeof c, worst ? worst->c[LOG_C_READS] : 0);
+	if (text(f, "%s of %s stdio reads are under %d B (mean %.0f B), %s of them on %s: each call locks the stream "
+		    "and copies a little.", a, n, TINY_FWRITE_BYTES, mean, c, worst ? path_tail(worst->path, t, sizeof t) : "?"))
+		return -ENOMEM;
+	return advise(f, "read larger pieces (fread into a buffer, getline) and split them in memory, or use the "
+			 "unlocked forms (getc_unlocked) in a loop that holds the stream.");
+}
+
+static int tiny_fwrites(struct fb *b)
+{
+	struct tiny_calls tc;
+	int err;
+	struct ana_finding *f = tiny_stdio(b, 1, &tc, &err);
+	if (!f)
+		return err;
+	uint64_t ops = tc.ops, tiny = tc.tiny;
+	double mean = tc.mean;
 	uint64_t fw, sw;
 	stdio_syscalls(b->p, &fw, &sw);
-	struct ana_finding *f = add(b, "tiny_fwrites", ANA_SEV_WARNING, LOG_LAYER_STDIO);
-	if (!f)
-		return -ENOMEM;
-	double mean = share(L->c[LOG_C_BYTES_WRITTEN], ops);
-	fig(f, "writes", (double)ops, ANA_U_COUNT);
-	fig(f, "tiny_writes", (double)tiny, ANA_U_COUNT);
-	fig(f, "tiny_share", share(tiny, ops), ANA_U_RATIO);
-	fig(f, "mean_write", mean, ANA_U_BYTES);
 	if (fw) {
 		fig(f, "fwrites_on_synced_files", (double)fw, ANA_U_COUNT);
 		fig(f, "write_syscalls", (double)sw, ANA_U_COUNT);
 	}
-	limit(f, "tiny_share", TINY_FWRITE_SHARE);
 	char a[ANA_UNIT_LEN], n[ANA_UNIT_LEN], c[ANA_UNIT_LEN], d[ANA_UNIT_LEN];
 	ana_fmt_pct(a, sizeof a, share(tiny, ops));
 	ana_fmt_count(n, sizeof n, ops);
@@ -1023,6 +1250,23 @@ static int small_requests(struct fb *b)
 	return 0;
 }
 
+/* An MPI job without a kernel log: its MPI-IO calls are seen by the kernel layer's probes on the
+ * MPI library only, so the report shows them as the POSIX calls they became (if any were made). */
+static int mpiio_not_captured(struct fb *b)
+{
+	if (!b->mpi || b->p->nkernel_logs)
+		return 0;
+	struct ana_finding *f = add(b, "mpiio_not_captured", ANA_SEV_INFO, LOG_LAYER_MPIIO);
+	if (!f)
+		return -ENOMEM;
+	fig(f, "ranks", (double)b->p->io_mode.ranks, ANA_U_COUNT);
+	if (text(f, "this is an MPI job recorded without --kernel: MPI-IO calls (MPI_File_*), if it made any, appear "
+		    "only as the POSIX calls the MPI library turned them into, with no mpiio layer."))
+		return -ENOMEM;
+	return advise(f, "run it again with iostrata run --kernel (as root) to see each MPI_File call, its size and "
+			 "whether it was collective.");
+}
+
 int ana_findings_build(const struct ana_profile *p, const struct ana_stack *st, struct ana_findings *out)
 {
 	struct fb b = {p, st && st->present ? st : NULL, out, p->mpi};
@@ -1031,7 +1275,7 @@ int ana_findings_build(const struct ana_profile *p, const struct ana_stack *st, 
 
 	memset(out, 0, sizeof *out);
 	if (small_ops(&b, &p->layers[LOG_LAYER_POSIX], 0, 1) || small_ops(&b, &p->layers[LOG_LAYER_POSIX], 0, 0) ||
-	    small_ops(&b, S, 1, 1) || small_ops(&b, S, 1, 0) || tiny_fwrites(&b))
+	    small_ops(&b, S, 1, 1) || small_ops(&b, S, 1, 0) || tiny_fwrites(&b) || tiny_freads(&b))
 		goto err;
 	for (unsigned l = LOG_LAYER_POSIX; l <= LOG_LAYER_STDIO; l++)
 		if (random_access(&b, l, 0) || random_access(&b, l, 1))
@@ -1043,11 +1287,11 @@ int ana_findings_build(const struct ana_profile *p, const struct ana_stack *st, 
 	if (metadata_heavy(&b, S, LOG_LAYER_SYSCALL, "system-call") || syncs(&b, LOG_LAYER_POSIX))
 		goto err;
 	if (small_files(&b) || imbalance(&b) || unaligned(&b) || unused_opens(&b) || rereads(&b) || errors(&b) ||
-	    io_mode(&b))
+	    probes(&b) || io_mode(&b))
 		goto err;
 	if (b.st && (cache_misses(&b) || write_amplification(&b) || small_requests(&b)))
 		goto err;
-	if (aggregation(&b) || aggregated(&b))
+	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || mpiio_not_captured(&b))
 		goto err;
 	return 0;
 err:

@@ -2,7 +2,8 @@
 /*
  * The job's I/O mode in the sense of Beacon+ (seed 001): how ranks map onto the data files they
  * read and write — one process does the I/O (1-1), each rank has its own files (N-N), all ranks
- * share one file (N-1), or groups of ranks share files (N-M). Only application data counts:
+ * share every file (N-1: one shared file, or several such as an input and an output every rank
+ * uses), or groups of ranks share files (N-M). Only application data counts:
  * what the runtime reads for every program (shared libraries, locales, the loader's cache), /proc
  * and devices would make every job look "N-1"; in an MPI job, the launchers' files (mpiexec's
  * stdout in a batch job) are not the ranks' data. This file only classifies; the report and the
@@ -127,7 +128,7 @@ int ana_classify_io_mode(const struct ana_profile *p, struct ana_io_mode_info *o
 	struct path_rank *v = malloc((p->nfiles ? p->nfiles : 1) * sizeof *v);
 	unsigned char *seen = calloc(p->nranks ? p->nranks : 1, 1);
 	size_t n = 0, m = 0;
-	int shared = 0, ret = -ENOMEM;
+	int all_shared = 1, ret = -ENOMEM;
 
 	memset(out, 0, sizeof *out);
 	out->ranks = p->nranks - p->nlaunchers;
@@ -144,23 +145,27 @@ int ana_classify_io_mode(const struct ana_profile *p, struct ana_io_mode_info *o
 		int same_path = m && !strcmp(v[i].path, v[m - 1].path);
 		if (same_path && v[i].rank == v[m - 1].rank)
 			continue;
-		if (same_path)
-			shared = 1;
-		else
-			out->data_files++;
 		if (!seen[v[i].rank]) {
 			seen[v[i].rank] = 1;
 			out->ranks_with_data++;
 		}
 		v[m++] = v[i];
 	}
+	/* v[0..m) holds each (path, rank) once, by path: a path's run length is its number of ranks */
+	for (size_t i = 0, j; i < m; i = j) {
+		for (j = i + 1; j < m && !strcmp(v[j].path, v[i].path); j++)
+			;
+		out->data_files++;
+		out->shared_files += j - i > 1;
+		all_shared &= j - i == out->ranks_with_data;
+	}
 	if (out->data_files == 0)
 		out->mode = ANA_IO_NONE;
 	else if (out->ranks_with_data == 1)
 		out->mode = ANA_IO_1_1;
-	else if (!shared)
+	else if (!out->shared_files)
 		out->mode = ANA_IO_N_N;
-	else if (out->data_files == 1)
+	else if (all_shared)
 		out->mode = ANA_IO_N_1;
 	else
 		out->mode = ANA_IO_N_M;

@@ -1020,7 +1020,7 @@ static int job_figures(struct ana_profile *p)
 	return 0;
 }
 
-enum proc_warning { W_UNFINISHED, W_CRASHED, W_OVERFLOW, W_DISABLED, W_NKINDS };
+enum proc_warning { W_UNFINISHED, W_CRASHED, W_OVERFLOW, W_DISABLED, W_EXEC_LOST, W_NKINDS };
 
 /* Said for the processes past ANA_WARN_PER_KIND: "... and 12 more processes <this>". */
 static const char *const warning_rest[W_NKINDS] = {
@@ -1028,6 +1028,7 @@ static const char *const warning_rest[W_NKINDS] = {
 	[W_CRASHED] = "were recovered after they died",
 	[W_OVERFLOW] = "overflowed a table",
 	[W_DISABLED] = "disabled capture",
+	[W_EXEC_LOST] = "exec'd a program that left no log",
 };
 
 static int warning_applies(const struct ana_proc *pr, enum proc_warning w)
@@ -1041,6 +1042,8 @@ static int warning_applies(const struct ana_proc *pr, enum proc_warning w)
 		return (pr->flags & LOG_F_OVERFLOW) != 0;
 	case W_DISABLED:
 		return (pr->flags & LOG_F_DISABLED) != 0;
+	case W_EXEC_LOST:
+		return pr->exec_lost;
 	default:
 		return 0;
 	}
@@ -1064,6 +1067,11 @@ static int warn_process(struct ana_profile *p, const struct ana_proc *pr, enum p
 	if (w == W_DISABLED)
 		return ana_profile_add_warning(p, "pid %d (%s): capture disabled itself (%s): later I/O is missing",
 					       pr->pid, exe, strerror((int)h->disabled_reason));
+	if (w == W_EXEC_LOST)
+		return ana_profile_add_warning(p, "pid %d (%s) exec'd a program that left no log: a statically linked "
+					       "program (the preload library cannot load into it) or one started without "
+					       "LD_PRELOAD; its I/O is missing: run with --kernel (root) to see its system "
+					       "calls", pr->pid, exe);
 	char what[256];
 	size_t n = 0;
 	what[0] = '\0';
@@ -1087,9 +1095,32 @@ static int warn_process(struct ana_profile *p, const struct ana_proc *pr, enum p
 				       h->max_records);
 }
 
+/* Images that exec'd and have no successor among the job's processes, user logs or the kernel's:
+ * the program they exec'd never loaded the library (a dynamic parent running a static program). A
+ * job still running may not have the next log yet, so only finished images are judged. */
+static int mark_exec_lost(struct ana_profile *p)
+{
+	size_t *idx = malloc((p->nprocs ? p->nprocs : 1) * sizeof *idx);
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nprocs; i++)
+		idx[i] = i;
+	qsort_r(idx, p->nprocs, sizeof *idx, cmp_pid_index, p->procs);
+	for (size_t i = 0; i < p->nprocs; i++) {
+		struct ana_proc *pr = &p->procs[idx[i]];
+		const struct ana_proc *next = i + 1 < p->nprocs ? &p->procs[idx[i + 1]] : NULL;
+		pr->exec_lost = (pr->flags & LOG_F_EXEC) && !pr->kernel_only && pr->finished &&
+				!(next && next->pid == pr->pid && !strcmp(next->host, pr->host));
+	}
+	free(idx);
+	return 0;
+}
+
 /* A job of thousands of killed processes needs one line saying so, not thousands. */
 static int proc_warnings(struct ana_profile *p, size_t unknown_layer)
 {
+	if (mark_exec_lost(p) < 0)
+		return -ENOMEM;
 	for (int w = 0; w < W_NKINDS; w++) {
 		size_t n = 0;
 		for (size_t i = 0; i < p->nprocs; i++) {

@@ -29,6 +29,7 @@ struct ana_io_mode_info {
 	enum ana_io_mode mode;
 	size_t ranks_with_data; /* P: ranks that touched at least one data file */
 	size_t data_files;      /* F: distinct data file paths (M of N-M) */
+	size_t shared_files;    /* of those, touched by more than one rank */
 	size_t ranks;           /* N: ranks of the job */
 };
 
@@ -54,6 +55,8 @@ struct ana_proc {
 	int kernel_only;           /* seen by a collector only (kernel or mount log): no user-layer log */
 	int mount_only;            /* of those, seen by a mount monitor alone (no kernel log): its mount
 				    * requests are its I/O; else its system calls are */
+	int exec_lost;             /* its image ended in exec and no later image of its pid is in the job
+				    * (a static program, or one run without LD_PRELOAD) */
 };
 
 /* One (path, layer, rank): a file as one rank saw it, merged over that rank's processes. */

@@ -104,6 +104,11 @@ const char *ana_rep_plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+const char *ana_rep_rank_noun(const struct ana_profile *p, uint64_t n)
+{
+	return p->mpi ? ana_rep_plural(n, "rank", "ranks") : ana_rep_plural(n, "process", "processes");
+}
+
 size_t ana_rep_top_n(const struct ana_report_opts *o)
 {
 	return o && o->top_n ? o->top_n : ANA_TOP_DEFAULT;

@@ -28,6 +28,9 @@ void ana_rep_wall_date(uint64_t wall_ns, char *buf, size_t len);
 /* "~2.0 µs": the lower bound of the log2 latency bucket b (ns) holding a percentile; "-" for b < 0. */
 const char *ana_rep_lat_label(char *buf, size_t len, int b);
 const char *ana_rep_plural(uint64_t n, const char *one, const char *many);
+/* What a job's ana_rank is called, for n of them: "rank(s)" in an MPI job, else "process(es)"
+ * (the images of an exec chain are one process). */
+const char *ana_rep_rank_noun(const struct ana_profile *p, uint64_t n);
 /* Rows of the top-files tables. */
 size_t ana_rep_top_n(const struct ana_report_opts *o);
 /* The op class of a breakdown row: "read", "write" or "meta". */

@@ -67,6 +67,7 @@ static void json_job(struct ana_jw *w, const struct ana_profile *p)
 	ana_jw_open(w, "io_mode_detail", '{');
 	ana_jw_u64(w, "ranks_with_data", p->io_mode.ranks_with_data);
 	ana_jw_u64(w, "data_files", p->io_mode.data_files);
+	ana_jw_u64(w, "shared_files", p->io_mode.shared_files);
 	ana_jw_u64(w, "ranks", p->io_mode.ranks);
 	ana_jw_close(w, '}');
 	ana_jw_u64(w, "nprocs", p->nprocs);
@@ -222,6 +223,8 @@ static void json_files(struct ana_jw *w, const struct ana_profile *p)
 		ana_jw_u64(w, "nprocs", x->nprocs);
 		ana_jw_bool(w, "pseudo", (x->rflags & LOG_R_PSEUDO) != 0);
 		ana_jw_bool(w, "overflow", (x->rflags & LOG_R_OVERFLOW) != 0);
+		ana_jw_bool(w, "directory", (x->rflags & LOG_R_DIR) != 0);
+		ana_jw_bool(w, "direct", (x->rflags & LOG_R_DIRECT) != 0);
 		ana_jw_bool(w, "data_file", ana_is_data_file(x));
 		ana_jw_bool(w, "job_view", x->job_view);
 		json_core(w, x->c);

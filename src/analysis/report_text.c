@@ -18,27 +18,34 @@
 
 #define U ANA_UNIT_LEN
 
+/* The mode in words, with "ranks" in an MPI job and "processes" otherwise. */
 static void mode_sentence(const struct ana_profile *p, char *buf, size_t len)
 {
 	const struct ana_io_mode_info *m = &p->io_mode;
 	const char *name = ana_io_mode_name(m->mode);
+	const char *one = ana_rep_rank_noun(p, 1), *all = ana_rep_rank_noun(p, m->ranks);
+	const char *with = ana_rep_rank_noun(p, m->ranks_with_data);
 
 	switch (m->mode) {
 	case ANA_IO_1_1:
-		snprintf(buf, len, "%s: one rank did all the data I/O, on %zu data file%s; %zu rank%s in the job",
-			 name, m->data_files, m->data_files == 1 ? "" : "s", m->ranks, m->ranks == 1 ? "" : "s");
+		snprintf(buf, len, "%s: one %s did all the data I/O, on %zu data file%s; %zu %s in the job", name, one,
+			 m->data_files, m->data_files == 1 ? "" : "s", m->ranks, all);
 		break;
 	case ANA_IO_N_N:
-		snprintf(buf, len, "%s: each of the %zu ranks doing data I/O has its own files (%zu data files); "
-			 "%zu ranks in the job", name, m->ranks_with_data, m->data_files, m->ranks);
+		snprintf(buf, len, "%s: each of the %zu %s doing data I/O has its own files (%zu data files); "
+			 "%zu %s in the job", name, m->ranks_with_data, with, m->data_files, m->ranks, all);
 		break;
 	case ANA_IO_N_1:
-		snprintf(buf, len, "%s: %zu ranks share one data file; %zu ranks in the job", name,
-			 m->ranks_with_data, m->ranks);
+		if (m->data_files == 1)
+			snprintf(buf, len, "%s: %zu %s share one data file; %zu %s in the job", name, m->ranks_with_data,
+				 with, m->ranks, all);
+		else
+			snprintf(buf, len, "%s: %zu %s share each of their %zu data files; %zu %s in the job", name,
+				 m->ranks_with_data, with, m->data_files, m->ranks, all);
 		break;
 	case ANA_IO_N_M:
-		snprintf(buf, len, "%s: %zu ranks share %zu data files (M = %zu); %zu ranks in the job", name,
-			 m->ranks_with_data, m->data_files, m->data_files, m->ranks);
+		snprintf(buf, len, "%s: %zu %s use %zu data files (M), %zu of them shared by more than one; %zu %s in "
+			 "the job", name, m->ranks_with_data, with, m->data_files, m->shared_files, m->ranks, all);
 		break;
 	case ANA_IO_NONE:
 	default:
@@ -99,7 +106,12 @@ static void text_job(FILE *f, const struct ana_profile *p)
 		ana_appendf(buf, sizeof buf, &n, "%zu process%s seen only by the %s", p->nkernel_procs,
 			    p->nkernel_procs == 1 ? "" : "es",
 			    !p->nmount_logs ? "kernel layer" : !p->nkernel_logs ? "mount layer" : "kernel or mount layer");
-	ana_appendf(buf, sizeof buf, &n, " in %zu rank%s", p->nranks, p->nranks == 1 ? "" : "s");
+	/* an MPI job's logs are grouped in ranks; another job's are its processes, named only when an
+	 * exec chain made several logs of one */
+	if (p->mpi)
+		ana_appendf(buf, sizeof buf, &n, " in %zu rank%s", p->nranks, p->nranks == 1 ? "" : "s");
+	else if (p->nranks != p->nprocs)
+		ana_appendf(buf, sizeof buf, &n, " of %zu process%s", p->nranks, p->nranks == 1 ? "" : "es");
 	if (unfinished)
 		ana_appendf(buf, sizeof buf, &n, ", %zu did not finish", unfinished);
 	if (ok == p->nprocs)
@@ -261,8 +273,8 @@ static void text_layers(FILE *f, const struct ana_profile *p)
 		if (!ana_rep_layer_shown(p, l) || !L->data_bytes || l == LOG_LAYER_PAGECACHE)
 			continue;
 		if (!any++) {
-			fprintf(f, "\nJob bandwidth (data files' bytes / first open to last close across ranks%s)\n",
-				p->layers[LOG_LAYER_MPIIO].span_end_ns ? ", MPI-IO's open and close" : "");
+			fprintf(f, "\nJob bandwidth (data files' bytes / first open to last close across %s%s)\n",
+				ana_rep_rank_noun(p, 2), p->layers[LOG_LAYER_MPIIO].span_end_ns ? ", MPI-IO's open and close" : "");
 			ana_text_row(f, pcols, 4, phead);
 		}
 		struct ana_rates r = ana_layer_rates(L, p->wall_ns);
@@ -416,9 +428,9 @@ static void text_common(FILE *f, const struct ana_profile *p)
 static void text_top(FILE *f, const struct ana_profile *p, const struct ana_report_opts *o)
 {
 	static const struct ana_col bcols[] = {{11, 0}, {13, 0}, {5, 0}, {9, 1}, {0, 1}};
-	static const char *const bhead[] = {"bytes read", "bytes written", "ranks", "layer", "path"};
+	const char *const bhead[] = {"bytes read", "bytes written", p->mpi ? "ranks" : "procs", "layer", "path"};
 	static const struct ana_col tcols[] = {{10, 0}, {10, 0}, {10, 0}, {5, 0}, {9, 1}, {0, 1}};
-	static const char *const thead[] = {"read time", "write time", "meta time", "ranks", "layer", "path"};
+	const char *const thead[] = {"read time", "write time", "meta time", p->mpi ? "ranks" : "procs", "layer", "path"};
 	size_t n = ana_rep_top_n(o), pw;
 	char path[ANA_TEXT_WIDTH * 4 + 1], c[4][U];
 
@@ -487,14 +499,17 @@ static void rank_row(FILE *f, const struct ana_col *cols, const char *name, cons
 static int text_ranks(FILE *f, const struct ana_profile *p)
 {
 	static const struct ana_col cols[] = {{10, 1}, {5, 0}, {10, 0}, {10, 0}, {9, 0}, {10, 0}, {13, 0}, {10, 0}};
-	static const char *const head[] = {"rank", "logs", "reads", "writes", "meta ops", "bytes read",
-					   "bytes written", "I/O time"};
+	const char *const head[] = {p->mpi ? "rank" : "process", "logs", "reads", "writes", "meta ops", "bytes read",
+				    "bytes written", "I/O time"};
 	size_t *idx = malloc((p->nranks ? p->nranks : 1) * sizeof *idx);
 	size_t shown = p->nranks < ANA_RANKS_SHOWN ? p->nranks : ANA_RANKS_SHOWN;
 
 	if (!idx)
 		return -ENOMEM;
-	fprintf(f, "\nRanks (%zu; a process without a rank is its own, labelled by pid)\n", p->nranks);
+	if (p->mpi)
+		fprintf(f, "\nRanks (%zu; a process without a rank is its own, labelled by pid)\n", p->nranks);
+	else
+		fprintf(f, "\nProcesses (%zu, by pid; the programs an exec chain ran are one process)\n", p->nranks);
 	if (p->ranks_with_io)
 		fprintf(f, "  imbalance (max / mean over the %zu that read or wrote): bytes %.2fx, I/O time %.2fx\n",
 			p->ranks_with_io, p->imbalance_bytes, p->imbalance_time);
@@ -527,7 +542,8 @@ static int text_ranks(FILE *f, const struct ana_profile *p)
 		char name[32];
 		snprintf(name, sizeof name, "%zu others", p->nranks - shown);
 		rank_row(f, cols, name, &rest);
-		fprintf(f, "  (the %zu heaviest ranks by bytes are listed; \"others\" sums the rest)\n", shown);
+		fprintf(f, "  (the %zu heaviest %s by bytes are listed; \"others\" sums the rest)\n", shown,
+			ana_rep_rank_noun(p, shown));
 	}
 	free(idx);
 	return 0;
@@ -577,7 +593,7 @@ int ana_report_text(FILE *f, const struct ana_job *j, const struct ana_report_op
 		snprintf(logs, sizeof logs, "%zu log%s%s%s%s%s", nlogs, nlogs == 1 ? "" : "s",
 			 p->nkernel_logs ? " + kernel log" : "", p->nkernel_logs > 1 ? "s" : "",
 			 p->nmount_logs ? " + mount log" : "", p->nmount_logs > 1 ? "s" : "");
-	fprintf(f, "iostrata report: job %s, %zu rank%s, %s, %s\n\n", buf, p->nranks, p->nranks == 1 ? "" : "s",
+	fprintf(f, "iostrata report: job %s, %zu %s, %s, %s\n\n", buf, p->nranks, ana_rep_rank_noun(p, p->nranks),
 		logs, ana_fmt_ns(t, sizeof t, p->wall_ns));
 	text_job(f, p);
 	text_overflow(f, p);

@@ -66,6 +66,7 @@ static void complete(const void *cb, ssize_t r)
 		uint64_t t1 = cap_now();
 		if (r < 0) {
 			log_inc(&rec->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], cap_mt());
+			cap_note_failure(rec, EIO); /* the cause is in aio_error(): taken for a fault */
 			return;
 		}
 		log_note_access(rec, kind, off, (uint64_t)r, mem, t0, t1, cap.file_align, cap.mem_align, 1);

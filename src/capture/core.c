@@ -387,6 +387,36 @@ static void ofd_put(uint32_t i)
 	__atomic_fetch_sub(&cap.ofds[i].refs, 1, __ATOMIC_RELEASE);
 }
 
+/* Record flags that say how a file was used (LOG_R_DIR, LOG_R_DIRECT, LOG_R_CREAT, LOG_R_ERR_*): set once, read
+ * first so that a file's later calls do not write its record's cache line again. The catch-all
+ * record holds many files and gets none. */
+static void rec_flag(struct log_record *r, uint16_t bits)
+{
+	if (r && r != &cap.records[0] && (__atomic_load_n(&r->flags, __ATOMIC_RELAXED) & bits) != bits)
+		__atomic_fetch_or(&r->flags, bits, __ATOMIC_RELAXED);
+}
+
+/* Failures that are a program's normal questions rather than faults: a lookup of a name that is
+ * not there, a create-if-absent that found it, a non-blocking descriptor with nothing ready, a
+ * signal, a seek or terminal query on a pipe. The report does not treat them as errors. */
+void cap_note_failure(struct log_record *r, int e)
+{
+	switch (e) {
+	case ENOENT:
+	case ENOTDIR:
+	case EEXIST:
+	case EAGAIN:
+	case EINTR:
+	case ESPIPE:
+	case ENOTTY:
+		rec_flag(r, LOG_R_ERR_EXPECTED);
+		break;
+	default:
+		rec_flag(r, LOG_R_ERR_FAULT);
+		break;
+	}
+}
+
 static uint32_t ofd_flags_of(int oflags)
 {
 	uint32_t f = 0;
@@ -457,7 +487,16 @@ void cap_fd_setfl(int fd, int flags)
 	struct cap_ofd *d = &cap.ofds[f->ofd];
 	if ((flags & O_APPEND) && !(d->flags & CAP_OFD_APPEND))
 		d->end = file_size(fd);
+	if (flags & O_DIRECT)
+		rec_flag(__atomic_load_n(&f->rec, __ATOMIC_ACQUIRE), LOG_R_DIRECT);
 	d->flags = ofd_flags_of(flags) | (d->flags & (CAP_OFD_AGG_PASS | CAP_OFD_KSTALE | CAP_OFD_AGG_RDONLY));
+}
+
+void cap_fd_mark_dir(int fd)
+{
+	struct cap_fd *f = cap_fd_get(fd);
+	if (f)
+		rec_flag(__atomic_load_n(&f->rec, __ATOMIC_ACQUIRE), LOG_R_DIR);
 }
 
 void cap_fd_set_pos(int fd, uint64_t pos)
@@ -526,6 +565,7 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 	if (fd < 0) {
 		cap_trace_meta(r, LOG_C_OPENS, 1, t0, t1);
 		log_note_meta(r, LOG_C_ERR_OPENS, t0, t1, cap_mt());
+		cap_note_failure(r, saved);
 		goto out;
 	}
 	if (fd >= cap.nfd) {
@@ -535,6 +575,9 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 	if (r == &cap.records[0])
 		__atomic_fetch_add(&cap.hdr->overflow_opens, 1, __ATOMIC_RELAXED);
 	fd_install(fd, r, NULL, flags);
+	if (flags & (O_DIRECTORY | O_DIRECT | O_CREAT | O_TRUNC))
+		rec_flag(r, (flags & O_DIRECTORY ? LOG_R_DIR : 0) | (flags & O_DIRECT ? LOG_R_DIRECT : 0) |
+				    (flags & (O_CREAT | O_TRUNC) ? LOG_R_CREAT : 0));
 	if (CAP_UNLIKELY(agg_on))
 		agg_note_open(&cap.fds[fd], fd, abs, flags);
 	cap_trace_meta(r, LOG_C_OPENS, 0, t0, t1);
@@ -582,6 +625,8 @@ void cap_note_meta_fd(struct cap_fd *f, enum log_counter which, int failed, uint
 	struct log_record *rec = __atomic_load_n(&f->rec, __ATOMIC_ACQUIRE);
 	if (!rec)
 		return;
+	if (failed)
+		cap_note_failure(rec, errno); /* the call's: nothing ran since */
 	cap_trace_meta(rec, which, failed, t0, t1);
 	if (!failed) {
 		log_note_meta(rec, which, t0, t1, cap_mt());
@@ -601,6 +646,8 @@ void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int
 		struct log_record *r = cap_record(LOG_LAYER_POSIX, abs, 0);
 		cap_trace_meta(r, which, failed, t0, t1);
 		log_note_meta(r, failed ? LOG_C_ERR_META : which, t0, t1, cap_mt());
+		if (failed)
+			cap_note_failure(r, saved);
 	}
 	errno = saved;
 }

@@ -148,6 +148,9 @@ static inline void cap_trace_meta(const struct log_record *rec, enum log_counter
 		cap_trace_meta_slow(rec, which, failed, t0, t1);
 }
 
+/* A call on r failed with errno e: flags r LOG_R_ERR_EXPECTED or LOG_R_ERR_FAULT (cold path). */
+void cap_note_failure(struct log_record *r, int e);
+
 /* A read or write of len bytes at off on rec (len < 0: it failed, errno says why). */
 static inline void cap_trace_rw(const struct log_record *rec, int kind, uint64_t off, int64_t len, uint64_t t0,
 				uint64_t t1)
@@ -172,6 +175,7 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
 		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
 		cap_trace_rw(r, kind, off >= 0 ? (uint64_t)off : cap.ofds[f->ofd].pos, -1, t0, t1);
+		cap_note_failure(r, errno);
 		return;
 	}
 	uint64_t o;
@@ -217,6 +221,8 @@ int cap_fd_kernel_name(int fd, char *out, size_t len);
 void cap_fd_close(int fd);
 void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1);
 void cap_fd_setfl(int fd, int flags);
+/* fd is a directory being listed (fdopendir): flags its record LOG_R_DIR. */
+void cap_fd_mark_dir(int fd);
 void cap_fd_set_pos(int fd, uint64_t pos);
 
 /* Record of (layer, absolute path), created when missing; the layer's catch-all when full. */

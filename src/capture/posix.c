@@ -755,6 +755,8 @@ CAP_EXPORT int munmap(void *addr, size_t len)
 	uint64_t t0 = cap_now();
 	int r = real.munmap(addr, len);
 	uint64_t t1 = cap_now();
+	if (r)
+		cap_note_failure(rec, errno);
 	log_note_meta(rec, r ? LOG_C_ERR_META : LOG_C_META_OTHER, t0, t1, cap_mt());
 	return r;
 }
@@ -767,6 +769,8 @@ CAP_EXPORT int msync(void *addr, size_t len, int flags)
 	uint64_t t0 = cap_now();
 	int r = real.msync(addr, len, flags);
 	uint64_t t1 = cap_now();
+	if (r)
+		cap_note_failure(rec, errno);
 	log_note_meta(rec, r ? LOG_C_ERR_SYNCS : LOG_C_FSYNCS, t0, t1, cap_mt());
 	return r;
 }

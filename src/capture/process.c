@@ -4,7 +4,8 @@
  * family and posix_spawn (finish this image's log, or leave none for a forked child that did no
  * counted call and tell the next image so; keep capture on in the next one through the
  * environment), exit paths (record the status and finish the log), the working directory (cached
- * for relative paths) and closedir (its close(2) is internal to libc).
+ * for relative paths), fdopendir (the descriptor is a directory) and closedir (its close(2) is
+ * internal to libc).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -236,6 +237,16 @@ CAP_EXPORT int fchdir(int fd)
 		errno = e;
 	}
 	return r;
+}
+
+/* A directory opened with open(O_RDONLY) and listed through fdopendir (find, rm -r, fts): its
+ * reads are libc's getdents, so the record says it is a directory (no "opened but never read"). */
+CAP_EXPORT DIR *fdopendir(int fd)
+{
+	DIR *d = REAL(fdopendir)(fd);
+	if (d && cap_active())
+		cap_fd_mark_dir(fd);
+	return d;
 }
 
 /* closedir closes the descriptor inside libc: forget it, or a later socket on the same

@@ -241,6 +241,7 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
 		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
 		cap_trace_rw(r, kind, f->spos, -1, t0, t1);
+		cap_note_failure(r, errno);
 		return;
 	}
 	uint64_t off;
@@ -257,6 +258,8 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 
 static void smeta(struct cap_fd *f, enum log_counter which, int failed, uint64_t t0, uint64_t t1)
 {
+	if (failed)
+		cap_note_failure(f->srec, errno);
 	cap_trace_meta(f->srec, which, failed, t0, t1);
 	log_note_meta(f->srec, failed ? LOG_C_ERR_META : which, t0, t1, cap_mt());
 }
@@ -299,6 +302,7 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 		struct log_record *sr = cap_record(LOG_LAYER_STDIO, abs, 0);
 		cap_trace_meta(sr, LOG_C_OPENS, 1, t0, t1);
 		log_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap_mt());
+		cap_note_failure(sr, saved);
 	}
 	errno = saved;
 }
@@ -438,6 +442,8 @@ CAP_EXPORT int fclose(FILE *fp)
 	uint64_t t0 = cap_now();
 	int r = real.fclose(fp); /* the close(2) inside reaches hook_close */
 	uint64_t t1 = cap_now();
+	if (r)
+		cap_note_failure(sr, errno);
 	cap_trace_meta(sr, LOG_C_CLOSES, r != 0, t0, t1);
 	log_note_meta(sr, r ? LOG_C_ERR_META : LOG_C_CLOSES, t0, t1, cap_mt());
 	return r;

@@ -24,7 +24,7 @@
 static const char *const header_flag_names[] = {
 	"live", "finished", "overflow", "crashed", "exec", "disabled", "stdio_syscalls", "forked_exec", "argv_cut",
 };
-static const char *const record_flag_names[] = {"used", "overflow", "dead", "pseudo"};
+static const char *const record_flag_names[] = {"used", "overflow", "dead", "pseudo", "dir", "err_expected", "err_fault", "direct", "creat"};
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

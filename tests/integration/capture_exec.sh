@@ -5,7 +5,7 @@
 # log of its own; `sh -c 'prog1; prog2'` gives logs for the shell and both programs.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog exec_chain
+need_prog exec_chain sys_static
 
 flags() { jq -c .header.flag_names "$(json "$1")"; }
 fin='["finished","stdio_syscalls"]' fin_exec='["finished","exec","stdio_syscalls"]'
@@ -101,3 +101,19 @@ for l in $progs; do
 		eq "sh -c program $(basename "$path"): run by the shell" "$(hdr "$(echo "$top" | head -1)" pid)" "$(hdr "$l" ppid)"
 	fi
 done
+
+# A static program leaves no log: run says so when it is the command, and the report says so when
+# a dynamic image exec'd into one (its log ends in exec and no image of its pid follows).
+mkdir -p "$T/st1" "$T/st2"
+"$IOSTRATA" run -o "$T/stj1" -- "$PROGS/sys_static" "$T/st1" >/dev/null 2>"$T/st1.err"
+eq "static command: exit status and one line naming it" "0 1" \
+	"$? $(grep -c "^iostrata: $PROGS/sys_static is statically linked: the preload library cannot see its calls, so it wrote no log; run it with --kernel (root)" "$T/st1.err")"
+"$IOSTRATA" run -q -o "$T/stj2" -- sh -c "exec $PROGS/sys_static $T/st2" >/dev/null 2>&1
+eq "exec into a static program: run exit status" 0 $?
+"$IOSTRATA" report --json "$T/stj2" >"$T/stj2.json"
+shpid=$(jq -r '.processes[0].pid' "$T/stj2.json") shexe=$(basename "$(jq -r '.processes[0].exe' "$T/stj2.json")")
+eq "exec into a static program: the warning names the shell" 1 \
+	"$(jq -r --arg w "pid $shpid ($shexe) exec'd a program that left no log: a statically linked program" '[.warnings[] | select(startswith($w))] | length' "$T/stj2.json")"
+"$IOSTRATA" report --json "$T/chain" >"$T/chain.json"
+eq "an exec chain whose images all left logs: no such warning" 0 \
+	"$(jq -r '[.warnings[] | select(contains("left no log"))] | length' "$T/chain.json")"

@@ -38,7 +38,7 @@ unset IOSTRATA_LIB
 eq "installed: iostrata run -- true: exit 0, one log" "0 1" "$? $(ls "$T"/j0/*.iost | wc -l)"
 "$P/bin/iostrata" report "$T/j0" >"$T/rep0" 2>"$T/err"
 eq "installed: iostrata report of it: exit 0, 1 log, stderr empty" "0 1 0" \
-	"$? $(head -n 1 "$T/rep0" | grep -c ', 1 rank, 1 log, ') $(wc -c <"$T/err")"
+	"$? $(head -n 1 "$T/rep0" | grep -c ', 1 process, 1 log, ') $(wc -c <"$T/err")"
 "$P/bin/iostrata" run -q -o "$T/j1" -- sh -c "grep -c '$P/lib/iostrata/libiostrata.so' /proc/self/maps >'$T/maps'"
 eq "installed: the program maps PREFIX/lib/iostrata/libiostrata.so" 0 "$(( $(cat "$T/maps") == 0 ))"
 "$P/bin/iostrata" run -q -o "$T/j2" -- dd if=/dev/zero of="$T/f" bs=4096 count=10 status=none

@@ -65,7 +65,8 @@ agree() {
 	"$IOSTRATA" report "$2" >"$txt" 2>/dev/null
 	eq "$1: text and JSON: job id" "$(jq -r .job.id "$3")" "$(awk '$1 == "id" {print $2; exit}' "$txt")"
 	eq "$1: text and JSON: processes and ranks" "$(jq -r '"\(.job.nprocs) \(.job.nranks)"' "$3")" \
-		"$(awk '$1 == "processes" && $3 ~ /^logs?$/ && $4 == "in" {print $2, $5; exit}' "$txt")"
+		"$(awk '$1 == "processes" && $3 ~ /^logs?,?$/ {print $2; exit}' "$txt") $(head -n 1 "$txt" |
+			sed -nE 's/.*, ([0-9]+) (ranks?|process(es)?), .*/\1/p')"
 	eq "$1: text and JSON: I/O mode" "$(jq -r .job.io_mode "$3")" \
 		"$(awk '$1 == "I/O" && $2 == "mode" {sub(/:$/, "", $3); print $3; exit}' "$txt")"
 	eq "$1: text and JSON: files, opens, reads, writes, meta ops per layer" \

@@ -196,6 +196,29 @@ static size_t count_findings(const char *id)
 	return n;
 }
 
+/* The figure `name` of the first finding `id`, or -1 when either is missing. */
+static double figure(const char *id, const char *name)
+{
+	for (size_t i = 0; i < cur_job.findings.n; i++) {
+		const struct ana_finding *x = &cur_job.findings.v[i];
+		if (strcmp(x->id, id))
+			continue;
+		for (unsigned k = 0; k < x->nfigures; k++)
+			if (!strcmp(x->figures[k].name, name))
+				return x->figures[k].value;
+		return -1;
+	}
+	return -1;
+}
+
+static const char *severity_of(const char *id)
+{
+	for (size_t i = 0; i < cur_job.findings.n; i++)
+		if (!strcmp(cur_job.findings.v[i].id, id))
+			return ana_severity_name(cur_job.findings.v[i].severity);
+	return "(none)";
+}
+
 static int has_warning(const struct ana_profile *p, const char *needle)
 {
 	for (size_t i = 0; i < p->nwarnings; i++)
@@ -660,6 +683,227 @@ out:
 	reset_logs();
 }
 
+static char *render_text(const struct ana_profile *p, const struct ana_report_opts *o);
+
+/* The advice fits the program (docs/REAL_PROGRAMS.md, "Defects seen"): each case is the shape of
+ * a real program's I/O that got wrong advice, with exact figures. */
+static void test_findings_fit(void)
+{
+	struct ana_profile p;
+	const struct found *in;
+
+	/* make/gcc/git: a parent blocked 300 ms reading its child's pipe, 200 fast small reads of a
+	 * data file, 2,000 stats. The pipe's wait is not small-read cost. */
+	struct log_file *lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/make");
+	io(add_rec(lf, LOG_LAYER_POSIX, "/d/Makefile", 0), 0, 200, 100, 200000);
+	struct log_record *st = add_rec(lf, LOG_LAYER_POSIX, "/d/src.c", 0);
+	st->counters[LOG_C_STATS] = 2000;
+	st->counters[LOG_C_TIME_META] = 2000000;
+	io(add_rec(lf, LOG_LAYER_POSIX, "pipe:[77]", LOG_R_PSEUDO), 0, 5, 1, 300000000);
+	if (build(&p) < 0)
+		goto out;
+	check("pipe wait: no small_reads", !find_insight(&p, "small_reads"), "%s",
+	      find_insight(&p, "small_reads") ? find_insight(&p, "small_reads")->text : "");
+	free_job();
+	reset_logs();
+	/* the same without the stats: the small reads are all of the I/O time that is not waiting */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/make");
+	io(add_rec(lf, LOG_LAYER_POSIX, "/d/Makefile", 0), 0, 200, 100, 200000);
+	io(add_rec(lf, LOG_LAYER_POSIX, "pipe:[77]", LOG_R_PSEUDO), 0, 5, 1, 300000000);
+	if (build(&p) < 0)
+		goto out;
+	check_dbl("pipe left out: small reads take all the rest", figure("small_reads", "small_time_share"), 1.0);
+	check_dbl("pipe left out: 200 small data reads", figure("small_reads", "small_data_ops"), 200);
+	in = find_insight(&p, "small_reads");
+	check("small_reads says pipes are left out", in && strstr(in->text, "(pipes and sockets left out)"), "%s",
+	      in ? in->text : "(none)");
+	free_job();
+	reset_logs();
+
+	/* python / cp: 300 files written whole in one write of 1,000 B each: no call could be larger */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/python3");
+	for (int i = 0; i < 300; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/d/out/f%03d", i);
+		io(add_rec(lf, LOG_LAYER_POSIX, path, 0), 1, 1, 1000, 1000);
+	}
+	if (build(&p) < 0)
+		goto out;
+	check("whole-file writes: no small_writes", !find_insight(&p, "small_writes"), "fired");
+	check_str("written small files: small_files is a warning", severity_of("small_files"), "warning");
+	check_dbl("small_files: 300 written", figure("small_files", "files_written"), 300);
+	free_job();
+	reset_logs();
+
+	/* cp -r: 150 files read whole (a read and the read at the end) and 150 written whole */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/cp");
+	for (int i = 0; i < 150; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/d/src/f%03d", i);
+		struct log_record *r = add_rec(lf, LOG_LAYER_POSIX, path, 0);
+		io(r, 0, 1, 1000, 1000);
+		io(r, 0, 1, 0, 1000);
+		snprintf(path, sizeof path, "/d/dst/f%03d", i);
+		io(add_rec(lf, LOG_LAYER_POSIX, path, 0), 1, 1, 1000, 1000);
+	}
+	if (build(&p) < 0)
+		goto out;
+	check("copy: no small_reads", !find_insight(&p, "small_reads"), "fired");
+	check("copy: no small_writes", !find_insight(&p, "small_writes"), "fired");
+	check_str("copy: small_files is information", severity_of("small_files"), "info");
+	in = find_insight(&p, "small_files");
+	check("copy: small_files says it copies", in && strstr(in->text, "the job copies them"), "%s",
+	      in ? in->text : "(none)");
+	check("copy: 150 only read, 150 written",
+	      figure("small_files", "files_only_read") == 150 && figure("small_files", "files_written") == 150, "%g %g",
+	      figure("small_files", "files_only_read"), figure("small_files", "files_written"));
+	free_job();
+	reset_logs();
+
+	/* tar c: 150 small files read into one archive written in 150 records of 10 KiB */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/tar");
+	for (int i = 0; i < 150; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/d/tree/f%03d", i);
+		io(add_rec(lf, LOG_LAYER_POSIX, path, 0), 0, 1, 5000, 1000);
+	}
+	io(add_rec(lf, LOG_LAYER_POSIX, "/d/tree.tar", 0), 1, 150, 10240, 150000);
+	if (build(&p) < 0)
+		goto out;
+	in = find_insight(&p, "small_files");
+	check("archiver: small_files says it packs them",
+	      in && strstr(in->text, "reads them into larger files") && !strcmp(severity_of("small_files"), "info"), "%s",
+	      in ? in->text : "(none)");
+	check_dbl("archiver: one large file written", figure("small_files", "large_files_written"), 1);
+	check("archiver: no aggregate_writes for a stream of 10 KiB records", !find_insight(&p, "aggregate_writes"),
+	      "fired");
+	free_job();
+	reset_logs();
+
+	/* find: a directory opened with O_DIRECTORY and listed, a lock file made by its open (touch),
+	 * and a file opened for nothing */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/find");
+	add_rec(lf, LOG_LAYER_POSIX, "/d/tree/sub", LOG_R_DIR)->counters[LOG_C_OPENS] = 1;
+	add_rec(lf, LOG_LAYER_POSIX, "/d/app.cfg", 0)->counters[LOG_C_OPENS] = 1;
+	add_rec(lf, LOG_LAYER_POSIX, "/d/made.lock", LOG_R_CREAT)->counters[LOG_C_OPENS] = 1;
+	if (build(&p) < 0)
+		goto out;
+	check_dbl("directory: one unused open", figure("unused_opens", "files"), 1);
+	in = find_insight(&p, "unused_opens");
+	check("directory: the example is the file", in && strstr(in->text, "/d/app.cfg"), "%s", in ? in->text : "(none)");
+	free_job();
+	reset_logs();
+
+	/* expected failures: EAGAIN on a non-blocking pipe, a hot-journal check per transaction;
+	 * faults: a write that failed once with EIO on a file that also failed with ENOENT */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/sqlite3");
+	struct log_record *pr = add_rec(lf, LOG_LAYER_POSIX, "pipe:[5]", LOG_R_PSEUDO | LOG_R_ERR_EXPECTED);
+	io(pr, 0, 10, 100, 100);
+	pr->counters[LOG_C_ERR_READS] = 22;
+	struct log_record *jr = add_rec(lf, LOG_LAYER_POSIX, "/d/db-journal", LOG_R_ERR_EXPECTED);
+	io(jr, 1, 10, 512, 100);
+	jr->counters[LOG_C_ERR_META] = 1004;
+	struct log_record *bad = add_rec(lf, LOG_LAYER_POSIX, "/d/bad", LOG_R_ERR_EXPECTED | LOG_R_ERR_FAULT);
+	io(bad, 1, 10, 512, 100);
+	bad->counters[LOG_C_ERR_WRITES] = 2;
+	bad->counters[LOG_C_ERR_META] = 1;
+	if (build(&p) < 0)
+		goto out;
+	check_u64("expected failures: one errors finding (the fault)", count_findings("errors"), 1);
+	check_dbl("the fault: err_writes 2", figure("errors", "err_writes"), 2);
+	check_str("the fault is an error", severity_of("errors"), "error");
+	check_dbl("the probes: 1,004 failed lookups", figure("failed_lookups", "failed_lookups"), 1004);
+	check_str("the probes are information", severity_of("failed_lookups"), "info");
+	free_job();
+	reset_logs();
+
+	/* dd oflag=direct: 10,000 writes of 4 KiB with O_DIRECT; the buffered one gets aggregation */
+	for (int direct = 0; direct < 2; direct++) {
+		lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/dd");
+		io(add_rec(lf, LOG_LAYER_POSIX, "/d/out", direct ? LOG_R_DIRECT : 0), 1, 10000, 4096, 900000000);
+		if (build(&p) < 0)
+			goto out;
+		if (direct) {
+			check_dbl("O_DIRECT: small_direct_io over 10,000 calls", figure("small_direct_io", "ops"), 10000);
+			check_dbl("O_DIRECT: mean request 4 KiB", figure("small_direct_io", "mean_request"), 4096);
+			check("O_DIRECT: no aggregate_writes", !find_insight(&p, "aggregate_writes"), "fired");
+		} else {
+			check("buffered: aggregate_writes", find_insight(&p, "aggregate_writes") != NULL, "missing");
+			check("buffered: no small_direct_io", !find_insight(&p, "small_direct_io"), "fired");
+		}
+		free_job();
+		reset_logs();
+	}
+
+	/* sqlite: 8,000 journal writes separated by 2,000 fsyncs: buffering them gains nothing */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/sqlite3");
+	struct log_record *js = add_rec(lf, LOG_LAYER_POSIX, "/d/sq.db-journal", 0);
+	io(js, 1, 8000, 512, 8000000);
+	js->counters[LOG_C_FSYNCS] = 2000;
+	js->counters[LOG_C_TIME_META] = 400000000;
+	if (build(&p) < 0)
+		goto out;
+	check("synced writes: no aggregate_writes", !find_insight(&p, "aggregate_writes"), "fired");
+	check_dbl("synced writes: many_syncs", figure("many_syncs", "fsyncs"), 2000);
+	free_job();
+	reset_logs();
+
+	/* git clone: two processes, one writes 3 files and reads 1 the other writes */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/git");
+	io(add_rec(lf, LOG_LAYER_POSIX, "/d/a", 0), 1, 1, 100, 1);
+	io(add_rec(lf, LOG_LAYER_POSIX, "/d/b", 0), 1, 1, 100, 1);
+	io(add_rec(lf, LOG_LAYER_POSIX, "/d/c", 0), 1, 1, 100, 1);
+	struct log_file *lf2 = mk_log(2, -1, 0, 1000000000, "/usr/lib/git-core/git");
+	io(add_rec(lf2, LOG_LAYER_POSIX, "/d/c", 0), 0, 1, 100, 1);
+	io(add_rec(lf2, LOG_LAYER_POSIX, "/d/e", 0), 1, 1, 100, 1);
+	if (build(&p) < 0)
+		goto out;
+	check_str("two processes: N-M", ana_io_mode_name(p.io_mode.mode), "N-M");
+	check_u64("two processes: 4 data files, 1 shared", p.io_mode.data_files * 10 + p.io_mode.shared_files, 41);
+	struct ana_report_opts o = {0};
+	char *text = render_text(&p, &o);
+	check("non-MPI: processes, not ranks",
+	      text && strstr(text, "N-M: 2 processes use 4 data files (M), 1 of them shared by more than one; 2 processes "
+				   "in the") &&
+		      strstr(text, ", 2 processes, 2 logs, ") && strstr(text, "\nProcesses (2, by pid;") &&
+		      !strstr(text, "rank"),
+	      "%s", text ? text : "");
+	free(text);
+	check("non-MPI: no mpiio_not_captured", !find_insight(&p, "mpiio_not_captured"), "fired");
+	free_job();
+	reset_logs();
+
+	/* mpich: ranks 0 and 1 both write mpi.dat and posix.dat: N-1, twice */
+	for (int k = 0; k < 2; k++) {
+		lf = mk_log(10 + k, k, 0, 1000000000, "/d/mpiprog");
+		io(add_rec(lf, LOG_LAYER_POSIX, "/d/mpi.dat", 0), 1, 4, 4096, 1000);
+		io(add_rec(lf, LOG_LAYER_POSIX, "/d/posix.dat", 0), 1, 4, 4096, 1000);
+	}
+	if (build(&p) < 0)
+		goto out;
+	check_str("two shared files: N-1", ana_io_mode_name(p.io_mode.mode), "N-1");
+	check_u64("two shared files: both shared", p.io_mode.shared_files, 2);
+	check_dbl("two shared files: io_mode_n_1 with 2 writers", figure("io_mode_n_1", "writing_ranks"), 2);
+	check_str("MPI without a kernel log: mpiio_not_captured", severity_of("mpiio_not_captured"), "info");
+	text = render_text(&p, &o);
+	check("N-1 over two files in words", text && strstr(text, "N-1: 2 ranks share each of their 2 data files"), "%s",
+	      text ? text : "");
+	free(text);
+	free_job();
+	reset_logs();
+
+	/* xargs: 5,000 stdio reads of one byte from its input pipe */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/xargs");
+	io(add_rec(lf, LOG_LAYER_STDIO, "pipe:[9]", LOG_R_PSEUDO), 0, 5000, 1, 500000);
+	if (build(&p) < 0)
+		goto out;
+	check_dbl("one-byte freads: tiny_freads", figure("tiny_freads", "reads_of_file"), 5000);
+	check_dbl("one-byte freads: mean 1 B", figure("tiny_freads", "mean_read"), 1);
+	free_job();
+out:
+	reset_logs();
+}
+
 static void test_text_helpers(void)
 {
 	char out[256];
@@ -736,7 +980,7 @@ static void test_renderings(void)
 	check("text says a process did not finish",
 	      text && strstr(text, "pid 101 (app) did not finish: counters as they stood when read"), "missing");
 	check("text collapses the rank table", text && strstr(text, "20 heaviest ranks"), "missing");
-	check("text names the I/O mode", text && strstr(text, "N-M: 25 ranks share 3 data files (M = 3)"),
+	check("text names the I/O mode", text && strstr(text, "N-M: 25 ranks use 3 data files (M), 1 of them shared by more than one; 25 ranks in the"),
 	      "missing");
 	free(text);
 
@@ -1046,8 +1290,8 @@ static void test_kernel_join(void)
 	char *text = render_text(&p, &o);
 	check("text fits 100 columns with a kernel log", widest_line(text) <= ANA_TEXT_WIDTH, "widest %zu",
 	      widest_line(text));
-	check("text header: 1 log + kernel log", text && strstr(text, "1 rank, 1 log + kernel log,"), "missing");
-	check("text job: processes are logs only", text && strstr(text, "processes   1 log in 1 rank, all exited 0"),
+	check("text header: 1 log + kernel log", text && strstr(text, "1 process, 1 log + kernel log,"), "missing");
+	check("text job: processes are logs only", text && strstr(text, "processes   1 log, all exited 0"),
 	      "missing");
 	check("text has Down the stack", text && strstr(text, "\nDown the stack ("), "missing");
 	check("text: hit estimate", text && strstr(text, "page cache: 75.0% of 3,072 read calls served from the cache"),
@@ -1169,8 +1413,8 @@ static void test_kernel_only(void)
 	check("kernel-only: small writes judged on the system calls", in && strstr(in->text, "of 211 system-call writes"),
 	      "%s", in ? in->text : "(none)");
 	char *text = render_text(&p, NULL);
-	check("kernel-only text: header", text && strstr(text, "2 ranks, kernel log only,"), "missing");
-	check("kernel-only text: processes", text && strstr(text, "2 processes seen only by the kernel layer in 2 ranks"),
+	check("kernel-only text: header", text && strstr(text, "2 processes, kernel log only,"), "missing");
+	check("kernel-only text: processes", text && strstr(text, "2 processes seen only by the kernel layer, "),
 	      "missing");
 	check("kernel-only text: per-file row without a user layer", text &&
 	      strstr(text, "    writes             -           -        200    19.5 KiB"), "missing");
@@ -1364,6 +1608,7 @@ int main(void)
 	test_top_order();
 	test_common_sizes();
 	test_insights();
+	test_findings_fit();
 	test_text_helpers();
 	test_renderings();
 	test_kernel_join();

@@ -48,6 +48,10 @@
 #define TINY_FWRITE_BUCKETS 7 /* log2 buckets 0..6 hold sizes < 64 */
 #define TINY_FWRITE_SHARE 0.5
 #define TINY_FWRITE_MIN 1000
+/* Reads through stdio: a line read by fgets or getline is a natural unit (sqlite3 reads its script
+ * that way, 38 B a line); a loop of getc (xargs, 1 B a call) is what costs. Under 8 B, then. */
+#define TINY_FREAD_BYTES 8
+#define TINY_FREAD_BUCKETS 4 /* log2 buckets 0..3 hold sizes < 8 */
 /* With a kernel log: half as many write system calls as fwrites means the stream is not buffering
  * (a buffered stream of tiny writes makes one system call per buffer, i.e. per hundreds). */
 #define TINY_UNBUFFERED_SHARE 0.5
@@ -74,8 +78,10 @@
 /* Write aggregation (seed 002, docs/AGGREGATION.md): a file written mostly in writes under 64 KiB
  * gains from `--aggregate`. The threshold offered is the smallest power of two from 4 KiB to 1 MiB
  * under which AGG_COVER of the file's writes fall, read off its merged write-size histogram
- * (bucket b holds sizes below 2^b). Files already aggregated (agg_* counters) are left out. */
-#define AGG_MIN_WRITES 100
+ * (bucket b holds sizes below 2^b). Files already aggregated (agg_* counters) are left out. A write
+ * call costs a microsecond or two: under a thousand of them the gain is a millisecond or so, not
+ * worth a change (xz's 341 writes of 8 KiB). */
+#define AGG_MIN_WRITES 1000
 #define AGG_SMALL_BUCKETS 17 /* sizes < 64 KiB */
 #define AGG_SMALL_SHARE 0.5
 #define AGG_COVER 0.9
@@ -84,9 +90,10 @@
  * device round trip (0.1-10 ms) where a write call costs about a microsecond: with fewer than 64
  * writes per sync the syncs are the cost, and the syncs rule says so. */
 #define AGG_WRITES_PER_SYNC 64
-/* A file written once from start to end in pieces of 8 KiB or more (tar's 10 KiB records, cp's
- * blocks) streams through the page cache, which merges it: at most a call per two pages. */
-#define AGG_STREAM_MEAN (8u << 10)
+/* A file written from start to end mostly in pieces of 8 KiB or more (tar's 10 KiB records)
+ * streams through the page cache, which merges it: at most a call per two pages. A checkpoint
+ * of many small fields among a few large arrays is no stream, however large its mean write. */
+#define AGG_STREAM_BUCKETS 14 /* sizes < 8 KiB */
 #define AGG_STREAM_CONSEC 0.9
 /* O_DIRECT requests under 256 KiB on average: each waits for the device, and SSDs and disks need
  * requests of a few hundred KiB (or many in flight) to stream. */
@@ -183,11 +190,12 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0;
 }
 
-/* A file moved in one call (and, reading, the call that found its end): however small that call,
- * no larger one could replace it; how many such files there are is the small-files rule's. */
+/* A file moved in one call, and perhaps the call that found its end (a read returning 0, cp's
+ * copy_file_range returning 0): however small that call, no larger one could replace it; how
+ * many such files there are is the small-files rule's. */
 static int moved_whole(const struct ana_file *f, int write)
 {
-	return f->c[write ? LOG_C_WRITES : LOG_C_READS] <= (write ? 1u : 2u);
+	return f->c[write ? LOG_C_WRITES : LOG_C_READS] <= 2;
 }
 
 /* Small accesses of one direction at the system-call boundary: the POSIX layer, or for processes
@@ -626,7 +634,7 @@ static int aggregation(struct fb *b)
 	} best[AGG_MAX_FILES] = {{0}};
 	for (size_t i = 0; i < p->nfiles;) {
 		const struct ana_file *f = &p->files[i];
-		uint64_t w = 0, agg = 0, syncs = 0, consec = 0, bytes = 0, h[LOG_HIST_BUCKETS] = {0};
+		uint64_t w = 0, agg = 0, syncs = 0, consec = 0, h[LOG_HIST_BUCKETS] = {0};
 		uint16_t rflags = 0;
 		size_t j = i;
 		for (; j < p->nfiles && p->files[j].layer == f->layer && !strcmp(p->files[j].path, f->path); j++) {
@@ -635,7 +643,6 @@ static int aggregation(struct fb *b)
 			agg += c[LOG_C_AGG_SMALL] + c[LOG_C_AGG_MEDIUM] + c[LOG_C_AGG_DIRECT];
 			syncs += c[LOG_C_FSYNCS];
 			consec += c[LOG_C_CONSEC_WRITES];
-			bytes += c[LOG_C_BYTES_WRITTEN];
 			rflags |= p->files[j].rflags;
 			for (unsigned k = 0; k < LOG_HIST_BUCKETS; k++)
 				h[k] += p->files[j].write_hist[k];
@@ -645,7 +652,7 @@ static int aggregation(struct fb *b)
 			continue;
 		/* O_DIRECT (its own rule), syncs between the writes, or a stream the page cache merges */
 		if ((rflags & LOG_R_DIRECT) || syncs * AGG_WRITES_PER_SYNC > w ||
-		    (share(consec, w) >= AGG_STREAM_CONSEC && share(bytes, w) >= AGG_STREAM_MEAN))
+		    (share(consec, w) >= AGG_STREAM_CONSEC && share(hist_sum(h, 0, AGG_STREAM_BUCKETS), w) < 0.5))
 			continue;
 		uint64_t small = hist_sum(h, 0, AGG_SMALL_BUCKETS);
 		if (share(small, w) < AGG_SMALL_SHARE)
@@ -957,14 +964,14 @@ struct tiny_calls {
 	double mean;        /* bytes per call */
 };
 
-/* The stdio calls of one direction under 64 B, as both tiny-call rules see them: a finding with
+/* The stdio calls of one direction under 64 B (reads: 8 B), as both tiny-call rules see them: a finding with
  * their four figures when they are at least 1,000 and more than half of the calls, else NULL
  * (*err -ENOMEM when it could not be made). */
 static struct ana_finding *tiny_stdio(struct fb *b, int write, struct tiny_calls *t, int *err)
 {
 	const struct ana_layer *L = &b->p->layers[LOG_LAYER_STDIO];
 	uint64_t ops = L->c[write ? LOG_C_WRITES : LOG_C_READS];
-	uint64_t tiny = hist_sum(write ? L->write_hist : L->read_hist, 0, TINY_FWRITE_BUCKETS);
+	uint64_t tiny = hist_sum(write ? L->write_hist : L->read_hist, 0, write ? TINY_FWRITE_BUCKETS : TINY_FREAD_BUCKETS);
 
 	*err = 0;
 	if (ops < TINY_FWRITE_MIN || share(tiny, ops) <= TINY_FWRITE_SHARE)
@@ -983,8 +990,8 @@ static struct ana_finding *tiny_stdio(struct fb *b, int write, struct tiny_calls
 	return f;
 }
 
-/* stdio reads under 64 B: fgetc/getc loops, or fread of a field at a time (xargs reads its input
- * a byte per call). Same cost as tiny writes: a lock and a copy per call, buffered or not. */
+/* stdio reads under 8 B: fgetc/getc loops (xargs reads its input a byte per call). Same cost as
+ * tiny writes: a lock and a copy per call, buffered or not. */
 static int tiny_freads(struct fb *b)
 {
 	struct tiny_calls tc;
@@ -1008,7 +1015,7 @@ static int tiny_freads(struct fb *b)
 	ana_fmt_count(n, sizeof n, ops);
 	ana_fmt_count(c, sizeof c, worst ? worst->c[LOG_C_READS] : 0);
 	if (text(f, "%s of %s stdio reads are under %d B (mean %.0f B), %s of them on %s: each call locks the stream "
-		    "and copies a little.", a, n, TINY_FWRITE_BYTES, mean, c, worst ? path_tail(worst->path, t, sizeof t) : "?"))
+		    "and copies a little.", a, n, TINY_FREAD_BYTES, mean, c, worst ? path_tail(worst->path, t, sizeof t) : "?"))
 		return -ENOMEM;
 	return advise(f, "read larger pieces (fread into a buffer, getline) and split them in memory, or use the "
 			 "unlocked forms (getc_unlocked) in a loop that holds the stream.");
@@ -1103,7 +1110,9 @@ static int io_mode(struct fb *b)
 	f->path = path;
 	fig(f, "writing_ranks", (double)writers, ANA_U_COUNT);
 	limit(f, "writing_ranks", 1);
-	if (text(f, "%zu ranks write one shared file (mode N-1).", writers))
+	if (m->data_files == 1 ? text(f, "%zu ranks write one shared file (mode N-1).", writers)
+			       : text(f, "%zu ranks write to files every rank shares (mode N-1, %zu shared files).", writers,
+				      m->data_files))
 		return -ENOMEM;
 	return advise(f, "align each rank's region to the file system's block or stripe size and prefer collective "
 			 "I/O, or the ranks serialize on the file's locks.");

@@ -744,7 +744,9 @@ static void test_findings_fit(void)
 		io(r, 0, 1, 1000, 1000);
 		io(r, 0, 1, 0, 1000);
 		snprintf(path, sizeof path, "/d/dst/f%03d", i);
-		io(add_rec(lf, LOG_LAYER_POSIX, path, 0), 1, 1, 1000, 1000);
+		struct log_record *w = add_rec(lf, LOG_LAYER_POSIX, path, 0);
+		io(w, 1, 1, 1000, 1000); /* copy_file_range: the data, then 0 at the end */
+		io(w, 1, 1, 0, 1000);
 	}
 	if (build(&p) < 0)
 		goto out;
@@ -884,6 +886,10 @@ static void test_findings_fit(void)
 	check_str("two shared files: N-1", ana_io_mode_name(p.io_mode.mode), "N-1");
 	check_u64("two shared files: both shared", p.io_mode.shared_files, 2);
 	check_dbl("two shared files: io_mode_n_1 with 2 writers", figure("io_mode_n_1", "writing_ranks"), 2);
+	in = find_insight(&p, "io_mode_n_1");
+	check("two shared files: io_mode_n_1 says so",
+	      in && strstr(in->text, "2 ranks write to files every rank shares (mode N-1, 2 shared files)."), "%s",
+	      in ? in->text : "(none)");
 	check_str("MPI without a kernel log: mpiio_not_captured", severity_of("mpiio_not_captured"), "info");
 	text = render_text(&p, &o);
 	check("N-1 over two files in words", text && strstr(text, "N-1: 2 ranks share each of their 2 data files"), "%s",
@@ -899,6 +905,15 @@ static void test_findings_fit(void)
 		goto out;
 	check_dbl("one-byte freads: tiny_freads", figure("tiny_freads", "reads_of_file"), 5000);
 	check_dbl("one-byte freads: mean 1 B", figure("tiny_freads", "mean_read"), 1);
+	free_job();
+	reset_logs();
+
+	/* sqlite3 reading its script with fgets, a line of 38 B a call: lines are the unit */
+	lf = mk_log(1, -1, 0, 1000000000, "/usr/bin/sqlite3");
+	io(add_rec(lf, LOG_LAYER_STDIO, "/d/script.sql", 0), 0, 5000, 38, 500000);
+	if (build(&p) < 0)
+		goto out;
+	check("line reads: no tiny_freads", !find_insight(&p, "tiny_freads"), "fired");
 	free_job();
 out:
 	reset_logs();

@@ -549,6 +549,16 @@ static int proc_fd_reopen(char *abs, size_t len, int fd, uint32_t *rflags)
 	return 1;
 }
 
+void cap_note_rw_failed(struct cap_fd *f, struct log_record *r, int kind, int64_t off, uint64_t t0, uint64_t t1)
+{
+	int mt = cap_mt(), e = errno;
+	log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
+	log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
+	cap_trace_rw(r, kind, off >= 0 ? (uint64_t)off : cap.ofds[f->ofd].pos, -1, t0, t1);
+	cap_note_failure(r, e);
+	errno = e;
+}
+
 struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uint64_t t0, uint64_t t1)
 {
 	char abs[CAP_PATH_MAX];

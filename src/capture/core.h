@@ -150,6 +150,10 @@ static inline void cap_trace_meta(const struct log_record *rec, enum log_counter
 
 /* A call on r failed with errno e: flags r LOG_R_ERR_EXPECTED or LOG_R_ERR_FAULT (cold path). */
 void cap_note_failure(struct log_record *r, int e);
+/* A read or write on f (record r) failed: its error count, time, trace entry and flag. Out of line,
+ * so the successful call's inlined path carries none of it. */
+void cap_note_rw_failed(struct cap_fd *f, struct log_record *r, int kind, int64_t off, uint64_t t0, uint64_t t1)
+	__attribute__((cold, noinline));
 
 /* A read or write of len bytes at off on rec (len < 0: it failed, errno says why). */
 static inline void cap_trace_rw(const struct log_record *rec, int kind, uint64_t off, int64_t len, uint64_t t0,
@@ -172,10 +176,7 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 	if (CAP_UNLIKELY(!r)) /* another thread closed the descriptor during the call */
 		return;
 	if (CAP_UNLIKELY(ret < 0)) {
-		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
-		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
-		cap_trace_rw(r, kind, off >= 0 ? (uint64_t)off : cap.ofds[f->ofd].pos, -1, t0, t1);
-		cap_note_failure(r, errno);
+		cap_note_rw_failed(f, r, kind, off, t0, t1);
 		return;
 	}
 	uint64_t o;

@@ -542,7 +542,10 @@ static int same_rank(const struct ana_proc *x, const struct ana_proc *y)
 }
 
 /* A launcher's child gets its rank only in the environment of the program it execs: its first
- * image has none. Give every image of a pid the rank of its first ranked image. */
+ * image has none. Give every image of a pid the rank of its first ranked image. The last image of
+ * a pid that ended in exec had a successor that left no log, user or kernel (exec_lost: the
+ * program it exec'd never loaded the library, a static one); a live image may just not have its
+ * successor's log yet, so only finished ones count. */
 static void assign_job_ranks(struct ana_profile *p, size_t *idx)
 {
 	for (size_t i = 0; i < p->nprocs; i++)
@@ -557,6 +560,8 @@ static void assign_job_ranks(struct ana_profile *p, size_t *idx)
 			struct ana_proc *pr = &p->procs[idx[k]];
 			pr->job_rank = pr->rank >= 0 ? pr->rank : rank;
 		}
+		struct ana_proc *last = &p->procs[idx[j - 1]];
+		last->exec_lost = (last->flags & LOG_F_EXEC) && !last->kernel_only && last->finished;
 	}
 }
 
@@ -1095,32 +1100,9 @@ static int warn_process(struct ana_profile *p, const struct ana_proc *pr, enum p
 				       h->max_records);
 }
 
-/* Images that exec'd and have no successor among the job's processes, user logs or the kernel's:
- * the program they exec'd never loaded the library (a dynamic parent running a static program). A
- * job still running may not have the next log yet, so only finished images are judged. */
-static int mark_exec_lost(struct ana_profile *p)
-{
-	size_t *idx = malloc((p->nprocs ? p->nprocs : 1) * sizeof *idx);
-	if (!idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nprocs; i++)
-		idx[i] = i;
-	qsort_r(idx, p->nprocs, sizeof *idx, cmp_pid_index, p->procs);
-	for (size_t i = 0; i < p->nprocs; i++) {
-		struct ana_proc *pr = &p->procs[idx[i]];
-		const struct ana_proc *next = i + 1 < p->nprocs ? &p->procs[idx[i + 1]] : NULL;
-		pr->exec_lost = (pr->flags & LOG_F_EXEC) && !pr->kernel_only && pr->finished &&
-				!(next && next->pid == pr->pid && !strcmp(next->host, pr->host));
-	}
-	free(idx);
-	return 0;
-}
-
 /* A job of thousands of killed processes needs one line saying so, not thousands. */
 static int proc_warnings(struct ana_profile *p, size_t unknown_layer)
 {
-	if (mark_exec_lost(p) < 0)
-		return -ENOMEM;
 	for (int w = 0; w < W_NKINDS; w++) {
 		size_t n = 0;
 		for (size_t i = 0; i < p->nprocs; i++) {

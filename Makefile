@@ -68,7 +68,7 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 
 HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
-.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel bench-mount bench-aggregate tests-build \
+.PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel bench-mount bench-aggregate bench-report tests-build \
 	install uninstall version FORCE
 all: $(B)/iostrata $(B)/libiostrata.so
 
@@ -145,6 +145,11 @@ $(B)/bench/timeline: bench/timeline.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS)
 
+# bench/report times `report` on a job of many logs three ways: it links the reader and analysis too.
+$(B)/bench/report: bench/report.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS)
+
 $(B)/bench/%: bench/%.c bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lm
@@ -202,6 +207,12 @@ bench-aggregate:
 	$(Q)scripts/install-deps build test bench
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/aggregate
+
+# `iostrata report` on jobs of 1,000 and 10,000 process logs: time and peak memory (docs/BENCHMARKS.md)
+bench-report:
+	$(Q)scripts/install-deps build bench
+	$(Q)$(MAKE) --no-print-directory all $(B)/bench/report
+	$(Q)bench/report
 
 bench-kernel:
 	$(Q)scripts/install-deps build bench

@@ -563,7 +563,7 @@ static int unaligned(struct fb *b)
 	}
 	if (ops < MIN_OPS || share(bad, ops) <= UNALIGNED_SHARE)
 		return 0;
-	uint32_t align = p->first ? p->first->log->hdr.file_alignment : 0;
+	uint32_t align = p->first ? p->first->log.file_alignment : 0;
 	struct ana_finding *f = add(b, "unaligned", ANA_SEV_WARNING, LOG_LAYER_POSIX);
 	if (!f)
 		return -ENOMEM;

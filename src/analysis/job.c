@@ -7,6 +7,7 @@
 #include "analysis/job.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,94 +67,258 @@ static void read_mounts(struct ana_job *j)
 	sys_mounts_free(&m);
 }
 
-/* One more slot in j->logs (and in the unreadable messages), for an archive's members. */
-static int grow_logs(struct ana_job *j, char ***msgs, size_t *cap, size_t need)
+/*
+ * Reading. A report reads each log once to learn its process (ana_profile_add_header) and, after
+ * the processes are ranked, once more to merge its records (ana_profile_add_records), rank by
+ * rank; between the two it holds nothing of the log. So a job of 10,000 processes takes memory for
+ * its processes and the data files of its ranks, not for 10,000 logs' records. A log stays in
+ * memory when it must: the collectors' logs (their records join at the end), live logs (they may
+ * change or vanish before a second read), and every log of a traced job whose timeline is wanted.
+ */
+struct source {
+	const char *path;      /* the scan's path (a log, or an archive) */
+	struct log_archive *a; /* the open archive, or NULL */
+	size_t member;
+};
+
+struct loader {
+	struct ana_job *j;
+	unsigned flags;
+	int stream;            /* the profile is built while reading: logs need not stay */
+	int keep_all;          /* a traced job whose timeline is wanted: every log stays */
+	struct source *src;    /* every input the scan and the archives hold */
+	size_t cap;
+	size_t *slot;          /* per input: its slot in j->logs while it stays, else SIZE_MAX */
+	char **unreadable;     /* messages of the inputs that could not be read */
+	char **notes;          /* the damage and trace losses of the logs read, in read order */
+	size_t nnotes;
+	struct log_archive **arcs;
+	size_t narcs;
+};
+
+static void loader_free(struct loader *L)
 {
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap * 2 > need ? *cap * 2 : need;
-	struct log_file *v = realloc(j->logs, n * sizeof *v);
-	if (!v)
-		return -ENOMEM;
-	j->logs = v;
-	char **m = realloc(*msgs, n * sizeof *m);
-	if (!m)
-		return -ENOMEM;
-	*msgs = m;
-	*cap = n;
-	return 0;
+	for (size_t i = 0; L->unreadable && i < L->j->nunreadable; i++)
+		free(L->unreadable[i]);
+	free(L->unreadable);
+	for (size_t i = 0; i < L->nnotes; i++)
+		free(L->notes[i]);
+	free(L->notes);
+	for (size_t i = 0; i < L->narcs; i++)
+		if (L->arcs[i])
+			log_archive_close(L->arcs[i]);
+	free(L->arcs);
+	free(L->src);
+	free(L->slot);
 }
 
 /* A problem with one input: counted, its message kept (the first also for stderr). */
-static int unreadable_log(struct ana_job *j, char ***msgs, const char *e)
+static int unreadable_log(struct ana_job *j, char **msgs, const char *e)
 {
-	if (!((*msgs)[j->nunreadable++] = strdup(e)))
+	if (!(msgs[j->nunreadable++] = strdup(e)))
 		return -ENOMEM;
 	if (!j->first_problem && !(j->first_problem = strdup(e)))
 		return -ENOMEM;
 	return 0;
 }
 
-/* Every member of a job archive (iostrata merge), one at a time; a damaged member costs itself. */
-static int read_archive(struct ana_job *j, const char *path, char ***msgs, size_t *cap)
+static int note(struct loader *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int note(struct loader *L, const char *fmt, ...)
 {
-	struct log_archive *a;
-	char e[1024];
-	if (log_archive_open(path, &a, e, sizeof e) < 0)
-		return unreadable_log(j, msgs, e);
-	int r = 0;
-	size_t n = log_archive_count(a);
-	for (size_t i = 0; i < n && r == 0; i++) {
-		if ((r = grow_logs(j, msgs, cap, j->nlogs + j->nunreadable + 1)) < 0)
-			break;
-		if (log_archive_read(a, i, &j->logs[j->nlogs], e, sizeof e) < 0) {
-			r = unreadable_log(j, msgs, e);
-			continue;
-		}
-		if (j->logs[j->nlogs++].warning) {
-			j->ndamaged++;
-			if (!j->first_problem && !(j->first_problem = strdup(j->logs[j->nlogs - 1].warning)))
-				r = -ENOMEM;
-		}
-	}
-	j->nfound += n ? n - 1 : 0; /* the archive was counted as one input */
-	log_archive_close(a);
-	return r;
+	char **v = realloc(L->notes, (L->nnotes + 1) * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	L->notes = v;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf(&L->notes[L->nnotes], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	L->nnotes++;
+	return 0;
 }
 
-/* Read every input the scan found; the unreadable ones are left out, counted, and their messages
- * kept in msgs (the first also in first_problem, for stderr). */
-static int read_logs(struct ana_job *j, const struct log_scan *s, char ***msgs)
+static int read_source(const struct source *s, struct log_file *out, char *e, size_t elen)
 {
+	return s->a ? log_archive_read(s->a, s->member, out, e, elen) : log_file_read(s->path, out, e, elen);
+}
+
+/* Slots for every input: the scan's paths, an archive counting as its members (kept open). */
+static int plan_inputs(struct loader *L, const struct log_scan *s)
+{
+	struct ana_job *j = L->j;
 	size_t cap = s->npaths ? s->npaths : 1;
-	j->logs = calloc(cap, sizeof *j->logs);
-	*msgs = calloc(cap, sizeof **msgs);
-	if (!j->logs || !*msgs)
+	L->narcs = s->npaths; /* arcs[i]: path i's archive, or NULL */
+	if (!(L->arcs = calloc(cap, sizeof *L->arcs)) || !(L->src = malloc(cap * sizeof *L->src)))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->npaths; i++) {
 		char e[1024];
-		int r;
+		size_t add = 1;
+		struct log_archive *a = NULL;
 		if (log_archive_is(s->paths[i])) {
-			if ((r = read_archive(j, s->paths[i], msgs, &cap)) < 0)
+			if (log_archive_open(s->paths[i], &a, e, sizeof e) < 0) {
+				char **u = realloc(L->unreadable, (j->nunreadable + 1) * sizeof *u);
+				if (!u)
+					return -ENOMEM;
+				L->unreadable = u;
+				if (unreadable_log(j, L->unreadable, e) < 0)
+					return -ENOMEM;
+				continue;
+			}
+			L->arcs[i] = a;
+			add = log_archive_count(a);
+			j->nfound += add - 1; /* the archive was counted as one input */
+		}
+		if (L->cap + add > cap) {
+			cap = (L->cap + add) * 2;
+			struct source *v = realloc(L->src, cap * sizeof *v);
+			if (!v)
+				return -ENOMEM;
+			L->src = v;
+		}
+		for (size_t m = 0; m < add; m++)
+			L->src[L->cap++] = (struct source){s->paths[i], a, m};
+	}
+	/* one message per input at most */
+	char **u = realloc(L->unreadable, (L->cap + j->nunreadable + 1) * sizeof *u);
+	if (!u)
+		return -ENOMEM;
+	L->unreadable = u;
+	/* room for every input, touched only by the logs that stay */
+	if (!(j->logs = calloc(L->cap ? L->cap : 1, sizeof *j->logs)) ||
+	    !(L->slot = malloc((L->cap ? L->cap : 1) * sizeof *L->slot)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* What a log read brings besides its records: its damage, its trace losses. */
+static int log_notes(struct loader *L, const struct log_file *lf)
+{
+	struct ana_job *j = L->j;
+	if (lf->warning) {
+		j->ndamaged++;
+		if (!j->first_problem && !(j->first_problem = strdup(lf->warning)))
+			return -ENOMEM;
+		if (note(L, "%s%s", lf->warning, lf->nwarnings > 1 ? " (and more damage after it)" : "") < 0)
+			return -ENOMEM;
+	}
+	if (lf->trace_dropped &&
+	    note(L, "pid %d: %llu calls not traced (the trace area was full, or a signal handler's call came "
+		    "inside the trace code): run --trace-mb more", lf->hdr.pid, (unsigned long long)lf->trace_dropped) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+#define UNREAD (SIZE_MAX - 1) /* slot of an input that could not be read */
+
+static int must_stay(const struct loader *L, const struct log_file *lf)
+{
+	return !L->stream || L->keep_all || lf->hdr.kernel_layers || lf->live;
+}
+
+/* Pass 1: every input read once; its process to the profile; it stays (in the next slot of
+ * j->logs, which never moves: the profile points at collector logs) or is freed. */
+static int read_pass(struct loader *L)
+{
+	struct ana_job *j = L->j;
+	int r;
+	for (size_t i = 0; i < L->cap; i++) {
+		char e[1024];
+		struct log_file tmp, *lf = &tmp;
+		L->slot[i] = SIZE_MAX;
+		if (read_source(&L->src[i], &tmp, e, sizeof e) < 0) {
+			L->slot[i] = UNREAD;
+			if ((r = unreadable_log(j, L->unreadable, e)) < 0)
 				return r;
 			continue;
 		}
-		if ((r = grow_logs(j, msgs, &cap, j->nlogs + j->nunreadable + 1)) < 0)
-			return r;
-		if (log_file_read(s->paths[i], &j->logs[j->nlogs], e, sizeof e) < 0) {
-			if ((r = unreadable_log(j, msgs, e)) < 0)
-				return r;
-		} else if (j->logs[j->nlogs++].warning) {
-			j->ndamaged++;
-			if (!j->first_problem && !(j->first_problem = strdup(j->logs[j->nlogs - 1].warning)))
-				return -ENOMEM;
+		j->nread++;
+		/* a traced job's timeline needs every log, records and all */
+		if (L->stream && (L->flags & ANA_JOB_TIMELINE) && !tmp.hdr.kernel_layers && tmp.ntrace_threads)
+			L->keep_all = 1;
+		if (must_stay(L, &tmp)) {
+			L->slot[i] = j->nlogs;
+			lf = &j->logs[j->nlogs++];
+			*lf = tmp;
 		}
+		if ((r = log_notes(L, lf)) < 0 || (L->stream && (r = ana_profile_add_header(&j->prof, lf, i)) < 0)) {
+			if (lf == &tmp)
+				log_file_free(&tmp);
+			return r;
+		}
+		if (lf == &tmp)
+			log_file_free(&tmp);
+	}
+	return 0;
+}
+
+/* A log read the second time: the process the first read saw (0), or a warning (1). */
+static int reread(struct loader *L, size_t input, struct log_file *out)
+{
+	char e[1024];
+	const struct ana_proc *pr = ana_profile_input_proc(&L->j->prof, input);
+	if (read_source(&L->src[input], out, e, sizeof e) < 0)
+		return ana_profile_add_warning(&L->j->prof, "%s (read once, then no more: its records are left out)",
+					       e) < 0 ? -ENOMEM : 1;
+	if (pr && (out->hdr.pid != pr->pid || out->hdr.start_ns != pr->start_ns)) {
+		log_file_free(out);
+		return ana_profile_add_warning(&L->j->prof, "%s: replaced by another process's log while being read: "
+							    "its records are left out", L->src[input].path) < 0 ? -ENOMEM : 1;
+	}
+	return 0;
+}
+
+/* An input that left memory, read again: into the next slot when it must stay now, else tmp. */
+static int bring_back(struct loader *L, size_t input, struct log_file *tmp, struct log_file **lf)
+{
+	struct ana_job *j = L->j;
+	*lf = L->keep_all ? &j->logs[j->nlogs] : tmp;
+	int r = reread(L, input, *lf);
+	if (r != 0) {
+		memset(*lf, 0, sizeof **lf);
+		return r;
+	}
+	if (*lf != tmp)
+		L->slot[input] = j->nlogs++;
+	return 0;
+}
+
+/* Pass 2: the records, rank by rank; the logs that left memory are read again. */
+static int merge_pass(struct loader *L)
+{
+	struct ana_job *j = L->j;
+	const size_t *order;
+	size_t n = ana_profile_order(&j->prof, &order);
+	int r;
+	for (size_t i = 0; i < n; i++) {
+		size_t input = order[i];
+		struct log_file tmp, *lf;
+		if (L->slot[input] != SIZE_MAX)
+			lf = &j->logs[L->slot[input]];
+		else if ((r = bring_back(L, input, &tmp, &lf)) != 0) {
+			if (r < 0)
+				return r;
+			continue;
+		}
+		r = ana_profile_add_records(&j->prof, lf, input);
+		if (lf == &tmp)
+			log_file_free(&tmp);
+		if (r < 0)
+			return r;
+	}
+	/* a traced job decided late: the logs not merged (duplicates) that left memory come back too */
+	for (size_t input = 0; L->keep_all && input < L->cap; input++) {
+		struct log_file *lf;
+		if (L->slot[input] == SIZE_MAX && (r = bring_back(L, input, NULL, &lf)) < 0)
+			return r;
 	}
 	return 0;
 }
 
 /* What the reader and the scan stepped over, in the report's warnings. */
-static int input_warnings(struct ana_job *j, const struct log_scan *s, char **unreadable, size_t nunreadable)
+static int input_warnings(struct ana_job *j, const struct log_scan *s, char **unreadable, size_t nunreadable,
+			  char **notes, size_t nnotes)
 {
 	struct ana_profile *p = &j->prof;
 	for (size_t i = 0; s && i < s->nwarnings; i++)
@@ -162,17 +327,9 @@ static int input_warnings(struct ana_job *j, const struct log_scan *s, char **un
 	for (size_t i = 0; i < nunreadable; i++)
 		if (ana_profile_add_warning(p, "%s (log left out)", unreadable[i]) < 0)
 			return -ENOMEM;
-	for (size_t i = 0; i < j->nlogs; i++) {
-		const struct log_file *lf = &j->logs[i];
-		if (lf->warning && ana_profile_add_warning(p, "%s%s", lf->warning,
-							    lf->nwarnings > 1 ? " (and more damage after it)" : "") < 0)
+	for (size_t i = 0; i < nnotes; i++)
+		if (ana_profile_add_warning(p, "%s", notes[i]) < 0)
 			return -ENOMEM;
-		if (lf->trace_dropped &&
-		    ana_profile_add_warning(p, "pid %d: %llu calls not traced (the trace area was full, or a signal "
-					       "handler's call came inside the trace code): run --trace-mb more",
-					    lf->hdr.pid, (unsigned long long)lf->trace_dropped) < 0)
-			return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -202,18 +359,12 @@ static int build_timeline(struct ana_job *j, unsigned flags, char *err, size_t e
 	return 0;
 }
 
-/* The steps after reading, in order. unreadable: messages of the logs the scan found and the reader
- * refused (for the warnings), s: the scan's own warnings (NULL when the logs came from memory). */
-static int pipeline(struct ana_job *j, unsigned flags, const struct log_scan *s, char **unreadable,
-		    char *err, size_t errlen)
+/* The steps after the profile, in order. */
+static int pipeline(struct ana_job *j, unsigned flags, char *err, size_t errlen)
 {
 	int r;
-	if (!(flags & ANA_JOB_NO_PROFILE)) {
-		if ((r = ana_profile_build(j->logs, j->nlogs, &j->prof)) < 0)
-			return r;
-		j->have_profile = 1;
-		if ((r = input_warnings(j, s, unreadable, j->nunreadable)) < 0 ||
-		    (r = ana_classify_io_mode(&j->prof, &j->prof.io_mode)) < 0)
+	if (j->have_profile) {
+		if ((r = ana_classify_io_mode(&j->prof, &j->prof.io_mode)) < 0)
 			return r;
 		if ((flags & ANA_JOB_MOUNTS) && !j->nmounts)
 			read_mounts(j);
@@ -232,7 +383,7 @@ int ana_job_load(struct ana_job *j, const char *const *args, size_t nargs, unsig
 		 size_t errlen)
 {
 	struct log_scan s;
-	char **unreadable = NULL;
+	struct loader L = {.j = j, .flags = flags, .stream = !(flags & ANA_JOB_NO_PROFILE)};
 	int r;
 
 	memset(j, 0, sizeof *j);
@@ -248,21 +399,30 @@ int ana_job_load(struct ana_job *j, const char *const *args, size_t nargs, unsig
 		r = -ENOENT;
 		goto out;
 	}
-	if ((r = read_logs(j, &s, &unreadable)) < 0)
+	if ((r = plan_inputs(&L, &s)) < 0)
 		goto out;
-	if (!j->nlogs) {
+	if (L.stream) {
+		if ((r = ana_profile_begin(&j->prof, L.cap)) < 0)
+			goto out;
+		j->have_profile = 1;
+	}
+	if ((r = read_pass(&L)) < 0)
+		goto out;
+	if (!j->nread) {
 		snprintf(err, errlen, "%s%s", j->first_problem ? j->first_problem : "no readable log",
 			 j->nunreadable > 1 ? " (and no other log could be read either)" : "");
 		r = -ENOENT;
 		goto out;
 	}
-	r = pipeline(j, flags, &s, unreadable, err, errlen);
+	if (L.stream && ((r = ana_profile_index(&j->prof)) < 0 || (r = merge_pass(&L)) < 0 ||
+			 (r = ana_profile_finish(&j->prof)) < 0 ||
+			 (r = input_warnings(j, &s, L.unreadable, j->nunreadable, L.notes, L.nnotes)) < 0))
+		goto out;
+	r = pipeline(j, flags, err, errlen);
 out:
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
-	for (size_t i = 0; unreadable && i < j->nunreadable; i++)
-		free(unreadable[i]);
-	free(unreadable);
+	loader_free(&L);
 	log_scan_free(&s);
 	if (r < 0)
 		ana_job_free(j);
@@ -275,12 +435,22 @@ int ana_job_build(struct ana_job *j, const struct log_file *logs, size_t n, unsi
 	char err[512];
 	memset(j, 0, sizeof *j);
 	j->logs = (struct log_file *)logs; /* not owned: never freed or changed here */
-	j->nlogs = j->nfound = n;
+	j->nlogs = j->nread = j->nfound = n;
 	j->mounts = (struct ana_mount *)mounts;
 	j->nmounts = nmounts;
-	for (size_t i = 0; i < n; i++)
-		j->ndamaged += logs[i].warning != NULL;
-	int r = pipeline(j, flags & ~(unsigned)ANA_JOB_MOUNTS, NULL, NULL, err, sizeof err);
+	struct loader L = {.j = j};
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = log_notes(&L, &logs[i]);
+	if (r == 0 && !(flags & ANA_JOB_NO_PROFILE)) {
+		if ((r = ana_profile_build(logs, n, &j->prof)) == 0) {
+			j->have_profile = 1;
+			r = input_warnings(j, NULL, NULL, 0, L.notes, L.nnotes);
+		}
+	}
+	if (r == 0)
+		r = pipeline(j, flags & ~(unsigned)ANA_JOB_MOUNTS, err, sizeof err);
+	loader_free(&L);
 	if (r < 0)
 		ana_job_free(j);
 	return r;

@@ -27,8 +27,12 @@ enum {
 
 struct ana_job {
 	int owns_logs;         /* loaded by ana_job_load: logs and mounts are freed with the job */
-	struct log_file *logs; /* the logs that could be read, in scan order */
+	/* The logs kept in memory: the collectors' (kernel, mount) and live ones, or all of them for a
+	 * traced job's timeline (ANA_JOB_TIMELINE) or without a profile; the others were merged and
+	 * freed as they were read (job.c, "Reading"). */
+	struct log_file *logs;
 	size_t nlogs;
+	size_t nread;       /* logs read: kept or not */
 	size_t nfound;      /* inputs the scan found */
 	size_t nunreadable; /* of those, logs that could not be read at all (left out) */
 	size_t ndamaged;    /* logs read with damage stepped over (what could be read is in) */

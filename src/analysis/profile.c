@@ -156,8 +156,13 @@ int ana_profile_add_warning(struct ana_profile *p, const char *fmt, ...)
 	return 0;
 }
 
+static void build_free(struct ana_build *b);
+
 void ana_profile_free(struct ana_profile *p)
 {
+	build_free(p->build);
+	free(p->build);
+	ana_pool_free(&p->pool);
 	free(p->klogs);
 	free(p->procs);
 	free(p->ranks);
@@ -176,28 +181,6 @@ void ana_profile_free(struct ana_profile *p)
 static const char *hstr(const struct log_file *lf, uint32_t off)
 {
 	return log_file_string(lf, off);
-}
-
-/* Duplicates: a directory may briefly hold a process's final log and its live link at once. */
-static int cmp_log_identity(const void *a, const void *b)
-{
-	const struct log_file *x = *(const struct log_file *const *)a, *y = *(const struct log_file *const *)b;
-	int r = strcmp(hstr(x, x->hdr.host), hstr(y, y->hdr.host));
-	if (r)
-		return r;
-	if (x->hdr.pid != y->hdr.pid)
-		return x->hdr.pid < y->hdr.pid ? -1 : 1;
-	if (x->hdr.start_ns != y->hdr.start_ns)
-		return x->hdr.start_ns < y->hdr.start_ns ? -1 : 1;
-	if (x->live != y->live)
-		return x->live - y->live; /* the final log first: it wins */
-	return (x > y) - (x < y);
-}
-
-static int same_process(const struct log_file *x, const struct log_file *y)
-{
-	return x->hdr.pid == y->hdr.pid && x->hdr.start_ns == y->hdr.start_ns &&
-	       !strcmp(hstr(x, x->hdr.host), hstr(y, y->hdr.host));
 }
 
 static int record_is_empty(const struct log_record *r)
@@ -237,15 +220,52 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-static void proc_from_log(struct ana_proc *pr, const struct log_file *lf)
+/* The log's path and, with argv set, its stored arguments, into the pool. */
+static int copy_log_info(struct ana_profile *p, struct ana_proc *pr, const struct log_file *lf, int argv)
 {
-	pr->log = lf;
+	const struct log_header *h = &lf->hdr;
+	struct ana_proc_log *l = &pr->log;
+	if (!(l->path = ana_pool_intern(&p->pool, lf->path ? lf->path : "")))
+		return -ENOMEM;
+	if (!argv)
+		return 0;
+	uint32_t n = 0;
+	while (log_file_arg(lf, n))
+		n++;
+	const char **v = ana_pool_alloc(&p->pool, (n ? n : 1) * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		if (!(v[i] = ana_pool_intern(&p->pool, log_file_arg(lf, i))))
+			return -ENOMEM;
+	l->argv = v;
+	l->argc = n;
+	l->argc_total = h->argc_total > n ? h->argc_total : n;
+	return 0;
+}
+
+static int proc_from_log(struct ana_profile *p, struct ana_proc *pr, const struct log_file *lf, size_t input)
+{
+	const struct log_header *h = &lf->hdr;
+	memset(pr, 0, sizeof *pr);
+	pr->input = input;
+	if (copy_log_info(p, pr, lf, 1) < 0)
+		return -ENOMEM;
+	pr->log.max_records = h->max_records;
+	pr->log.disabled_reason = h->disabled_reason;
+	pr->log.file_alignment = h->file_alignment;
+	pr->log.mem_alignment = h->mem_alignment;
+	pr->log.overflow_opens = h->overflow_opens;
+	pr->log.untracked_ops = h->untracked_ops;
+	pr->log.mmap_table_full = h->mmap_table_full;
+	pr->log.aio_table_full = h->aio_table_full;
 	pr->pid = lf->hdr.pid;
 	pr->ppid = lf->hdr.ppid;
 	pr->rank = lf->hdr.rank;
-	pr->exe = hstr(lf, lf->hdr.exe);
-	pr->host = hstr(lf, lf->hdr.host);
-	pr->job = hstr(lf, lf->hdr.job);
+	if (!(pr->exe = ana_pool_intern(&p->pool, hstr(lf, lf->hdr.exe))) ||
+	    !(pr->host = ana_pool_intern(&p->pool, hstr(lf, lf->hdr.host))) ||
+	    !(pr->job = ana_pool_intern(&p->pool, hstr(lf, lf->hdr.job))))
+		return -ENOMEM;
 	pr->start_ns = lf->hdr.start_ns;
 	pr->end_ns = process_end(lf);
 	pr->start_wall_ns = lf->hdr.start_wall_ns;
@@ -253,6 +273,7 @@ static void proc_from_log(struct ana_proc *pr, const struct log_file *lf)
 	pr->flags = lf->hdr.flags;
 	pr->exit_status = lf->hdr.exit_status;
 	pr->term_signal = lf->hdr.term_signal;
+	return 0;
 }
 
 /* ---- processes only the kernel saw ---- */
@@ -415,14 +436,16 @@ static int add_kernel_procs(struct ana_profile *p, size_t cap)
 		const struct log_file *lf = p->klogs[m.klog];
 		int cmd = m.pid == lf->hdr.pid && !ana_is_mount_log(lf);
 		if (p->nprocs == cap) {
-			struct ana_proc *v = realloc(p->procs, (cap *= 2) * sizeof *v);
+			struct ana_proc *v = realloc(p->procs, (cap = cap ? cap * 2 : 16) * sizeof *v);
 			if (!v)
 				goto err;
 			p->procs = v;
 		}
 		struct ana_proc *pr = &p->procs[p->nprocs++];
 		memset(pr, 0, sizeof *pr);
-		pr->log = lf;
+		pr->input = SIZE_MAX;
+		if (copy_log_info(p, pr, lf, cmd && !m.after) < 0)
+			goto err;
 		pr->kernel_only = 1;
 		/* seen by a mount monitor alone (a standalone `iostrata mount`, no kernel log): its
 		 * requests at the mount point are the only view of its I/O */
@@ -430,9 +453,10 @@ static int add_kernel_procs(struct ana_profile *p, size_t cap)
 		pr->pid = m.pid;
 		pr->ppid = cmd && !m.after ? lf->hdr.ppid : 0;
 		pr->rank = -1;
-		pr->exe = cmd && !m.after ? hstr(lf, lf->hdr.exe) : "";
-		pr->host = m.host;
-		pr->job = hstr(lf, lf->hdr.job);
+		if (!(pr->exe = ana_pool_intern(&p->pool, cmd && !m.after ? hstr(lf, lf->hdr.exe) : "")) ||
+		    !(pr->host = ana_pool_intern(&p->pool, m.host)) ||
+		    !(pr->job = ana_pool_intern(&p->pool, hstr(lf, lf->hdr.job))))
+			goto err;
 		pr->start_ns = m.start ? m.start : lf->hdr.start_ns;
 		/* the command's last image ends with the kernel log */
 		pr->end_ns = cmd ? process_end(lf) : m.end;
@@ -452,49 +476,46 @@ err:
 	return ret;
 }
 
-static int collect_procs(const struct log_file *logs, size_t n, struct ana_profile *p)
+/* Duplicates: a directory may briefly hold a process's final log and its live link at once. */
+static int cmp_identity(const void *a, const void *b)
 {
-	const struct log_file **v = malloc((n ? n : 1) * sizeof *v);
-	size_t cap = n ? n : 1;
-	int ret = -ENOMEM;
+	const struct ana_proc *x = a, *y = b;
+	int r = strcmp(x->host, y->host);
+	if (r)
+		return r;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->finished != y->finished)
+		return y->finished - x->finished; /* the final log first: it wins */
+	return (x->input > y->input) - (x->input < y->input);
+}
 
-	p->procs = calloc(cap, sizeof *p->procs);
-	p->klogs = malloc((n ? n : 1) * sizeof *p->klogs);
-	if (!v || !p->procs || !p->klogs)
-		goto err;
-	size_t nv = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (logs[i].hdr.kernel_layers) {
-			/* its records join below, under the processes they name; it is no process */
-			p->klogs[p->nklogs++] = &logs[i];
-			if (ana_is_mount_log(&logs[i])) {
-				p->nmount_logs++;
-				continue;
-			}
-			p->nkernel_logs++;
-			p->kernel_layers |= logs[i].hdr.kernel_layers;
-			p->kernel_events_dropped += logs[i].hdr.events_dropped;
-			p->kernel_table_full += logs[i].hdr.kernel_table_full;
-			p->kernel_prog_misses += logs[i].hdr.kernel_prog_misses;
-		} else {
-			v[nv++] = &logs[i];
-		}
-	}
-	p->kernel_only = nv == 0 && p->nkernel_logs > 0;
-	qsort(v, nv, sizeof *v, cmp_log_identity);
+static int same_process(const struct ana_proc *x, const struct ana_proc *y)
+{
+	return x->pid == y->pid && x->start_ns == y->start_ns && !strcmp(x->host, y->host);
+}
+
+/* Processes of the user logs, duplicates left out; then those only the collectors saw; in start
+ * order. */
+static int collect_procs(struct ana_profile *p, size_t cap)
+{
+	size_t nv = p->nprocs, n = 0;
+	if (nv)
+		qsort(p->procs, nv, sizeof *p->procs, cmp_identity);
 	for (size_t i = 0; i < nv; i++)
-		if (!i || !same_process(v[i - 1], v[i]))
-			proc_from_log(&p->procs[p->nprocs++], v[i]);
-	if (p->nklogs && (ret = add_kernel_procs(p, cap)) < 0)
-		goto err;
+		if (!n || !same_process(&p->procs[n - 1], &p->procs[i]))
+			p->procs[n++] = p->procs[i];
+	p->nprocs = n;
+	p->kernel_only = nv == 0 && p->nkernel_logs > 0;
+	if (p->nklogs && add_kernel_procs(p, cap) < 0)
+		return -ENOMEM;
 	for (size_t i = 1; i < p->nprocs; i++)
 		if (strcmp(p->procs[0].host, p->procs[i].host))
 			p->multi_host = 1;
 	qsort_r(p->procs, p->nprocs, sizeof *p->procs, cmp_proc_start, &p->multi_host);
-	ret = 0;
-err:
-	free(v);
-	return ret;
+	return 0;
 }
 
 /* ---- ranks ---- */
@@ -597,66 +618,99 @@ err:
 
 /* ---- files, paths, layers ---- */
 
-struct rec_ref {
-	const char *path;
-	const struct log_record *r;
-	size_t proc; /* index into procs: start order */
-	size_t rank_index;
-};
-
-static int cmp_rec_ref(const void *a, const void *b)
-{
-	const struct rec_ref *x = a, *y = b;
-	int r = strcmp(x->path, y->path);
-	if (r)
-		return r;
-	if (x->r->layer != y->r->layer)
-		return x->r->layer < y->r->layer ? -1 : 1;
-	if (x->rank_index != y->rank_index)
-		return x->rank_index < y->rank_index ? -1 : 1;
-	return (x->proc > y->proc) - (x->proc < y->proc);
-}
-
 static void add_hist(uint64_t *dst, const uint64_t *src)
 {
 	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
 		dst[b] += src[b];
 }
 
-static int collect_layer_common(struct ana_profile *p, const struct rec_ref *refs, size_t nrefs)
-{
-	const struct log_common **sz = malloc((nrefs ? nrefs : 1) * sizeof *sz);
-	const struct log_common **st = malloc((nrefs ? nrefs : 1) * sizeof *st);
-	int ret = -ENOMEM;
+/* The (value, count) pairs of a layer's access sizes or strides, merged as records come: appended,
+ * and folded (sorted by value, equal values added) whenever they double. */
+struct common_acc {
+	struct ana_common *v;
+	size_t n, cap, folded;
+};
 
-	if (!sz || !st)
-		goto err;
-	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
-		struct ana_layer *L = &p->layers[l];
-		size_t n = 0;
-		for (size_t i = 0; i < nrefs; i++) {
-			if (refs[i].r->layer != l)
-				continue;
-			sz[n] = refs[i].r->sizes;
-			st[n] = refs[i].r->strides;
-			L->sizes_other += refs[i].r->sizes_other;
-			L->strides_other += refs[i].r->strides_other;
-			n++;
-		}
-		int k = ana_common_top(sz, n, L->sizes, ANA_COMMON_TOP);
-		if (k < 0)
-			goto err;
-		L->nsizes = (size_t)k;
-		k = ana_common_top(st, n, L->strides, ANA_COMMON_TOP);
-		if (k < 0)
-			goto err;
-		L->nstrides = (size_t)k;
+static void common_fold(struct common_acc *a)
+{
+	size_t m = 0;
+	if (a->n)
+		qsort(a->v, a->n, sizeof *a->v, cmp_common_value);
+	for (size_t i = 0; i < a->n; i++) {
+		if (m && a->v[m - 1].value == a->v[i].value)
+			a->v[m - 1].count += a->v[i].count;
+		else
+			a->v[m++] = a->v[i];
 	}
-	ret = 0;
-err:
-	free(sz);
-	free(st);
-	return ret;
+	a->n = a->folded = m;
+}
+
+/* Equal values come from different records, or from two slots of one record that racing threads
+ * claimed for the same value: either way they are one access size. */
+static int common_add(struct common_acc *a, const struct log_common *slots)
+{
+	for (unsigned s = 0; s < LOG_COMMON_SLOTS; s++) {
+		if (!slots[s].count)
+			continue;
+		if (a->n == a->cap) {
+			if (a->folded * 2 < a->n && a->n >= 64) {
+				common_fold(a);
+			} else {
+				size_t n = a->cap ? a->cap * 2 : 64;
+				struct ana_common *v = realloc(a->v, n * sizeof *v);
+				if (!v)
+					return -ENOMEM;
+				a->v = v;
+				a->cap = n;
+			}
+		}
+		a->v[a->n++] = (struct ana_common){slots[s].value, slots[s].count};
+	}
+	return 0;
+}
+
+/* The top k by count (desc; ties by value asc) into out: how many. */
+static size_t common_top(struct common_acc *a, struct ana_common *out, size_t k)
+{
+	common_fold(a);
+	if (a->n)
+		qsort(a->v, a->n, sizeof *a->v, cmp_common_count);
+	size_t m = a->n < k ? a->n : k;
+	if (m)
+		memcpy(out, a->v, m * sizeof *out);
+	return m;
+}
+
+/* What the steps of a build share (profile.h, "in steps"). */
+struct ana_build {
+	size_t ninputs;
+	size_t cap_procs;
+	int indexed;
+	size_t *in_proc;        /* input -> index into procs; SIZE_MAX: its records do not count */
+	size_t *order;          /* the inputs whose records count, rank by rank */
+	size_t norder;
+	size_t *slots;          /* files by (path, layer, rank): index + 1 into files; 0 empty */
+	size_t nslots, cap_files;
+	size_t *first_proc;     /* per file: the earliest process merged into it */
+	size_t *last_rank;      /* per file: the rank merged last (nranks of a runtime file) */
+	size_t unknown_layer;   /* records of layers this build does not know */
+	struct common_acc sizes[ANA_NLAYERS], strides[ANA_NLAYERS];
+};
+
+static void build_free(struct ana_build *b)
+{
+	if (!b)
+		return;
+	free(b->in_proc);
+	free(b->order);
+	free(b->slots);
+	free(b->first_proc);
+	free(b->last_rank);
+	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
+		free(b->sizes[l].v);
+		free(b->strides[l].v);
+	}
+	memset(b, 0, sizeof *b);
 }
 
 /*
@@ -736,110 +790,195 @@ static void layer_add(struct ana_layer *L, const struct log_record *r)
 	add_hist(L->write_lat_hist, r->write_lat_hist);
 }
 
-static int collect_files(struct ana_profile *p, size_t *unknown_layer)
+/* A file of the user layers that is the program's runtime, not its data: merged over ranks. */
+static int runtime_file(unsigned layer, uint16_t rflags, const char *path)
 {
-	size_t total = 0, nrefs = 0;
-	struct rec_ref *refs = NULL;
-	size_t *idx = malloc((p->nprocs ? p->nprocs : 1) * sizeof *idx);
-	int ret = -ENOMEM;
+	if (ana_layer_is_kernel(layer) || layer == LOG_LAYER_MOUNT)
+		return 0;
+	return (rflags & (LOG_R_PSEUDO | LOG_R_OVERFLOW)) || !ana_is_data_path(path);
+}
 
-	for (size_t i = 0; i < p->nprocs; i++)
-		if (!p->procs[i].kernel_only)
-			total += p->procs[i].log->nrecords;
-	for (size_t i = 0; i < p->nklogs; i++)
-		total += p->klogs[i]->nrecords;
-	refs = malloc((total ? total : 1) * sizeof *refs);
-	if (!refs || !idx)
-		goto err;
+static size_t file_hash(const char *path, unsigned layer, size_t rank)
+{
+	uint64_t h = (uint64_t)(uintptr_t)path * 0x9e3779b97f4a7c15ull;
+	h ^= ((uint64_t)layer << 56) ^ (uint64_t)rank * 0xff51afd7ed558ccdull;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int files_grow(struct ana_profile *p)
+{
+	struct ana_build *b = p->build;
+	size_t n = b->cap_files ? b->cap_files * 2 : 256;
+	struct ana_file *v = realloc(p->files, n * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	p->files = v;
+	size_t *fp = realloc(b->first_proc, n * sizeof *fp), *lr = fp ? realloc(b->last_rank, n * sizeof *lr) : NULL;
+	if (fp)
+		b->first_proc = fp;
+	if (!fp || !lr)
+		return -ENOMEM;
+	b->last_rank = lr;
+	b->cap_files = n;
+	size_t ns = n * 2; /* at most half full */
+	size_t *slots = calloc(ns, sizeof *slots);
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct ana_file *f = &p->files[i];
+		size_t k = file_hash(f->path, f->layer, f->rank_index) & (ns - 1);
+		while (slots[k])
+			k = (k + 1) & (ns - 1);
+		slots[k] = i + 1;
+	}
+	free(b->slots);
+	b->slots = slots;
+	b->nslots = ns;
+	return 0;
+}
+
+/* The file (path, layer, rank), created empty when new; NULL when out of memory. path is interned. */
+static struct ana_file *file_get(struct ana_profile *p, const char *path, unsigned layer, size_t rank)
+{
+	struct ana_build *b = p->build;
+	if (p->nfiles == b->cap_files && files_grow(p) < 0)
+		return NULL;
+	size_t k = file_hash(path, layer, rank) & (b->nslots - 1);
+	for (; b->slots[k]; k = (k + 1) & (b->nslots - 1)) {
+		struct ana_file *f = &p->files[b->slots[k] - 1];
+		if (f->path == path && f->layer == layer && f->rank_index == rank)
+			return f;
+	}
+	size_t i = p->nfiles++;
+	b->slots[k] = i + 1;
+	b->first_proc[i] = SIZE_MAX;
+	b->last_rank[i] = SIZE_MAX;
+	struct ana_file *f = &p->files[i];
+	memset(f, 0, sizeof *f);
+	f->path = path;
+	f->layer = layer;
+	f->rank_index = rank;
+	return f;
+}
+
+/* One record of process pi into its file, its rank, its layer. */
+static int merge_record(struct ana_profile *p, size_t pi, const struct log_file *lf, const struct log_record *r)
+{
+	struct ana_build *b = p->build;
+	const struct ana_proc *pr = &p->procs[pi];
+	const char *path = ana_pool_intern(&p->pool, ana_record_path(lf, r));
+	if (!path)
+		return -ENOMEM;
+	size_t rk = pr->rank_index;
+	struct ana_file *f = file_get(p, path, r->layer, runtime_file(r->layer, r->flags, path) ? ANA_RANKS_ALL : rk);
+	if (!f)
+		return -ENOMEM;
+	size_t fi = (size_t)(f - p->files);
+	/* the pid of its earliest process; a kernel record names its own */
+	if (pi < b->first_proc[fi]) {
+		b->first_proc[fi] = pi;
+		f->pid = r->pid ? r->pid : pr->pid;
+	}
+	if (b->last_rank[fi] != rk) { /* a rank's records come together (ana_profile_order) */
+		b->last_rank[fi] = rk;
+		f->nranks++;
+	}
+	if (!f->dev && !f->ino && (r->dev || r->ino)) {
+		f->dev = r->dev;
+		f->ino = r->ino;
+	}
+	f->nprocs++;
+	f->rflags |= r->flags;
+	ana_counters_merge(f->c, r->counters);
+	f->unseen[0] += r->unseen_requests;
+	f->unseen[1] += r->unseen_bytes_read;
+	f->unseen[2] += r->unseen_bytes_written;
+	add_hist(f->read_hist, r->read_hist);
+	add_hist(f->write_hist, r->write_hist);
+	add_hist(f->read_lat_hist, r->read_lat_hist);
+	add_hist(f->write_lat_hist, r->write_lat_hist);
+
+	if (ana_in_job_view(pr, r->layer)) {
+		f->job_view = 1;
+		rank_add(&p->ranks[rk], r, pr->flags);
+		if (ana_layer_is_kernel(r->layer))
+			layer_add(&p->standin, r);
+	}
+	struct ana_layer *L = &p->layers[r->layer];
+	L->sizes_other += r->sizes_other;
+	L->strides_other += r->strides_other;
+	if (common_add(&b->sizes[r->layer], r->sizes) < 0 || common_add(&b->strides[r->layer], r->strides) < 0)
+		return -ENOMEM;
+	/* the block layer's per-file records repeat its device totals: the layer adds devices */
+	if (r->layer == LOG_LAYER_BLOCK && r->ino)
+		L->nrecords++;
+	else
+		layer_add(L, r);
+	return 0;
+}
+
+/* 1 when the record counts at all: live, of a known layer (else counted in unknown), not empty
+ * (catch-alls and std streams are created up front; untouched they say nothing). */
+static int record_counts(struct ana_build *b, const struct log_record *r)
+{
+	if (r->flags & LOG_R_DEAD)
+		return 0;
+	if (r->layer == LOG_LAYER_NONE || r->layer > LOG_LAYER_MAX) {
+		b->unknown_layer++;
+		return 0;
+	}
+	return !record_is_empty(r);
+}
+
+/* The collectors' records, each under the process it names. */
+static int merge_collector_records(struct ana_profile *p)
+{
+	size_t *idx = malloc((p->nprocs ? p->nprocs : 1) * sizeof *idx);
+	if (!idx)
+		return -ENOMEM;
 	for (size_t i = 0; i < p->nprocs; i++)
 		idx[i] = i;
 	qsort_r(idx, p->nprocs, sizeof *idx, cmp_pid_index, p->procs);
-	for (size_t i = 0; i < p->nklogs; i++) {
+	int r = 0;
+	for (size_t i = 0; i < p->nklogs && !r; i++) {
 		const struct log_file *lf = p->klogs[i];
-		for (uint32_t k = 0; k < lf->nrecords; k++) {
-			const struct log_record *r = &lf->records[k];
-			if ((r->flags & LOG_R_DEAD) || record_is_empty(r))
-				continue;
-			if (r->layer == LOG_LAYER_NONE || r->layer > LOG_LAYER_MAX) {
-				(*unknown_layer)++;
-				continue;
-			}
-			size_t pi = kernel_record_proc(p, idx, lf, r);
-			refs[nrefs++] = (struct rec_ref){ana_record_path(lf, r), r, pi, p->procs[pi].rank_index};
-		}
+		for (uint32_t k = 0; k < lf->nrecords && !r; k++)
+			if (record_counts(p->build, &lf->records[k]))
+				r = merge_record(p, kernel_record_proc(p, idx, lf, &lf->records[k]), lf, &lf->records[k]);
 	}
-	for (size_t i = 0; i < p->nprocs; i++) {
-		if (p->procs[i].kernel_only) /* its records are the kernel log's, taken above */
-			continue;
-		const struct log_file *lf = p->procs[i].log;
-		for (uint32_t k = 0; k < lf->nrecords; k++) {
-			const struct log_record *r = &lf->records[k];
-			if (r->flags & LOG_R_DEAD)
-				continue;
-			if (r->layer == LOG_LAYER_NONE || r->layer > LOG_LAYER_MAX) {
-				(*unknown_layer)++;
-				continue;
-			}
-			/* Catch-alls and std streams are created up front; untouched they say nothing. */
-			if (record_is_empty(r))
-				continue;
-			refs[nrefs++] = (struct rec_ref){ana_record_path(lf, r), r, i, p->procs[i].rank_index};
-		}
-	}
-	qsort(refs, nrefs, sizeof *refs, cmp_rec_ref);
-
-	p->files = calloc(nrefs ? nrefs : 1, sizeof *p->files);
-	if (!p->files)
-		goto err;
-	for (size_t i = 0; i < nrefs; i++) {
-		const struct rec_ref *x = &refs[i];
-		const struct ana_proc *pr = &p->procs[x->proc];
-		struct ana_file *f = p->nfiles ? &p->files[p->nfiles - 1] : NULL;
-		if (!f || strcmp(f->path, x->path) || f->layer != x->r->layer || f->rank_index != x->rank_index) {
-			f = &p->files[p->nfiles++];
-			f->path = x->path;
-			f->layer = x->r->layer;
-			f->rank_index = x->rank_index;
-			f->pid = pr->pid; /* refs of a group come in start order */
-		}
-		if (x->r->pid && f->nprocs == 0)
-			f->pid = x->r->pid; /* kernel records name their process */
-		if (!f->dev && !f->ino && (x->r->dev || x->r->ino)) {
-			f->dev = x->r->dev;
-			f->ino = x->r->ino;
-		}
-		f->nprocs++;
-		f->rflags |= x->r->flags;
-		ana_counters_merge(f->c, x->r->counters);
-		f->unseen[0] += x->r->unseen_requests;
-		f->unseen[1] += x->r->unseen_bytes_read;
-		f->unseen[2] += x->r->unseen_bytes_written;
-		add_hist(f->read_hist, x->r->read_hist);
-		add_hist(f->write_hist, x->r->write_hist);
-		add_hist(f->read_lat_hist, x->r->read_lat_hist);
-		add_hist(f->write_lat_hist, x->r->write_lat_hist);
-
-		if (ana_in_job_view(pr, x->r->layer)) {
-			f->job_view = 1;
-			rank_add(&p->ranks[x->rank_index], x->r, pr->flags);
-			if (ana_layer_is_kernel(x->r->layer))
-				layer_add(&p->standin, x->r);
-		}
-		/* the block layer's per-file records repeat its device totals: the layer adds devices */
-		if (x->r->layer == LOG_LAYER_BLOCK && x->r->ino) {
-			p->layers[LOG_LAYER_BLOCK].nrecords++;
-			continue;
-		}
-		layer_add(&p->layers[x->r->layer], x->r);
-	}
-	for (unsigned l = 0; l < ANA_NLAYERS; l++)
-		p->layers[l].meta_ops = ana_meta_ops(p->layers[l].c);
-	p->standin.meta_ops = ana_meta_ops(p->standin.c);
-	ret = collect_layer_common(p, refs, nrefs);
-err:
 	free(idx);
-	free(refs);
-	return ret;
+	return r;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	const struct ana_file *x = a, *y = b;
+	int r = x->path == y->path ? 0 : strcmp(x->path, y->path);
+	if (r)
+		return r;
+	if (x->layer != y->layer)
+		return x->layer < y->layer ? -1 : 1;
+	return (x->rank_index > y->rank_index) - (x->rank_index < y->rank_index);
+}
+
+/* After the last record: layer totals that derive from the merged counters, files in order. */
+static int close_files(struct ana_profile *p)
+{
+	struct ana_build *b = p->build;
+	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
+		struct ana_layer *L = &p->layers[l];
+		L->meta_ops = ana_meta_ops(L->c);
+		L->nsizes = common_top(&b->sizes[l], L->sizes, ANA_COMMON_TOP);
+		L->nstrides = common_top(&b->strides[l], L->strides, ANA_COMMON_TOP);
+	}
+	p->standin.meta_ops = ana_meta_ops(p->standin.c);
+	/* a runtime file only one rank used keeps that rank (at most one entry of its path and layer) */
+	for (size_t i = 0; i < p->nfiles; i++)
+		if (p->files[i].rank_index == ANA_RANKS_ALL && p->files[i].nranks == 1)
+			p->files[i].rank_index = b->last_rank[i];
+	if (p->nfiles)
+		qsort(p->files, p->nfiles, sizeof *p->files, cmp_file);
+	return 0;
 }
 
 static uint64_t path_bytes(const struct ana_path *x)
@@ -897,7 +1036,7 @@ static int collect_paths(struct ana_profile *p)
 			x->layer = f->layer;
 			p->layers[f->layer].nfiles++;
 		}
-		x->nranks++;
+		x->nranks += f->nranks;
 		x->rflags |= f->rflags;
 		x->job_view |= f->job_view;
 		ana_counters_merge(x->c, f->c);
@@ -1056,7 +1195,7 @@ static int warning_applies(const struct ana_proc *pr, enum proc_warning w)
 
 static int warn_process(struct ana_profile *p, const struct ana_proc *pr, enum proc_warning w)
 {
-	const struct log_header *h = &pr->log->hdr;
+	const struct ana_proc_log *h = &pr->log;
 	const char *exe = pr->exe[0] ? base_name(pr->exe) : "seen by the kernel layer only";
 
 	if (w == W_UNFINISHED)
@@ -1138,28 +1277,163 @@ int ana_layer_has_patterns(unsigned layer)
 	return layer == LOG_LAYER_POSIX || layer == LOG_LAYER_STDIO;
 }
 
-int ana_profile_build(const struct log_file *logs, size_t n, struct ana_profile *p)
+int ana_profile_begin(struct ana_profile *p, size_t ninputs)
 {
-	size_t unknown_layer = 0;
-	int r;
-
 	memset(p, 0, sizeof *p);
-	if (n && !logs)
-		return -EINVAL;
 	/* Page-cache counts are pages; the logs do not say of what size, and a report is read on the
 	 * machine (or the kind of machine) that ran the job. */
 	long ps = sysconf(_SC_PAGESIZE);
 	p->page_size = ps > 0 ? (unsigned)ps : 4096;
-	if ((r = collect_procs(logs, n, p)) < 0 || (r = collect_ranks(p)) < 0 ||
-	    (r = collect_files(p, &unknown_layer)) < 0 || (r = collect_paths(p)) < 0)
-		goto err;
+	if (!(p->build = calloc(1, sizeof *p->build)))
+		return -ENOMEM;
+	p->build->ninputs = ninputs;
+	if (!(p->build->in_proc = malloc((ninputs ? ninputs : 1) * sizeof *p->build->in_proc)))
+		return -ENOMEM;
+	for (size_t i = 0; i < ninputs; i++)
+		p->build->in_proc[i] = SIZE_MAX;
+	return 0;
+}
+
+int ana_profile_add_header(struct ana_profile *p, const struct log_file *lf, size_t input)
+{
+	struct ana_build *b = p->build;
+	if (!b || b->indexed || input >= b->ninputs || !lf)
+		return -EINVAL;
+	if (lf->hdr.kernel_layers) {
+		/* its records join at the end, under the processes they name; it is no process */
+		const struct log_file **v = realloc(p->klogs, (p->nklogs + 1) * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		p->klogs = v;
+		p->klogs[p->nklogs++] = lf;
+		if (ana_is_mount_log(lf)) {
+			p->nmount_logs++;
+			return 0;
+		}
+		p->nkernel_logs++;
+		p->kernel_layers |= lf->hdr.kernel_layers;
+		p->kernel_events_dropped += lf->hdr.events_dropped;
+		p->kernel_table_full += lf->hdr.kernel_table_full;
+		p->kernel_prog_misses += lf->hdr.kernel_prog_misses;
+		return 0;
+	}
+	if (p->nprocs == b->cap_procs) {
+		size_t n = b->cap_procs ? b->cap_procs * 2 : 64;
+		struct ana_proc *v = realloc(p->procs, n * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		p->procs = v;
+		b->cap_procs = n;
+	}
+	if (proc_from_log(p, &p->procs[p->nprocs], lf, input) < 0)
+		return -ENOMEM;
+	p->nprocs++;
+	return 0;
+}
+
+static int cmp_order(const void *a, const void *b, void *arg)
+{
+	const struct ana_profile *p = arg;
+	size_t x = p->build->in_proc[*(const size_t *)a], y = p->build->in_proc[*(const size_t *)b];
+	size_t rx = p->procs[x].rank_index, ry = p->procs[y].rank_index;
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+int ana_profile_index(struct ana_profile *p)
+{
+	struct ana_build *b = p->build;
+	int r;
+	if (!b || b->indexed)
+		return -EINVAL;
+	if ((r = collect_procs(p, b->cap_procs)) < 0 || (r = collect_ranks(p)) < 0)
+		return r;
 	for (size_t i = 0; i < p->nranks; i++)
 		p->mpi |= p->ranks[i].rank >= 0;
 	for (size_t i = 0; p->mpi && i < p->nranks; i++)
 		p->nlaunchers += p->ranks[i].rank < 0;
+	if (!(b->order = malloc((p->nprocs ? p->nprocs : 1) * sizeof *b->order)))
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nprocs; i++)
+		if (p->procs[i].input != SIZE_MAX) {
+			b->in_proc[p->procs[i].input] = i;
+			b->order[b->norder++] = p->procs[i].input;
+		}
+	qsort_r(b->order, b->norder, sizeof *b->order, cmp_order, p);
+	b->indexed = 1;
+	return files_grow(p);
+}
+
+size_t ana_profile_order(const struct ana_profile *p, const size_t **order)
+{
+	*order = p->build ? p->build->order : NULL;
+	return p->build ? p->build->norder : 0;
+}
+
+const struct ana_proc *ana_profile_input_proc(const struct ana_profile *p, size_t input)
+{
+	const struct ana_build *b = p->build;
+	if (!b || !b->indexed || input >= b->ninputs || b->in_proc[input] == SIZE_MAX)
+		return NULL;
+	return &p->procs[b->in_proc[input]];
+}
+
+int ana_profile_add_records(struct ana_profile *p, const struct log_file *lf, size_t input)
+{
+	struct ana_build *b = p->build;
+	if (!b || !b->indexed || input >= b->ninputs || !lf)
+		return -EINVAL;
+	size_t pi = b->in_proc[input];
+	if (pi == SIZE_MAX) /* a duplicate, or a collector's log */
+		return 0;
+	for (uint32_t k = 0; k < lf->nrecords; k++) {
+		int r;
+		if (record_counts(b, &lf->records[k]) && (r = merge_record(p, pi, lf, &lf->records[k])) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int ana_profile_finish(struct ana_profile *p)
+{
+	struct ana_build *b = p->build;
+	int r;
+	if (!b || !b->indexed)
+		return -EINVAL;
+	if ((r = merge_collector_records(p)) < 0 || (r = close_files(p)) < 0 || (r = collect_paths(p)) < 0)
+		return r;
 	rank_imbalance(p);
 	io_spans(p);
-	if ((r = job_figures(p)) < 0 || (r = proc_warnings(p, unknown_layer)) < 0)
+	if ((r = job_figures(p)) < 0 || (r = proc_warnings(p, b->unknown_layer)) < 0)
+		return r;
+	build_free(b);
+	free(b);
+	p->build = NULL;
+	return 0;
+}
+
+int ana_profile_build(const struct log_file *logs, size_t n, struct ana_profile *p)
+{
+	const size_t *order;
+	int r;
+
+	if (n && !logs) {
+		memset(p, 0, sizeof *p);
+		return -EINVAL;
+	}
+	if ((r = ana_profile_begin(p, n)) < 0)
+		goto err;
+	for (size_t i = 0; i < n; i++)
+		if ((r = ana_profile_add_header(p, &logs[i], i)) < 0)
+			goto err;
+	if ((r = ana_profile_index(p)) < 0)
+		goto err;
+	size_t m = ana_profile_order(p, &order);
+	for (size_t i = 0; i < m; i++)
+		if ((r = ana_profile_add_records(p, &logs[order[i]], order[i])) < 0)
+			goto err;
+	if ((r = ana_profile_finish(p)) < 0)
 		goto err;
 	return 0;
 err:

@@ -6,8 +6,12 @@
  * pipeline (job.h) runs the I/O mode, the layer stack and the findings on it afterwards. It does
  * not read files (callers hand it struct log_file values) and does not print; the renderers do.
  *
- * The profile points into the log_files it was built from (paths, exe, argv): keep them alive
- * until ana_profile_free.
+ * It keeps its own copy of what it needs of each log (strings interned once), so a job's logs can
+ * be read, merged and freed one at a time: memory grows with the processes (about 200 bytes each)
+ * and with the data files each rank touched, never with the records of the runtime files (shared
+ * objects, locales, pipes, /proc), which are merged over ranks as they come. Only the collector
+ * logs (kernel and mount monitors: see klogs) are pointed into: keep them alive until
+ * ana_profile_free.
  */
 #ifndef IOSTRATA_ANALYSIS_PROFILE_H
 #define IOSTRATA_ANALYSIS_PROFILE_H
@@ -15,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/pool.h"
 #include "iostrata/format.h"
 #include "iostrata/reader.h"
 
@@ -41,8 +46,21 @@ struct ana_common {
 /* One process: one log. Or, with a kernel log, a process image the preload library never saw (a
  * statically linked program, or what a process exec'd into): the kernel log's records of its pid
  * stand for it (kernel_only; log is then the kernel log). */
+/* What the report says of a process's log, copied from its header (zero for a process only a
+ * collector saw, except the command's argv). */
+struct ana_proc_log {
+	const char *path;         /* the log's path (a kernel-only process: the kernel log's) */
+	const char *const *argv;  /* argc stored arguments */
+	uint32_t argc, argc_total; /* argc_total: the program's count, larger when LOG_F_ARGV_CUT */
+	uint32_t max_records, disabled_reason;
+	uint32_t file_alignment, mem_alignment;
+	uint64_t overflow_opens, untracked_ops, mmap_table_full, aio_table_full;
+};
+
 struct ana_proc {
-	const struct log_file *log;
+	struct ana_proc_log log;
+	size_t input;            /* the input it was read from (ana_profile_add_header); SIZE_MAX: a
+				  * process only a collector saw */
 	int32_t pid, ppid, rank; /* rank as in the header, -1 when unknown */
 	int32_t job_rank;        /* rank it counts under: its own, or that of another image of its pid */
 	size_t rank_index;       /* into ana_profile.ranks */
@@ -59,11 +77,16 @@ struct ana_proc {
 				    * (a static program, or one run without LD_PRELOAD) */
 };
 
-/* One (path, layer, rank): a file as one rank saw it, merged over that rank's processes. */
+/* One (path, layer, rank): a file as one rank saw it, merged over that rank's processes. A
+ * runtime file of the user layers (not ana_is_data_path: shared objects, locales, /proc; pipes,
+ * sockets and std streams; the catch-alls) is merged over every rank that used it instead:
+ * rank_index ANA_RANKS_ALL, nranks of them. The rules and the I/O mode look at data files only. */
+#define ANA_RANKS_ALL SIZE_MAX
 struct ana_file {
 	const char *path; /* "<overflow>" for the catch-all records */
 	unsigned layer;
-	size_t rank_index;
+	size_t rank_index; /* into ranks, or ANA_RANKS_ALL */
+	unsigned nranks;   /* ranks merged here: 1 unless rank_index is ANA_RANKS_ALL */
 	int32_t pid;       /* the first process (by start time) whose record is merged here */
 	unsigned nprocs;   /* processes whose records are merged here */
 	uint16_t rflags;   /* LOG_R_* of the merged records, or'ed */
@@ -79,7 +102,7 @@ struct ana_file {
 struct ana_path {
 	const char *path;
 	unsigned layer;
-	unsigned nranks;
+	unsigned nranks; /* ranks that used it (a runtime file's count over every rank) */
 	uint16_t rflags;
 	int job_view; /* some of its files are in the job view */
 	uint64_t unseen[3]; /* block: requests never seen completing, their bytes read, written */
@@ -178,11 +201,34 @@ struct ana_profile {
 	struct ana_io_mode_info io_mode; /* set by the job pipeline after the merge (ana_classify_io_mode) */
 	char **warnings;
 	size_t nwarnings;
+
+	struct ana_pool pool;        /* the strings and argv above point into it */
+	struct ana_build *build;     /* between ana_profile_begin and ana_profile_finish */
 };
 
 /* Build p from n logs. Duplicate logs of one process (a final log and its live file) count once,
  * the final one winning. 0 or -ENOMEM/-EINVAL. */
 int ana_profile_build(const struct log_file *logs, size_t n, struct ana_profile *p);
+
+/*
+ * The same in steps, for a job whose logs are read one at a time (job.c):
+ *   begin; add_header for every input (a number the caller chooses, below ninputs); index;
+ *   add_records for each input of ana_profile_order, in that order (a log read again is fine);
+ *   finish.
+ * Collector logs given to add_header are kept by pointer (their records join in finish); the
+ * others may be freed after each call. Each returns 0 or -ENOMEM/-EINVAL; after an error only
+ * ana_profile_free.
+ */
+int ana_profile_begin(struct ana_profile *p, size_t ninputs);
+int ana_profile_add_header(struct ana_profile *p, const struct log_file *lf, size_t input);
+int ana_profile_index(struct ana_profile *p);
+/* The inputs whose records count, in the order add_records wants them (rank by rank: the images of
+ * a rank come together), and how many; duplicates and collector logs are not in it. */
+size_t ana_profile_order(const struct ana_profile *p, const size_t **order);
+/* The process an input was read as (after index), or NULL (a duplicate, a collector). */
+const struct ana_proc *ana_profile_input_proc(const struct ana_profile *p, size_t input);
+int ana_profile_add_records(struct ana_profile *p, const struct log_file *lf, size_t input);
+int ana_profile_finish(struct ana_profile *p);
 void ana_profile_free(struct ana_profile *p);
 /* Append a printf-formatted warning (e.g. a skipped input): 0 or -ENOMEM. */
 int ana_profile_add_warning(struct ana_profile *p, const char *fmt, ...)

@@ -51,9 +51,9 @@ char *ana_rep_command_line(const struct ana_proc *pr)
 
 	if (!m)
 		return NULL;
-	const char *a;
 	uint32_t i;
-	for (i = 0; (a = log_file_arg(pr->log, i)); i++) {
+	for (i = 0; i < pr->log.argc; i++) {
+		const char *a = pr->log.argv[i];
 		if (i)
 			fputc(' ', m);
 		if (*a && !a[strcspn(a, " \t\n'\"\\$`*?[]{}()<>|&;~#!")]) {
@@ -71,9 +71,8 @@ char *ana_rep_command_line(const struct ana_proc *pr)
 	}
 	if (!i) /* no argv recorded: the program is all we know */
 		fputs(pr->exe, m);
-	const struct log_header *h = &pr->log->hdr;
-	if (!pr->kernel_only && (h->flags & LOG_F_ARGV_CUT) && h->argc_total > h->argc)
-		fprintf(m, " ... (%u more arguments not stored)", h->argc_total - h->argc);
+	if (!pr->kernel_only && (pr->flags & LOG_F_ARGV_CUT) && pr->log.argc_total > pr->log.argc)
+		fprintf(m, " ... (%u more arguments not stored)", pr->log.argc_total - pr->log.argc);
 	fclose(m);
 	return buf;
 }

@@ -87,9 +87,8 @@ static void json_job(struct ana_jw *w, const struct ana_profile *p)
 	free(cmd);
 	ana_jw_str(w, "exe", p->first ? p->first->exe : "");
 	ana_jw_open(w, "argv", '[');
-	const char *a;
-	for (uint32_t i = 0; p->first && (a = log_file_arg(p->first->log, i)); i++)
-		ana_jw_str(w, NULL, a);
+	for (uint32_t i = 0; p->first && i < p->first->log.argc; i++)
+		ana_jw_str(w, NULL, p->first->log.argv[i]);
 	ana_jw_close(w, ']');
 	ana_jw_bool(w, "finished", p->finished);
 	ana_jw_bool(w, "multi_host", p->multi_host);
@@ -141,11 +140,8 @@ static void json_processes(struct ana_jw *w, const struct ana_profile *p)
 	ana_jw_open(w, "processes", '[');
 	for (size_t i = 0; i < p->nprocs; i++) {
 		const struct ana_proc *pr = &p->procs[i];
-		/* a process only the kernel saw has no header of its own, nor overflow counters */
-		const struct log_header *h = &pr->log->hdr;
-		struct log_header none = {0};
-		if (pr->kernel_only)
-			h = &none;
+		/* a process only the kernel saw has no header of its own, nor overflow counters (0) */
+		const struct ana_proc_log *h = &pr->log;
 		ana_jw_open(w, NULL, '{');
 		ana_jw_i64(w, "pid", pr->pid);
 		ana_jw_i64(w, "ppid", pr->ppid);
@@ -153,7 +149,7 @@ static void json_processes(struct ana_jw *w, const struct ana_profile *p)
 		ana_jw_i64(w, "job_rank", pr->job_rank);
 		ana_jw_str(w, "host", pr->host);
 		ana_jw_str(w, "exe", pr->exe);
-		ana_jw_str(w, "log", pr->log->path);
+		ana_jw_str(w, "log", pr->log.path);
 		ana_jw_u64(w, "start_ns", pr->start_ns);
 		ana_jw_u64(w, "end_ns", pr->end_ns);
 		ana_jw_u64(w, "start_wall_ns", pr->start_wall_ns);
@@ -218,7 +214,9 @@ static void json_files(struct ana_jw *w, const struct ana_profile *p)
 		ana_jw_open(w, NULL, '{');
 		ana_jw_str(w, "path", x->path);
 		ana_jw_str(w, "layer", log_layer_name(x->layer));
-		ana_jw_i64(w, "rank", p->ranks[x->rank_index].rank);
+		/* a runtime file merged over ranks has no rank of its own (ranks: how many) */
+		ana_jw_i64(w, "rank", x->rank_index == ANA_RANKS_ALL ? -1 : p->ranks[x->rank_index].rank);
+		ana_jw_u64(w, "ranks", x->nranks);
 		ana_jw_i64(w, "pid", x->pid);
 		ana_jw_u64(w, "nprocs", x->nprocs);
 		ana_jw_bool(w, "pseudo", (x->rflags & LOG_R_PSEUDO) != 0);

@@ -369,8 +369,8 @@ static void text_patterns(FILE *f, const struct ana_profile *p)
 			"compute patterns" : "");
 		return;
 	}
-	uint32_t fa = p->first ? p->first->log->hdr.file_alignment : 0;
-	uint32_t ma = p->first ? p->first->log->hdr.mem_alignment : 0;
+	uint32_t fa = p->first ? p->first->log.file_alignment : 0;
+	uint32_t ma = p->first ? p->first->log.mem_alignment : 0;
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {
 		const uint64_t *c = p->layers[l].c;
 		uint64_t ops = c[LOG_C_READS] + c[LOG_C_WRITES];

@@ -68,7 +68,7 @@ int cmd_report(int argc, char **argv)
 	size_t bad = job.nunreadable + job.ndamaged;
 	if (bad)
 		fprintf(stderr, "iostrata report: %s%s\n", job.first_problem,
-			bad > 1 ? " (and other logs: see the warnings)" : job.nlogs > 1 ? " (the report shows the other logs)" : "");
+			bad > 1 ? " (and other logs: see the warnings)" : job.nread > 1 ? " (the report shows the other logs)" : "");
 	r = json ? ana_report_json(stdout, &job, &opts) : ana_report_text(stdout, &job, &opts);
 	if (r < 0 || fflush(stdout) != 0) {
 		fprintf(stderr, "iostrata report: writing the report: %s\n", strerror(r == -ENOMEM ? ENOMEM : EIO));

@@ -158,12 +158,23 @@ one_run() {
 	# segments (/dev/shm/ucx_shm_posix_*, made with shm_open and filled with write(2): 4 MiB per
 	# rank, counted since shm_open is wrapped), the pipes and sockets it talks through (counted
 	# since they are named pipe:[N], socket:[N]); capture_mpi.sh checks those against strace.
-	# The per-rank table counts them, the I/O mode does not (not the program's data files).
-	local shm0 shm1
-	shm0=$(jq '[.files[] | select(.rank == 0 and .data_file == false) | .bytes_written] | add // 0' "$rep")
-	shm1=$(jq '[.files[] | select(.rank == 1 and .data_file == false) | .bytes_written] | add // 0' "$rep")
-	eq "$mode: report: bytes written per rank (program data + the runtime's files, pipes, sockets)" "$((w0 + shm0)) $((w1 + shm1))" \
-		"$(jq -r '[.ranks[] | select(.rank >= 0) | .bytes_written] | join(" ")' "$rep")"
+	# The per-rank table counts them, the I/O mode does not (not the program's data files). In
+	# files[] a runtime file used by several processes (the pipes between the launcher and the
+	# ranks) is one entry merged over them (rank -1, ranks > 1), one used by one rank keeps its
+	# rank: so each rank wrote at least its data and its own runtime files, and all ranks and
+	# launchers together wrote exactly what the POSIX layer's files hold.
+	local own0 own1
+	own0=$(jq '[.files[] | select(.layer == "posix" and .rank == 0 and .ranks == 1) | .bytes_written] | add // 0' "$rep")
+	own1=$(jq '[.files[] | select(.layer == "posix" and .rank == 1 and .ranks == 1) | .bytes_written] | add // 0' "$rep")
+	eq "$mode: report: data files' bytes are in their ranks' own entries" "1 1" \
+		"$(( own0 >= w0 )) $(( own1 >= w1 ))"
+	eq "$mode: report: ranks' own entries within their totals (the rest: files merged over ranks)" "1 1" \
+		"$(jq -r --argjson a "$own0" --argjson b "$own1" '[.ranks[] | select(.rank >= 0) | .bytes_written] as $w | "\(if $w[0] >= $a then 1 else 0 end) \(if $w[1] >= $b then 1 else 0 end)"' "$rep")"
+	eq "$mode: report: bytes written over ranks and launchers = the POSIX layer's files" \
+		"$(jq '[.files[] | select(.layer == "posix") | .bytes_written] | add' "$rep")" \
+		"$(jq '[.ranks[].bytes_written] | add' "$rep")"
+	eq "$mode: report: a file merged over ranks says how many" true \
+		"$(jq '[.files[] | select(.rank == -1 and .ranks > 1)] | length > 0' "$rep")"
 	if [ "$iomode" = N-1 ]; then
 		eq "$mode: insight io_mode_n_1" 1 "$(jq '[.findings[] | select(.id == "io_mode_n_1")] | length' "$rep")"
 	fi

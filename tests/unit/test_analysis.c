@@ -8,6 +8,7 @@
  * no test depends on the reader or on the capture library; the JSON is checked by Python's
  * parser. Output: one "ok - name" / "not ok - name: detail" line per check; exit 1 on failure.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -29,6 +30,11 @@
 static void check_u64(const char *name, uint64_t got, uint64_t want)
 {
 	check(name, got == want, "got %" PRIu64 ", want %" PRIu64, got, want);
+}
+
+static void check_i64(const char *name, int64_t got, int64_t want)
+{
+	check(name, got == want, "got %" PRId64 ", want %" PRId64, got, want);
 }
 
 static void check_dbl(const char *name, double got, double want)
@@ -340,6 +346,146 @@ static void test_same_rank_merge(void)
 	check_u64("same rank: slowest read size follows", p.files[0].c[LOG_C_SLOWEST_READ_SIZE], 50);
 	check_u64("same rank: rank bytes", p.ranks[0].bytes_read, 500);
 	free_job();
+out:
+	reset_logs();
+}
+
+/* A file by path and rank label (-2: merged over ranks), or NULL. */
+static const struct ana_file *file_of(const struct ana_profile *p, const char *path, int32_t rank)
+{
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct ana_file *f = &p->files[i];
+		if (strcmp(f->path, path))
+			continue;
+		if (rank == -2 ? f->rank_index == ANA_RANKS_ALL
+			       : f->rank_index != ANA_RANKS_ALL && p->ranks[f->rank_index].rank == rank)
+			return f;
+	}
+	return NULL;
+}
+
+/* Runtime files (libraries, pipes, /proc) are merged over ranks; data files keep a rank each. */
+static void test_runtime_over_ranks(void)
+{
+	struct ana_profile p;
+	struct log_file *l = mk_log(19, -1, 1000, 9000, "/usr/bin/mpiexec");
+	io(add_rec(l, LOG_LAYER_POSIX, "pipe:[77]", LOG_R_PSEUDO), 0, 9, 10, 90);
+	for (int r = 0; r < 3; r++) {
+		struct log_file *a = mk_log(20 + r, r, 2000 + (uint64_t)r * 10, 8000, "/bin/app");
+		io(add_rec(a, LOG_LAYER_POSIX, "/usr/lib/x86_64-linux-gnu/libc.so.6", 0), 0, 1, 832, 5);
+		io(add_rec(a, LOG_LAYER_POSIX, "pipe:[77]", LOG_R_PSEUDO), 1, 3, 10, 30);
+		char data[32];
+		snprintf(data, sizeof data, "/data/out.%d", r);
+		io(add_rec(a, LOG_LAYER_POSIX, data, 0), 1, 4, 1000, 400);
+		if (r == 2)
+			io(add_rec(a, LOG_LAYER_POSIX, "/proc/self/maps", 0), 0, 2, 100, 2);
+	}
+	if (build(&p) < 0)
+		goto out;
+	check_u64("over ranks: files (libc, pipe, /proc once; 3 data files)", p.nfiles, 6);
+	const struct ana_file *libc = file_of(&p, "/usr/lib/x86_64-linux-gnu/libc.so.6", -2);
+	check("over ranks: libc is one entry over ranks", libc != NULL, "missing");
+	if (libc) {
+		check_u64("over ranks: libc ranks", libc->nranks, 3);
+		check_u64("over ranks: libc processes", libc->nprocs, 3);
+		check_u64("over ranks: libc reads", libc->c[LOG_C_READS], 3);
+		check_u64("over ranks: libc bytes", libc->c[LOG_C_BYTES_READ], 3 * 832);
+		check_u64("over ranks: libc pid of the first process", (uint64_t)libc->pid, 20);
+	}
+	const struct ana_file *pipe = file_of(&p, "pipe:[77]", -2);
+	check("over ranks: the pipe is one entry over ranks", pipe != NULL, "missing");
+	if (pipe) {
+		check_u64("over ranks: pipe ranks (3 ranks and the launcher)", pipe->nranks, 4);
+		check_u64("over ranks: pipe writes", pipe->c[LOG_C_WRITES], 9);
+		check_u64("over ranks: pipe reads", pipe->c[LOG_C_READS], 9);
+		check_u64("over ranks: pipe pid (the launcher started first)", (uint64_t)pipe->pid, 19);
+	}
+	const struct ana_file *maps = file_of(&p, "/proc/self/maps", 2);
+	check("over ranks: a runtime file of one rank keeps that rank", maps != NULL, "missing");
+	if (maps)
+		check_u64("over ranks: its ranks", maps->nranks, 1);
+	for (int r = 0; r < 3; r++) {
+		char data[32], name[64];
+		snprintf(data, sizeof data, "/data/out.%d", r);
+		snprintf(name, sizeof name, "over ranks: data file of rank %d has its rank", r);
+		const struct ana_file *d = file_of(&p, data, r);
+		check(name, d && d->nranks == 1 && d->c[LOG_C_BYTES_WRITTEN] == 4000, "%p", (const void *)d);
+	}
+	for (size_t i = 0; i < p.npaths; i++)
+		if (!strcmp(p.paths[i].path, "/usr/lib/x86_64-linux-gnu/libc.so.6"))
+			check_u64("over ranks: the path row counts 3 ranks", p.paths[i].nranks, 3);
+	/* rank totals still hold each rank's share of the merged files */
+	check_i64("over ranks: ranks[0] is rank 0", p.ranks[0].rank, 0);
+	check_u64("over ranks: rank 0 bytes read (libc)", p.ranks[0].bytes_read, 832);
+	check_u64("over ranks: rank 0 bytes written (pipe + data)", p.ranks[0].bytes_written, 30 + 4000);
+	check_u64("over ranks: rank 2 bytes read (libc + /proc)", p.ranks[2].bytes_read, 832 + 200);
+	check_u64("over ranks: launcher bytes read (pipe)", p.ranks[3].bytes_read, 90);
+	check_str("over ranks: I/O mode from the data files", ana_io_mode_name(p.io_mode.mode), "N-N");
+	free_job();
+out:
+	reset_logs();
+}
+
+/* The steps of a build (profile.h) in another input order give the same profile; the images of an
+ * exec chain (one pid) come together however the inputs were ordered, so a runtime file counts
+ * their rank once. */
+static void test_profile_steps(void)
+{
+	struct ana_profile whole, steps;
+	struct log_file *sh = mk_log(30, -1, 1000, 2000, "/bin/sh");
+	sh->hdr.flags |= LOG_F_EXEC;
+	io(add_rec(sh, LOG_LAYER_POSIX, "/etc/ld.so.cache", 0), 0, 1, 4000, 3);
+	struct log_file *other = mk_log(31, -1, 1500, 2500, "/bin/cat");
+	io(add_rec(other, LOG_LAYER_POSIX, "/etc/ld.so.cache", 0), 0, 1, 4000, 3);
+	io(add_rec(other, LOG_LAYER_POSIX, "/etc/hostname", 0), 0, 2, 7, 3);
+	struct log_file *cat = mk_log(30, -1, 2000, 3000, "/bin/cat");
+	io(add_rec(cat, LOG_LAYER_POSIX, "/etc/ld.so.cache", 0), 0, 1, 4000, 3);
+	io(add_rec(cat, LOG_LAYER_POSIX, "/etc/hostname", 0), 0, 2, 7, 3);
+	if (ana_profile_build(logs, nlogs, &whole) < 0) {
+		check("steps: build", 0, "failed");
+		goto out;
+	}
+	int r = ana_profile_begin(&steps, nlogs);
+	for (size_t i = nlogs; r == 0 && i-- > 0;)
+		r = ana_profile_add_header(&steps, &logs[i], i);
+	if (r == 0)
+		r = ana_profile_index(&steps);
+	const size_t *order = NULL;
+	size_t n = r == 0 ? ana_profile_order(&steps, &order) : 0;
+	check_u64("steps: every input in the order", n, 3);
+	if (n == 3) {
+		check("steps: the images of pid 30 are adjacent in the order",
+		      (order[0] != 1 && order[1] != 1) || (order[1] != 1 && order[2] != 1), "%zu %zu %zu", order[0],
+		      order[1], order[2]);
+		check("steps: input_proc names the image read", ana_profile_input_proc(&steps, 2) &&
+		      !strcmp(ana_profile_input_proc(&steps, 2)->exe, "/bin/cat") &&
+		      ana_profile_input_proc(&steps, 2)->pid == 30, "wrong");
+	}
+	check_i64("steps: records of an unknown input refused", ana_profile_add_records(&steps, &logs[0], 7), -EINVAL);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = ana_profile_add_records(&steps, &logs[order[i]], order[i]);
+	if (r == 0)
+		r = ana_profile_finish(&steps);
+	check_i64("steps: built", r, 0);
+	if (r == 0) {
+		check_u64("steps: same files", steps.nfiles, whole.nfiles);
+		check_u64("steps: same ranks", steps.nranks, whole.nranks);
+		for (size_t i = 0; i < steps.nfiles && i < whole.nfiles; i++) {
+			char name[96];
+			snprintf(name, sizeof name, "steps: file %zu same path, rank, counters", i);
+			check(name, !strcmp(steps.files[i].path, whole.files[i].path) &&
+			      steps.files[i].rank_index == whole.files[i].rank_index &&
+			      !memcmp(steps.files[i].c, whole.files[i].c, sizeof whole.files[i].c), "%s", steps.files[i].path);
+		}
+		const struct ana_file *cache = file_of(&steps, "/etc/ld.so.cache", -2);
+		check("steps: ld.so.cache merged over ranks", cache != NULL, "missing");
+		if (cache) {
+			check_u64("steps: ld.so.cache ranks (pid 30's two images are one)", cache->nranks, 2);
+			check_u64("steps: ld.so.cache processes", cache->nprocs, 3);
+		}
+	}
+	ana_profile_free(&steps);
+	ana_profile_free(&whole);
 out:
 	reset_logs();
 }
@@ -1615,6 +1761,8 @@ int main(void)
 	test_merge_rules();
 	test_layer_totals();
 	test_same_rank_merge();
+	test_runtime_over_ranks();
+	test_profile_steps();
 	test_wall_and_live();
 	test_duplicates_and_exec();
 	test_stdio_not_double_counted();

@@ -8,10 +8,13 @@
  * internal to libc).
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "capture/core.h"
@@ -33,11 +36,47 @@ static char **env_with_capture(char *const envp[], char **buf, size_t nbuf, int 
 	return (char **)cap_exec_env(envp, buf, nbuf, forked);
 }
 
+/*
+ * 1 when path names a statically linked ELF program (no PT_INTERP: the preload library cannot load
+ * into it, so it will leave no log). Read with raw system calls, which no wrapper counts; anything
+ * unreadable, or not ELF (a script), is taken as dynamic. Only asked on the rare path where the
+ * exec would otherwise leave no trace at all.
+ */
+static int exec_target_static(const char *path)
+{
+	if (!path || !strchr(path, '/'))
+		return 0; /* a PATH search (execvp) is the shell's own; shells exec full paths */
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf64_Ehdr eh;
+	int stat = 0;
+	if (syscall(SYS_pread64, fd, &eh, sizeof eh, 0) == (long)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0 &&
+	    eh.e_phnum <= 64) {
+		Elf64_Phdr ph[64];
+		size_t len = (size_t)eh.e_phnum * sizeof ph[0];
+		if (syscall(SYS_pread64, fd, ph, len, (off_t)eh.e_phoff) == (long)len) {
+			stat = 1;
+			for (unsigned i = 0; i < eh.e_phnum; i++)
+				if (ph[i].p_type == PT_INTERP)
+					stat = 0;
+		}
+	}
+	syscall(SYS_close, fd);
+	return stat;
+}
+
 static int exec_common(int (*fn)(const char *, char *const[], char *const[]), const char *path,
 		       char *const argv[], char *const envp[])
 {
 	if (!cap_active() || !cap.hdr)
 		return fn(path, argv, envp);
+	if (cap_exec_would_skip_log()) {
+		int e = errno;
+		cap.exec_keep_log = exec_target_static(path);
+		errno = e;
+	}
 	size_t n = 0;
 	while (envp && envp[n])
 		n++;

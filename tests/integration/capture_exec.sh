@@ -114,6 +114,20 @@ eq "exec into a static program: run exit status" 0 $?
 shpid=$(jq -r '.processes[0].pid' "$T/stj2.json") shexe=$(basename "$(jq -r '.processes[0].exe' "$T/stj2.json")")
 eq "exec into a static program: the warning names the shell" 1 \
 	"$(jq -r --arg w "pid $shpid ($shexe) exec'd a program that left no log: a statically linked program" '[.warnings[] | select(startswith($w))] | length' "$T/stj2.json")"
+# A shell's forked child that execs a static program: a child that counted nothing leaves no log
+# when its exec'd program's log will say where it came from (logs_small.sh); a static program's
+# will not, so the exec wrapper reads the target's ELF header and the child keeps its log.
+mkdir -p "$T/st3"
+"$IOSTRATA" run -q -o "$T/stj3" -- sh -c "$PROGS/sys_static $T/st3; true" >/dev/null 2>&1
+eq "forked child execs a static program: run exit status" 0 $?
+"$IOSTRATA" report --json "$T/stj3" >"$T/stj3.json"
+eq "forked child execs a static program: 2 logs (the shell, its child ending in exec)" \
+	"dash finished,exec,stdio_syscalls|dash finished,stdio_syscalls" \
+	"$(jq -r '.processes[] | (.exe | split("/") | last) + " " + (.flag_names | join(","))' "$T/stj3.json" | sort | paste -sd'|' -)"
+kid=$(jq -r '.processes[] | select(.flag_names | index("exec")) | "\(.pid) \(.ppid)"' "$T/stj3.json")
+eq "forked child execs a static program: the child is the shell's" "$(jq -r '.processes[] | select((.flag_names | index("exec")) == null) | .pid' "$T/stj3.json")" "${kid#* }"
+eq "forked child execs a static program: the warning names the child" 1 \
+	"$(jq -r --arg w "pid ${kid% *} (dash) exec'd a program that left no log: a statically linked program" '[.warnings[] | select(startswith($w))] | length' "$T/stj3.json")"
 "$IOSTRATA" report --json "$T/chain" >"$T/chain.json"
 eq "an exec chain whose images all left logs: no such warning" 0 \
 	"$(jq -r '[.warnings[] | select(contains("left no log"))] | length' "$T/chain.json")"

@@ -40,7 +40,7 @@ static char **env_with_capture(char *const envp[], char **buf, size_t nbuf, int 
  * 1 when path names a statically linked ELF program (no PT_INTERP: the preload library cannot load
  * into it, so it will leave no log). Read with raw system calls, which no wrapper counts; anything
  * unreadable, or not ELF (a script), is taken as dynamic. Only asked on the rare path where the
- * exec would otherwise leave no trace at all.
+ * exec would otherwise leave no trace at all, and not under `run --kernel` (IOSTRATA_KERNEL).
  */
 static int exec_target_static(const char *path)
 {
@@ -72,7 +72,9 @@ static int exec_common(int (*fn)(const char *, char *const[], char *const[]), co
 {
 	if (!cap_active() || !cap.hdr)
 		return fn(path, argv, envp);
-	if (cap_exec_would_skip_log()) {
+	/* with the kernel layer on (run --kernel) it stands in for a static program, and the reads
+	 * of the target would be charged to this process there */
+	if (cap_exec_would_skip_log() && !getenv("IOSTRATA_KERNEL")) {
 		int e = errno;
 		cap.exec_keep_log = exec_target_static(path);
 		errno = e;

@@ -582,6 +582,9 @@ int cmd_run(int argc, char **argv)
 	setenv("IOSTRATA_OUT", absout, 1);
 	setenv("IOSTRATA_JOB", job, 1);
 	setenv("IOSTRATA_TSC_HZ", hz, 1);
+	/* the kernel layer sees every image's system calls: the library need not look for static ones */
+	if (kernel)
+		setenv("IOSTRATA_KERNEL", "1", 1);
 	if (maxrec[0])
 		setenv("IOSTRATA_MAX_RECORDS", maxrec, 1);
 	if (excl[0])

@@ -514,7 +514,8 @@ static int collect_procs(struct ana_profile *p, size_t cap)
 	for (size_t i = 1; i < p->nprocs; i++)
 		if (strcmp(p->procs[0].host, p->procs[i].host))
 			p->multi_host = 1;
-	qsort_r(p->procs, p->nprocs, sizeof *p->procs, cmp_proc_start, &p->multi_host);
+	if (p->nprocs)
+		qsort_r(p->procs, p->nprocs, sizeof *p->procs, cmp_proc_start, &p->multi_host);
 	return 0;
 }
 

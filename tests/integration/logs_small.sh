@@ -77,11 +77,20 @@ eq "many logs: the top-files row of <STDOUT> counts its ranks" 2000 \
 # logs apart. Holding every log took 32 KiB per log (66 MB for this job); streaming takes about
 # 2 KiB (bench/report). The bound, 6 KiB per log, fails if the logs' records are held again.
 "$IOSTRATA" run -q -o "$T/job200" -- sh -c 'for i in $(seq 200); do cat f >/dev/null; done'
-peak() { /usr/bin/time -f %M -o "$T/peak" "$IOSTRATA" report "$1" >/dev/null && cat "$T/peak"; }
+peak_asan=${ASAN_OPTIONS:-}
+peak() { ASAN_OPTIONS=$peak_asan /usr/bin/time -f %M -o "$T/peak" "$IOSTRATA" report "$1" >/dev/null && cat "$T/peak"; }
+# Under AddressSanitizer (make test-san) freed memory is quarantined, not reused: the peak is
+# taken without the quarantine; its redzones and allocator make every block larger (measured
+# 12.6 KiB per log there), so the bound is 24 KiB, still below what holding the logs takes.
+bound=6144
+if [ -n "${IOSTRATA_SAN_RUNTIME:-}" ]; then
+	peak_asan="${ASAN_OPTIONS:-}:quarantine_size_mb=0"
+	bound=24576
+fi
 p2003=$(peak "$T/job") p203=$(peak "$T/job200")
 echo "# report peak: $p2003 KiB for 2,003 logs, $p203 KiB for 203"
-eq "many logs: report memory grows by less than 6 KiB per log" yes \
-	"$([ $(( (p2003 - p203) * 1024 / 1800 )) -lt 6144 ] && echo yes || echo "no: $p2003 - $p203 KiB")"
+eq "many logs: report memory grows by less than $((bound / 1024)) KiB per log" yes \
+	"$([ $(( (p2003 - p203) * 1024 / 1800 )) -lt $bound ] && echo yes || echo "no: $p2003 - $p203 KiB")"
 # A job archive's members are read twice too (pass 1 and pass 2 of the report): same figures.
 "$IOSTRATA" merge "$T/job" -o "$T/job.iostar" >/dev/null 2>&1
 "$IOSTRATA" report --json "$T/job.iostar" >"$T/loop.archive.json"

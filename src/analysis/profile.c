@@ -653,17 +653,16 @@ static int common_add(struct common_acc *a, const struct log_common *slots)
 	for (unsigned s = 0; s < LOG_COMMON_SLOTS; s++) {
 		if (!slots[s].count)
 			continue;
+		/* full: fold when half of it came since the last fold; grow when folding left it full */
+		if (a->n == a->cap && a->folded * 2 < a->n)
+			common_fold(a);
 		if (a->n == a->cap) {
-			if (a->folded * 2 < a->n && a->n >= 64) {
-				common_fold(a);
-			} else {
-				size_t n = a->cap ? a->cap * 2 : 64;
-				struct ana_common *v = realloc(a->v, n * sizeof *v);
-				if (!v)
-					return -ENOMEM;
-				a->v = v;
-				a->cap = n;
-			}
+			size_t n = a->cap ? a->cap * 2 : 64;
+			struct ana_common *v = realloc(a->v, n * sizeof *v);
+			if (!v)
+				return -ENOMEM;
+			a->v = v;
+			a->cap = n;
 		}
 		a->v[a->n++] = (struct ana_common){slots[s].value, slots[s].count};
 	}

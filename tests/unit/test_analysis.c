@@ -761,6 +761,37 @@ out:
 	reset_logs();
 }
 
+/* Sizes merge as records come (profile.c, common_acc): 20 processes with 8 sizes each fill and
+ * fold the table more than once. The first 8 processes' 64 sizes are all distinct, so the first
+ * fold leaves the table full; the last 10 share one size, which adds up across them. */
+static void test_common_sizes_many(void)
+{
+	struct ana_profile p;
+	for (int i = 0; i < 20; i++) {
+		struct log_file *lf = mk_log(100 + i, -1, 1000 + (uint64_t)i, 5000, "/bin/app");
+		struct log_record *r = add_rec(lf, LOG_LAYER_POSIX, "/d/many", 0);
+		io(r, 1, 1, 1, 1);
+		for (int s = 0; s < LOG_COMMON_SLOTS; s++) {
+			int64_t v = i * LOG_COMMON_SLOTS + s + 1; /* 1 .. 160, each once, count = value */
+			r->sizes[s] = (struct log_common){v, (uint64_t)v};
+		}
+		if (i >= 10)
+			r->sizes[0] = (struct log_common){65536, 30};
+	}
+	if (build(&p) < 0)
+		goto out;
+	const struct ana_layer *L = &p.layers[LOG_LAYER_POSIX];
+	check_u64("many sizes: top 4 kept", L->nsizes, 4);
+	check("many sizes #1 = 65536 x300 (30 in each of 10 records)", L->sizes[0].value == 65536 && L->sizes[0].count == 300,
+	      "%" PRId64 " x%" PRIu64, L->sizes[0].value, L->sizes[0].count);
+	check("many sizes #2..#4 = 160, 159, 158", L->sizes[1].value == 160 && L->sizes[1].count == 160 &&
+	      L->sizes[2].value == 159 && L->sizes[3].value == 158,
+	      "%" PRId64 ", %" PRId64 ", %" PRId64, L->sizes[1].value, L->sizes[2].value, L->sizes[3].value);
+	free_job();
+out:
+	reset_logs();
+}
+
 static void test_insights(void)
 {
 	struct ana_profile p;
@@ -1770,6 +1801,7 @@ int main(void)
 	test_imbalance();
 	test_top_order();
 	test_common_sizes();
+	test_common_sizes_many();
 	test_insights();
 	test_findings_fit();
 	test_text_helpers();

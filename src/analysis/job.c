@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/pool.h"
+#include "analysis/units.h"
 #include "log/archive.h"
 #include "log/jobdir.h"
 #include "sys/mountinfo.h"
@@ -125,18 +127,11 @@ static int unreadable_log(struct ana_job *j, char **msgs, const char *e)
 static int note(struct loader *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int note(struct loader *L, const char *fmt, ...)
 {
-	char **v = realloc(L->notes, (L->nnotes + 1) * sizeof *v);
-	if (!v)
-		return -ENOMEM;
-	L->notes = v;
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vasprintf(&L->notes[L->nnotes], fmt, ap);
+	int r = ana_lines_vaddf(&L->notes, &L->nnotes, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	L->nnotes++;
-	return 0;
+	return r;
 }
 
 static int read_source(const struct source *s, struct log_file *out, char *e, size_t elen)
@@ -148,9 +143,9 @@ static int read_source(const struct source *s, struct log_file *out, char *e, si
 static int plan_inputs(struct loader *L, const struct log_scan *s)
 {
 	struct ana_job *j = L->j;
-	size_t cap = s->npaths ? s->npaths : 1;
+	size_t cap = 0;
 	L->narcs = s->npaths; /* arcs[i]: path i's archive, or NULL */
-	if (!(L->arcs = calloc(cap, sizeof *L->arcs)) || !(L->src = malloc(cap * sizeof *L->src)))
+	if (!(L->arcs = calloc(s->npaths ? s->npaths : 1, sizeof *L->arcs)))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->npaths; i++) {
 		char e[1024];
@@ -170,13 +165,8 @@ static int plan_inputs(struct loader *L, const struct log_scan *s)
 			add = log_archive_count(a);
 			j->nfound += add - 1; /* the archive was counted as one input */
 		}
-		if (L->cap + add > cap) {
-			cap = (L->cap + add) * 2;
-			struct source *v = realloc(L->src, cap * sizeof *v);
-			if (!v)
-				return -ENOMEM;
-			L->src = v;
-		}
+		if (ana_grow(&L->src, &cap, L->cap + add, sizeof *L->src) < 0)
+			return -ENOMEM;
 		for (size_t m = 0; m < add; m++)
 			L->src[L->cap++] = (struct source){s->paths[i], a, m};
 	}

@@ -5,6 +5,7 @@
  */
 #include "analysis/pool.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,21 @@ const char *ana_pool_intern(struct ana_pool *p, const char *s)
 	p->slots[k] = copy;
 	p->nstrings++;
 	return copy;
+}
+
+int ana_grow(void *arr, size_t *cap, size_t need, size_t sz)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	void *p = realloc(*(void **)arr, c * sz);
+	if (!p)
+		return -ENOMEM;
+	*(void **)arr = p;
+	*cap = c;
+	return 0;
 }
 
 void ana_pool_free(struct ana_pool *p)

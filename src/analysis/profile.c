@@ -71,41 +71,6 @@ static int cmp_common_count(const void *a, const void *b)
 	return (x->value > y->value) - (x->value < y->value);
 }
 
-int ana_common_top(const struct log_common *const *tables, size_t ntables, struct ana_common *out,
-		   size_t k)
-{
-	struct ana_common *all = NULL;
-	size_t n = 0, m = 0;
-
-	if (ntables) {
-		all = malloc(ntables * LOG_COMMON_SLOTS * sizeof *all);
-		if (!all)
-			return -ENOMEM;
-	}
-	for (size_t t = 0; t < ntables; t++)
-		for (unsigned s = 0; s < LOG_COMMON_SLOTS; s++)
-			if (tables[t][s].count)
-				all[n++] = (struct ana_common){tables[t][s].value, tables[t][s].count};
-	/* Equal values come from different records, or from two slots of one record that racing
-	 * threads claimed for the same value: either way they are one access size. */
-	if (n)
-		qsort(all, n, sizeof *all, cmp_common_value);
-	for (size_t i = 0; i < n; i++) {
-		if (m && all[m - 1].value == all[i].value)
-			all[m - 1].count += all[i].count;
-		else
-			all[m++] = all[i];
-	}
-	if (m)
-		qsort(all, m, sizeof *all, cmp_common_count);
-	if (m > k)
-		m = k;
-	if (m)
-		memcpy(out, all, m * sizeof *all);
-	free(all);
-	return (int)m;
-}
-
 static double ratio(double num, double den)
 {
 	return den > 0 ? num / den : 0;
@@ -141,19 +106,10 @@ const char *ana_record_path(const struct log_file *lf, const struct log_record *
 int ana_profile_add_warning(struct ana_profile *p, const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
-	char **w = realloc(p->warnings, (p->nwarnings + 1) * sizeof *w);
-
-	if (!w)
-		return -ENOMEM;
-	p->warnings = w;
 	va_start(ap, fmt);
-	int r = vasprintf(&s, fmt, ap);
+	int r = ana_lines_vaddf(&p->warnings, &p->nwarnings, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	p->warnings[p->nwarnings++] = s;
-	return 0;
+	return r;
 }
 
 static void build_free(struct ana_build *b);
@@ -302,25 +258,37 @@ static uint64_t record_last_ns(const struct log_record *r)
 	return last;
 }
 
-static int kernel_record_wanted(const struct log_record *r)
+static int layer_known(unsigned layer)
 {
-	return !(r->flags & LOG_R_DEAD) && r->layer != LOG_LAYER_NONE && r->layer <= LOG_LAYER_MAX &&
-	       !record_is_empty(r);
+	return layer != LOG_LAYER_NONE && layer <= LOG_LAYER_MAX;
 }
 
-/* procs by (host, pid, start): the images of one pid are adjacent, in the order they ran. */
-static int cmp_pid_index(const void *a, const void *b, void *arg)
+/* A record that counts: live, of a known layer, not empty (catch-alls and std streams are created
+ * up front; untouched they say nothing). */
+static int record_wanted(const struct log_record *r)
 {
-	const struct ana_proc *procs = arg;
-	const struct ana_proc *x = &procs[*(const size_t *)a], *y = &procs[*(const size_t *)b];
+	return !(r->flags & LOG_R_DEAD) && layer_known(r->layer) && !record_is_empty(r);
+}
+
+/* Process images by (host, pid, start): the images of one pid are adjacent, in the order they ran;
+ * two logs of one image (a final log and its live link) compare equal. */
+static int cmp_image(const struct ana_proc *x, const struct ana_proc *y)
+{
 	int r = strcmp(x->host, y->host);
 	if (r)
 		return r;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	return x->kernel_only - y->kernel_only;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* procs by image; a user log's image before a kernel-only one of the same start. */
+static int cmp_pid_index(const void *a, const void *b, void *arg)
+{
+	const struct ana_proc *procs = arg;
+	const struct ana_proc *x = &procs[*(const size_t *)a], *y = &procs[*(const size_t *)b];
+	int r = cmp_image(x, y);
+	return r ? r : x->kernel_only - y->kernel_only;
 }
 
 /* First index into idx (sorted by cmp_pid_index) of (host, pid); n when there is none. */
@@ -414,7 +382,7 @@ static int add_kernel_procs(struct ana_profile *p, size_t cap)
 		for (uint32_t k = 0; k < lf->nrecords; k++) {
 			const struct log_record *r = &lf->records[k];
 			/* pid 0: work without a process context (writeback, device totals) */
-			if (!r->pid || !kernel_record_wanted(r))
+			if (!r->pid || !record_wanted(r))
 				continue;
 			if (!unseen_of(p, idx, nuser, lf, r->pid, record_first_ns(r), &x))
 				continue;
@@ -435,12 +403,8 @@ static int add_kernel_procs(struct ana_profile *p, size_t cap)
 		}
 		const struct log_file *lf = p->klogs[m.klog];
 		int cmd = m.pid == lf->hdr.pid && !ana_is_mount_log(lf);
-		if (p->nprocs == cap) {
-			struct ana_proc *v = realloc(p->procs, (cap = cap ? cap * 2 : 16) * sizeof *v);
-			if (!v)
-				goto err;
-			p->procs = v;
-		}
+		if (ana_grow(&p->procs, &cap, p->nprocs + 1, sizeof *p->procs) < 0)
+			goto err;
 		struct ana_proc *pr = &p->procs[p->nprocs++];
 		memset(pr, 0, sizeof *pr);
 		pr->input = SIZE_MAX;
@@ -480,21 +444,12 @@ err:
 static int cmp_identity(const void *a, const void *b)
 {
 	const struct ana_proc *x = a, *y = b;
-	int r = strcmp(x->host, y->host);
+	int r = cmp_image(x, y);
 	if (r)
 		return r;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
 	if (x->finished != y->finished)
 		return y->finished - x->finished; /* the final log first: it wins */
 	return (x->input > y->input) - (x->input < y->input);
-}
-
-static int same_process(const struct ana_proc *x, const struct ana_proc *y)
-{
-	return x->pid == y->pid && x->start_ns == y->start_ns && !strcmp(x->host, y->host);
 }
 
 /* Processes of the user logs, duplicates left out; then those only the collectors saw; in start
@@ -505,7 +460,7 @@ static int collect_procs(struct ana_profile *p, size_t cap)
 	if (nv)
 		qsort(p->procs, nv, sizeof *p->procs, cmp_identity);
 	for (size_t i = 0; i < nv; i++)
-		if (!n || !same_process(&p->procs[n - 1], &p->procs[i]))
+		if (!n || cmp_image(&p->procs[n - 1], &p->procs[i]))
 			p->procs[n++] = p->procs[i];
 	p->nprocs = n;
 	p->kernel_only = nv == 0 && p->nkernel_logs > 0;
@@ -619,7 +574,7 @@ err:
 
 /* ---- files, paths, layers ---- */
 
-static void add_hist(uint64_t *dst, const uint64_t *src)
+void ana_hist_add(uint64_t dst[LOG_HIST_BUCKETS], const uint64_t src[LOG_HIST_BUCKETS])
 {
 	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
 		dst[b] += src[b];
@@ -656,14 +611,8 @@ static int common_add(struct common_acc *a, const struct log_common *slots)
 		/* full: fold when half of it came since the last fold; grow when folding left it full */
 		if (a->n == a->cap && a->folded * 2 < a->n)
 			common_fold(a);
-		if (a->n == a->cap) {
-			size_t n = a->cap ? a->cap * 2 : 64;
-			struct ana_common *v = realloc(a->v, n * sizeof *v);
-			if (!v)
-				return -ENOMEM;
-			a->v = v;
-			a->cap = n;
-		}
+		if (ana_grow(&a->v, &a->cap, a->n + 1, sizeof *a->v) < 0)
+			return -ENOMEM;
 		a->v[a->n++] = (struct ana_common){slots[s].value, slots[s].count};
 	}
 	return 0;
@@ -784,10 +733,10 @@ static void layer_add(struct ana_layer *L, const struct log_record *r)
 	L->first[0] += r->counters[LOG_C_READS] != 0;
 	L->first[1] += r->counters[LOG_C_WRITES] != 0;
 	ana_counters_merge(L->c, r->counters);
-	add_hist(L->read_hist, r->read_hist);
-	add_hist(L->write_hist, r->write_hist);
-	add_hist(L->read_lat_hist, r->read_lat_hist);
-	add_hist(L->write_lat_hist, r->write_lat_hist);
+	ana_hist_add(L->read_hist, r->read_hist);
+	ana_hist_add(L->write_hist, r->write_hist);
+	ana_hist_add(L->read_lat_hist, r->read_lat_hist);
+	ana_hist_add(L->write_lat_hist, r->write_lat_hist);
 }
 
 /* A file of the user layers that is the program's runtime, not its data: merged over ranks. */
@@ -893,10 +842,10 @@ static int merge_record(struct ana_profile *p, size_t pi, const struct log_file 
 	f->unseen[0] += r->unseen_requests;
 	f->unseen[1] += r->unseen_bytes_read;
 	f->unseen[2] += r->unseen_bytes_written;
-	add_hist(f->read_hist, r->read_hist);
-	add_hist(f->write_hist, r->write_hist);
-	add_hist(f->read_lat_hist, r->read_lat_hist);
-	add_hist(f->write_lat_hist, r->write_lat_hist);
+	ana_hist_add(f->read_hist, r->read_hist);
+	ana_hist_add(f->write_hist, r->write_hist);
+	ana_hist_add(f->read_lat_hist, r->read_lat_hist);
+	ana_hist_add(f->write_lat_hist, r->write_lat_hist);
 
 	if (ana_in_job_view(pr, r->layer)) {
 		f->job_view = 1;
@@ -917,17 +866,11 @@ static int merge_record(struct ana_profile *p, size_t pi, const struct log_file 
 	return 0;
 }
 
-/* 1 when the record counts at all: live, of a known layer (else counted in unknown), not empty
- * (catch-alls and std streams are created up front; untouched they say nothing). */
+/* record_wanted, counting the live records of layers this build does not know. */
 static int record_counts(struct ana_build *b, const struct log_record *r)
 {
-	if (r->flags & LOG_R_DEAD)
-		return 0;
-	if (r->layer == LOG_LAYER_NONE || r->layer > LOG_LAYER_MAX) {
-		b->unknown_layer++;
-		return 0;
-	}
-	return !record_is_empty(r);
+	b->unknown_layer += !(r->flags & LOG_R_DEAD) && !layer_known(r->layer);
+	return record_wanted(r);
 }
 
 /* The collectors' records, each under the process it names. */
@@ -1317,14 +1260,8 @@ int ana_profile_add_header(struct ana_profile *p, const struct log_file *lf, siz
 		p->kernel_prog_misses += lf->hdr.kernel_prog_misses;
 		return 0;
 	}
-	if (p->nprocs == b->cap_procs) {
-		size_t n = b->cap_procs ? b->cap_procs * 2 : 64;
-		struct ana_proc *v = realloc(p->procs, n * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		p->procs = v;
-		b->cap_procs = n;
-	}
+	if (ana_grow(&p->procs, &b->cap_procs, p->nprocs + 1, sizeof *p->procs) < 0)
+		return -ENOMEM;
 	if (proc_from_log(p, &p->procs[p->nprocs], lf, input) < 0)
 		return -ENOMEM;
 	p->nprocs++;

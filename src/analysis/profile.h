@@ -239,10 +239,8 @@ int ana_profile_add_warning(struct ana_profile *p, const char *fmt, ...)
 void ana_counters_merge(uint64_t dst[LOG_NCOUNTERS], const uint64_t src[LOG_NCOUNTERS]);
 /* opens + closes + seeks + stats + fsyncs + renames + dups + mmaps + meta_other. */
 uint64_t ana_meta_ops(const uint64_t c[LOG_NCOUNTERS]);
-/* Merge n (value, count) slot tables into the top k by count (desc; ties by value asc).
- * Slots with count 0 are empty. Returns how many entries out holds (<= k); -ENOMEM. */
-int ana_common_top(const struct log_common *const *tables, size_t ntables, struct ana_common *out,
-		   size_t k);
+/* dst += src, bucket by bucket (size and latency histograms alike). */
+void ana_hist_add(uint64_t dst[LOG_HIST_BUCKETS], const uint64_t src[LOG_HIST_BUCKETS]);
 /* Accesses of one direction (write 0/1) of a layer that started before the end of the previous one:
  * not sequential, and not the first access of their record (which has nothing before it). */
 uint64_t ana_layer_random_ops(const struct ana_layer *l, int write);

@@ -14,12 +14,6 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-static void hist_add(uint64_t *dst, const uint64_t *src)
-{
-	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-		dst[b] += src[b];
-}
-
 static void name_device(struct ana_device *d, const struct ana_mount *mounts, size_t nmounts)
 {
 	d->major = major(d->dev);
@@ -72,10 +66,10 @@ static int collect_devices(const struct ana_profile *p, const struct ana_mount *
 			s->unseen[0] += r->unseen_requests;
 			s->unseen[1] += r->unseen_bytes_read;
 			s->unseen[2] += r->unseen_bytes_written;
-			hist_add(d->read_lat_hist, r->read_lat_hist);
-			hist_add(d->write_lat_hist, r->write_lat_hist);
-			hist_add(d->read_hist, r->read_hist);
-			hist_add(d->write_hist, r->write_hist);
+			ana_hist_add(d->read_lat_hist, r->read_lat_hist);
+			ana_hist_add(d->write_lat_hist, r->write_lat_hist);
+			ana_hist_add(d->read_hist, r->read_hist);
+			ana_hist_add(d->write_hist, r->write_hist);
 		}
 	}
 	return 0;

@@ -17,6 +17,7 @@
  * the model, the nesting rule and the track layout.
  */
 #include "analysis/timeline.h"
+#include "analysis/pool.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -125,22 +126,6 @@ static uint64_t fnv64(const char *s, size_t *len)
 	return h;
 }
 
-/* Grow *arr (elements of size sz, *cap of them) to hold at least need. 0 or -ENOMEM. */
-static int grow(void *arr, size_t *cap, size_t need, size_t sz)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	void *p = realloc(*(void **)arr, c * sz);
-	if (!p)
-		return -ENOMEM;
-	*(void **)arr = p;
-	*cap = c;
-	return 0;
-}
-
 /* ---- the builder's state ---- */
 
 struct thread {
@@ -215,7 +200,7 @@ static uint32_t host_id(struct build *b, const char *host)
 	for (size_t i = 0; i < b->nhosts; i++)
 		if (!strcmp(b->hosts[i], host))
 			return (uint32_t)i;
-	if (grow(&b->hosts, &b->hosts_cap, b->nhosts + 1, sizeof *b->hosts) < 0)
+	if (ana_grow(&b->hosts, &b->hosts_cap, b->nhosts + 1, sizeof *b->hosts) < 0)
 		return TL_NONE;
 	if (!(b->hosts[b->nhosts] = strdup(host)))
 		return TL_NONE;
@@ -242,7 +227,7 @@ static int file_for_path(struct build *b, const char *path, uint64_t dev, uint64
 		}
 		salt++;
 	}
-	if (grow(&tl->files, &b->files_cap, tl->nfiles + 1, sizeof *tl->files) < 0)
+	if (ana_grow(&tl->files, &b->files_cap, tl->nfiles + 1, sizeof *tl->files) < 0)
 		return -ENOMEM;
 	char *copy = strdup(path);
 	if (!copy)
@@ -297,7 +282,7 @@ static int learn_records(struct build *b, const struct log_file *lf, uint32_t ho
 			size_t n = strcspn(name, " >");
 			if (!n || n >= sizeof b->devname[0])
 				continue;
-			if (grow(&b->devname, &b->devname_cap, b->ndevname + 1, sizeof *b->devname) < 0 ||
+			if (ana_grow(&b->devname, &b->devname_cap, b->ndevname + 1, sizeof *b->devname) < 0 ||
 			    map_put(&b->devices, host, rec->dev, 0, (uint32_t)b->ndevname) < 0)
 				return -ENOMEM;
 			memcpy(b->devname[b->ndevname], name, n);
@@ -313,7 +298,7 @@ static int add_proc(struct build *b, uint32_t host, int32_t pid, int32_t ppid, c
 {
 	struct timeline *tl = b->tl;
 	size_t cap = b->procs_cap;
-	if (grow(&tl->procs, &b->procs_cap, tl->nprocs + 1, sizeof *tl->procs) < 0)
+	if (ana_grow(&tl->procs, &b->procs_cap, tl->nprocs + 1, sizeof *tl->procs) < 0)
 		return -ENOMEM;
 	if (b->procs_cap != cap) {
 		uint32_t *ph = realloc(b->proc_host, b->procs_cap * sizeof *ph);
@@ -339,7 +324,7 @@ static uint32_t thread_id(struct build *b, uint32_t host, int32_t pid, int32_t t
 	uint32_t t = map_get(&b->threads, host, (uint32_t)pid, (uint32_t)tid);
 	if (t != TL_NONE)
 		return t;
-	if (grow(&b->thr, &b->thr_cap, b->nthr + 1, sizeof *b->thr) < 0 ||
+	if (ana_grow(&b->thr, &b->thr_cap, b->nthr + 1, sizeof *b->thr) < 0 ||
 	    map_put(&b->threads, host, (uint32_t)pid, (uint32_t)tid, (uint32_t)b->nthr) < 0)
 		return TL_NONE;
 	b->thr[b->nthr] = (struct thread){ .host = host, .pid = pid, .tid = tid };
@@ -350,7 +335,7 @@ static int add_track(struct build *b, const struct track_tpl *tp, uint32_t lane,
 {
 	struct timeline *tl = b->tl;
 	size_t cap = b->tracks_cap;
-	if (grow(&tl->tracks, &b->tracks_cap, tl->ntracks + 1, sizeof *tl->tracks) < 0)
+	if (ana_grow(&tl->tracks, &b->tracks_cap, tl->ntracks + 1, sizeof *tl->tracks) < 0)
 		return -ENOMEM;
 	if (b->tracks_cap != cap) {
 		uint32_t *h = realloc(b->track_host, b->tracks_cap * sizeof *h);
@@ -409,7 +394,7 @@ static int lane_place(struct build *b, struct laneset *set, uint64_t s, uint64_t
 	if (!l) {
 		if (b->nlanes == b->lanes_cap) {
 			size_t old = b->lanes_cap;
-			if (grow(&b->lanes, &b->lanes_cap, b->nlanes + 1, sizeof *b->lanes) < 0)
+			if (ana_grow(&b->lanes, &b->lanes_cap, b->nlanes + 1, sizeof *b->lanes) < 0)
 				return -ENOMEM;
 			memset(b->lanes + old, 0, (b->lanes_cap - old) * sizeof *b->lanes);
 		}
@@ -427,7 +412,7 @@ static int lane_place(struct build *b, struct laneset *set, uint64_t s, uint64_t
 	}
 	if (l->depth == l->cap) {
 		size_t cap = l->cap;
-		if (grow(&l->ends, &cap, l->depth + 1, sizeof *l->ends) < 0)
+		if (ana_grow(&l->ends, &cap, l->depth + 1, sizeof *l->ends) < 0)
 			return -ENOMEM;
 		l->cap = (uint32_t)cap;
 	}
@@ -706,7 +691,7 @@ static int walk_group(struct build *b, struct walk *w, struct item *it, size_t m
 			while (ud && w->stk[ud - 1].end <= s && w->stk[ud - 1].end < x)
 				ud--;
 			if (!(e->bits & ITEM_KERNEL)) {
-				if (ud == w->cap && grow(&w->stk, &w->cap, ud + 1, sizeof *w->stk) < 0)
+				if (ud == w->cap && ana_grow(&w->stk, &w->cap, ud + 1, sizeof *w->stk) < 0)
 					return -ENOMEM;
 				w->stk[ud++] = (struct open_call){ .idx = e->idx, .end = x };
 			} else {
@@ -727,7 +712,7 @@ static int walk_group(struct build *b, struct walk *w, struct item *it, size_t m
 			uint32_t a = map_get(&b->asets, host, e->dev, e->layer);
 			if (a == TL_NONE) {
 				a = (uint32_t)b->naset;
-				if (grow(&b->aset, &b->aset_cap, b->naset + 1, sizeof *b->aset) < 0 ||
+				if (ana_grow(&b->aset, &b->aset_cap, b->naset + 1, sizeof *b->aset) < 0 ||
 				    map_put(&b->asets, host, e->dev, e->layer, a) < 0)
 					return -ENOMEM;
 				b->aset[b->naset++] = (struct laneset){ .first = TL_NONE, .last = TL_NONE };
@@ -757,7 +742,7 @@ static int fill_events(struct build *b, const struct log_file *logs, size_t n, c
 	for (size_t li = 0; li < n; li++) {
 		const struct log_file *lf = &logs[li];
 		if (lf->ntrace) {
-			if (grow(&rec2file, &rec_cap, lf->nrecords + 1, sizeof *rec2file) < 0)
+			if (ana_grow(&rec2file, &rec_cap, lf->nrecords + 1, sizeof *rec2file) < 0)
 				goto err;
 			for (uint32_t r = 0; r < lf->nrecords; r++)
 				rec2file[r] = TL_NONE;
@@ -960,7 +945,7 @@ static int add_procs(struct build *b, const struct log_file *logs, size_t n, con
 		if (is_kernel_log(lf)) {
 			if (lf->hdr.pid <= 0)
 				continue;
-			if (grow(&b->roots, &b->roots_cap, b->nroots + 1, sizeof *b->roots) < 0)
+			if (ana_grow(&b->roots, &b->roots_cap, b->nroots + 1, sizeof *b->roots) < 0)
 				return -ENOMEM;
 			b->roots[b->nroots++] = (struct root){ .host = hostof[li], .pid = lf->hdr.pid,
 							       .ppid = lf->hdr.ppid, .exe = exe };

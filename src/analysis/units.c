@@ -4,8 +4,10 @@
  * file systems, page sizes and access sizes are powers of two: "4.0 KiB" says more than
  * "4.1 kB". One decimal is enough to compare rows of a table; exact values are in the JSON.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "analysis/units.h"
 
@@ -92,4 +94,16 @@ void ana_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
 	va_end(ap);
 	if (r > 0)
 		*used = *used + (size_t)r < len - 1 ? *used + (size_t)r : len - 1;
+}
+
+int ana_lines_vaddf(char ***lines, size_t *n, const char *fmt, va_list ap)
+{
+	char **v = realloc(*lines, (*n + 1) * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	*lines = v;
+	if (vasprintf(&v[*n], fmt, ap) < 0)
+		return -ENOMEM;
+	(*n)++;
+	return 0;
 }

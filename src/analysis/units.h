@@ -7,6 +7,7 @@
 #ifndef IOSTRATA_ANALYSIS_UNITS_H
 #define IOSTRATA_ANALYSIS_UNITS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,5 +21,8 @@ const char *ana_fmt_pct(char *buf, size_t len, double share);         /* 0.123 -
 /* printf at buf + *used, never past len; *used stays <= len - 1 so calls can be chained. */
 void ana_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Append a printf-formatted line to the list (*lines, *n) (warnings, notes): 0 or -ENOMEM. */
+int ana_lines_vaddf(char ***lines, size_t *n, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 #endif

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/pool.h"
 #include "cli/cli.h"
 #include "iostrata/reader.h"
 #include "log/archive.h"
@@ -60,14 +61,8 @@ struct merge {
 
 static int add_src(struct merge *m, const char *name, const char *path, size_t arc, size_t idx, uint64_t mtime)
 {
-	if (m->n == m->cap) {
-		size_t nc = m->cap ? m->cap * 2 : 1024;
-		struct src *ns = realloc(m->s, nc * sizeof *ns);
-		if (!ns)
-			return -ENOMEM;
-		m->s = ns;
-		m->cap = nc;
-	}
+	if (ana_grow(&m->s, &m->cap, m->n + 1, sizeof *m->s) < 0)
+		return -ENOMEM;
 	struct src *s = &m->s[m->n];
 	*s = (struct src){.name = strdup(name), .path = strdup(path), .arc = arc, .idx = idx, .mtime_ns = mtime};
 	if (!s->name || !s->path) {

@@ -1270,11 +1270,6 @@ static int outside_signal_handler(void)
 	return sigprocmask(SIG_BLOCK, NULL, &cur) == 0 && sigisemptyset(&cur);
 }
 
-int cap_exec_would_skip_log(void)
-{
-	return cap.hdr && cap.forked && cap.out_dir_ok && !image_counted_something(cap.hdr);
-}
-
 void cap_finalize(enum cap_end how)
 {
 	int for_exec = how == CAP_END_EXEC;
@@ -1287,8 +1282,10 @@ void cap_finalize(enum cap_end how)
 	/* A forked child that execs without a counted call of its own (a shell's child between its
 	 * fork and the command's exec) would leave a log of zeros repeating its parent's header:
 	 * it leaves none, and the exec'd image records that it was forked and when. Counts cannot
-	 * be lost: the log is left out only when every counter is 0. */
-	cap.exec_no_log = for_exec && !cap.exec_keep_log && cap_exec_would_skip_log();
+	 * be lost: the log is left out only when every counter is 0. Unless the exec'd program is
+	 * static: it writes no log to say where it came from, so this one stays. */
+	cap.exec_no_log = for_exec && cap.forked && cap.out_dir_ok && !image_counted_something(h) &&
+			  !cap_exec_target_static(cap.exec_path);
 	int may_load = how != CAP_END_UNSAFE_CONTEXT || outside_signal_handler();
 	/* zstd is loaded before the end time is taken: ld.so's open and reads of libzstd belong to
 	 * this image, and the kernel layer, which tells an image from the one it execs by time, must
@@ -1362,7 +1359,7 @@ void cap_exec_failed(void)
 	cap.finalized = 0;
 	cap.exec_pending = 0;
 	cap.exec_no_log = 0;
-	cap.exec_keep_log = 0;
+	cap.exec_path = NULL;
 	__atomic_fetch_and(&cap.hdr->flags, ~(uint32_t)(LOG_F_FINISHED | LOG_F_EXEC), __ATOMIC_RELAXED);
 	/* the live file is gone; the next finalize rewrites the final log from the mapping */
 }

@@ -87,8 +87,8 @@ struct cap_state {
 	int exec_pending;          /* log finalized for an exec that may still fail */
 	int forked;                /* this image began as a fork child (cap_after_fork_child), not at exec */
 	int exec_no_log;           /* finalized for exec without a log: a forked child that did no counted call */
-	int exec_keep_log;         /* this exec's target is a static program: the forked child keeps its log
-				    * (ending in exec) so the report can say what was not seen */
+	const char *exec_path;     /* the program an exec wrapper is about to run (cap_finalize asks whether
+				    * it is static), else NULL */
 	int have_status;
 	int exit_status;
 };
@@ -264,7 +264,7 @@ void cap_resolve_early(void);
 
 void cap_cwd_refresh(void);
 void cap_exec_failed(void);
-/* 1 when an exec now would leave no log (a forked child that counted nothing). */
-int cap_exec_would_skip_log(void);
+/* 1 when path names a statically linked program (process.c): an image exec'ing it keeps its log. */
+int cap_exec_target_static(const char *path);
 
 #endif

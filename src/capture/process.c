@@ -42,10 +42,12 @@ static char **env_with_capture(char *const envp[], char **buf, size_t nbuf, int 
  * unreadable, or not ELF (a script), is taken as dynamic. Only asked on the rare path where the
  * exec would otherwise leave no trace at all, and not under `run --kernel` (IOSTRATA_KERNEL).
  */
-static int exec_target_static(const char *path)
+int cap_exec_target_static(const char *path)
 {
-	if (!path || !strchr(path, '/'))
-		return 0; /* a PATH search (execvp) is the shell's own; shells exec full paths */
+	/* a PATH search (execvp) is the shell's own, and shells exec full paths; with the kernel layer
+	 * on (run --kernel) it stands in for a static program, and would charge these reads to us */
+	if (!path || !strchr(path, '/') || getenv("IOSTRATA_KERNEL"))
+		return 0;
 	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -64,7 +66,7 @@ static int exec_target_static(const char *path)
 		}
 	}
 	syscall(SYS_close, fd);
-	return stat;
+	return stat; /* errno: cap_finalize, the only caller, restores it */
 }
 
 static int exec_common(int (*fn)(const char *, char *const[], char *const[]), const char *path,
@@ -72,13 +74,7 @@ static int exec_common(int (*fn)(const char *, char *const[], char *const[]), co
 {
 	if (!cap_active() || !cap.hdr)
 		return fn(path, argv, envp);
-	/* with the kernel layer on (run --kernel) it stands in for a static program, and the reads
-	 * of the target would be charged to this process there */
-	if (cap_exec_would_skip_log() && !getenv("IOSTRATA_KERNEL")) {
-		int e = errno;
-		cap.exec_keep_log = exec_target_static(path);
-		errno = e;
-	}
+	cap.exec_path = path;
 	size_t n = 0;
 	while (envp && envp[n])
 		n++;

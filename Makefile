@@ -123,9 +123,9 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS) -lfuse3 -lpthread
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing,
-# fuse_*.c with libfuse3.
+# fuse_*.c with libfuse3, *_shim.c as a shared object to preload.
 PROG_LIBS = $(if $(filter %_static,$*),-static,) $(if $(filter %_uring,$*),-luring,) \
-	$(if $(filter fuse_%,$*),-I/usr/include/fuse3 -lfuse3,)
+	$(if $(filter fuse_%,$*),-I/usr/include/fuse3 -lfuse3,) $(if $(filter %_shim,$*),-shared -fPIC -ldl,)
 $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)

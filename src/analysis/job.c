@@ -243,18 +243,32 @@ static int read_pass(struct loader *L)
 	return 0;
 }
 
-/* A log read the second time: the process the first read saw (0), or a warning (1). */
+/* A log whose second read failed: its process stays, its records are lost. Counted with the
+ * logs read in part (the report's exit status is 1), said in the warnings and on stderr. */
+static int lost_records(struct loader *L, const char *what)
+{
+	struct ana_job *j = L->j;
+	char msg[1280];
+	snprintf(msg, sizeof msg, "%s: its records are left out", what);
+	j->ndamaged++;
+	if (!j->first_problem && !(j->first_problem = strdup(msg)))
+		return -ENOMEM;
+	return ana_profile_add_warning(&j->prof, "%s", msg) < 0 ? -ENOMEM : 1;
+}
+
+/* A log read the second time: the process the first read saw (0), or lost (1). */
 static int reread(struct loader *L, size_t input, struct log_file *out)
 {
-	char e[1024];
+	char e[1024], what[1100];
 	const struct ana_proc *pr = ana_profile_input_proc(&L->j->prof, input);
-	if (read_source(&L->src[input], out, e, sizeof e) < 0)
-		return ana_profile_add_warning(&L->j->prof, "%s (read once, then no more: its records are left out)",
-					       e) < 0 ? -ENOMEM : 1;
+	if (read_source(&L->src[input], out, e, sizeof e) < 0) {
+		snprintf(what, sizeof what, "%s (read once, then no more)", e);
+		return lost_records(L, what);
+	}
 	if (pr && (out->hdr.pid != pr->pid || out->hdr.start_ns != pr->start_ns)) {
 		log_file_free(out);
-		return ana_profile_add_warning(&L->j->prof, "%s: replaced by another process's log while being read: "
-							    "its records are left out", L->src[input].path) < 0 ? -ENOMEM : 1;
+		snprintf(what, sizeof what, "%s: replaced by another process's log while being read", L->src[input].path);
+		return lost_records(L, what);
 	}
 	return 0;
 }

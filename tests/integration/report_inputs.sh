@@ -62,3 +62,33 @@ eq "run into another job's directory: exit 2, one line, CMD not run" "2 1 1 no" 
 	"$? $(wc -l <"$T/other.err") $(grep -c "already holds the logs of job 'inputs'" "$T/other.err") $([ -e "$T/y.dat" ] && echo yes || echo no)"
 "$IOSTRATA" run -q -o "$T/job" --job inputs -- touch "$T/y.dat"
 eq "run into it with --job naming that job: runs" "0 yes" "$? $([ -e "$T/y.dat" ] && echo yes || echo no)"
+
+# --- a log that vanishes or is replaced between the report's two reads -------------------------
+# `report` reads each final log to learn its process and once more to merge its records (docs/
+# REPORT.md, "Memory"). tests/progs/reread_shim, preloaded into the report, makes the third open of
+# one log (the archive check, the first read, then the second) fail, or open another log instead.
+# The process stays in the report, its records are left out, and that costs the exit status (1)
+# and one line on stderr, as a log read in part does.
+need_prog reread_shim
+shim="${IOSTRATA_SAN_RUNTIME:+$IOSTRATA_SAN_RUNTIME:}$PROGS/reread_shim" # a sanitizer's runtime comes first
+"$IOSTRATA" run -q -o "$T/rr" -- sh -c "cat $T/x.dat >/dev/null; cat $T/x.dat >/dev/null"
+mapfile -t cats < <(for l in "$T"/rr/*.iost; do
+	[ "$("$IOSTRATA" dump --json "$l" | jq -r .header.exe)" = /usr/bin/cat ] && echo "$l"; done)
+eq "reread: two cats' logs" 2 "${#cats[@]}"
+reads_of_x() { jq -r --arg p "$T/x.dat" '[.files[] | select(.layer == "posix" and .path == $p) | .counters.bytes_read] | add // 0' "$1"; }
+"$IOSTRATA" report --json "$T/rr" >"$T/rr.json"
+eq "reread: both cats' bytes of x.dat without the shim" $((2 * 40960)) "$(reads_of_x "$T/rr.json")"
+SHIM_PATH=${cats[0]} SHIM_NTH=3 LD_PRELOAD="$shim" \
+	"$IOSTRATA" report --json "$T/rr" >"$T/rr1.json" 2>"$T/rr1.err"
+eq "reread: log gone at the second read: exit 1, one line on stderr naming it" "1 1 1" \
+	"$? $(wc -l <"$T/rr1.err") $(grep -c "^iostrata report: ${cats[0]}: No such file or directory (read once, then no more): its records are left out" "$T/rr1.err")"
+eq "reread: the warning names it once" 1 \
+	"$(jq -r --arg w "${cats[0]}: No such file or directory (read once, then no more): its records are left out" '[.warnings[] | select(. == $w)] | length' "$T/rr1.json")"
+eq "reread: its process stays (3), the other cat's bytes are all there are" "3 40960" \
+	"$(jq '.processes | length' "$T/rr1.json") $(reads_of_x "$T/rr1.json")"
+SHIM_PATH=${cats[0]} SHIM_NTH=3 SHIM_SUBST=${cats[1]} LD_PRELOAD="$shim" \
+	"$IOSTRATA" report --json "$T/rr" >"$T/rr2.json" 2>"$T/rr2.err"
+eq "reread: replaced by another process's log: exit 1, one line on stderr" "1 1 1" \
+	"$? $(wc -l <"$T/rr2.err") $(grep -c "^iostrata report: ${cats[0]}: replaced by another process's log while being read: its records are left out" "$T/rr2.err")"
+eq "reread: the other cat's records are not counted twice" "3 40960" \
+	"$(jq '.processes | length' "$T/rr2.json") $(reads_of_x "$T/rr2.json")"

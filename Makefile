@@ -44,6 +44,8 @@ LOG_SRC := $(wildcard src/log/*.c)
 SYS_SRC := $(wildcard src/sys/*.c)
 CAP_SRC := $(wildcard src/capture/*.c)
 ANA_SRC := $(wildcard src/analysis/*.c)
+STORE_SRC := $(wildcard src/store/*.c)
+DMN_SRC := $(wildcard src/daemon/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 KERN_BPF := $(wildcard src/kernel/*.bpf.c)
 KERN_SRC := $(filter-out %.bpf.c,$(wildcard src/kernel/*.c))
@@ -56,7 +58,8 @@ BPFTOOL ?= bpftool
 # discovery and recovery (livelog.c) nor job archives (archive.c), which only the commands use; it
 # reaches src/sys through header-only parsers alone.
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(filter-out src/log/livelog.c src/log/jobdir.c src/log/archive.c,$(LOG_SRC)) $(CAP_SRC))
-CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC))
+CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC) $(STORE_SRC))
+DMN_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(DMN_SRC))
 CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC) $(MNT_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC)) $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
 
 PROG_SRC := $(wildcard tests/progs/*.c)
@@ -70,15 +73,15 @@ HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
 .PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel bench-mount bench-aggregate bench-report tests-build \
 	install uninstall version FORCE
-all: $(B)/iostrata $(B)/libiostrata.so
+all: $(B)/iostrata $(B)/iostratad $(B)/libiostrata.so
 
 # Rewritten only when the version string changes, so main.c is recompiled only then.
 $(B)/version.h: FORCE
 	@mkdir -p $(B)
 	@printf '#define IOSTRATA_VERSION "%s"\n' '$(FULL_VERSION)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
-$(B)/obj/cli/cli/main.o: $(B)/version.h
-$(B)/obj/cli/cli/main.o: CFLAGS_ALL += -I$(B)
+$(B)/obj/cli/cli/main.o $(B)/obj/cli/daemon/main.o: $(B)/version.h
+$(B)/obj/cli/cli/main.o $(B)/obj/cli/daemon/main.o: CFLAGS_ALL += -I$(B)
 
 version:
 	@echo '$(FULL_VERSION)'
@@ -120,7 +123,12 @@ $(B)/libiostrata.so: $(LIB_OBJ)
 
 $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS) -lfuse3 -lpthread
+	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS) -lfuse3 -lsqlite3 -lpthread
+
+# The node daemon: its own binary, over the same store, analysis, log and sys objects.
+$(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ)
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3 -lpthread
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing,
 # fuse_*.c with libfuse3, *_shim.c as a shared object to preload.
@@ -138,17 +146,17 @@ $(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(filter %.o,$^) $(LDSAN) -lm $(OTF2_LIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(filter %.o,$^) $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3
 
 # bench/timeline times the merge and the Perfetto export: it links the reader and analysis objects.
 $(B)/bench/timeline: bench/timeline.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3
 
 # bench/report times `report` on a job of many logs three ways: it links the reader and analysis too.
 $(B)/bench/report: bench/report.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3
 
 $(B)/bench/%: bench/%.c bench/ckpt_mix.h
 	@mkdir -p $(dir $@)

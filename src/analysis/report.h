@@ -21,5 +21,7 @@ struct ana_report_opts {
 /* 0, -ENOMEM, or -EIO when writing to f failed. */
 int ana_report_text(FILE *f, const struct ana_job *j, const struct ana_report_opts *o);
 int ana_report_json(FILE *f, const struct ana_job *j, const struct ana_report_opts *o);
+/* One finding as the JSON report writes it in "findings", on one line (the store keeps them). */
+int ana_finding_json(FILE *f, const struct ana_finding *x);
 
 #endif

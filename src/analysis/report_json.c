@@ -593,52 +593,62 @@ static void json_figure_value(struct ana_jw *w, const struct ana_figure *x)
 		ana_jw_double(w, "value", x->value);
 }
 
-static void json_findings(struct ana_jw *w, const struct ana_findings *fs)
+static void json_finding(struct ana_jw *w, const struct ana_finding *x)
 {
-	ana_jw_open(w, "findings", '[');
-	for (size_t i = 0; i < fs->n; i++) {
-		const struct ana_finding *x = &fs->v[i];
+	ana_jw_open(w, NULL, '{');
+	ana_jw_str(w, "id", x->id);
+	ana_jw_str(w, "severity", ana_severity_name(x->severity));
+	if (x->layer >= 0)
+		ana_jw_str(w, "layer", log_layer_name((unsigned)x->layer));
+	else
+		ana_jw_null(w, "layer");
+	if (x->path)
+		ana_jw_str(w, "path", x->path);
+	else
+		ana_jw_null(w, "path");
+	if (x->rank >= 0)
+		ana_jw_i64(w, "rank", x->rank);
+	else
+		ana_jw_null(w, "rank");
+	if (x->pid > 0)
+		ana_jw_i64(w, "pid", x->pid);
+	else
+		ana_jw_null(w, "pid");
+	ana_jw_open(w, "figures", '[');
+	for (unsigned k = 0; k < x->nfigures; k++) {
 		ana_jw_open(w, NULL, '{');
-		ana_jw_str(w, "id", x->id);
-		ana_jw_str(w, "severity", ana_severity_name(x->severity));
-		if (x->layer >= 0)
-			ana_jw_str(w, "layer", log_layer_name((unsigned)x->layer));
-		else
-			ana_jw_null(w, "layer");
-		if (x->path)
-			ana_jw_str(w, "path", x->path);
-		else
-			ana_jw_null(w, "path");
-		if (x->rank >= 0)
-			ana_jw_i64(w, "rank", x->rank);
-		else
-			ana_jw_null(w, "rank");
-		if (x->pid > 0)
-			ana_jw_i64(w, "pid", x->pid);
-		else
-			ana_jw_null(w, "pid");
-		ana_jw_open(w, "figures", '[');
-		for (unsigned k = 0; k < x->nfigures; k++) {
-			ana_jw_open(w, NULL, '{');
-			ana_jw_str(w, "name", x->figures[k].name);
-			json_figure_value(w, &x->figures[k]);
-			ana_jw_str(w, "unit", ana_unit_name(x->figures[k].unit));
-			ana_jw_close(w, '}');
-		}
-		ana_jw_close(w, ']');
-		if (x->threshold_name) {
-			ana_jw_open(w, "threshold", '{');
-			ana_jw_str(w, "figure", x->threshold_name);
-			ana_jw_double(w, "value", x->threshold);
-			ana_jw_close(w, '}');
-		} else {
-			ana_jw_null(w, "threshold");
-		}
-		ana_jw_str(w, "text", x->text);
-		ana_jw_str(w, "recommendation", x->recommendation);
+		ana_jw_str(w, "name", x->figures[k].name);
+		json_figure_value(w, &x->figures[k]);
+		ana_jw_str(w, "unit", ana_unit_name(x->figures[k].unit));
 		ana_jw_close(w, '}');
 	}
 	ana_jw_close(w, ']');
+	if (x->threshold_name) {
+		ana_jw_open(w, "threshold", '{');
+		ana_jw_str(w, "figure", x->threshold_name);
+		ana_jw_double(w, "value", x->threshold);
+		ana_jw_close(w, '}');
+	} else {
+		ana_jw_null(w, "threshold");
+	}
+	ana_jw_str(w, "text", x->text);
+	ana_jw_str(w, "recommendation", x->recommendation);
+	ana_jw_close(w, '}');
+}
+
+static void json_findings(struct ana_jw *w, const struct ana_findings *fs)
+{
+	ana_jw_open(w, "findings", '[');
+	for (size_t i = 0; i < fs->n; i++)
+		json_finding(w, &fs->v[i]);
+	ana_jw_close(w, ']');
+}
+
+int ana_finding_json(FILE *f, const struct ana_finding *x)
+{
+	struct ana_jw w = {.f = f, .flat = 1};
+	json_finding(&w, x);
+	return ferror(f) ? -EIO : 0;
 }
 
 int ana_report_json(FILE *f, const struct ana_job *j, const struct ana_report_opts *o)

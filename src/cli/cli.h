@@ -25,6 +25,9 @@ pid_t cli_mount_start(const char *src, const char *mnt, const char *outdir, cons
 int cli_mount_finish(pid_t pid);
 int cmd_unpack(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_jobs(int argc, char **argv);
+int cmd_job(int argc, char **argv);
+int cmd_node(int argc, char **argv);
 
 /* Room for a path in the commands' buffers. */
 #define CLI_PATH 4096

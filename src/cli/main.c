@@ -27,6 +27,9 @@ static const struct {
 	{"recover", cmd_recover, "finalize the logs of processes that died"},
 	{"unpack", cmd_unpack, "rebuild files aggregated with placement=packed"},
 	{"merge", cmd_merge, "combine a job's final logs into one compressed job archive"},
+	{"jobs", cmd_jobs, "jobs the node daemon (iostratad) has seen: running and ended"},
+	{"job", cmd_job, "one job's report, from the node daemon's store"},
+	{"node", cmd_node, "the node's I/O per second and its devices, from the node daemon's store"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iostratad's configuration file (config.h): defaults, then "key = value" lines over them. Values
+ * are checked here (ranges, paths absolute, booleans); whether a path can be used is the
+ * daemon's question when it starts.
+ */
+#include "daemon/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dmn_config_defaults(struct dmn_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->interval_ms = 1000;
+	snprintf(c->store, sizeof c->store, "sqlite:%s", DMN_DEFAULT_STORE);
+	snprintf(c->socket, sizeof c->socket, "%s", STORE_DEFAULT_SOCKET);
+	snprintf(c->archive_dir, sizeof c->archive_dir, "/var/lib/iostrata/archive");
+	c->retention_days = 14;
+	c->job_grace_ms = 2000;
+	snprintf(c->live_roots[0], DMN_PATH, "/dev/shm");
+	snprintf(c->live_roots[1], DMN_PATH, "/tmp");
+	c->nlive_roots = 2;
+	c->sampler_live = c->sampler_diskstats = c->sampler_nfs = c->sampler_lustre = c->sampler_nvme = 1;
+	snprintf(c->diskstats_path, DMN_PATH, "/proc/diskstats");
+	snprintf(c->mountstats_path, DMN_PATH, "/proc/self/mountstats");
+	snprintf(c->lustre_root, DMN_PATH, "/proc/fs/lustre");
+	snprintf(c->nvme_root, DMN_PATH, "/sys/class/nvme");
+	c->max_records = 65536;
+	c->max_log_mb = 256;
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+/* Seconds with up to 3 decimals, in [lo_ms, hi_ms]: 0, or -1. */
+static int parse_secs(const char *v, uint32_t lo_ms, uint32_t hi_ms, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (errno || end == v || *end || d != d || d * 1000.0 < lo_ms || d * 1000.0 > hi_ms)
+		return -1;
+	*out = (uint32_t)(d * 1000.0 + 0.5);
+	return 0;
+}
+
+static int parse_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || end == v || *end || *v == '-' || x < lo || x > hi)
+		return -1;
+	*out = (uint32_t)x;
+	return 0;
+}
+
+static int parse_path(const char *v, char *dst, int allow_none)
+{
+	if (allow_none && (!*v || !strcmp(v, "none"))) {
+		dst[0] = 0;
+		return 0;
+	}
+	if (v[0] != '/' || strlen(v) >= DMN_PATH)
+		return -1;
+	snprintf(dst, DMN_PATH, "%s", v);
+	return 0;
+}
+
+/* "samplers = live diskstats nfs lustre nvme" (any subset; "none" for none). */
+static int parse_samplers(struct dmn_config *c, char *v, char *bad, size_t badlen)
+{
+	c->sampler_live = c->sampler_diskstats = c->sampler_nfs = c->sampler_lustre = c->sampler_nvme = 0;
+	for (char *save, *w = strtok_r(v, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		if (!strcmp(w, "live"))
+			c->sampler_live = 1;
+		else if (!strcmp(w, "diskstats"))
+			c->sampler_diskstats = 1;
+		else if (!strcmp(w, "nfs"))
+			c->sampler_nfs = 1;
+		else if (!strcmp(w, "lustre"))
+			c->sampler_lustre = 1;
+		else if (!strcmp(w, "nvme"))
+			c->sampler_nvme = 1;
+		else if (strcmp(w, "none")) {
+			snprintf(bad, badlen, "unknown sampler '%s' (live, diskstats, nfs, lustre, nvme, none)", w);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int parse_roots(struct dmn_config *c, char *v, char *bad, size_t badlen)
+{
+	c->nlive_roots = 0;
+	for (char *save, *w = strtok_r(v, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		if (c->nlive_roots == DMN_MAX_ROOTS) {
+			snprintf(bad, badlen, "more than %d live roots", DMN_MAX_ROOTS);
+			return -1;
+		}
+		if (parse_path(w, c->live_roots[c->nlive_roots], 0) < 0) {
+			snprintf(bad, badlen, "'%s' is not an absolute path", w);
+			return -1;
+		}
+		c->nlive_roots++;
+	}
+	return 0;
+}
+
+/* One "key = value": 0, or -1 with what is wrong in bad. */
+static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size_t badlen)
+{
+	int r = 0;
+	if (!strcmp(k, "interval"))
+		r = parse_secs(v, 100, 3600000, &c->interval_ms);
+	else if (!strcmp(k, "store")) {
+		if (!*v || strlen(v) >= sizeof c->store)
+			r = -1;
+		else
+			snprintf(c->store, sizeof c->store, "%s", v);
+	} else if (!strcmp(k, "socket"))
+		r = parse_path(v, c->socket, 0);
+	else if (!strcmp(k, "archive"))
+		r = parse_path(v, c->archive_dir, 1);
+	else if (!strcmp(k, "retention_days"))
+		r = parse_u32(v, 1, 36500, &c->retention_days);
+	else if (!strcmp(k, "job_grace"))
+		r = parse_secs(v, 0, 86400000, &c->job_grace_ms);
+	else if (!strcmp(k, "admin_group")) {
+		if (strlen(v) >= sizeof c->admin_group)
+			r = -1;
+		else
+			snprintf(c->admin_group, sizeof c->admin_group, "%s", v);
+	} else if (!strcmp(k, "live_roots"))
+		return parse_roots(c, v, bad, badlen);
+	else if (!strcmp(k, "samplers"))
+		return parse_samplers(c, v, bad, badlen);
+	else if (!strcmp(k, "diskstats"))
+		r = parse_path(v, c->diskstats_path, 0);
+	else if (!strcmp(k, "mountstats"))
+		r = parse_path(v, c->mountstats_path, 0);
+	else if (!strcmp(k, "lustre_root"))
+		r = parse_path(v, c->lustre_root, 0);
+	else if (!strcmp(k, "nvme_root"))
+		r = parse_path(v, c->nvme_root, 0);
+	else if (!strcmp(k, "max_records"))
+		r = parse_u32(v, 1, 1u << 24, &c->max_records);
+	else if (!strcmp(k, "max_log_mb"))
+		r = parse_u32(v, 1, 65536, &c->max_log_mb);
+	else {
+		snprintf(bad, badlen, "unknown key '%s'", k);
+		return -1;
+	}
+	if (r < 0)
+		snprintf(bad, badlen, "bad value '%s' for %s", v, k);
+	return r;
+}
+
+int dmn_config_load(struct dmn_config *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot read the configuration: %s", path, strerror(e));
+		return -e;
+	}
+	char line[8192], bad[256];
+	int n = 0, r = 0;
+	while (fgets(line, sizeof line, f)) {
+		n++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "%s:%d: line longer than %zu bytes", path, n, sizeof line - 1);
+			r = -EINVAL;
+			break;
+		}
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		char *s = trim(line);
+		if (!*s)
+			continue;
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: expected 'key = value'", path, n);
+			r = -EINVAL;
+			break;
+		}
+		*eq = 0;
+		char *k = trim(s), *v = trim(eq + 1);
+		if (set_key(c, k, v, bad, sizeof bad) < 0) {
+			snprintf(err, errlen, "%s:%d: %s", path, n, bad);
+			r = -EINVAL;
+			break;
+		}
+	}
+	if (!r && ferror(f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		r = -EIO;
+	}
+	fclose(f);
+	if (!r)
+		snprintf(c->path, sizeof c->path, "%s", path);
+	return r;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iostratad's configuration: a file of "key = value" lines (# comments), every key optional, with
+ * the defaults below (docs/DAEMON.md lists them). Parsing only: no file is created or checked for
+ * use here. A bad line is an error naming the file, the line and what is wrong.
+ */
+#ifndef IOSTRATA_DAEMON_CONFIG_H
+#define IOSTRATA_DAEMON_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/wire.h"
+
+#define DMN_PATH 4096
+#define DMN_DEFAULT_CONFIG "/etc/iostrata/iostratad.conf"
+#define DMN_DEFAULT_STORE "/var/lib/iostrata/store.db"
+#define DMN_MAX_ROOTS 4
+
+struct dmn_config {
+	char path[DMN_PATH];         /* the file read ("" when none: defaults only) */
+	uint32_t interval_ms;        /* interval = 1 (seconds; fractions allowed down to 0.1) */
+	char store[DMN_PATH];        /* store = sqlite:/var/lib/iostrata/store.db */
+	char socket[DMN_PATH];       /* socket = STORE_DEFAULT_SOCKET */
+	char archive_dir[DMN_PATH];  /* archive = /var/lib/iostrata/archive ("" or "none": no archive) */
+	uint32_t retention_days;     /* retention_days = 14: raw intervals kept, then minute roll-ups */
+	uint32_t job_grace_ms;       /* job_grace = 2: seconds a job stays open after its last process */
+	char admin_group[64];        /* admin_group = "" (root only) */
+	/* live directories: under these roots, iostrata-UID (the capture library's places) */
+	char live_roots[DMN_MAX_ROOTS][DMN_PATH]; /* live_roots = /dev/shm /tmp */
+	int nlive_roots;
+	int sampler_live, sampler_diskstats, sampler_nfs, sampler_lustre, sampler_nvme; /* samplers = ... */
+	char diskstats_path[DMN_PATH]; /* diskstats = /proc/diskstats */
+	char mountstats_path[DMN_PATH]; /* mountstats = /proc/self/mountstats */
+	char lustre_root[DMN_PATH];    /* lustre_root = /proc/fs/lustre */
+	char nvme_root[DMN_PATH];      /* nvme_root = /sys/class/nvme */
+	uint32_t max_records;        /* max_records = 65536: records read per live file at most */
+	uint32_t max_log_mb;         /* max_log_mb = 256: a final log larger than this is not read */
+};
+
+/* Defaults into c. */
+void dmn_config_defaults(struct dmn_config *c);
+/* Reads path over the defaults already in c: 0, or -errno with one line in err ("FILE:LINE: ..."). */
+int dmn_config_load(struct dmn_config *c, const char *path, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cursors (cursor.h): a sorted array per log, and its varint form for the store.
+ */
+#include "daemon/cursor.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile.h"
+
+void dmn_rec_from_log(struct dmn_rec *out, const struct log_record *r)
+{
+	const uint64_t *c = r->counters;
+	memset(out, 0, sizeof *out);
+	out->id = r->id;
+	out->pid = r->pid;
+	out->layer = r->layer;
+	out->v[DMN_V(STORE_CAT_READ, DMN_V_BYTES)] = c[LOG_C_BYTES_READ];
+	out->v[DMN_V(STORE_CAT_READ, DMN_V_CALLS)] = c[LOG_C_READS];
+	out->v[DMN_V(STORE_CAT_READ, DMN_V_TIME)] = c[LOG_C_TIME_READ];
+	out->v[DMN_V(STORE_CAT_WRITE, DMN_V_BYTES)] = c[LOG_C_BYTES_WRITTEN];
+	out->v[DMN_V(STORE_CAT_WRITE, DMN_V_CALLS)] = c[LOG_C_WRITES];
+	out->v[DMN_V(STORE_CAT_WRITE, DMN_V_TIME)] = c[LOG_C_TIME_WRITE];
+	out->v[DMN_V(STORE_CAT_META, DMN_V_CALLS)] = ana_meta_ops(c);
+	out->v[DMN_V(STORE_CAT_META, DMN_V_TIME)] = c[LOG_C_TIME_META];
+	memcpy(out->rh, r->read_hist, sizeof out->rh);
+	memcpy(out->wh, r->write_hist, sizeof out->wh);
+}
+
+static int cmp_key(uint64_t id, int32_t pid, const struct dmn_rec *r)
+{
+	if (id != r->id)
+		return id < r->id ? -1 : 1;
+	return pid < r->pid ? -1 : pid > r->pid;
+}
+
+static size_t lower_bound(const struct dmn_cursor *c, uint64_t id, int32_t pid)
+{
+	size_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_key(id, pid, &c->r[mid]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct dmn_rec *dmn_cursor_find(const struct dmn_cursor *c, uint64_t id, int32_t pid)
+{
+	size_t i = lower_bound(c, id, pid);
+	return i < c->n && !cmp_key(id, pid, &c->r[i]) ? &c->r[i] : NULL;
+}
+
+int dmn_cursor_set(struct dmn_cursor *c, const struct dmn_rec *r)
+{
+	size_t i = lower_bound(c, r->id, r->pid);
+	if (i < c->n && !cmp_key(r->id, r->pid, &c->r[i])) {
+		c->r[i] = *r;
+		return 0;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		struct dmn_rec *n = realloc(c->r, cap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		c->r = n;
+		c->cap = cap;
+	}
+	memmove(&c->r[i + 1], &c->r[i], (c->n - i) * sizeof *c->r);
+	c->r[i] = *r;
+	c->n++;
+	return 0;
+}
+
+int dmn_cursor_copy(struct dmn_cursor *dst, const struct dmn_cursor *src)
+{
+	memset(dst, 0, sizeof *dst);
+	if (!src->n)
+		return 0;
+	dst->r = malloc(src->n * sizeof *dst->r);
+	if (!dst->r)
+		return -ENOMEM;
+	memcpy(dst->r, src->r, src->n * sizeof *dst->r);
+	dst->n = dst->cap = src->n;
+	return 0;
+}
+
+void dmn_cursor_free(struct dmn_cursor *c)
+{
+	free(c->r);
+	memset(c, 0, sizeof *c);
+}
+
+int dmn_cursor_zero(const struct dmn_cursor *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		for (unsigned k = 0; k < DMN_NV; k++)
+			if (c->r[i].v[k])
+				return 0;
+	return 1;
+}
+
+/* ---- stored form: "DC1", a varint count, then per record id (8 bytes), pid, layer, the values,
+ * the two histograms: each a varint (pid zig-zag). ---- */
+
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return -1;
+		unsigned char b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+#define REC_VALUES (3 + DMN_NV + 2 * LOG_HIST_BUCKETS)
+
+void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len)
+{
+	unsigned char *buf = malloc(3 + 10 + c->n * (8 + 10 * REC_VALUES)), *p = buf;
+	if (!buf)
+		return NULL;
+	memcpy(p, "DC1", 3);
+	p += 3;
+	p += put_varint(p, c->n);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct dmn_rec *r = &c->r[i];
+		memcpy(p, &r->id, 8);
+		p += 8;
+		p += put_varint(p, ((uint64_t)(int64_t)r->pid << 1) ^ (uint64_t)((int64_t)r->pid >> 63));
+		p += put_varint(p, r->layer);
+		for (unsigned k = 0; k < DMN_NV; k++)
+			p += put_varint(p, r->v[k]);
+		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+			p += put_varint(p, r->rh[b]);
+		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+			p += put_varint(p, r->wh[b]);
+	}
+	*len = (size_t)(p - buf);
+	return buf;
+}
+
+int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
+{
+	const unsigned char *p = buf, *end = p + len;
+	uint64_t n, x;
+	memset(c, 0, sizeof *c);
+	if (len == 0)
+		return 0;
+	if (len < 3 || memcmp(p, "DC1", 3))
+		return -EBADMSG;
+	p += 3;
+	/* each record takes at least 8 + REC_VALUES bytes: a count beyond that is a lie */
+	if (get_varint(&p, end, &n) < 0 || n > (uint64_t)(end - p) / (8 + REC_VALUES))
+		return -EBADMSG;
+	for (uint64_t i = 0; i < n; i++) {
+		struct dmn_rec r;
+		memset(&r, 0, sizeof r);
+		if (end - p < 8)
+			goto bad;
+		memcpy(&r.id, p, 8);
+		p += 8;
+		if (get_varint(&p, end, &x) < 0)
+			goto bad;
+		r.pid = (int32_t)((int64_t)(x >> 1) ^ -(int64_t)(x & 1));
+		if (get_varint(&p, end, &x) < 0 || x > LOG_LAYER_MAX)
+			goto bad;
+		r.layer = (uint16_t)x;
+		for (unsigned k = 0; k < DMN_NV; k++)
+			if (get_varint(&p, end, &r.v[k]) < 0)
+				goto bad;
+		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+			if (get_varint(&p, end, &r.rh[b]) < 0)
+				goto bad;
+		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+			if (get_varint(&p, end, &r.wh[b]) < 0)
+				goto bad;
+		if (dmn_cursor_set(c, &r) < 0) {
+			dmn_cursor_free(c);
+			return -ENOMEM;
+		}
+	}
+	if (p != end)
+		goto bad;
+	return 0;
+bad:
+	dmn_cursor_free(c);
+	return -EBADMSG;
+}

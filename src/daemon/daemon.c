@@ -1,0 +1,1327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iostratad's interval (daemon.h). Each interval:
+ *   1. every live directory (iostrata-UID under the live roots) is read, each live log in place
+ *      (source.c); a log not seen before becomes a process of its job;
+ *   2. a process whose live log is gone is taken to its end from its final log;
+ *   3. the differences against each log's cursor become interval statistics and node-seconds;
+ *   4. /proc/diskstats is read and its deltas become device samples;
+ *   5. a job with no live process for job_grace gets its report from the job pipeline;
+ *   6. all of it, with the new cursors, is one store transaction. Only when it commits do the
+ *      cursors in memory move on; when it fails, the next interval takes the same differences
+ *      again (a longer interval), so a full disk or a killed daemon loses and repeats nothing.
+ */
+#include "daemon/daemon.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/job.h"
+#include "analysis/profile.h"
+#include "analysis/report.h"
+#include "log/livelog.h"
+
+/* ---------- messages ---------- */
+
+void dmn_say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("iostratad: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static int u64_grow(uint64_t **v, size_t *cap, size_t n)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 64;
+	uint64_t *x = realloc(*v, c * sizeof *x);
+	if (!x)
+		return -ENOMEM;
+	*v = x;
+	*cap = c;
+	return 0;
+}
+
+static int u64_has(const uint64_t *v, size_t n, uint64_t k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == k)
+			return 1;
+	return 0;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+void dmn_say_once(struct dmn *d, uint64_t key, const char *fmt, ...)
+{
+	if (u64_has(d->reported, d->nreported, key))
+		return;
+	if (u64_grow(&d->reported, &d->capreported, d->nreported) == 0)
+		d->reported[d->nreported++] = key;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("iostratad: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A log's CLOCK_MONOTONIC time as wall clock ms, through its header's anchor. */
+static int64_t log_wall_ms(const struct log_header *h, uint64_t mono_ns)
+{
+	if (!h->start_wall_ns)
+		return wall_ms();
+	int64_t off = (int64_t)mono_ns - (int64_t)h->start_ns;
+	return ((int64_t)h->start_wall_ns + off) / 1000000;
+}
+
+/* ---------- rows of the current interval ---------- */
+
+struct row {
+	struct dmn_proc *p;
+	char *path;
+	unsigned layer, cat;
+	int64_t bytes, calls, dur;
+};
+
+struct dmn_rowbuf {
+	struct row *v;
+	size_t n, cap;
+	struct store_node_sec node[LOG_LAYER_MAX + 1];
+	int node_used[LOG_LAYER_MAX + 1];
+	struct store_device_sample *dev;
+	size_t ndev, capdev;
+	struct sys_diskstats disk_now;
+	int have_disk_now;
+	struct dmn_job **ending; /* jobs whose report is stored in this interval */
+	char **ending_text, **ending_json;
+	char ***ending_findings;
+	size_t *ending_nfindings;
+	size_t nending;
+};
+
+static void rows_clear(struct dmn_rowbuf *rb)
+{
+	for (size_t i = 0; i < rb->n; i++)
+		free(rb->v[i].path);
+	rb->n = 0;
+	memset(rb->node, 0, sizeof rb->node);
+	memset(rb->node_used, 0, sizeof rb->node_used);
+	rb->ndev = 0;
+	if (rb->have_disk_now)
+		sys_diskstats_free(&rb->disk_now);
+	rb->have_disk_now = 0;
+	for (size_t i = 0; i < rb->nending; i++) {
+		free(rb->ending_text[i]);
+		free(rb->ending_json[i]);
+		for (size_t k = 0; k < rb->ending_nfindings[i]; k++)
+			free(rb->ending_findings[i][k]);
+		free(rb->ending_findings[i]);
+	}
+	rb->nending = 0;
+}
+
+static int rows_add(struct dmn_rowbuf *rb, struct dmn_proc *p, const char *path, unsigned layer, unsigned cat,
+		    int64_t bytes, int64_t calls, int64_t dur)
+{
+	if (rb->n == rb->cap) {
+		size_t cap = rb->cap ? rb->cap * 2 : 1024;
+		struct row *v = realloc(rb->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		rb->v = v;
+		rb->cap = cap;
+	}
+	char *dup = strdup(path);
+	if (!dup)
+		return -ENOMEM;
+	rb->v[rb->n++] = (struct row){p, dup, layer, cat, bytes, calls, dur};
+	return 0;
+}
+
+/* ---------- processes and jobs ---------- */
+
+static int cmp_proc_key(int32_t pid, uint64_t start_ns, const struct dmn_proc *p)
+{
+	if (pid != p->pid)
+		return pid < p->pid ? -1 : 1;
+	return start_ns < p->start_ns ? -1 : start_ns > p->start_ns;
+}
+
+static size_t proc_pos(const struct dmn *d, int32_t pid, uint64_t start_ns)
+{
+	size_t lo = 0, hi = d->nprocs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_proc_key(pid, start_ns, d->procs[mid]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct dmn_proc *proc_find(const struct dmn *d, int32_t pid, uint64_t start_ns)
+{
+	size_t i = proc_pos(d, pid, start_ns);
+	return i < d->nprocs && !cmp_proc_key(pid, start_ns, d->procs[i]) ? d->procs[i] : NULL;
+}
+
+static int proc_insert(struct dmn *d, struct dmn_proc *p)
+{
+	if (d->nprocs == d->capprocs) {
+		size_t cap = d->capprocs ? d->capprocs * 2 : 64;
+		struct dmn_proc **v = realloc(d->procs, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		d->procs = v;
+		d->capprocs = cap;
+	}
+	size_t i = proc_pos(d, p->pid, p->start_ns);
+	memmove(&d->procs[i + 1], &d->procs[i], (d->nprocs - i) * sizeof *d->procs);
+	d->procs[i] = p;
+	d->nprocs++;
+	return 0;
+}
+
+static void proc_free(struct dmn_proc *p)
+{
+	if (!p)
+		return;
+	dmn_cursor_free(&p->cur);
+	dmn_cursor_free(&p->next);
+	free(p->exe);
+	free(p->live_path);
+	free(p->final_path);
+	free(p);
+}
+
+static uint64_t done_key(int32_t pid, uint64_t start_ns)
+{
+	return ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull) ^ start_ns;
+}
+
+static struct dmn_job *job_get(struct dmn *d, const char *job, uid_t uid, gid_t gid, const char *jobdir,
+			       const char *exe, int64_t start_ms)
+{
+	for (size_t i = 0; i < d->njobs; i++)
+		if (d->jobs[i]->uid == uid && !strcmp(d->jobs[i]->job, job))
+			return d->jobs[i];
+	if (d->njobs == d->capjobs) {
+		size_t cap = d->capjobs ? d->capjobs * 2 : 16;
+		struct dmn_job **v = realloc(d->jobs, cap * sizeof *v);
+		if (!v)
+			return NULL;
+		d->jobs = v;
+		d->capjobs = cap;
+	}
+	struct dmn_job *j = calloc(1, sizeof *j);
+	if (!j || !(j->job = strdup(job)) || !(j->jobdir = strdup(jobdir)) || !(j->exe = strdup(exe))) {
+		if (j) {
+			free(j->job);
+			free(j->jobdir);
+		}
+		free(j);
+		return NULL;
+	}
+	j->uid = uid;
+	j->gid = gid;
+	j->start_ms = start_ms;
+	j->last_live_ms = wall_ms();
+	d->jobs[d->njobs++] = j;
+	return j;
+}
+
+static void job_free(struct dmn_job *j)
+{
+	free(j->job);
+	free(j->jobdir);
+	free(j->exe);
+	free(j);
+}
+
+/* ---------- taking a log: the differences against the cursor ---------- */
+
+static void node_add(struct dmn_rowbuf *rb, const char *host, unsigned layer, const struct dmn_rec *cur,
+		     const struct dmn_rec *prev)
+{
+	struct store_node_sec *ns = &rb->node[layer];
+	uint64_t z[DMN_NV] = {0};
+	const uint64_t *pv = prev ? prev->v : z;
+	rb->node_used[layer] = 1;
+	ns->host = host;
+	ns->layer = layer;
+	ns->bytes_read += cur->v[DMN_V(STORE_CAT_READ, DMN_V_BYTES)] - pv[DMN_V(STORE_CAT_READ, DMN_V_BYTES)];
+	ns->bytes_written += cur->v[DMN_V(STORE_CAT_WRITE, DMN_V_BYTES)] - pv[DMN_V(STORE_CAT_WRITE, DMN_V_BYTES)];
+	ns->reads += cur->v[DMN_V(STORE_CAT_READ, DMN_V_CALLS)] - pv[DMN_V(STORE_CAT_READ, DMN_V_CALLS)];
+	ns->writes += cur->v[DMN_V(STORE_CAT_WRITE, DMN_V_CALLS)] - pv[DMN_V(STORE_CAT_WRITE, DMN_V_CALLS)];
+	ns->meta_ops += cur->v[DMN_V(STORE_CAT_META, DMN_V_CALLS)] - pv[DMN_V(STORE_CAT_META, DMN_V_CALLS)];
+	for (unsigned b = 0; b < STORE_HIST && b < LOG_HIST_BUCKETS; b++) {
+		ns->read_hist[b] += cur->rh[b] - (prev ? prev->rh[b] : 0);
+		ns->write_hist[b] += cur->wh[b] - (prev ? prev->wh[b] : 0);
+	}
+}
+
+static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf)
+{
+	struct dmn_rowbuf *rb = d->rows;
+	int r;
+	if (!p->has_next) {
+		if ((r = dmn_cursor_copy(&p->next, &p->cur)) < 0)
+			return r;
+		p->has_next = 1;
+	}
+	for (uint32_t i = 0; i < lf->nrecords; i++) {
+		const struct log_record *lr = &lf->records[i];
+		if (lr->layer == LOG_LAYER_NONE || lr->layer > LOG_LAYER_MAX)
+			continue;
+		struct dmn_rec cur;
+		dmn_rec_from_log(&cur, lr);
+		const struct dmn_rec *prev = dmn_cursor_find(&p->cur, cur.id, cur.pid);
+		int changed = !prev || memcmp(prev->v, cur.v, sizeof cur.v) || memcmp(prev->rh, cur.rh, sizeof cur.rh) ||
+			      memcmp(prev->wh, cur.wh, sizeof cur.wh);
+		if (!changed)
+			continue;
+		const char *path = ana_record_path(lf, lr);
+		for (unsigned c = 0; c < STORE_NCATS; c++) {
+			int64_t db = (int64_t)(cur.v[DMN_V(c, DMN_V_BYTES)] - (prev ? prev->v[DMN_V(c, DMN_V_BYTES)] : 0));
+			int64_t dc = (int64_t)(cur.v[DMN_V(c, DMN_V_CALLS)] - (prev ? prev->v[DMN_V(c, DMN_V_CALLS)] : 0));
+			int64_t dt = (int64_t)(cur.v[DMN_V(c, DMN_V_TIME)] - (prev ? prev->v[DMN_V(c, DMN_V_TIME)] : 0));
+			if ((db || dc || dt) && (r = rows_add(rb, p, path, lr->layer, c, db, dc, dt)) < 0)
+				return r;
+		}
+		node_add(rb, d->host, lr->layer, &cur, prev);
+		if ((r = dmn_cursor_set(&p->next, &cur)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---------- discovery ---------- */
+
+static struct dmn_proc *proc_new(struct dmn *d, const struct log_file *lf, uid_t uid, gid_t gid, const char *live_path)
+{
+	const struct log_header *h = &lf->hdr;
+	const char *outdir = log_file_string(lf, h->outdir);
+	const char *base = strrchr(live_path, '/') ? strrchr(live_path, '/') + 1 : live_path;
+	const char *jobid = log_file_string(lf, h->job);
+	char final[4096];
+	struct dmn_proc *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	snprintf(final, sizeof final, "%s/%s", outdir, base);
+	p->pid = h->pid;
+	p->rank = h->rank;
+	p->start_ns = h->start_ns;
+	p->start_ticks = h->proc_start_ticks;
+	p->start_wall_ns = h->start_wall_ns;
+	p->uid = uid;
+	p->gid = gid;
+	p->exe = strdup(log_file_string(lf, h->exe));
+	p->live_path = strdup(live_path);
+	p->final_path = strdup(outdir[0] == '/' ? final : "");
+	p->start_ms = (int64_t)(h->start_wall_ns / 1000000);
+	p->state = p->next_state = STORE_PROC_LIVE;
+	p->job = job_get(d, jobid[0] ? jobid : "(none)", uid, gid, outdir, p->exe ? p->exe : "", p->start_ms);
+	if (!p->exe || !p->live_path || !p->final_path || !p->job || proc_insert(d, p) < 0) {
+		proc_free(p);
+		return NULL;
+	}
+	p->job->nprocs++;
+	if (p->job->ended) { /* a new process of a job that had ended here: open again */
+		p->job->ended = 0;
+		p->job->end_ms = 0;
+	}
+	return p;
+}
+
+struct scan_ctx {
+	struct dmn *d;
+	int dfd;
+	uid_t uid;
+	gid_t gid;
+	char dir[4096];
+};
+
+static void take_live_file(struct scan_ctx *sc, const char *name)
+{
+	struct dmn *d = sc->d;
+	struct log_file lf;
+	struct stat st;
+	char err[1024], path[4096 + 256];
+	snprintf(path, sizeof path, "%s/%s", sc->dir, name);
+	dmn_fs_as(sc->uid, sc->gid);
+	int r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, err, sizeof err);
+	dmn_fs_as_self();
+	if (r < 0) {
+		/* a process just ending removes its live file: not worth a word */
+		if (r != -ENOENT && r != -ESTALE)
+			dmn_say_once(d, hash_str(0xcbf29ce484222325ull, path), "%s/%s", sc->dir, err);
+		return;
+	}
+	const struct log_header *h = &lf.hdr;
+	struct dmn_proc *p = proc_find(d, h->pid, h->start_ns);
+	if (!p) {
+		int64_t key;
+		enum store_proc_state state;
+		if (u64_has(d->done, d->ndone, done_key(h->pid, h->start_ns)))
+			goto out;
+		/* taken to its end before this daemon started (a killed process's live file that nobody
+		 * recovered): never again */
+		if (store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == 0 && state != STORE_PROC_LIVE) {
+			if (u64_grow(&d->done, &d->capdone, d->ndone) == 0)
+				d->done[d->ndone++] = done_key(h->pid, h->start_ns);
+			goto out;
+		}
+		if (!(p = proc_new(d, &lf, sc->uid, sc->gid, path))) {
+			dmn_say("out of memory taking %s", path);
+			goto out;
+		}
+	}
+	p->seen = 1;
+	if (take_log(d, p, &lf) < 0) {
+		dmn_say("out of memory taking %s", path);
+		goto out;
+	}
+	if (h->rank >= 0)
+		p->rank = h->rank;
+	/* ended: either it finished (its end is set, the final log is on its way) or it died */
+	if (h->end_ns || !log_live_alive(h->pid, h->proc_start_ticks)) {
+		p->next_state = h->end_ns ? STORE_PROC_ENDED : STORE_PROC_KILLED;
+		p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
+	}
+out:
+	log_file_free(&lf);
+}
+
+static int is_log_name(const char *n)
+{
+	size_t l = strlen(n);
+	return n[0] != '.' && l > 5 && !strcmp(n + l - 5, ".iost");
+}
+
+/* ---------- new live files, as they appear (inotify) ---------- */
+
+static void watch_dir(struct dmn *d, const char *path, uid_t uid, uint32_t mask)
+{
+	if (d->ifd < 0)
+		return;
+	int wd = inotify_add_watch(d->ifd, path, mask | IN_ONLYDIR | IN_DONT_FOLLOW);
+	if (wd < 0 || wd >= DMN_MAX_WATCHES)
+		return;
+	if (!d->watch[wd].path || strcmp(d->watch[wd].path, path)) {
+		free(d->watch[wd].path);
+		d->watch[wd].path = strdup(path);
+	}
+	d->watch[wd].uid = uid;
+	d->watch[wd].root = !(mask & IN_MOVED_TO);
+}
+
+static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const char *name, uid_t uid);
+
+/*
+ * A live file just made: its header is read now, so that a process that ends before the next
+ * interval is known (its final log is then found in its job directory). The capture library
+ * sets the header's magic last; a file caught before that is tried again a few times.
+ */
+static void notice_live(struct dmn *d, const char *dirpath, uid_t uid, const char *name)
+{
+	struct stat st;
+	char err[1024];
+	if (!is_log_name(name))
+		return;
+	int dfd = dmn_open_dir(AT_FDCWD, dirpath, uid, &st, err, sizeof err);
+	if (dfd < 0)
+		return;
+	for (int tries = 0; tries < 5; tries++) {
+		struct log_file lf;
+		struct stat fst;
+		dmn_fs_as(uid, st.st_gid);
+		int r = dmn_read_live(dfd, name, uid, &d->lim, &lf, &fst, err, sizeof err);
+		dmn_fs_as_self();
+		if (r == 0) {
+			const struct log_header *h = &lf.hdr;
+			char path[8192];
+			snprintf(path, sizeof path, "%s/%s", dirpath, name);
+			if (!proc_find(d, h->pid, h->start_ns) && !u64_has(d->done, d->ndone, done_key(h->pid, h->start_ns)))
+				proc_new(d, &lf, uid, st.st_gid, path);
+			log_file_free(&lf);
+			break;
+		}
+		if (r == -ENOENT || r == -EPERM || r == -ELOOP)
+			break;
+		usleep(1000);
+	}
+	close(dfd);
+}
+
+void dmn_watch_events(struct dmn *d)
+{
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	while ((n = read(d->ifd, buf, sizeof buf)) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+			p += sizeof *ev + ev->len;
+			if (ev->wd < 0 || ev->wd >= DMN_MAX_WATCHES || !d->watch[ev->wd].path || !ev->len)
+				continue;
+			const struct dmn_watch *w = &d->watch[ev->wd];
+			if (w->root) {
+				/* a new iostrata-UID directory under a live root */
+				const char *u = ev->name + 9;
+				char *end;
+				if (strncmp(ev->name, "iostrata-", 9) || !*u || u[strspn(u, "0123456789")])
+					continue;
+				unsigned long uid = strtoul(u, &end, 10);
+				int rootfd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				if (rootfd >= 0 && uid < UINT32_MAX && (d->root || uid == getuid())) {
+					char dpath[8192];
+					snprintf(dpath, sizeof dpath, "%s/%s", w->path, ev->name);
+					watch_dir(d, dpath, (uid_t)uid, IN_CREATE | IN_MOVED_TO);
+				}
+				if (rootfd >= 0)
+					close(rootfd);
+			} else {
+				char dpath[4096];
+				snprintf(dpath, sizeof dpath, "%s", w->path);
+				notice_live(d, dpath, w->uid, ev->name);
+			}
+		}
+	}
+}
+
+int dmn_watch_fd(const struct dmn *d)
+{
+	return d->ifd;
+}
+
+static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const char *name, uid_t uid)
+{
+	struct stat st;
+	char err[1024];
+	struct scan_ctx sc = {.d = d, .uid = uid};
+	snprintf(sc.dir, sizeof sc.dir, "%s/%s", root, name);
+	int dfd = dmn_open_dir(rootfd, name, uid, &st, err, sizeof err);
+	if (dfd < 0) {
+		dmn_say_once(d, hash_str(0x100000001b3ull, sc.dir), "%s/%s", root, err);
+		return;
+	}
+	sc.dfd = dfd;
+	sc.gid = st.st_gid;
+	watch_dir(d, sc.dir, uid, IN_CREATE | IN_MOVED_TO);
+	int lfd = dup(dfd);
+	DIR *dir = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (!dir) {
+		if (lfd >= 0)
+			close(lfd);
+		close(dfd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(dir)))
+		if (is_log_name(de->d_name))
+			take_live_file(&sc, de->d_name);
+	closedir(dir);
+	close(dfd);
+}
+
+static void scan_live(struct dmn *d)
+{
+	for (int k = 0; k < d->cfg.nlive_roots; k++) {
+		const char *root = d->cfg.live_roots[k];
+		int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (rootfd < 0)
+			continue;
+		watch_dir(d, root, 0, IN_CREATE);
+		if (!d->root) {
+			char name[64];
+			snprintf(name, sizeof name, "iostrata-%u", (unsigned)getuid());
+			struct stat st;
+			if (fstatat(rootfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				scan_user_dir(d, rootfd, root, name, getuid());
+			close(rootfd);
+			continue;
+		}
+		int lfd = dup(rootfd);
+		DIR *dir = lfd >= 0 ? fdopendir(lfd) : NULL;
+		if (!dir) {
+			if (lfd >= 0)
+				close(lfd);
+			close(rootfd);
+			continue;
+		}
+		struct dirent *de;
+		while ((de = readdir(dir))) {
+			const char *u = de->d_name + 9;
+			char *end;
+			if (strncmp(de->d_name, "iostrata-", 9) || !*u || u[strspn(u, "0123456789")])
+				continue;
+			unsigned long uid = strtoul(u, &end, 10);
+			if (*end || uid >= UINT32_MAX)
+				continue;
+			scan_user_dir(d, rootfd, root, de->d_name, (uid_t)uid);
+		}
+		closedir(dir);
+		close(rootfd);
+	}
+}
+
+/*
+ * A process shorter than an interval may come and go between two scans of the live directories:
+ * its final log is in its job's directory. Each interval the directories of the jobs open here
+ * are listed (as their owner), and a final log of this host that no process stands for is taken
+ * whole. Its name says whose it is (HOST-PID-START_US.iost), so only new ones are read.
+ */
+static int known_log(const struct dmn *d, int32_t pid, uint64_t start_us)
+{
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i]->pid == pid && d->procs[i]->start_ns / 1000 == start_us)
+			return 1;
+	for (size_t i = 0; i < d->nseen_final; i++)
+		if (d->seen_final[i] == done_key(pid, start_us))
+			return 1;
+	return 0;
+}
+
+static void take_final_file(struct dmn *d, struct dmn_job *j, const char *path)
+{
+	struct log_file lf;
+	char err[1024];
+	int r = dmn_read_final(path, j->uid, j->gid, &d->lim, &lf, err, sizeof err);
+	if (r < 0) {
+		if (r != -ENOENT)
+			dmn_say_once(d, hash_str(0x51, path), "%s", err);
+		return;
+	}
+	const struct log_header *h = &lf.hdr;
+	int64_t key;
+	enum store_proc_state state;
+	if (!(h->flags & LOG_F_LIVE) && !proc_find(d, h->pid, h->start_ns) &&
+	    !u64_has(d->done, d->ndone, done_key(h->pid, h->start_ns)) &&
+	    store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == -ENOENT &&
+	    !strcmp(log_file_string(&lf, h->job), j->job)) {
+		struct dmn_proc *p = proc_new(d, &lf, j->uid, j->gid, path);
+		if (p) {
+			free(p->final_path);
+			p->final_path = strdup(path);
+			p->seen = 1;
+			if (!p->final_path || take_log(d, p, &lf) < 0)
+				dmn_say("out of memory taking %s", path);
+			p->next_state = STORE_PROC_ENDED;
+			p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
+		}
+	}
+	log_file_free(&lf);
+}
+
+static void scan_jobdir(struct dmn *d, struct dmn_job *j)
+{
+	if (j->jobdir[0] != '/')
+		return;
+	dmn_fs_as(j->uid, j->gid);
+	int fd = open(j->jobdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dmn_fs_as_self();
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	size_t hl = strlen(d->host);
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		const char *n = de->d_name;
+		int pid;
+		unsigned long long us;
+		char tail[8];
+		if (!is_log_name(n) || strncmp(n, d->host, hl) || n[hl] != '-' ||
+		    sscanf(n + hl + 1, "%d-%llu%7s", &pid, &us, tail) != 3 || strcmp(tail, ".iost"))
+			continue;
+		if (known_log(d, pid, us))
+			continue;
+		char path[8192];
+		snprintf(path, sizeof path, "%s/%s", j->jobdir, n);
+		take_final_file(d, j, path);
+		/* read once, taken or not (another job's, or one taken before) */
+		if (u64_grow(&d->seen_final, &d->capseen_final, d->nseen_final) == 0)
+			d->seen_final[d->nseen_final++] = done_key(pid, us);
+	}
+	closedir(dir);
+}
+
+/* A live process whose live file is gone: its final log holds its last counters. */
+static void take_ended(struct dmn *d, struct dmn_proc *p)
+{
+	struct log_file lf;
+	char err[1024];
+	int r = p->final_path[0] ? dmn_read_final(p->final_path, p->uid, p->gid, &d->lim, &lf, err, sizeof err) : -ENOENT;
+	if (r == 0) {
+		if (lf.hdr.pid == p->pid && lf.hdr.start_ns == p->start_ns) {
+			if (take_log(d, p, &lf) < 0)
+				dmn_say("out of memory taking %s", p->final_path);
+			p->next_state = STORE_PROC_ENDED;
+			p->end_ms = log_wall_ms(&lf.hdr, lf.hdr.end_ns ? lf.hdr.end_ns : log_file_last_ns(&lf));
+		} else {
+			r = -EINVAL;
+			snprintf(err, sizeof err, "%s: the log of another process", p->final_path);
+		}
+		log_file_free(&lf);
+	}
+	if (r == 0)
+		return;
+	/* a forked child that exec'd before any counted call leaves no log by design */
+	p->next_state = dmn_cursor_zero(&p->cur) ? STORE_PROC_ENDED : STORE_PROC_LOST;
+	p->end_ms = wall_ms();
+	if (p->next_state == STORE_PROC_LOST)
+		dmn_say_once(d, done_key(p->pid, p->start_ns),
+			     "pid %d (job %s): its live log is gone and its final log cannot be read (%s): its counters as last "
+			     "taken stand",
+			     (int)p->pid, p->job->job, err);
+}
+
+/* ---------- devices ---------- */
+
+static void sample_disks(struct dmn *d, int64_t now)
+{
+	struct dmn_rowbuf *rb = d->rows;
+	if (sys_diskstats_load(d->cfg.diskstats_path, &rb->disk_now) < 0) {
+		dmn_say_once(d, 0xd15c, "%s: cannot be read: the device sampler is off until it can", d->cfg.diskstats_path);
+		return;
+	}
+	rb->have_disk_now = 1;
+	if (!d->have_disk_prev)
+		return;
+	for (size_t i = 0; i < rb->disk_now.n; i++) {
+		const struct sys_diskstat *c = &rb->disk_now.v[i];
+		const struct sys_diskstat *o = sys_diskstat_by_dev(&d->disk_prev, c->major, c->minor);
+		if (!o || strcmp(o->name, c->name))
+			o = NULL; /* a new device: its counters from 0 would be its whole history */
+		if (!o || (c->reads == o->reads && c->writes == o->writes && c->discards == o->discards &&
+			   c->flushes == o->flushes && c->ms_io == o->ms_io && c->in_flight == o->in_flight))
+			continue; /* an idle device: no row (docs/STORE.md) */
+		if (rb->ndev == rb->capdev) {
+			size_t cap = rb->capdev ? rb->capdev * 2 : 32;
+			struct store_device_sample *v = realloc(rb->dev, cap * sizeof *v);
+			if (!v)
+				return;
+			rb->dev = v;
+			rb->capdev = cap;
+		}
+		/* the kernel keeps the ms counters in 32 bits on some kernels: unsigned differences of
+		 * 32-bit values wrap right */
+#define DELTA(f) (c->f - o->f)
+#define DELTA32(f) (c->f >= o->f ? c->f - o->f : (uint64_t)(uint32_t)(c->f - o->f))
+		rb->dev[rb->ndev++] = (struct store_device_sample){
+			.t_ms = now, .dt_ms = now - d->last_ms, .host = d->host, .device = c->name,
+			.major = c->major, .minor = c->minor,
+			.reads = DELTA(reads), .reads_merged = DELTA(reads_merged), .sectors_read = DELTA(sectors_read),
+			.ms_reading = DELTA32(ms_reading), .writes = DELTA(writes), .writes_merged = DELTA(writes_merged),
+			.sectors_written = DELTA(sectors_written), .ms_writing = DELTA32(ms_writing),
+			.in_flight = c->in_flight, .ms_io = DELTA32(ms_io), .ms_weighted = DELTA32(ms_weighted),
+			.discards = DELTA(discards), .sectors_discarded = DELTA(sectors_discarded), .flushes = DELTA(flushes),
+		};
+#undef DELTA
+#undef DELTA32
+	}
+}
+
+/* ---------- the end of a job: its report, by the job pipeline ---------- */
+
+/* Reads all of fd into a malloc'd string within timeout_ms: 0, or -1. */
+static int read_all_fd(int fd, char **out, size_t *len, int timeout_ms)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -1;
+	for (;;) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			break;
+		if (n + 1 >= cap) {
+			char *b = realloc(buf, cap * 2);
+			if (!b)
+				break;
+			buf = b;
+			cap *= 2;
+		}
+		ssize_t k = read(fd, buf + n, cap - 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			buf[n] = 0;
+			*out = buf;
+			*len = n;
+			return k == 0 ? 0 : -1;
+		}
+		n += (size_t)k;
+	}
+	free(buf);
+	return -1;
+}
+
+/*
+ * The report of a job directory, computed in a child that runs as the job's owner (the
+ * directory is theirs: what they put in it is read with their rights alone, and a hostile log
+ * that could hang or crash the reader costs the child, not the daemon). The child writes the
+ * text report, a 0 byte, the JSON report, a 0 byte, then each finding's JSON with a 0 byte after
+ * it. 0, or -1 with a message said.
+ */
+static int job_report(struct dmn_job *j, char **text, char **json, char ***findings, size_t *nfindings)
+{
+	int pfd[2];
+	*text = *json = NULL;
+	*findings = NULL;
+	*nfindings = 0;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		signal(SIGPIPE, SIG_DFL);
+		alarm(300);
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(j->gid) < 0 || setuid(j->uid) < 0))
+			_exit(3);
+		FILE *f = fdopen(pfd[1], "w");
+		struct ana_job job;
+		char err[1024];
+		const char *arg = j->jobdir;
+		struct ana_report_opts o = {.top_n = ANA_TOP_DEFAULT};
+		if (!f || ana_job_load(&job, &arg, 1, ANA_JOB_TIMELINE | ANA_JOB_MOUNTS, err, sizeof err) < 0) {
+			if (f)
+				fprintf(f, "%c%s", 1, err);
+			_exit(1);
+		}
+		ana_report_text(f, &job, &o);
+		fputc(0, f);
+		ana_report_json(f, &job, &o);
+		fputc(0, f);
+		for (size_t i = 0; i < job.findings.n; i++) {
+			ana_finding_json(f, &job.findings.v[i]);
+			fputc(0, f);
+		}
+		_exit(fflush(f) == 0 ? 0 : 1);
+	}
+	close(pfd[1]);
+	char *buf = NULL;
+	size_t len = 0;
+	int r = read_all_fd(pfd[0], &buf, &len, 300000);
+	close(pfd[0]);
+	int status = 0;
+	if (r < 0)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		dmn_say("job %s: no report from %s: %s", j->job, j->jobdir,
+			buf && buf[0] == 1 ? buf + 1 : r < 0 ? "it took too long" : "the report failed");
+		free(buf);
+		return -1;
+	}
+	/* split at the 0 bytes */
+	char *p = buf, *end = buf + len;
+	size_t k = 0;
+	for (char *q = p; q < end; q += strlen(q) + 1) {
+		char *part = strdup(q);
+		if (!part)
+			break;
+		if (k == 0)
+			*text = part;
+		else if (k == 1)
+			*json = part;
+		else {
+			char **v = realloc(*findings, (*nfindings + 1) * sizeof *v);
+			if (!v) {
+				free(part);
+				break;
+			}
+			*findings = v;
+			(*findings)[(*nfindings)++] = part;
+		}
+		k++;
+	}
+	free(buf);
+	return *text && *json ? 0 : -1;
+}
+
+static void end_job(struct dmn *d, struct dmn_job *j)
+{
+	struct dmn_rowbuf *rb = d->rows;
+	char *text, *json, **findings;
+	size_t nf;
+	if (job_report(j, &text, &json, &findings, &nf) < 0)
+		text = json = NULL, findings = NULL, nf = 0;
+	struct dmn_job **v = realloc(rb->ending, (rb->nending + 1) * sizeof *v);
+	char **t = realloc(rb->ending_text, (rb->nending + 1) * sizeof *t);
+	char **js = t ? realloc(rb->ending_json, (rb->nending + 1) * sizeof *js) : NULL;
+	char ***fv = js ? realloc(rb->ending_findings, (rb->nending + 1) * sizeof *fv) : NULL;
+	size_t *nv = fv ? realloc(rb->ending_nfindings, (rb->nending + 1) * sizeof *nv) : NULL;
+	if (v)
+		rb->ending = v;
+	if (t)
+		rb->ending_text = t;
+	if (js)
+		rb->ending_json = js;
+	if (fv)
+		rb->ending_findings = fv;
+	if (nv)
+		rb->ending_nfindings = nv;
+	if (!v || !t || !js || !fv || !nv) {
+		free(text);
+		free(json);
+		for (size_t i = 0; i < nf; i++)
+			free(findings[i]);
+		free(findings);
+		return;
+	}
+	rb->ending[rb->nending] = j;
+	rb->ending_text[rb->nending] = text;
+	rb->ending_json[rb->nending] = json;
+	rb->ending_findings[rb->nending] = findings;
+	rb->ending_nfindings[rb->nending] = nf;
+	rb->nending++;
+}
+
+/* ---------- storing the interval ---------- */
+
+static const char *user_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
+		snprintf(buf, len, "%s", res->pw_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)uid);
+	return buf;
+}
+
+static int put_job(struct dmn *d, struct dmn_job *j, int64_t now)
+{
+	char user[256];
+	int ending = 0;
+	for (size_t i = 0; i < d->rows->nending; i++)
+		ending |= d->rows->ending[i] == j;
+	struct store_job sj = {
+		.key = j->key, .job = j->job, .host = d->host, .uid = j->uid,
+		.user = user_name(j->uid, user, sizeof user), .exe = j->exe, .jobdir = j->jobdir,
+		.start_ms = j->start_ms, .end_ms = ending ? (j->end_ms ? j->end_ms : now) : 0,
+		.running = !ending && !j->ended, .nprocs = j->nprocs,
+	};
+	int r = store_job_put(d->st, &sj);
+	if (r == 0)
+		j->key = sj.key;
+	return r;
+}
+
+static int put_proc(struct dmn *d, struct dmn_proc *p)
+{
+	size_t len = 0;
+	void *blob = NULL;
+	if (p->has_next && !(blob = dmn_cursor_encode(&p->next, &len)))
+		return -ENOMEM;
+	if (!p->has_next && !(blob = dmn_cursor_encode(&p->cur, &len)))
+		return -ENOMEM;
+	struct store_proc sp = {
+		.key = p->key, .job_key = p->job->key, .host = d->host, .pid = p->pid, .rank = p->rank,
+		.start_ns = p->start_ns, .start_ticks = p->start_ticks, .uid = p->uid, .exe = p->exe,
+		.live_path = p->live_path, .final_path = p->final_path, .start_ms = p->start_ms,
+		.end_ms = p->next_state == STORE_PROC_LIVE ? 0 : p->end_ms, .state = p->next_state,
+		.cursor = blob, .cursor_len = len,
+	};
+	int r = store_proc_put(d->st, &sp);
+	if (r == 0)
+		p->key = sp.key;
+	free(blob);
+	return r;
+}
+
+/* Stored once per (file path) within a transaction: a small cache of keys that a failed
+ * transaction clears. */
+struct fkey {
+	char *path;
+	int64_t key;
+};
+static struct fkey *fcache;
+static size_t fcache_cap;
+
+static uint64_t fnv(const char *s)
+{
+	return hash_str(1469598103934665603ull, s);
+}
+
+static void fcache_clear(void)
+{
+	for (size_t i = 0; i < fcache_cap; i++)
+		free(fcache[i].path);
+	memset(fcache, 0, fcache_cap * sizeof *fcache);
+}
+
+static int file_key(struct dmn *d, const char *path, int64_t *key)
+{
+	if (!fcache) {
+		fcache_cap = 1u << 16;
+		if (!(fcache = calloc(fcache_cap, sizeof *fcache)))
+			return -ENOMEM;
+	}
+	size_t i = (size_t)fnv(path) & (fcache_cap - 1);
+	for (size_t probe = 0; probe < 64; probe++, i = (i + 1) & (fcache_cap - 1)) {
+		if (!fcache[i].path)
+			break;
+		if (!strcmp(fcache[i].path, path)) {
+			*key = fcache[i].key;
+			return 0;
+		}
+	}
+	int r = store_file_key(d->st, path, key);
+	if (r < 0)
+		return r;
+	i = (size_t)fnv(path) & (fcache_cap - 1);
+	for (size_t probe = 0; probe < 64; probe++, i = (i + 1) & (fcache_cap - 1))
+		if (!fcache[i].path) {
+			fcache[i].path = strdup(path);
+			fcache[i].key = *key;
+			break;
+		}
+	return 0;
+}
+
+static int store_interval(struct dmn *d, int64_t now)
+{
+	struct dmn_rowbuf *rb = d->rows;
+	int r = store_begin(d->st);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < d->njobs && r >= 0; i++)
+		r = put_job(d, d->jobs[i], now);
+	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
+		struct dmn_proc *p = d->procs[i];
+		if (p->has_next || p->next_state != p->state || !p->key)
+			r = put_proc(d, p);
+	}
+	for (size_t i = 0; i < rb->n && r >= 0; i++) {
+		const struct row *w = &rb->v[i];
+		struct store_interval iv = {.t_ms = now, .dt_ms = now - d->last_ms, .proc_key = w->p->key,
+					    .layer = w->layer, .cat = w->cat, .bytes = w->bytes, .calls = w->calls,
+					    .dur_ns = w->dur};
+		if ((r = file_key(d, w->path, &iv.file_key)) >= 0)
+			r = store_interval_add(d->st, &iv);
+		if (r >= 0) {
+			d->values_stored += 3;
+			d->rows_stored++;
+		}
+	}
+	for (unsigned l = 0; l <= LOG_LAYER_MAX && r >= 0; l++)
+		if (rb->node_used[l]) {
+			rb->node[l].t_ms = now;
+			rb->node[l].dt_ms = now - d->last_ms;
+			r = store_node_sec_add(d->st, &rb->node[l]);
+		}
+	for (size_t i = 0; i < rb->ndev && r >= 0; i++)
+		r = store_device_add(d->st, &rb->dev[i]);
+	for (size_t i = 0; i < rb->nending && r >= 0; i++) {
+		struct dmn_job *j = rb->ending[i];
+		if (rb->ending_text[i])
+			r = store_job_report_put(d->st, j->key, rb->ending_text[i], rb->ending_json[i]);
+		if (r >= 0 && rb->ending_text[i])
+			r = store_job_findings_put(d->st, j->key, (const char *const *)rb->ending_findings[i],
+						   rb->ending_nfindings[i]);
+	}
+	if (r >= 0)
+		r = store_commit(d->st);
+	if (r < 0)
+		store_rollback(d->st);
+	return r;
+}
+
+/* ---------- the interval ---------- */
+
+int dmn_interval(struct dmn *d)
+{
+	struct dmn_rowbuf *rb = d->rows;
+	int64_t now = wall_ms();
+	rows_clear(rb);
+	for (size_t i = 0; i < d->nprocs; i++)
+		d->procs[i]->seen = 0;
+	if (d->cfg.sampler_live)
+		scan_live(d);
+	for (size_t i = 0; i < d->nprocs; i++) {
+		struct dmn_proc *p = d->procs[i];
+		if (!p->seen && p->next_state == STORE_PROC_LIVE)
+			take_ended(d, p);
+	}
+	if (d->cfg.sampler_live)
+		for (size_t i = 0; i < d->njobs; i++)
+			if (!d->jobs[i]->ended)
+				scan_jobdir(d, d->jobs[i]);
+	if (d->cfg.sampler_diskstats)
+		sample_disks(d, now);
+	/* jobs: open while a process lives; ended job_grace after the last one */
+	for (size_t i = 0; i < d->njobs; i++)
+		d->jobs[i]->nlive = 0;
+	for (size_t i = 0; i < d->nprocs; i++) {
+		struct dmn_proc *p = d->procs[i];
+		if (p->next_state == STORE_PROC_LIVE)
+			p->job->nlive++;
+		else if (p->end_ms > p->job->end_ms)
+			p->job->end_ms = p->end_ms;
+	}
+	for (size_t i = 0; i < d->njobs; i++) {
+		struct dmn_job *j = d->jobs[i];
+		if (j->nlive)
+			j->last_live_ms = now;
+		else if (!j->ended && now - j->last_live_ms >= (int64_t)d->cfg.job_grace_ms)
+			end_job(d, j);
+	}
+
+	int r = store_interval(d, now);
+	if (r < 0) {
+		if (!d->store_failing)
+			dmn_say("%s: the store cannot be written (%s); the differences are taken again at the next "
+				"interval, nothing is lost",
+				d->cfg.store, store_error(d->st));
+		d->store_failing = 1;
+		fcache_clear();
+		for (size_t i = 0; i < d->nprocs; i++) {
+			struct dmn_proc *p = d->procs[i];
+			dmn_cursor_free(&p->next);
+			p->has_next = 0;
+			p->next_state = p->state;
+			p->key = 0;
+		}
+		for (size_t i = 0; i < d->njobs; i++)
+			d->jobs[i]->key = 0;
+		return r;
+	}
+	if (d->store_failing)
+		dmn_say("%s: written again", d->cfg.store);
+	d->store_failing = 0;
+	d->intervals++;
+	d->last_ms = now;
+	if (rb->have_disk_now) {
+		if (d->have_disk_prev)
+			sys_diskstats_free(&d->disk_prev);
+		d->disk_prev = rb->disk_now;
+		d->have_disk_prev = 1;
+		rb->have_disk_now = 0;
+	}
+	for (size_t i = 0; i < rb->nending; i++)
+		rb->ending[i]->ended = 1;
+	/* the cursors move on; logs taken to their end leave memory */
+	size_t k = 0;
+	for (size_t i = 0; i < d->nprocs; i++) {
+		struct dmn_proc *p = d->procs[i];
+		if (p->has_next) {
+			dmn_cursor_free(&p->cur);
+			p->cur = p->next;
+			memset(&p->next, 0, sizeof p->next);
+			p->has_next = 0;
+		}
+		p->state = p->next_state;
+		if (p->state != STORE_PROC_LIVE) {
+			if (u64_grow(&d->done, &d->capdone, d->ndone) == 0)
+				d->done[d->ndone++] = done_key(p->pid, p->start_ns);
+			proc_free(p);
+			continue;
+		}
+		d->procs[k++] = p;
+	}
+	d->nprocs = k;
+	/* ended jobs with no process left in memory leave it too (the store keeps them) */
+	k = 0;
+	for (size_t i = 0; i < d->njobs; i++) {
+		struct dmn_job *j = d->jobs[i];
+		int used = 0;
+		for (size_t q = 0; q < d->nprocs && !used; q++)
+			used = d->procs[q]->job == j;
+		if (j->ended && !used) {
+			job_free(j);
+			continue;
+		}
+		d->jobs[k++] = j;
+	}
+	d->njobs = k;
+	return 0;
+}
+
+/* ---------- start and end ---------- */
+
+struct load_ctx {
+	struct dmn *d;
+	int bad;
+};
+
+static int job_row(const struct store_job *sj, void *arg)
+{
+	struct dmn_job **out = arg;
+	struct dmn_job *j = calloc(1, sizeof *j);
+	if (!j)
+		return 1;
+	j->job = strdup(sj->job);
+	j->jobdir = strdup(sj->jobdir);
+	j->exe = strdup(sj->exe);
+	j->uid = sj->uid;
+	j->key = sj->key;
+	j->start_ms = sj->start_ms;
+	j->nprocs = sj->nprocs;
+	*out = j;
+	return 1;
+}
+
+/* A process the store says was live when the daemon stopped: its cursor is where to go on. */
+static int load_proc(const struct store_proc *sp, void *arg)
+{
+	struct load_ctx *lc = arg;
+	struct dmn *d = lc->d;
+	struct dmn_proc *p = calloc(1, sizeof *p);
+	if (!p)
+		return 1;
+	p->pid = sp->pid;
+	p->rank = sp->rank;
+	p->start_ns = sp->start_ns;
+	p->start_ticks = sp->start_ticks;
+	p->uid = sp->uid;
+	p->key = sp->key;
+	p->start_ms = sp->start_ms;
+	p->state = p->next_state = STORE_PROC_LIVE;
+	p->exe = strdup(sp->exe);
+	p->live_path = strdup(sp->live_path);
+	p->final_path = strdup(sp->final_path);
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+	p->gid = getpwuid_r(sp->uid, &pw, tmp, sizeof tmp, &res) == 0 && res ? res->pw_gid : sp->uid;
+	if (dmn_cursor_decode(&p->cur, sp->cursor, sp->cursor_len) < 0) {
+		dmn_say("%s: process %lld has a cursor that does not decode: the store is damaged", d->cfg.store,
+			(long long)sp->key);
+		lc->bad = 1;
+		proc_free(p);
+		return 1;
+	}
+	for (size_t i = 0; i < d->njobs; i++)
+		if (d->jobs[i]->key == sp->job_key)
+			p->job = d->jobs[i];
+	if (!p->job) {
+		struct dmn_job *j = NULL;
+		struct store_job_filter f = {.uid = STORE_ANY_UID, .key = sp->job_key};
+		store_jobs(d->st, &f, job_row, &j);
+		if (j && j->job && j->jobdir && j->exe && d->njobs < d->capjobs) {
+			j->gid = p->gid;
+			j->last_live_ms = wall_ms();
+			d->jobs[d->njobs++] = j;
+			p->job = j;
+		} else if (j) {
+			job_free(j);
+		}
+	}
+	if (!p->exe || !p->live_path || !p->final_path || !p->job || proc_insert(d, p) < 0) {
+		lc->bad = 1;
+		proc_free(p);
+		return 1;
+	}
+	return 0;
+}
+
+int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errlen)
+{
+	memset(d, 0, sizeof *d);
+	d->ifd = -1;
+	d->cfg = *cfg;
+	if (!(d->watch = calloc(DMN_MAX_WATCHES, sizeof *d->watch)))
+		return -ENOMEM;
+	d->lim = (struct dmn_limits){cfg->max_records, 64u << 20, (uint64_t)cfg->max_log_mb << 20};
+	d->root = geteuid() == 0;
+	if (gethostname(d->host, sizeof d->host) < 0)
+		snprintf(d->host, sizeof d->host, "unknown");
+	if (!(d->rows = calloc(1, sizeof *d->rows)))
+		return -ENOMEM;
+	/* room for every job of the processes the store says are live */
+	d->capjobs = 4096;
+	if (!(d->jobs = calloc(d->capjobs, sizeof *d->jobs)))
+		return -ENOMEM;
+	int r = store_open(cfg->store, STORE_CREATE, &d->st, err, errlen);
+	if (r < 0)
+		return r;
+	struct load_ctx lc = {.d = d};
+	r = store_procs_open(d->st, d->host, load_proc, &lc);
+	if (r < 0) {
+		snprintf(err, errlen, "%s", store_error(d->st));
+		return r;
+	}
+	d->last_ms = wall_ms();
+	d->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d->ifd < 0)
+		dmn_say("inotify: %s: processes shorter than an interval are found in their job directories only",
+			strerror(errno));
+	return 0;
+}
+
+void dmn_fini(struct dmn *d)
+{
+	for (size_t i = 0; i < d->nprocs; i++)
+		proc_free(d->procs[i]);
+	for (size_t i = 0; i < d->njobs; i++)
+		job_free(d->jobs[i]);
+	free(d->procs);
+	free(d->jobs);
+	free(d->done);
+	free(d->seen_final);
+	free(d->reported);
+	if (d->rows) {
+		rows_clear(d->rows);
+		free(d->rows->v);
+		free(d->rows->dev);
+		free(d->rows->ending);
+		free(d->rows->ending_text);
+		free(d->rows->ending_json);
+		free(d->rows->ending_findings);
+		free(d->rows->ending_nfindings);
+		free(d->rows);
+	}
+	if (d->have_disk_prev)
+		sys_diskstats_free(&d->disk_prev);
+	for (int i = 0; i < DMN_MAX_WATCHES; i++)
+		free(d->watch[i].path);
+	free(d->watch);
+	if (d->ifd >= 0)
+		close(d->ifd);
+	fcache_clear();
+	free(fcache);
+	fcache = NULL;
+	fcache_cap = 0;
+	store_close(d->st);
+	memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iostratad's state and its interval: discovery of the live logs of every user (and of their
+ * final logs when a process ends), deltas against the cursors, interval statistics per
+ * (process, file, layer, category), node-second records per layer, device samples, and the job
+ * lifecycle (a job is open while one of its processes lives here; at its end the job pipeline
+ * computes its report, stored). One interval is one store transaction. main.c runs the loop
+ * and server.c answers queries; this file does neither.
+ */
+#ifndef IOSTRATA_DAEMON_DAEMON_H
+#define IOSTRATA_DAEMON_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/config.h"
+#include "daemon/cursor.h"
+#include "daemon/source.h"
+#include "store/store.h"
+#include "sys/diskstats.h"
+
+struct dmn_job {
+	char *job, *jobdir, *exe;
+	uid_t uid;
+	gid_t gid;
+	int64_t key;           /* 0 until stored (and again after a failed transaction) */
+	int64_t start_ms, end_ms, last_live_ms;
+	uint32_t nprocs;
+	int nlive;
+	int ended;             /* its report was stored; a new process opens it again */
+};
+
+struct dmn_proc {
+	struct dmn_job *job;
+	int32_t pid, rank;
+	uint64_t start_ns, start_ticks, start_wall_ns;
+	uid_t uid;
+	gid_t gid;
+	char *exe, *live_path, *final_path;
+	int64_t key;
+	int64_t start_ms, end_ms;
+	enum store_proc_state state, next_state;
+	struct dmn_cursor cur, next; /* taken and stored; taken this interval, not yet stored */
+	int has_next, seen;
+};
+
+struct dmn_rowbuf; /* this interval's rows, until they are stored */
+
+#define DMN_MAX_WATCHES 4096
+struct dmn_watch {
+	char *path; /* a live root (root = 1) or an iostrata-UID directory, by watch descriptor */
+	uid_t uid;
+	int root;
+};
+
+struct dmn {
+	struct dmn_config cfg;
+	struct dmn_limits lim;
+	struct store *st;
+	char host[256];
+	int root;               /* running as root: every user's live directories */
+	struct dmn_proc **procs; /* sorted by (pid, start_ns) */
+	size_t nprocs, capprocs;
+	struct dmn_job **jobs;
+	size_t njobs, capjobs;
+	uint64_t *done;         /* (pid, start_ns) hashes of logs taken to their end */
+	size_t ndone, capdone;
+	uint64_t *seen_final;   /* (pid, start_us) of final logs read from job directories */
+	size_t nseen_final, capseen_final;
+	uint64_t *reported;     /* problems said once (hashes) */
+	size_t nreported, capreported;
+	struct dmn_rowbuf *rows;
+	int ifd;                /* inotify: new live files between intervals */
+	struct dmn_watch *watch;
+	struct sys_diskstats disk_prev;
+	int have_disk_prev;
+	int64_t last_ms;        /* wall clock ms of the last stored interval */
+	int store_failing;      /* the last transaction failed: said once, retried every interval */
+	uint64_t intervals, rows_stored, values_stored;
+};
+
+/* 0, or -errno with one line in err (the store cannot be opened ...). */
+int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errlen);
+/* One interval: take every source, store the differences. 0, or -errno when the store failed
+ * (nothing is lost: the next interval takes the differences again from the stored cursors). */
+int dmn_interval(struct dmn *d);
+/* The inotify descriptor (-1 without), and what to do when it is readable: a live file made
+ * since the last interval is read at once, so its process is known however short it is. */
+int dmn_watch_fd(const struct dmn *d);
+void dmn_watch_events(struct dmn *d);
+/* SIGTERM: one last interval, then the store closed. */
+void dmn_fini(struct dmn *d);
+
+/* "iostratad: ..." on stderr, once per key (a file, a directory, a problem). */
+void dmn_say_once(struct dmn *d, uint64_t key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void dmn_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

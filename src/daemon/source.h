@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Logs that belong to users, read by a root daemon: hostile input. Every open is O_NOFOLLOW,
+ * relative to a directory already checked, under the owner's filesystem identity (setfsuid), so
+ * a planted symlink or hard link reaches nothing its owner could not read; the file must be a
+ * regular file of the directory's owner; sizes and offsets of the header are checked against
+ * the file and against limits before anything is read, and everything is read with pread into
+ * private memory (no mapping: a file truncated under us costs a short read, never SIGBUS). What
+ * is read is handed to the one log reader, which validates it again. Nothing here prints.
+ */
+#ifndef IOSTRATA_DAEMON_SOURCE_H
+#define IOSTRATA_DAEMON_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "iostrata/reader.h"
+
+struct dmn_limits {
+	uint32_t max_records;  /* records taken from a live file at most */
+	uint64_t max_strings;  /* string bytes taken from a live file at most */
+	uint64_t max_final;    /* bytes of a final log at most */
+};
+
+/* Work under uid's filesystem identity (root only; a no-op otherwise) and back. */
+void dmn_fs_as(uid_t uid, gid_t gid);
+void dmn_fs_as_self(void);
+
+/* Opens dir (absolute, O_NOFOLLOW on its last component) and checks it is a directory owned by
+ * want_uid (any owner when want_uid is (uid_t)-1): the descriptor, or -errno with err set
+ * (-EPERM: another owner, or writable by others). st receives its status. */
+int dmn_open_dir(int parent, const char *name, uid_t want_uid, struct stat *st, char *err, size_t errlen);
+
+/* Reads the live file dirfd/name, owned by uid, into out: the header, the used strings and the
+ * used records only (a live file reserves far more than it uses, and its trace area is not
+ * needed for counters). st receives the file's status (its identity). 0, or -errno with one line
+ * in err (-ESTALE: it changed size while read; try again next time). */
+int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,
+		  struct stat *st, char *err, size_t errlen);
+
+/* Reads the final log at path (absolute), which must be uid's regular file, whole, under uid's
+ * filesystem identity. 0, -ENOENT when it is not there, or -errno with one line in err. */
+int dmn_read_final(const char *path, uid_t uid, gid_t gid, const struct dmn_limits *lim, struct log_file *out,
+		   char *err, size_t errlen);
+
+#endif

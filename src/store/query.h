@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The query verbs over a store: `jobs`, `job` and `node`, their options, their text, JSON and
+ * CSV, and who may see what. The daemon runs them for a caller it identified by SO_PEERCRED, the
+ * CLI runs them itself on a store it may open (`--store`); both get the same output from the
+ * same code. docs/DAEMON.md describes the verbs.
+ */
+#ifndef IOSTRATA_STORE_QUERY_H
+#define IOSTRATA_STORE_QUERY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store/store.h"
+
+struct store_caller {
+	uint32_t uid;
+	int admin; /* root or the admin group: every user's jobs and the node's own figures */
+};
+
+/* Runs verb argv[0] ("jobs", "job", "node") with its options argv[1..argc) for caller: output on
+ * out, one-line errors on err ("iostrata VERB: ..."). Returns the exit status: 0, 1 (nothing
+ * found, a store error), 2 (bad options). */
+int store_query(struct store *s, const struct store_caller *caller, int argc, char **argv, FILE *out, FILE *err);
+
+/* "@EPOCH", "2026-11-26", "2026-11-26T12:30[:00]" (local time), or a duration ago: "90s", "10m",
+ * "2h", "3d". Wall clock ms into *ms: 0, or -EINVAL. */
+int store_parse_time(const char *s, int64_t now_ms, int64_t *ms);
+
+#endif

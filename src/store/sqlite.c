@@ -1,0 +1,864 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The embedded store on SQLite (store.h): one file, WAL journal, prepared statements kept for
+ * the life of the handle, schema versions migrated forward in one transaction each. The schema
+ * is docs/STORE.md's; the first lines of migrations[] are version 1. Errors map SQLite's codes to
+ * errno values (SQLITE_FULL: -ENOSPC, SQLITE_READONLY: -EROFS ...) so the daemon can tell a full
+ * disk, which it waits out, from a broken file. It does not decide what to store.
+ */
+#include "store/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log/zstd.h"
+
+enum stmt_id {
+	ST_JOB_FIND,
+	ST_JOB_INSERT,
+	ST_JOB_UPDATE,
+	ST_PROC_FIND,
+	ST_PROC_INSERT,
+	ST_PROC_UPDATE,
+	ST_FILE_FIND,
+	ST_FILE_INSERT,
+	ST_INTERVAL,
+	ST_NODE_SEC,
+	ST_DEVICE,
+	ST_JOB_TOTALS,
+	ST_NSTMT
+};
+
+static const char *const stmt_sql[ST_NSTMT] = {
+	[ST_JOB_FIND] = "SELECT id FROM jobs WHERE job = ?1 AND host = ?2 AND uid = ?3",
+	[ST_JOB_INSERT] = "INSERT INTO jobs(job, host, uid, user, exe, jobdir, start_ms, end_ms, running, nprocs) "
+			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[ST_JOB_UPDATE] = "UPDATE jobs SET end_ms = ?2, running = ?3, nprocs = ?4, "
+			  "start_ms = CASE WHEN start_ms = 0 OR ?5 < start_ms THEN ?5 ELSE start_ms END, "
+			  "exe = CASE WHEN exe = '' THEN ?6 ELSE exe END, "
+			  "jobdir = CASE WHEN jobdir = '' THEN ?7 ELSE jobdir END WHERE id = ?1",
+	[ST_PROC_FIND] = "SELECT id FROM processes WHERE host = ?1 AND pid = ?2 AND start_ns = ?3",
+	[ST_PROC_INSERT] = "INSERT INTO processes(job_id, host, pid, rank, start_ns, start_ticks, uid, exe, live_path, "
+			   "final_path, start_ms, end_ms, state, cursor) "
+			   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+	[ST_PROC_UPDATE] = "UPDATE processes SET end_ms = ?2, state = ?3, cursor = ?4 WHERE id = ?1",
+	[ST_FILE_FIND] = "SELECT id FROM files WHERE path = ?1",
+	[ST_FILE_INSERT] = "INSERT INTO files(path) VALUES(?1)",
+	[ST_INTERVAL] = "INSERT INTO intervals(t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) "
+			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_NODE_SEC] = "INSERT OR REPLACE INTO node_seconds(t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, "
+			"writes, meta_ops, read_hist, write_hist) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+	[ST_DEVICE] = "INSERT OR REPLACE INTO device_samples(t_ms, dt_ms, host, device, major, minor, reads, "
+		      "reads_merged, sectors_read, ms_reading, writes, writes_merged, sectors_written, ms_writing, "
+		      "in_flight, ms_io, ms_weighted, discards, sectors_discarded, flushes) "
+		      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+	[ST_JOB_TOTALS] = "UPDATE jobs SET bytes_read = bytes_read + ?2, bytes_written = bytes_written + ?3, "
+			  "bytes_meta = bytes_meta + ?4, reads = reads + ?5, writes = writes + ?6, "
+			  "meta_ops = meta_ops + ?7 WHERE id = (SELECT job_id FROM processes WHERE id = ?1)",
+};
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *st[ST_NSTMT];
+	char path[4096];
+	char err[512];
+	int readonly;
+};
+
+/* Version n's statements: migrations[n - 1] takes a store from version n - 1 to n. */
+static const char *const migrations[] = {
+	/* 1 */
+	"CREATE TABLE jobs("
+	" id INTEGER PRIMARY KEY, job TEXT NOT NULL, host TEXT NOT NULL, uid INTEGER NOT NULL,"
+	" user TEXT NOT NULL DEFAULT '', exe TEXT NOT NULL DEFAULT '', jobdir TEXT NOT NULL DEFAULT '',"
+	" start_ms INTEGER NOT NULL DEFAULT 0, end_ms INTEGER NOT NULL DEFAULT 0,"
+	" running INTEGER NOT NULL DEFAULT 1, nprocs INTEGER NOT NULL DEFAULT 0,"
+	" bytes_read INTEGER NOT NULL DEFAULT 0, bytes_written INTEGER NOT NULL DEFAULT 0,"
+	" bytes_meta INTEGER NOT NULL DEFAULT 0, reads INTEGER NOT NULL DEFAULT 0,"
+	" writes INTEGER NOT NULL DEFAULT 0, meta_ops INTEGER NOT NULL DEFAULT 0,"
+	" sched TEXT, sched_name TEXT, sched_state TEXT, sched_nodes TEXT,"
+	" submit_ms INTEGER, sched_start_ms INTEGER, sched_end_ms INTEGER,"
+	" report_text TEXT, report_json TEXT, report_ms INTEGER,"
+	" UNIQUE(job, host, uid));"
+	"CREATE INDEX jobs_uid ON jobs(uid, start_ms);"
+	"CREATE TABLE processes("
+	" id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL REFERENCES jobs(id), host TEXT NOT NULL,"
+	" pid INTEGER NOT NULL, rank INTEGER NOT NULL, start_ns INTEGER NOT NULL, start_ticks INTEGER NOT NULL,"
+	" uid INTEGER NOT NULL, exe TEXT NOT NULL, live_path TEXT NOT NULL, final_path TEXT NOT NULL,"
+	" start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, state INTEGER NOT NULL, cursor BLOB,"
+	" UNIQUE(host, pid, start_ns));"
+	"CREATE INDEX processes_job ON processes(job_id);"
+	"CREATE INDEX processes_state ON processes(state) WHERE state = 0;"
+	"CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE intervals("
+	" t_ms INTEGER NOT NULL, dt_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL, file_id INTEGER NOT NULL,"
+	" layer INTEGER NOT NULL, cat INTEGER NOT NULL, bytes INTEGER NOT NULL, calls INTEGER NOT NULL,"
+	" dur_ns INTEGER NOT NULL);"
+	"CREATE INDEX intervals_proc ON intervals(proc_id);"
+	"CREATE INDEX intervals_t ON intervals(t_ms);"
+	"CREATE TABLE intervals_minute("
+	" t_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL, file_id INTEGER NOT NULL, layer INTEGER NOT NULL,"
+	" cat INTEGER NOT NULL, bytes INTEGER NOT NULL, calls INTEGER NOT NULL, dur_ns INTEGER NOT NULL,"
+	" PRIMARY KEY(t_ms, proc_id, file_id, layer, cat)) WITHOUT ROWID;"
+	"CREATE TABLE node_seconds("
+	" t_ms INTEGER NOT NULL, dt_ms INTEGER NOT NULL, host TEXT NOT NULL, layer INTEGER NOT NULL,"
+	" bytes_read INTEGER NOT NULL, bytes_written INTEGER NOT NULL, reads INTEGER NOT NULL,"
+	" writes INTEGER NOT NULL, meta_ops INTEGER NOT NULL, read_hist TEXT NOT NULL, write_hist TEXT NOT NULL,"
+	" PRIMARY KEY(host, t_ms, layer)) WITHOUT ROWID;"
+	"CREATE TABLE node_minutes("
+	" t_ms INTEGER NOT NULL, host TEXT NOT NULL, layer INTEGER NOT NULL,"
+	" bytes_read INTEGER NOT NULL, bytes_written INTEGER NOT NULL, reads INTEGER NOT NULL,"
+	" writes INTEGER NOT NULL, meta_ops INTEGER NOT NULL,"
+	" PRIMARY KEY(host, t_ms, layer)) WITHOUT ROWID;"
+	"CREATE TABLE device_samples("
+	" t_ms INTEGER NOT NULL, dt_ms INTEGER NOT NULL, host TEXT NOT NULL, device TEXT NOT NULL,"
+	" major INTEGER NOT NULL, minor INTEGER NOT NULL, reads INTEGER NOT NULL, reads_merged INTEGER NOT NULL,"
+	" sectors_read INTEGER NOT NULL, ms_reading INTEGER NOT NULL, writes INTEGER NOT NULL,"
+	" writes_merged INTEGER NOT NULL, sectors_written INTEGER NOT NULL, ms_writing INTEGER NOT NULL,"
+	" in_flight INTEGER NOT NULL, ms_io INTEGER NOT NULL, ms_weighted INTEGER NOT NULL,"
+	" discards INTEGER NOT NULL, sectors_discarded INTEGER NOT NULL, flushes INTEGER NOT NULL,"
+	" PRIMARY KEY(host, t_ms, device)) WITHOUT ROWID;"
+	"CREATE TABLE findings(job_id INTEGER NOT NULL REFERENCES jobs(id), seq INTEGER NOT NULL,"
+	" finding TEXT NOT NULL, PRIMARY KEY(job_id, seq));"
+	"CREATE VIEW interval_stats AS SELECT i.t_ms, i.dt_ms, j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe,"
+	" f.path AS file, i.layer, CASE i.cat WHEN 0 THEN 'read' WHEN 1 THEN 'write' ELSE 'metadata' END AS category,"
+	" i.bytes, i.calls, i.dur_ns, CASE WHEN i.calls > 0 THEN i.bytes / i.calls ELSE 0 END AS bytes_per_call"
+	" FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
+	" JOIN files f ON f.id = i.file_id;",
+};
+#define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
+
+_Static_assert(NMIGRATIONS == STORE_SCHEMA_VERSION, "one migration per schema version");
+
+const char *store_cat_name(unsigned cat)
+{
+	static const char *const names[] = {"read", "write", "metadata"};
+	return cat < STORE_NCATS ? names[cat] : "?";
+}
+
+const char *store_error(const struct store *s)
+{
+	return s ? s->err : "no store";
+}
+
+static int map_rc(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return 0;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+	case SQLITE_CANTOPEN:
+		return -EACCES;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return -EBADMSG;
+	default:
+		return -EIO;
+	}
+}
+
+static int fail(struct store *s, int rc, const char *what)
+{
+	snprintf(s->err, sizeof s->err, "%s: %s: %s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+	return map_rc(rc) ? map_rc(rc) : -EIO;
+}
+
+int store_url_path(const char *url, char *buf, size_t len)
+{
+	const char *p = url;
+	if (!strncmp(url, "sqlite:", 7))
+		p = url + 7;
+	else if (strstr(url, "://"))
+		return -EPROTONOSUPPORT;
+	if (!*p || strlen(p) >= len)
+		return -EINVAL;
+	snprintf(buf, len, "%s", p);
+	return 0;
+}
+
+static int exec_sql(struct store *s, const char *sql)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		snprintf(s->err, sizeof s->err, "%s: %s", s->path, msg ? msg : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+		return map_rc(rc) ? map_rc(rc) : -EIO;
+	}
+	return 0;
+}
+
+static int schema_version(struct store *s, int *v)
+{
+	sqlite3_stmt *st;
+	*v = 0;
+	int rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading the schema version");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int migrate(struct store *s)
+{
+	int v, r = schema_version(s, &v);
+	if (r < 0)
+		return r;
+	if (v > STORE_SCHEMA_VERSION) {
+		snprintf(s->err, sizeof s->err, "%s: schema version %d is newer than this program's %d", s->path, v,
+			 STORE_SCHEMA_VERSION);
+		return -EPROTO;
+	}
+	for (; v < STORE_SCHEMA_VERSION; v++) {
+		if (s->readonly) {
+			snprintf(s->err, sizeof s->err, "%s: schema version %d, this program needs %d (open it once read-write)",
+				 s->path, v, STORE_SCHEMA_VERSION);
+			return -EPROTO;
+		}
+		char sql[64];
+		if ((r = exec_sql(s, "BEGIN IMMEDIATE")) < 0)
+			return r;
+		snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v + 1);
+		if ((r = exec_sql(s, migrations[v])) < 0 || (r = exec_sql(s, sql)) < 0) {
+			exec_sql(s, "ROLLBACK");
+			return r;
+		}
+		if ((r = exec_sql(s, "COMMIT")) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int store_open(const char *url, unsigned flags, struct store **out, char *err, size_t errlen)
+{
+	struct store *s = calloc(1, sizeof *s);
+	int r;
+	*out = NULL;
+	if (!s) {
+		snprintf(err, errlen, "%s: out of memory", url);
+		return -ENOMEM;
+	}
+	r = store_url_path(url, s->path, sizeof s->path);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", url,
+			 r == -EPROTONOSUPPORT ? "not a store this build reads (sqlite:PATH or a path)" : "no path");
+		free(s);
+		return r;
+	}
+	s->readonly = !!(flags & STORE_READONLY);
+	if (flags & STORE_CREATE) {
+		/* made 0600 before SQLite opens it: the store holds every user's paths */
+		int fd = open(s->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			r = -errno;
+			snprintf(err, errlen, "%s: cannot create the store: %s", s->path, strerror(errno));
+			free(s);
+			return r;
+		}
+		close(fd);
+	}
+	int oflags = (s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOFOLLOW |
+		     SQLITE_OPEN_NOMUTEX;
+	int rc = sqlite3_open_v2(s->path, &s->db, oflags, NULL);
+	if (rc != SQLITE_OK) {
+		r = map_rc(rc);
+		snprintf(err, errlen, "%s: cannot open the store: %s", s->path,
+			 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		store_close(s);
+		return r ? r : -EIO;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	if ((!s->readonly && ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 ||
+			      (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0)) ||
+	    (r = migrate(s)) < 0) {
+		snprintf(err, errlen, "%s", s->err);
+		store_close(s);
+		return r;
+	}
+	for (int i = 0; i < ST_NSTMT; i++) {
+		if (s->readonly && i != ST_JOB_FIND && i != ST_PROC_FIND && i != ST_FILE_FIND)
+			continue;
+		rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
+		if (rc != SQLITE_OK) {
+			r = fail(s, rc, "preparing a statement");
+			snprintf(err, errlen, "%s", s->err);
+			store_close(s);
+			return r;
+		}
+	}
+	*out = s;
+	return 0;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < ST_NSTMT; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close(s->db);
+	free(s);
+}
+
+int store_begin(struct store *s)
+{
+	return exec_sql(s, "BEGIN IMMEDIATE");
+}
+
+int store_commit(struct store *s)
+{
+	return exec_sql(s, "COMMIT");
+}
+
+void store_rollback(struct store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Binds ?1.. from a format: 'i' int64, 'u' uint64 (stored as int64: SQLite's integers are
+ * signed; counters never reach 2^63), 's' text (NULL as NULL), 'b' blob (pointer, size_t). */
+static void bind(sqlite3_stmt *st, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sqlite3_reset(st);
+	for (int i = 1; *fmt; fmt++, i++) {
+		switch (*fmt) {
+		case 'i':
+			sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+			break;
+		case 'u':
+			sqlite3_bind_int64(st, i, (int64_t)va_arg(ap, uint64_t));
+			break;
+		case 's': {
+			const char *t = va_arg(ap, const char *);
+			if (t)
+				sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
+			else
+				sqlite3_bind_null(st, i);
+			break;
+		}
+		case 'b': {
+			const void *p = va_arg(ap, const void *);
+			size_t n = va_arg(ap, size_t);
+			sqlite3_bind_blob64(st, i, p ? p : "", n, SQLITE_STATIC);
+			break;
+		}
+		}
+	}
+	va_end(ap);
+}
+
+/* Steps a statement that returns no row (or one id): 0, 1 when a row came, or -errno. */
+static int step(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc != SQLITE_DONE) {
+		int r = fail(s, rc, what);
+		sqlite3_reset(st);
+		return r;
+	}
+	return 0;
+}
+
+static int find_id(struct store *s, sqlite3_stmt *st, int64_t *id, const char *what)
+{
+	int r = step(s, st, what);
+	if (r == 1)
+		*id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return r;
+}
+
+static const char *nz(const char *t)
+{
+	return t ? t : "";
+}
+
+int store_job_put(struct store *s, struct store_job *j)
+{
+	int r;
+	bind(s->st[ST_JOB_FIND], "ssi", j->job, j->host, (int64_t)j->uid);
+	if ((r = find_id(s, s->st[ST_JOB_FIND], &j->key, "finding a job")) < 0)
+		return r;
+	if (r == 0) {
+		bind(s->st[ST_JOB_INSERT], "ssisssiiii", j->job, j->host, (int64_t)j->uid, nz(j->user), nz(j->exe),
+		     nz(j->jobdir), j->start_ms, j->end_ms, (int64_t)j->running, (int64_t)j->nprocs);
+		if ((r = step(s, s->st[ST_JOB_INSERT], "adding a job")) < 0)
+			return r;
+		j->key = sqlite3_last_insert_rowid(s->db);
+		return 0;
+	}
+	bind(s->st[ST_JOB_UPDATE], "iiiiiss", j->key, j->end_ms, (int64_t)j->running, (int64_t)j->nprocs, j->start_ms,
+	     nz(j->exe), nz(j->jobdir));
+	r = step(s, s->st[ST_JOB_UPDATE], "updating a job");
+	return r < 0 ? r : 0;
+}
+
+int store_proc_put(struct store *s, struct store_proc *p)
+{
+	int r;
+	if (!p->key) {
+		bind(s->st[ST_PROC_FIND], "sii", p->host, (int64_t)p->pid, (int64_t)p->start_ns);
+		if ((r = find_id(s, s->st[ST_PROC_FIND], &p->key, "finding a process")) < 0)
+			return r;
+	}
+	if (!p->key) {
+		bind(s->st[ST_PROC_INSERT], "isiiuuisssiiib", p->job_key, p->host, (int64_t)p->pid, (int64_t)p->rank,
+		     p->start_ns, p->start_ticks, (int64_t)p->uid, nz(p->exe), nz(p->live_path), nz(p->final_path),
+		     p->start_ms, p->end_ms, (int64_t)p->state, p->cursor, p->cursor_len);
+		if ((r = step(s, s->st[ST_PROC_INSERT], "adding a process")) < 0)
+			return r;
+		p->key = sqlite3_last_insert_rowid(s->db);
+		return 0;
+	}
+	bind(s->st[ST_PROC_UPDATE], "iiib", p->key, p->end_ms, (int64_t)p->state, p->cursor, p->cursor_len);
+	r = step(s, s->st[ST_PROC_UPDATE], "updating a process");
+	return r < 0 ? r : 0;
+}
+
+int store_file_key(struct store *s, const char *path, int64_t *key)
+{
+	int r;
+	bind(s->st[ST_FILE_FIND], "s", path);
+	if ((r = find_id(s, s->st[ST_FILE_FIND], key, "finding a file")) != 0)
+		return r < 0 ? r : 0;
+	bind(s->st[ST_FILE_INSERT], "s", path);
+	if ((r = step(s, s->st[ST_FILE_INSERT], "adding a file")) < 0)
+		return r;
+	*key = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+int store_interval_add(struct store *s, const struct store_interval *iv)
+{
+	bind(s->st[ST_INTERVAL], "iiiiiiiii", iv->t_ms, iv->dt_ms, iv->proc_key, iv->file_key, (int64_t)iv->layer,
+	     (int64_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns);
+	int r = step(s, s->st[ST_INTERVAL], "adding interval statistics");
+	if (r < 0)
+		return r;
+	int64_t d[STORE_NCATS] = {0};
+	d[iv->cat < STORE_NCATS ? iv->cat : STORE_CAT_META] = iv->bytes;
+	int64_t c[STORE_NCATS] = {0};
+	c[iv->cat < STORE_NCATS ? iv->cat : STORE_CAT_META] = iv->calls;
+	/* the job's running totals: only the user layers' data counts (the kernel layers repeat them) */
+	if (iv->layer > 2)
+		return 0;
+	bind(s->st[ST_JOB_TOTALS], "iiiiiii", iv->proc_key, d[0], d[1], d[2], c[0], c[1], c[2]);
+	r = step(s, s->st[ST_JOB_TOTALS], "adding to a job's totals");
+	return r < 0 ? r : 0;
+}
+
+/* A histogram as text: counts separated by commas, trailing zeros left out ("" when all are 0). */
+static void hist_text(char *buf, size_t len, const uint64_t *h)
+{
+	int last = -1;
+	size_t n = 0;
+	for (int b = 0; b < STORE_HIST; b++)
+		if (h[b])
+			last = b;
+	buf[0] = 0;
+	for (int b = 0; b <= last && n < len; b++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64, b ? "," : "", h[b]);
+}
+
+static void hist_parse(const char *t, uint64_t *h)
+{
+	memset(h, 0, STORE_HIST * sizeof *h);
+	for (int b = 0; t && *t && b < STORE_HIST; b++) {
+		char *end;
+		h[b] = strtoull(t, &end, 10);
+		if (*end != ',')
+			break;
+		t = end + 1;
+	}
+}
+
+int store_node_sec_add(struct store *s, const struct store_node_sec *ns)
+{
+	char rh[STORE_HIST * 21 + 1], wh[STORE_HIST * 21 + 1];
+	hist_text(rh, sizeof rh, ns->read_hist);
+	hist_text(wh, sizeof wh, ns->write_hist);
+	bind(s->st[ST_NODE_SEC], "iisiuuuuuss", ns->t_ms, ns->dt_ms, ns->host, (int64_t)ns->layer, ns->bytes_read,
+	     ns->bytes_written, ns->reads, ns->writes, ns->meta_ops, rh, wh);
+	int r = step(s, s->st[ST_NODE_SEC], "adding a node-second");
+	return r < 0 ? r : 0;
+}
+
+int store_device_add(struct store *s, const struct store_device_sample *d)
+{
+	bind(s->st[ST_DEVICE], "iissiiuuuuuuuuuuuuuu", d->t_ms, d->dt_ms, d->host, d->device, (int64_t)d->major,
+	     (int64_t)d->minor, d->reads, d->reads_merged, d->sectors_read, d->ms_reading, d->writes,
+	     d->writes_merged, d->sectors_written, d->ms_writing, d->in_flight, d->ms_io, d->ms_weighted,
+	     d->discards, d->sectors_discarded, d->flushes);
+	int r = step(s, s->st[ST_DEVICE], "adding a device sample");
+	return r < 0 ? r : 0;
+}
+
+/* A one-off statement: prepared, bound by bind()'s format, stepped to its end. */
+static int run_once(struct store *s, const char *sql, const char *what, const char *fmt, ...)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, what);
+	va_list ap;
+	va_start(ap, fmt);
+	for (int i = 1; *fmt; fmt++, i++) {
+		if (*fmt == 'i')
+			sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+		else if (*fmt == 's') {
+			const char *t = va_arg(ap, const char *);
+			if (t)
+				sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
+		}
+	}
+	va_end(ap);
+	int r;
+	while ((r = step(s, st, what)) == 1)
+		;
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json)
+{
+	return run_once(s, "UPDATE jobs SET report_text = ?2, report_json = ?3, report_ms = ?4 WHERE id = ?1",
+			"storing a job's report", "issi", job_key, text, json, (int64_t)time(NULL) * 1000);
+}
+
+int store_job_findings_put(struct store *s, int64_t job_key, const char *const *findings, size_t n)
+{
+	int r = run_once(s, "DELETE FROM findings WHERE job_id = ?1", "replacing a job's findings", "i", job_key);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = run_once(s, "INSERT INTO findings(job_id, seq, finding) VALUES(?1, ?2, ?3)", "storing a finding",
+			     "iis", job_key, (int64_t)i, findings[i]);
+	return r;
+}
+
+int store_job_sched_put(struct store *s, const struct store_job *j)
+{
+	return run_once(s,
+			"UPDATE jobs SET sched = ?2, sched_name = ?3, sched_state = ?4, sched_nodes = ?5, submit_ms = ?6,"
+			" sched_start_ms = ?7, sched_end_ms = ?8 WHERE id = ?1",
+			"storing a job's scheduler facts", "issssiii", j->key, j->sched, j->sched_name, j->sched_state,
+			j->sched_nodes, j->submit_ms, j->sched_start_ms, j->sched_end_ms);
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? (const char *)t : "";
+}
+
+static const char *col_text_or_null(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : col_text(st, i);
+}
+
+int store_proc_find(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,
+		    enum store_proc_state *state)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT id, state FROM processes WHERE host = ?1 AND pid = ?2 AND start_ns = ?3",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "finding a process");
+	sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, pid);
+	sqlite3_bind_int64(st, 3, (int64_t)start_ns);
+	int r = step(s, st, "finding a process");
+	if (r == 1) {
+		*key = sqlite3_column_int64(st, 0);
+		*state = (enum store_proc_state)sqlite3_column_int(st, 1);
+		r = 0;
+	} else if (r == 0) {
+		r = -ENOENT;
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_procs_open(struct store *s, const char *host, int (*fn)(const struct store_proc *p, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT id, job_id, host, pid, rank, start_ns, start_ticks, uid, exe, live_path,"
+				    " final_path, start_ms, end_ms, state, cursor FROM processes"
+				    " WHERE state = 0 AND host = ?1 ORDER BY id",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "listing open processes");
+	sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
+	int r;
+	while ((r = step(s, st, "listing open processes")) == 1) {
+		struct store_proc p = {
+			.key = sqlite3_column_int64(st, 0),
+			.job_key = sqlite3_column_int64(st, 1),
+			.host = col_text(st, 2),
+			.pid = sqlite3_column_int(st, 3),
+			.rank = sqlite3_column_int(st, 4),
+			.start_ns = (uint64_t)sqlite3_column_int64(st, 5),
+			.start_ticks = (uint64_t)sqlite3_column_int64(st, 6),
+			.uid = (uint32_t)sqlite3_column_int64(st, 7),
+			.exe = col_text(st, 8),
+			.live_path = col_text(st, 9),
+			.final_path = col_text(st, 10),
+			.start_ms = sqlite3_column_int64(st, 11),
+			.end_ms = sqlite3_column_int64(st, 12),
+			.state = (enum store_proc_state)sqlite3_column_int(st, 13),
+			.cursor = sqlite3_column_blob(st, 14),
+			.cursor_len = (size_t)sqlite3_column_bytes(st, 14),
+		};
+		if (fn(&p, ctx)) {
+			r = 0;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+#define JOB_COLS                                                                                           \
+	"id, job, host, uid, user, exe, jobdir, start_ms, end_ms, running, nprocs, sched, sched_name, sched_state," \
+	" sched_nodes, submit_ms, sched_start_ms, sched_end_ms, bytes_read, bytes_written, bytes_meta, reads,"   \
+	" writes, meta_ops"
+
+static void job_from_row(sqlite3_stmt *st, struct store_job *j)
+{
+	memset(j, 0, sizeof *j);
+	j->key = sqlite3_column_int64(st, 0);
+	j->job = col_text(st, 1);
+	j->host = col_text(st, 2);
+	j->uid = (uint32_t)sqlite3_column_int64(st, 3);
+	j->user = col_text(st, 4);
+	j->exe = col_text(st, 5);
+	j->jobdir = col_text(st, 6);
+	j->start_ms = sqlite3_column_int64(st, 7);
+	j->end_ms = sqlite3_column_int64(st, 8);
+	j->running = sqlite3_column_int(st, 9);
+	j->nprocs = (uint32_t)sqlite3_column_int64(st, 10);
+	j->sched = col_text_or_null(st, 11);
+	j->sched_name = col_text_or_null(st, 12);
+	j->sched_state = col_text_or_null(st, 13);
+	j->sched_nodes = col_text_or_null(st, 14);
+	j->submit_ms = sqlite3_column_int64(st, 15);
+	j->sched_start_ms = sqlite3_column_int64(st, 16);
+	j->sched_end_ms = sqlite3_column_int64(st, 17);
+	for (int c = 0; c < STORE_NCATS; c++) {
+		j->bytes[c] = (uint64_t)sqlite3_column_int64(st, 18 + c);
+		j->calls[c] = (uint64_t)sqlite3_column_int64(st, 21 + c);
+	}
+}
+
+int store_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(const struct store_job *j, void *ctx),
+	       void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT " JOB_COLS " FROM jobs WHERE (?1 < 0 OR uid = ?1) AND (?2 IS NULL OR user = ?2)"
+				    " AND (?3 = 0 OR end_ms = 0 OR end_ms >= ?3) AND (?4 = 0 OR running = 1)"
+				    " AND (?5 IS NULL OR job = ?5) AND (?7 = 0 OR id = ?7) ORDER BY start_ms, id LIMIT ?6",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "listing jobs");
+	sqlite3_bind_int64(st, 1, f->uid == STORE_ANY_UID ? -1 : (int64_t)f->uid);
+	if (f->user)
+		sqlite3_bind_text(st, 2, f->user, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, f->since_ms);
+	sqlite3_bind_int(st, 4, f->running_only);
+	if (f->job)
+		sqlite3_bind_text(st, 5, f->job, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, f->limit ? (int64_t)f->limit : -1);
+	sqlite3_bind_int64(st, 7, f->key);
+	int r;
+	while ((r = step(s, st, "listing jobs")) == 1) {
+		struct store_job j;
+		job_from_row(st, &j);
+		if (fn(&j, ctx)) {
+			r = 0;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_job_report(struct store *s, int64_t job_key, int json, char **out)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	int rc = sqlite3_prepare_v2(s->db, json ? "SELECT report_json FROM jobs WHERE id = ?1"
+						: "SELECT report_text FROM jobs WHERE id = ?1",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading a job's report");
+	sqlite3_bind_int64(st, 1, job_key);
+	int r = step(s, st, "reading a job's report");
+	if (r == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*out = strdup(col_text(st, 0));
+		r = *out ? 0 : -ENOMEM;
+	}
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
+}
+
+static int node_query(struct store *s, const char *sql, const struct store_node_filter *f, int64_t uid,
+		      int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading node-seconds");
+	if (f->host)
+		sqlite3_bind_text(st, 1, f->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, f->since_ms);
+	sqlite3_bind_int64(st, 3, f->until_ms);
+	sqlite3_bind_int64(st, 4, uid);
+	int r;
+	while ((r = step(s, st, "reading node-seconds")) == 1) {
+		struct store_node_sec ns = {
+			.t_ms = sqlite3_column_int64(st, 0),
+			.dt_ms = sqlite3_column_int64(st, 1),
+			.host = col_text(st, 2),
+			.layer = (unsigned)sqlite3_column_int(st, 3),
+			.bytes_read = (uint64_t)sqlite3_column_int64(st, 4),
+			.bytes_written = (uint64_t)sqlite3_column_int64(st, 5),
+			.reads = (uint64_t)sqlite3_column_int64(st, 6),
+			.writes = (uint64_t)sqlite3_column_int64(st, 7),
+			.meta_ops = (uint64_t)sqlite3_column_int64(st, 8),
+		};
+		hist_parse(col_text_or_null(st, 9), ns.read_hist);
+		hist_parse(col_text_or_null(st, 10), ns.write_hist);
+		if (fn(&ns, ctx)) {
+			r = 0;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_node_secs(struct store *s, const struct store_node_filter *f,
+		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
+{
+	return node_query(s,
+			  "SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist,"
+			  " write_hist FROM node_seconds WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2)"
+			  " AND (?3 = 0 OR t_ms < ?3) ORDER BY host, t_ms, layer",
+			  f, -1, fn, ctx);
+}
+
+int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
+		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
+{
+	return node_query(s,
+			  "SELECT i.t_ms, MAX(i.dt_ms), p.host, i.layer,"
+			  " SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"
+			  " SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"
+			  " SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END), NULL, NULL"
+			  " FROM intervals i JOIN processes p ON p.id = i.proc_id"
+			  " WHERE p.uid = ?4 AND (?1 IS NULL OR p.host = ?1) AND (?2 = 0 OR i.t_ms >= ?2)"
+			  " AND (?3 = 0 OR i.t_ms < ?3) GROUP BY p.host, i.t_ms, i.layer ORDER BY p.host, i.t_ms, i.layer",
+			  f, (int64_t)uid, fn, ctx);
+}
+
+int store_devices(struct store *s, const struct store_node_filter *f,
+		  int (*fn)(const struct store_device_sample *d, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT t_ms, dt_ms, host, device, major, minor, reads, reads_merged, sectors_read,"
+				    " ms_reading, writes, writes_merged, sectors_written, ms_writing, in_flight, ms_io,"
+				    " ms_weighted, discards, sectors_discarded, flushes FROM device_samples"
+				    " WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2) AND (?3 = 0 OR t_ms < ?3)"
+				    " ORDER BY host, t_ms, device",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading device samples");
+	if (f->host)
+		sqlite3_bind_text(st, 1, f->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, f->since_ms);
+	sqlite3_bind_int64(st, 3, f->until_ms);
+	int r;
+	while ((r = step(s, st, "reading device samples")) == 1) {
+		uint64_t v[14];
+		for (int i = 0; i < 14; i++)
+			v[i] = (uint64_t)sqlite3_column_int64(st, 6 + i);
+		struct store_device_sample d = {
+			.t_ms = sqlite3_column_int64(st, 0), .dt_ms = sqlite3_column_int64(st, 1),
+			.host = col_text(st, 2), .device = col_text(st, 3),
+			.major = (uint32_t)sqlite3_column_int64(st, 4), .minor = (uint32_t)sqlite3_column_int64(st, 5),
+			.reads = v[0], .reads_merged = v[1], .sectors_read = v[2], .ms_reading = v[3],
+			.writes = v[4], .writes_merged = v[5], .sectors_written = v[6], .ms_writing = v[7],
+			.in_flight = v[8], .ms_io = v[9], .ms_weighted = v[10], .discards = v[11],
+			.sectors_discarded = v[12], .flushes = v[13],
+		};
+		if (fn(&d, ctx)) {
+			r = 0;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_job_intervals(struct store *s, int64_t job_key, int (*fn)(const struct store_interval_row *r, void *ctx),
+			void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT i.t_ms, i.dt_ms, i.proc_id, i.file_id, i.layer, i.cat, i.bytes, i.calls, i.dur_ns,"
+				    " j.job, p.host, p.exe, f.path, p.pid, p.rank, p.uid FROM intervals i"
+				    " JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
+				    " JOIN files f ON f.id = i.file_id WHERE p.job_id = ?1 ORDER BY i.t_ms, i.proc_id, i.file_id,"
+				    " i.layer, i.cat",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading interval statistics");
+	sqlite3_bind_int64(st, 1, job_key);
+	int r;
+	while ((r = step(s, st, "reading interval statistics")) == 1) {
+		struct store_interval_row row = {
+			.iv = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			       sqlite3_column_int64(st, 3), (unsigned)sqlite3_column_int(st, 4),
+			       (unsigned)sqlite3_column_int(st, 5), sqlite3_column_int64(st, 6),
+			       sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8)},
+			.job = col_text(st, 9), .host = col_text(st, 10), .exe = col_text(st, 11),
+			.path = col_text(st, 12), .pid = sqlite3_column_int(st, 13), .rank = sqlite3_column_int(st, 14),
+			.uid = (uint32_t)sqlite3_column_int64(st, 15),
+		};
+		if (fn(&row, ctx)) {
+			r = 0;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store: where the node daemon keeps what it measured (jobs, processes, files, interval
+ * statistics, node-seconds, device samples, job profiles and findings) and where the query verbs
+ * (`iostrata jobs`, `job`, `node`) read it back. One interface, chosen by a URL: "sqlite:PATH" (or
+ * a bare path) is the embedded default (sqlite.c); the scale issue adds "postgresql://..." behind
+ * the same operations. docs/STORE.md describes the schema.
+ *
+ * The interface speaks in the daemon's terms, not SQL: a caller never builds a statement. Writes
+ * happen inside store_begin/store_commit, so one interval's rows and the cursors that say they
+ * were taken land together or not at all (a daemon killed mid-write repeats nothing). Access
+ * control is the caller's: queries take a uid filter (STORE_ANY_UID for an admin). Nothing here
+ * prints.
+ */
+#ifndef IOSTRATA_STORE_STORE_H
+#define IOSTRATA_STORE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_SCHEMA_VERSION 1
+#define STORE_ANY_UID UINT32_MAX
+
+struct store;
+
+/* Categories of interval statistics (seed 003): every call of a layer falls in one. */
+enum store_cat { STORE_CAT_READ = 0, STORE_CAT_WRITE = 1, STORE_CAT_META = 2, STORE_NCATS = 3 };
+const char *store_cat_name(unsigned cat);
+
+/* A job on this node: (job, host, uid) is its identity (a job id is what a log header says, and
+ * headers are written by users: one user cannot add to the job of another). */
+struct store_job {
+	int64_t key;          /* the store's row id (set by store_job_put) */
+	const char *job, *host;
+	uint32_t uid;
+	const char *user;     /* the uid's name when known */
+	const char *exe, *jobdir;
+	int64_t start_ms, end_ms; /* wall clock ms; end 0 while running */
+	int running;
+	uint32_t nprocs;
+	/* scheduler facts (Slurm ...), NULL/0 when unknown */
+	const char *sched, *sched_name, *sched_state, *sched_nodes;
+	int64_t submit_ms, sched_start_ms, sched_end_ms;
+	/* totals of its interval statistics (read, write, metadata: bytes, calls) */
+	uint64_t bytes[STORE_NCATS], calls[STORE_NCATS];
+};
+
+/* A process image (one log) of a job. */
+enum store_proc_state { STORE_PROC_LIVE = 0, STORE_PROC_ENDED = 1, STORE_PROC_KILLED = 2, STORE_PROC_LOST = 3 };
+struct store_proc {
+	int64_t key, job_key;
+	const char *host;
+	int32_t pid, rank;
+	uint64_t start_ns;    /* CLOCK_MONOTONIC start: with host and pid, the identity */
+	uint64_t start_ticks; /* /proc/PID/stat starttime */
+	uint32_t uid;
+	const char *exe, *live_path, *final_path;
+	int64_t start_ms, end_ms;
+	enum store_proc_state state;
+	const void *cursor;   /* the last cumulative counters taken (the daemon's encoding) */
+	size_t cursor_len;
+};
+
+/* One row of interval statistics: per interval and per (process, file, layer, category). */
+struct store_interval {
+	int64_t t_ms, dt_ms; /* the interval's end, wall clock ms, and its length */
+	int64_t proc_key, file_key;
+	unsigned layer, cat;
+	int64_t bytes, calls, dur_ns; /* deltas: the last interval of a log may correct a clock estimate */
+};
+
+#define STORE_HIST 32
+/* One node-second (or node-interval) per layer. */
+struct store_node_sec {
+	int64_t t_ms, dt_ms;
+	const char *host;
+	unsigned layer;
+	uint64_t bytes_read, bytes_written, reads, writes, meta_ops;
+	uint64_t read_hist[STORE_HIST], write_hist[STORE_HIST]; /* request sizes, log2 buckets */
+};
+
+/* One device's /proc/diskstats deltas over an interval. */
+struct store_device_sample {
+	int64_t t_ms, dt_ms;
+	const char *host, *device;
+	uint32_t major, minor;
+	uint64_t reads, reads_merged, sectors_read, ms_reading;
+	uint64_t writes, writes_merged, sectors_written, ms_writing;
+	uint64_t in_flight, ms_io, ms_weighted;
+	uint64_t discards, sectors_discarded, flushes;
+};
+
+/* Opens (creating and migrating it when asked) the store at url. flags: STORE_CREATE makes the
+ * file (mode 0600) and its schema; STORE_READONLY opens for queries only. 0, or -errno with one
+ * line in err naming the store and what is wrong (-EPROTO: a schema newer than this program). */
+enum { STORE_CREATE = 1, STORE_READONLY = 2 };
+int store_open(const char *url, unsigned flags, struct store **out, char *err, size_t errlen);
+void store_close(struct store *s);
+/* The last error's text (one line), for any failed call below. */
+const char *store_error(const struct store *s);
+
+int store_begin(struct store *s);
+int store_commit(struct store *s);
+void store_rollback(struct store *s);
+
+/* Writes (inside begin/commit). Each returns 0 or a negative errno (-ENOSPC: disk full,
+ * -EROFS/-EACCES: unwritable, -EIO other). */
+int store_job_put(struct store *s, struct store_job *j);       /* insert or update by (job, host, uid) */
+int store_proc_put(struct store *s, struct store_proc *p);     /* insert or update by (host, pid, start_ns) */
+int store_file_key(struct store *s, const char *path, int64_t *key);
+int store_interval_add(struct store *s, const struct store_interval *iv);
+int store_node_sec_add(struct store *s, const struct store_node_sec *ns);
+int store_device_add(struct store *s, const struct store_device_sample *d);
+/* The job's report, rendered by the job pipeline at its end (text and JSON), and its findings as
+ * JSON objects (one per finding, the report's "findings" entries). */
+int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json);
+int store_job_findings_put(struct store *s, int64_t job_key, const char *const *findings, size_t n);
+int store_job_sched_put(struct store *s, const struct store_job *j); /* the sched* fields */
+
+/* Reads. Each calls fn per row; fn returning non-zero stops. 0 or a negative errno. The
+ * struct's strings live until fn returns. */
+/* The stored state of a process by identity: 0 with *key and *state, -ENOENT, or -errno. */
+int store_proc_find(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,
+		    enum store_proc_state *state);
+int store_procs_open(struct store *s, const char *host, int (*fn)(const struct store_proc *p, void *ctx), void *ctx);
+
+struct store_job_filter {
+	uint32_t uid;       /* STORE_ANY_UID: every user's */
+	const char *user;   /* NULL: any */
+	int64_t since_ms;   /* jobs that ran at or after this; 0: any */
+	int running_only;
+	const char *job;    /* one job id; NULL: any */
+	int64_t key;        /* one job by its row id; 0: any */
+	size_t limit;       /* 0: no limit */
+};
+int store_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(const struct store_job *j, void *ctx),
+	       void *ctx);
+/* The stored report of a job (text or JSON); *out malloc'd, NULL when none was stored yet. */
+int store_job_report(struct store *s, int64_t job_key, int json, char **out);
+
+struct store_node_filter {
+	const char *host;  /* NULL: every host */
+	int64_t since_ms, until_ms; /* 0: unbounded */
+};
+int store_node_secs(struct store *s, const struct store_node_filter *f,
+		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
+int store_devices(struct store *s, const struct store_node_filter *f,
+		  int (*fn)(const struct store_device_sample *d, void *ctx), void *ctx);
+/* A user's own node-seconds: the sum of their processes' interval statistics per interval and
+ * layer (no size distribution: that lives in the node's records). */
+int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
+		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
+/* Interval statistics of one job, for tests and exports: fn gets the row and its process/file. */
+struct store_interval_row {
+	struct store_interval iv;
+	const char *job, *host, *exe, *path;
+	int32_t pid, rank;
+	uint32_t uid;
+};
+int store_job_intervals(struct store *s, int64_t job_key, int (*fn)(const struct store_interval_row *r, void *ctx),
+			void *ctx);
+
+/* Retention: raw interval statistics and node-seconds older than before_ms are rolled up into
+ * per-minute rows and, first, written to a compressed archive file in archive_dir (NULL: no
+ * archive); *moved counts the raw rows removed. */
+int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, uint64_t *moved);
+
+/* Parse a URL: "sqlite:PATH" or a path. 0 and the path into buf, or -EINVAL/-EPROTONOSUPPORT. */
+int store_url_path(const char *url, char *buf, size_t len);
+
+#endif

@@ -134,7 +134,7 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
 	return -1;
 }
 
-#define REC_VALUES (3 + DMN_NV + 2 * LOG_HIST_BUCKETS)
+#define REC_VALUES (2 + DMN_NV + 2 * LOG_HIST_BUCKETS) /* varints per record, 1 byte or more each */
 
 void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len)
 {

@@ -637,7 +637,7 @@ static void take_final_file(struct dmn *d, struct dmn_job *j, const char *path)
 			p->seen = 1;
 			if (!p->final_path || take_log(d, p, &lf) < 0)
 				dmn_say("out of memory taking %s", path);
-			p->next_state = STORE_PROC_ENDED;
+			p->next_state = h->flags & LOG_F_CRASHED ? STORE_PROC_KILLED : STORE_PROC_ENDED;
 			p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
 		}
 	}
@@ -689,7 +689,8 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 		if (lf.hdr.pid == p->pid && lf.hdr.start_ns == p->start_ns) {
 			if (take_log(d, p, &lf) < 0)
 				dmn_say("out of memory taking %s", p->final_path);
-			p->next_state = STORE_PROC_ENDED;
+			/* recovered by `iostrata recover` (or run) after it was killed */
+			p->next_state = lf.hdr.flags & LOG_F_CRASHED ? STORE_PROC_KILLED : STORE_PROC_ENDED;
 			p->end_ms = log_wall_ms(&lf.hdr, lf.hdr.end_ns ? lf.hdr.end_ns : log_file_last_ns(&lf));
 		} else {
 			r = -EINVAL;
@@ -1030,6 +1031,9 @@ static int store_interval(struct dmn *d, int64_t now)
 		r = put_job(d, d->jobs[i], now);
 	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
 		struct dmn_proc *p = d->procs[i];
+		/* an image that counted nothing (a forked child before its exec) is not stored */
+		if (!p->key && dmn_cursor_zero(p->has_next ? &p->next : &p->cur))
+			continue;
 		if (p->has_next || p->next_state != p->state || !p->key)
 			r = put_proc(d, p);
 	}

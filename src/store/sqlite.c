@@ -645,8 +645,10 @@ int store_procs_open(struct store *s, const char *host, int (*fn)(const struct s
 	return r;
 }
 
+/* nprocs: the process images stored (a forked child that exec'd before any counted call is not one) */
 #define JOB_COLS                                                                                           \
-	"id, job, host, uid, user, exe, jobdir, start_ms, end_ms, running, nprocs, sched, sched_name, sched_state," \
+	"id, job, host, uid, user, exe, jobdir, start_ms, end_ms, running,"                                    \
+	" (SELECT count(*) FROM processes p WHERE p.job_id = jobs.id), sched, sched_name, sched_state," \
 	" sched_nodes, submit_ms, sched_start_ms, sched_end_ms, bytes_read, bytes_written, bytes_meta, reads,"   \
 	" writes, meta_ops"
 

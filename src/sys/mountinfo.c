@@ -29,32 +29,13 @@ static char *next_field(char **cur)
 	return p;
 }
 
-/* Decodes the kernel's \ooo escapes in place; returns the decoded length. Only what the kernel
- * writes is decoded, three octal digits of a byte 1..255: "\0", "\400" or "\000" stay as they
- * are, since a NUL inside a path would cut it. */
-static size_t decode_octal(char *s)
-{
-	char *o = s, *start = s;
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-		    s[3] <= '7' && (s[1] != '0' || s[2] != '0' || s[3] != '0')) {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = 0;
-	return (size_t)(o - start);
-}
-
 /* A required path field: present, not empty, decoded, within SYS_MOUNT_PATH_MAX. */
 static int path_field(char **cur, const char **out)
 {
 	char *f = next_field(cur);
 	if (!f || !*f)
 		return -EINVAL;
-	if (decode_octal(f) >= SYS_MOUNT_PATH_MAX)
+	if (sys_text_decode_octal(f) >= SYS_MOUNT_PATH_MAX)
 		return -ENAMETOOLONG;
 	*out = f;
 	return 0;

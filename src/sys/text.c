@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading a /proc or /sys file whole, with a bound (text.h).
+ * Reading a /proc or /sys file whole, with a bound, and the in-place cuts the parsers of src/sys
+ * share (text.h).
  */
 #include "sys/text.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 int sys_text_read(FILE *f, size_t max, char **buf, size_t *len)
 {
@@ -58,4 +60,47 @@ int sys_text_load(const char *path, size_t max, char **buf, size_t *len)
 	int r = sys_text_read(f, max, buf, len);
 	fclose(f);
 	return r;
+}
+
+size_t sys_text_decode_octal(char *s)
+{
+	char *o = s, *start = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7' && (s[1] != '0' || s[2] != '0' || s[3] != '0')) {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = 0;
+	return (size_t)(o - start);
+}
+
+int sys_text_split_blanks(char *s, char **f, int max)
+{
+	int n = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			return n;
+		if (n == max)
+			return -1;
+		f[n++] = s;
+		while (*s && *s != ' ' && *s != '\t')
+			s++;
+		if (*s)
+			*s++ = 0;
+	}
+}
+
+int sys_text_copy_name(char *dst, size_t cap, const char *src, size_t n)
+{
+	if (n == 0 || n >= cap || memchr(src, 0, n))
+		return -1;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+	return 0;
 }

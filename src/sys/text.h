@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading a /proc or /sys file whole, with a bound: the parsers of src/sys take a buffer, and
- * these fill one. /proc files report size 0 and are made as they are read, so the text is read
- * to its end in chunks; a file that grows past the caller's bound is refused, not cut, since a
- * cut table would look complete. No parsing here.
+ * The text helpers the parsers of src/sys share. Reading a /proc or /sys file whole, with a
+ * bound: the parsers take a buffer, and these fill one. /proc files report size 0 and are made
+ * as they are read, so the text is read to its end in chunks; a file that grows past the
+ * caller's bound is refused, not cut, since a cut table would look complete. And the small
+ * in-place cuts more than one parser makes: the kernel's \ooo escapes, fields split at blanks, a
+ * bounded copy of a name. No file format is known here: each parser keeps its own.
  */
 #ifndef IOSTRATA_SYS_TEXT_H
 #define IOSTRATA_SYS_TEXT_H
@@ -17,5 +19,19 @@ int sys_text_read(FILE *f, size_t max, char **buf, size_t *len);
 
 /* The same for the file at path: also -errno of the open. */
 int sys_text_load(const char *path, size_t max, char **buf, size_t *len);
+
+/* Decodes the kernel's \ooo escapes of s in place (the " \t\n\\" that seq_escape writes so in
+ * the paths and names of mountinfo and mountstats); returns the decoded length. Only what the
+ * kernel writes is decoded, three octal digits of a byte 1..255: "\0", "\400" or "\000" stay
+ * as they are, since a NUL inside a path would cut it. */
+size_t sys_text_decode_octal(char *s);
+
+/* Splits s (NUL-terminated) at runs of blanks (space, tab) into at most max fields f[], each
+ * cut with a NUL: their count, or -1 when there are more than max. */
+int sys_text_split_blanks(char *s, char **f, int max);
+
+/* Copies the name src[0..n) into dst with its NUL: 0, or -1 (dst untouched) when it is empty,
+ * holds a NUL, or needs more than cap bytes with the NUL. */
+int sys_text_copy_name(char *dst, size_t cap, const char *src, size_t n);
 
 #endif

@@ -141,6 +141,8 @@ $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h bench/ckpt_mix.h
 
 # test_agg_shm drives the aggregation ring directly: it links the ring's objects too
 $(B)/tests/unit/test_agg_shm: $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
+# test_cursor: the daemon's cursors and their stored form
+$(B)/tests/unit/test_cursor: $(B)/obj/cli/daemon/cursor.o
 # test_unseen: the kernel log's unseen-request accounting, which needs no libbpf
 $(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
@@ -240,17 +242,27 @@ INST_BIN := $(DESTDIR)$(PREFIX)/bin
 INST_LIB := $(DESTDIR)$(PREFIX)/lib/iostrata
 INST_MAN := $(DESTDIR)$(MANDIR)/man1
 INST_COMP := $(DESTDIR)$(BASHCOMPDIR)
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+INST_UNIT := $(DESTDIR)$(UNITDIR)
+INST_CONF := $(DESTDIR)$(SYSCONFDIR)/iostrata
 install: all
-	install -d $(INST_BIN) $(INST_LIB) $(INST_MAN) $(INST_COMP)
+	install -d $(INST_BIN) $(INST_LIB) $(INST_MAN) $(INST_COMP) $(INST_UNIT) $(INST_CONF)
 	install -m 0755 $(B)/iostrata $(INST_BIN)/iostrata
+	install -m 0755 $(B)/iostratad $(INST_BIN)/iostratad
+	sed 's|@BINDIR@|$(PREFIX)/bin|' scripts/systemd/iostratad.service > $(INST_UNIT)/iostratad.service
+	chmod 0644 $(INST_UNIT)/iostratad.service
+	[ -e $(INST_CONF)/iostratad.conf ] || install -m 0644 scripts/iostratad.conf $(INST_CONF)/iostratad.conf
 	install -m 0644 $(B)/libiostrata.so $(INST_LIB)/libiostrata.so
 	install -m 0644 $(MAN_PAGES) $(INST_MAN)/
 	install -m 0644 scripts/completion/iostrata.bash $(INST_COMP)/iostrata
 
 uninstall:
-	rm -f $(INST_BIN)/iostrata $(INST_LIB)/libiostrata.so $(INST_COMP)/iostrata \
+	rm -f $(INST_BIN)/iostrata $(INST_BIN)/iostratad $(INST_UNIT)/iostratad.service $(INST_LIB)/libiostrata.so $(INST_COMP)/iostrata \
 		$(addprefix $(INST_MAN)/,$(notdir $(MAN_PAGES)))
-	rmdir $(INST_LIB) 2>/dev/null || true
+	# the configuration goes only when nobody changed it
+	if cmp -s scripts/iostratad.conf $(INST_CONF)/iostratad.conf; then rm -f $(INST_CONF)/iostratad.conf; fi
+	rmdir $(INST_LIB) $(INST_CONF) 2>/dev/null || true
 
 fuzz: all
 	$(Q)tests/fuzz/build-and-run $(FUZZ_SECONDS)

@@ -9,13 +9,16 @@ source "$(dirname "$0")/../lib.sh"
 T=$(realpath "$T")
 BUILD=${IOSTRATA_BUILD:-build}
 # install what the tests run against, never rebuild it (a sanitizer build needs its flags)
-MK=(make -s -C "$ROOT" B="$BUILD" -o "$BUILD/iostrata" -o "$BUILD/libiostrata.so")
+MK=(make -s -C "$ROOT" B="$BUILD" -o "$BUILD/iostrata" -o "$BUILD/iostratad" -o "$BUILD/libiostrata.so")
 P="$T/prefix"
 
 PAGES=$(cd "$ROOT/docs/man" && ls *.1)
-expected() { # PREFIX: the files make install puts there
+expected() { # PREFIX [ETC]: the files make install puts there (the configuration in ETC, else PREFIX/etc)
 	{
 		echo "$1/bin/iostrata"
+		echo "$1/bin/iostratad"
+		echo "$1/lib/systemd/system/iostratad.service"
+		echo "${2:-$1/etc}/iostrata/iostratad.conf"
 		echo "$1/lib/iostrata/libiostrata.so"
 		echo "$1/share/bash-completion/completions/iostrata"
 		for p in $PAGES; do echo "$1/share/man/man1/$p"; done
@@ -105,7 +108,7 @@ eq "make uninstall PREFIX: exit 0, no file left, no lib/iostrata" "0 0 0" \
 	"$? $(find "$P" -type f -o -type l | wc -l) $(ls -d "$P/lib/iostrata" 2>/dev/null | wc -l)"
 
 "${MK[@]}" install DESTDIR="$T/stage" PREFIX=/usr >"$T/inst.out" 2>&1
-eq "make install DESTDIR=STAGE PREFIX=/usr: exactly the files, under STAGE" "0 $(expected "$T/stage/usr" | xargs)" \
+eq "make install DESTDIR=STAGE PREFIX=/usr: exactly the files, under STAGE" "0 $(expected "$T/stage/usr" "$T/stage/etc" | xargs)" \
 	"$? $(find "$T/stage" -type f | sort | xargs)"
 "${MK[@]}" uninstall DESTDIR="$T/stage" PREFIX=/usr >"$T/uninst.out" 2>&1
 eq "make uninstall DESTDIR=STAGE PREFIX=/usr: nothing left" "0 0" "$? $(find "$T/stage" -type f | wc -l)"

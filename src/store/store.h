@@ -160,11 +160,6 @@ struct store_interval_row {
 int store_job_intervals(struct store *s, int64_t job_key, int (*fn)(const struct store_interval_row *r, void *ctx),
 			void *ctx);
 
-/* Retention: raw interval statistics and node-seconds older than before_ms are rolled up into
- * per-minute rows and, first, written to a compressed archive file in archive_dir (NULL: no
- * archive); *moved counts the raw rows removed. */
-int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, uint64_t *moved);
-
 /* Parse a URL: "sqlite:PATH" or a path. 0 and the path into buf, or -EINVAL/-EPROTONOSUPPORT. */
 int store_url_path(const char *url, char *buf, size_t len);
 

@@ -61,50 +61,46 @@ void sys_diskstats_free(struct sys_diskstats *s)
 	*s = (struct sys_diskstats){0};
 }
 
+struct diskstats_walk {
+	struct sys_diskstats *out;
+	size_t cap;
+};
+
+static int disk_line(char *line, size_t len, void *ctx)
+{
+	struct diskstats_walk *w = ctx;
+	struct sys_diskstat d;
+	if (sys_diskstats_parse_line(line, len, &d) < 0) {
+		w->out->skipped++;
+		return 0;
+	}
+	struct sys_diskstat *v = sys_text_grow(w->out->v, &w->cap, w->out->n, sizeof *v, 32);
+	if (!v)
+		return -ENOMEM;
+	w->out->v = v;
+	v[w->out->n++] = d;
+	return 0;
+}
+
+/* The table of buf[0..len), or of all f holds when f is not NULL. */
+static int parse(FILE *f, const char *buf, size_t len, struct sys_diskstats *out)
+{
+	struct diskstats_walk w = {.out = out};
+	*out = (struct sys_diskstats){0};
+	int r = sys_text_lines(f, buf, len, SYS_DISKSTATS_MAX, NULL, disk_line, &w, &out->skipped);
+	if (r < 0)
+		sys_diskstats_free(out);
+	return r;
+}
+
 int sys_diskstats_parse(const char *buf, size_t len, struct sys_diskstats *out)
 {
-	size_t cap = 0;
-	*out = (struct sys_diskstats){0};
-	if (len > SYS_DISKSTATS_MAX)
-		return -EFBIG;
-	for (const char *line = buf, *end = buf + len; line < end;) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		if (!nl) {
-			out->skipped++; /* the last line, cut short */
-			break;
-		}
-		struct sys_diskstat d;
-		if (sys_diskstats_parse_line(line, (size_t)(nl - line), &d) < 0) {
-			out->skipped++;
-		} else {
-			if (out->n == cap) {
-				size_t ncap = cap ? 2 * cap : 32;
-				struct sys_diskstat *v = realloc(out->v, ncap * sizeof *v);
-				if (!v) {
-					sys_diskstats_free(out);
-					return -ENOMEM;
-				}
-				out->v = v;
-				cap = ncap;
-			}
-			out->v[out->n++] = d;
-		}
-		line = nl + 1;
-	}
-	return 0;
+	return parse(NULL, buf, len, out);
 }
 
 int sys_diskstats_read(FILE *f, struct sys_diskstats *out)
 {
-	char *buf;
-	size_t len;
-	*out = (struct sys_diskstats){0};
-	int r = sys_text_read(f, SYS_DISKSTATS_MAX, &buf, &len);
-	if (r < 0)
-		return r;
-	r = sys_diskstats_parse(buf, len, out);
-	free(buf);
-	return r;
+	return parse(f, NULL, 0, out);
 }
 
 int sys_diskstats_load(const char *path, struct sys_diskstats *out)

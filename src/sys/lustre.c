@@ -56,33 +56,6 @@ static int parse_header(char **f, int n, struct sys_lustre_header *h)
 	return 0;
 }
 
-/* Calls fn on each complete line of buf[0..len), cut with a NUL in a private copy; a line
- * holding a NUL and the cut-short last line count in *skipped. */
-static int each_line(const char *buf, size_t len, size_t *skipped, int (*fn)(char *line, void *ctx), void *ctx)
-{
-	char *text = malloc(len + 1);
-	int r = 0;
-	if (!text)
-		return -ENOMEM;
-	memcpy(text, buf, len);
-	text[len] = 0;
-	for (char *line = text, *end = text + len; line < end;) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		if (!nl) {
-			(*skipped)++;
-			break;
-		}
-		*nl = 0;
-		if (memchr(line, 0, (size_t)(nl - line)))
-			(*skipped)++;
-		else if ((r = fn(line, ctx)) < 0)
-			break;
-		line = nl + 1;
-	}
-	free(text);
-	return r;
-}
-
 /* stats */
 
 struct stats_parser {
@@ -122,7 +95,7 @@ static int parse_stat(char **f, int n, struct sys_lustre_stat *st)
 	return 0;
 }
 
-static int stats_line(char *line, void *ctx)
+static int stats_line(char *line, size_t len, void *ctx)
 {
 	struct stats_parser *ps = ctx;
 	struct sys_lustre_stats *out = ps->out;
@@ -130,6 +103,7 @@ static int stats_line(char *line, void *ctx)
 	struct sys_lustre_stat st;
 	int n = sys_text_split_blanks(line, f, MAX_FIELDS), h;
 
+	(void)len;
 	if (n <= 0) {
 		out->skipped++;
 		return 0;
@@ -143,15 +117,11 @@ static int stats_line(char *line, void *ctx)
 		out->skipped++;
 		return 0;
 	}
-	if (out->n == ps->cap) {
-		size_t ncap = ps->cap ? 2 * ps->cap : 32;
-		struct sys_lustre_stat *v = realloc(out->v, ncap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		out->v = v;
-		ps->cap = ncap;
-	}
-	out->v[out->n++] = st;
+	struct sys_lustre_stat *v = sys_text_grow(out->v, &ps->cap, out->n, sizeof *v, 32);
+	if (!v)
+		return -ENOMEM;
+	out->v = v;
+	v[out->n++] = st;
 	return 0;
 }
 
@@ -161,16 +131,20 @@ void sys_lustre_stats_free(struct sys_lustre_stats *s)
 	*s = (struct sys_lustre_stats){0};
 }
 
-int sys_lustre_stats_parse(const char *buf, size_t len, struct sys_lustre_stats *out)
+/* The stats of buf[0..len), or of all f holds when f is not NULL. */
+static int parse_stats(FILE *f, const char *buf, size_t len, struct sys_lustre_stats *out)
 {
 	struct stats_parser ps = {.out = out};
 	*out = (struct sys_lustre_stats){0};
-	if (len > SYS_LUSTRE_TEXT_MAX)
-		return -EFBIG;
-	int r = each_line(buf, len, &out->skipped, stats_line, &ps);
+	int r = sys_text_lines(f, buf, len, SYS_LUSTRE_TEXT_MAX, NULL, stats_line, &ps, &out->skipped);
 	if (r < 0)
 		sys_lustre_stats_free(out);
 	return r;
+}
+
+int sys_lustre_stats_parse(const char *buf, size_t len, struct sys_lustre_stats *out)
+{
+	return parse_stats(NULL, buf, len, out);
 }
 
 /* rpc_stats */
@@ -315,7 +289,7 @@ static int parse_scalar(const char *line, struct sys_lustre_rpc_stats *out)
 	return 0;
 }
 
-static int rpc_line(char *line, void *ctx)
+static int rpc_line(char *line, size_t len, void *ctx)
 {
 	struct rpc_parser *ps = ctx;
 	struct sys_lustre_rpc_stats *out = ps->out;
@@ -328,7 +302,6 @@ static int rpc_line(char *line, void *ctx)
 		return 0;
 	}
 	/* the scalar parser wants the line whole: keep it before the split cuts it */
-	size_t len = strlen(line);
 	int tab = line[0] == '\t';
 	if (len < sizeof copy)
 		memcpy(copy, line, len + 1);
@@ -363,13 +336,12 @@ void sys_lustre_rpc_stats_free(struct sys_lustre_rpc_stats *s)
 	*s = (struct sys_lustre_rpc_stats){0};
 }
 
-int sys_lustre_rpc_stats_parse(const char *buf, size_t len, struct sys_lustre_rpc_stats *out)
+/* The rpc_stats of buf[0..len), or of all f holds when f is not NULL. */
+static int parse_rpc_stats(FILE *f, const char *buf, size_t len, struct sys_lustre_rpc_stats *out)
 {
 	struct rpc_parser ps = {.out = out};
 	*out = (struct sys_lustre_rpc_stats){0};
-	if (len > SYS_LUSTRE_TEXT_MAX)
-		return -EFBIG;
-	int r = each_line(buf, len, &out->skipped, rpc_line, &ps);
+	int r = sys_text_lines(f, buf, len, SYS_LUSTRE_TEXT_MAX, NULL, rpc_line, &ps, &out->skipped);
 	if (r < 0) {
 		sys_lustre_rpc_stats_free(out);
 		return r;
@@ -378,32 +350,21 @@ int sys_lustre_rpc_stats_parse(const char *buf, size_t len, struct sys_lustre_rp
 	return 0;
 }
 
+int sys_lustre_rpc_stats_parse(const char *buf, size_t len, struct sys_lustre_rpc_stats *out)
+{
+	return parse_rpc_stats(NULL, buf, len, out);
+}
+
 /* Reading */
 
 int sys_lustre_stats_read(FILE *f, struct sys_lustre_stats *out)
 {
-	char *buf;
-	size_t len;
-	*out = (struct sys_lustre_stats){0};
-	int r = sys_text_read(f, SYS_LUSTRE_TEXT_MAX, &buf, &len);
-	if (r < 0)
-		return r;
-	r = sys_lustre_stats_parse(buf, len, out);
-	free(buf);
-	return r;
+	return parse_stats(f, NULL, 0, out);
 }
 
 int sys_lustre_rpc_stats_read(FILE *f, struct sys_lustre_rpc_stats *out)
 {
-	char *buf;
-	size_t len;
-	*out = (struct sys_lustre_rpc_stats){0};
-	int r = sys_text_read(f, SYS_LUSTRE_TEXT_MAX, &buf, &len);
-	if (r < 0)
-		return r;
-	r = sys_lustre_rpc_stats_parse(buf, len, out);
-	free(buf);
-	return r;
+	return parse_rpc_stats(f, NULL, 0, out);
 }
 
 /* The file at path, its last component not a symbolic link, as a stream. */
@@ -507,14 +468,10 @@ static int list_dir(int dfd, char ***names, size_t *skipped)
 			(*skipped)++;
 			continue;
 		}
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 16;
-			char **nv = realloc(v, ncap * sizeof *nv);
-			if (!nv)
-				goto nomem;
-			v = nv;
-			cap = ncap;
-		}
+		char **nv = sys_text_grow(v, &cap, n, sizeof *nv, 16);
+		if (!nv)
+			goto nomem;
+		v = nv;
 		if (!(v[n] = strdup(e->d_name)))
 			goto nomem;
 		n++;

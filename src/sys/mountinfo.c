@@ -114,57 +114,47 @@ void sys_mounts_free(struct sys_mounts *m)
 	*m = (struct sys_mounts){0};
 }
 
+struct mounts_walk {
+	struct sys_mounts *out;
+	size_t cap;
+};
+
+static int mount_line(char *line, size_t len, void *ctx)
+{
+	struct mounts_walk *w = ctx;
+	struct sys_mount m;
+	(void)len;
+	if (sys_mountinfo_parse_line(line, &m) < 0) {
+		w->out->skipped++;
+		return 0;
+	}
+	struct sys_mount *v = sys_text_grow(w->out->v, &w->cap, w->out->n, sizeof *v, 64);
+	if (!v)
+		return -ENOMEM;
+	w->out->v = v;
+	v[w->out->n++] = m;
+	return 0;
+}
+
+/* The table of buf[0..len), or of all f holds when f is not NULL. */
+static int parse(FILE *f, const char *buf, size_t len, struct sys_mounts *out)
+{
+	struct mounts_walk w = {.out = out};
+	*out = (struct sys_mounts){0};
+	int r = sys_text_lines(f, buf, len, SYS_MOUNTINFO_MAX, &out->text, mount_line, &w, &out->skipped);
+	if (r < 0)
+		sys_mounts_free(out);
+	return r;
+}
+
 int sys_mountinfo_parse(const char *buf, size_t len, struct sys_mounts *out)
 {
-	size_t cap = 0;
-	*out = (struct sys_mounts){0};
-	if (len > SYS_MOUNTINFO_MAX)
-		return -EFBIG;
-	out->text = malloc(len + 1);
-	if (!out->text)
-		return -ENOMEM;
-	memcpy(out->text, buf, len);
-	out->text[len] = 0;
-	for (char *line = out->text, *end = out->text + len; line < end;) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		if (!nl) {
-			out->skipped++; /* the last line, cut short */
-			break;
-		}
-		*nl = 0;
-		struct sys_mount m;
-		/* a NUL inside the line would hide the rest of it from the parser */
-		if (memchr(line, 0, (size_t)(nl - line)) || sys_mountinfo_parse_line(line, &m) < 0) {
-			out->skipped++;
-		} else {
-			if (out->n == cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				struct sys_mount *v = realloc(out->v, ncap * sizeof *v);
-				if (!v) {
-					sys_mounts_free(out);
-					return -ENOMEM;
-				}
-				out->v = v;
-				cap = ncap;
-			}
-			out->v[out->n++] = m;
-		}
-		line = nl + 1;
-	}
-	return 0;
+	return parse(NULL, buf, len, out);
 }
 
 int sys_mountinfo_read(FILE *f, struct sys_mounts *out)
 {
-	char *buf;
-	size_t len;
-	*out = (struct sys_mounts){0};
-	int r = sys_text_read(f, SYS_MOUNTINFO_MAX, &buf, &len);
-	if (r < 0)
-		return r;
-	r = sys_mountinfo_parse(buf, len, out);
-	free(buf);
-	return r;
+	return parse(f, NULL, 0, out);
 }
 
 int sys_mountinfo_load(const char *path, struct sys_mounts *out)

@@ -56,19 +56,6 @@ struct parser {
 	struct pending p;
 };
 
-/* Room for element n of the array v of *cap elements of size bytes: v itself, or v moved to a
- * larger block, or NULL (v is then unchanged and still owned by the caller). */
-static void *grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
-{
-	if (n < *cap)
-		return v;
-	size_t ncap = *cap ? 2 * *cap : first;
-	void *nv = realloc(v, ncap * size);
-	if (nv)
-		*cap = ncap;
-	return nv;
-}
-
 /* Ends the block being read: an NFS mount whose block was complete is kept. */
 static int close_block(struct parser *ps, int complete)
 {
@@ -79,7 +66,7 @@ static int close_block(struct parser *ps, int complete)
 			ps->nxprt = p->xprt0;
 			ps->out->dropped++;
 		} else {
-			struct sys_nfs_mount *v = grow(ps->out->v, &ps->cap, ps->out->n, sizeof *v, 16);
+			struct sys_nfs_mount *v = sys_text_grow(ps->out->v, &ps->cap, ps->out->n, sizeof *v, 16);
 			if (!v)
 				return -ENOMEM;
 			ps->out->v = v;
@@ -248,7 +235,7 @@ static int parse_stat_line(struct parser *ps, char *s)
 		struct sys_nfs_xprt x;
 		if (ps->nxprt - p->xprt0 >= SYS_NFS_XPRTS_MAX || parse_xprt(s + 6, &x) < 0)
 			return -1;
-		struct sys_nfs_xprt *v = grow(ps->out->xprtv, &ps->xprtcap, ps->nxprt, sizeof x, 16);
+		struct sys_nfs_xprt *v = sys_text_grow(ps->out->xprtv, &ps->xprtcap, ps->nxprt, sizeof x, 16);
 		if (!v)
 			return -ENOMEM;
 		ps->out->xprtv = v;
@@ -265,7 +252,7 @@ static int parse_stat_line(struct parser *ps, char *s)
 		struct sys_nfs_op op;
 		if (ps->nop - p->op0 >= SYS_NFS_OPS_MAX || parse_op(s, &op) < 0)
 			return -1;
-		struct sys_nfs_op *v = grow(ps->out->opv, &ps->opcap, ps->nop, sizeof op, 128);
+		struct sys_nfs_op *v = sys_text_grow(ps->out->opv, &ps->opcap, ps->nop, sizeof op, 128);
 		if (!v)
 			return -ENOMEM;
 		ps->out->opv = v;
@@ -340,6 +327,9 @@ int sys_mountstats_parse(const char *buf, size_t len, struct sys_nfs_mounts *out
 		return -ENOMEM;
 	memcpy(out->text, buf, len);
 	out->text[len] = 0;
+	/* Not sys_text_lines: that refuses a line holding a NUL before a parser sees it, and here such
+	 * a line still ends the open block when it is a "device" line, and is not counted inside
+	 * another filesystem's block (parse_line judges it). */
 	for (char *line = out->text, *end = out->text + len; line < end;) {
 		char *nl = memchr(line, '\n', (size_t)(end - line));
 		if (!nl) {

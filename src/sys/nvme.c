@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sys/field.h"
+#include "sys/text.h"
 
 /* Little-endian fields at byte offset off of the page. */
 static uint64_t le(const uint8_t *p, size_t off, unsigned bytes)
@@ -193,17 +194,13 @@ int sys_nvme_ctrls_scan(const char *root, struct sys_nvme_ctrls *out)
 			if (read_attr(cfd, attrs[i].file, (char *)&c + attrs[i].off, attrs[i].cap) < 0)
 				out->skipped++;
 		close(cfd);
-		if (out->n == cap) {
-			size_t ncap = cap ? 2 * cap : 8;
-			struct sys_nvme_ctrl *v = realloc(out->v, ncap * sizeof *v);
-			if (!v) {
-				r = -ENOMEM;
-				break;
-			}
-			out->v = v;
-			cap = ncap;
+		struct sys_nvme_ctrl *v = sys_text_grow(out->v, &cap, out->n, sizeof *v, 8);
+		if (!v) {
+			r = -ENOMEM;
+			break;
 		}
-		out->v[out->n++] = c;
+		out->v = v;
+		v[out->n++] = c;
 	}
 	closedir(d);
 	if (r < 0) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading a /proc or /sys file whole, with a bound, and the in-place cuts the parsers of src/sys
- * share (text.h).
+ * Reading a /proc or /sys file whole, with a bound, walking it line by line, growing the arrays
+ * the parsers fill, and the in-place cuts the parsers of src/sys share (text.h).
  */
 #include "sys/text.h"
 
@@ -60,6 +60,54 @@ int sys_text_load(const char *path, size_t max, char **buf, size_t *len)
 	int r = sys_text_read(f, max, buf, len);
 	fclose(f);
 	return r;
+}
+
+int sys_text_lines(FILE *f, const char *buf, size_t len, size_t max, char **textp,
+		   int (*line)(char *line, size_t len, void *ctx), void *ctx, size_t *skipped)
+{
+	char *text;
+	int r = 0;
+
+	if (f) {
+		if ((r = sys_text_read(f, max, &text, &len)) < 0)
+			return r;
+	} else {
+		if (len > max)
+			return -EFBIG;
+		if (!(text = malloc(len + 1)))
+			return -ENOMEM;
+		memcpy(text, buf, len);
+		text[len] = 0;
+	}
+	if (textp)
+		*textp = text;
+	for (char *s = text, *end = text + len; s < end;) {
+		char *nl = memchr(s, '\n', (size_t)(end - s));
+		if (!nl) {
+			(*skipped)++; /* the last line, cut short */
+			break;
+		}
+		*nl = 0;
+		if (memchr(s, 0, (size_t)(nl - s)))
+			(*skipped)++;
+		else if ((r = line(s, (size_t)(nl - s), ctx)) < 0)
+			break;
+		s = nl + 1;
+	}
+	if (!textp)
+		free(text);
+	return r;
+}
+
+void *sys_text_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (n < *cap)
+		return v;
+	size_t ncap = *cap ? 2 * *cap : first;
+	void *nv = realloc(v, ncap * size);
+	if (nv)
+		*cap = ncap;
+	return nv;
 }
 
 size_t sys_text_decode_octal(char *s)

@@ -28,11 +28,6 @@
 
 static char tmp[64], livedir[128], jobdir[128];
 
-static void eq_u64(const char *name, uint64_t got, uint64_t want)
-{
-	check(name, got == want, "got %" PRIu64 ", want %" PRIu64, got, want);
-}
-
 static int exists(const char *path)
 {
 	struct stat st;

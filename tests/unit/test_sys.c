@@ -22,26 +22,7 @@
 #include "sys/text.h"
 
 #define FIX "tests/fixtures/proc/"
-
-static void eq_u64(const char *name, uint64_t got, uint64_t want)
-{
-	check(name, got == want, "got %" PRIu64 ", want %" PRIu64, got, want);
-}
-
-static void eq_str(const char *name, const char *got, const char *want)
-{
-	check(name, got && !strcmp(got, want), "got \"%s\", want \"%s\"", got ? got : "(null)", want);
-}
-
-/* A fixture's text, or NULL with a failed check naming it. */
-static char *fixture(const char *name, size_t *len)
-{
-	char path[256], *buf = NULL;
-	snprintf(path, sizeof path, FIX "%s", name);
-	int r = sys_text_load(path, 1 << 20, &buf, len);
-	check(path, r == 0, "cannot read (%s): run from the source tree", strerror(-r));
-	return r == 0 ? buf : NULL;
-}
+#include "fixture.h"
 
 static const struct sys_mount *by_id(const struct sys_mounts *m, uint32_t id)
 {

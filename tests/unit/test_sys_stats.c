@@ -29,31 +29,7 @@
 #define FIX "tests/fixtures/sys/"
 #define LUSTRE_PROC FIX "lustre/proc/fs/lustre"
 #define LUSTRE_DEBUG FIX "lustre/sys/kernel/debug/lustre"
-
-static void eq_u64(const char *name, uint64_t got, uint64_t want)
-{
-	check(name, got == want, "got %" PRIu64 ", want %" PRIu64, got, want);
-}
-
-static void eq_i64(const char *name, int64_t got, int64_t want)
-{
-	check(name, got == want, "got %" PRId64 ", want %" PRId64, got, want);
-}
-
-static void eq_str(const char *name, const char *got, const char *want)
-{
-	check(name, got && !strcmp(got, want), "got \"%s\", want \"%s\"", got ? got : "(null)", want);
-}
-
-/* A fixture's text, or NULL with a failed check naming it. */
-static char *fixture(const char *name, size_t *len)
-{
-	char path[512], *buf = NULL;
-	snprintf(path, sizeof path, FIX "%s", name);
-	int r = sys_text_load(path, 1 << 20, &buf, len);
-	check(path, r == 0, "cannot read (%s): run from the source tree", strerror(-r));
-	return r == 0 ? buf : NULL;
-}
+#include "fixture.h"
 
 /* The first l bytes of buf in a buffer of exactly l bytes: ASan sees a read past them. */
 static char *cut(const char *buf, size_t l)

@@ -1074,12 +1074,32 @@ static int live_create(uint32_t max_records, const struct cap_args *args)
 	return 0;
 }
 
+/*
+ * The job directory, announced in the live directory for a node daemon (docs/DAEMON.md, "New
+ * processes"): a link dir-HASH.iostdir -> out_dir, made again by every process image (a new link
+ * renamed over the old one, so its change time and a watcher both tell). A process that ends
+ * before the daemon reads its live file still leads it to its final log. Two system calls at
+ * start-up; nothing on the hot path.
+ */
+static void announce_out_dir(void)
+{
+	char name[CAP_PATH_MAX + 64], tmp[CAP_PATH_MAX + 96];
+	int n = snprintf(name, sizeof name, "%s/dir-%016llx.iostdir", cap.live_dir,
+			 (unsigned long long)log_record_id(0, cap.out_dir));
+	if (n < 0 || (size_t)n >= sizeof name)
+		return;
+	snprintf(tmp, sizeof tmp, "%s.%d", name, (int)getpid());
+	if (symlink(cap.out_dir, tmp) == 0 && real.rename(tmp, name) < 0)
+		real.unlink(tmp);
+}
+
 static void link_live(void)
 {
 	if (!cap.out_dir_ok)
 		return;
 	if (symlink(cap.live_path, cap.link_path) < 0)
 		cap.link_path[0] = 0;
+	announce_out_dir();
 }
 
 static void disable(const char *what, int err)

@@ -47,17 +47,23 @@ void dmn_say(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int u64_grow(uint64_t **v, size_t *cap, size_t n)
+/* Room for one more element in *v (n used of *cap, each size bytes): 0 or -ENOMEM. */
+static int grow(void *v, size_t *cap, size_t n, size_t size)
 {
 	if (n < *cap)
 		return 0;
-	size_t c = *cap ? *cap * 2 : 64;
-	uint64_t *x = realloc(*v, c * sizeof *x);
+	size_t c = *cap ? *cap * 2 : 16;
+	void *x = realloc(*(void **)v, c * size);
 	if (!x)
 		return -ENOMEM;
-	*v = x;
+	*(void **)v = x;
 	*cap = c;
 	return 0;
+}
+
+static int u64_grow(uint64_t **v, size_t *cap, size_t n)
+{
+	return grow(v, cap, n, sizeof **v);
 }
 
 static int u64_has(const uint64_t *v, size_t n, uint64_t k)
@@ -114,6 +120,23 @@ struct row {
 	int64_t bytes, calls, dur;
 };
 
+/* A job's report, made at its end, until it is stored (text, JSON, findings NULL when none) */
+struct ending {
+	struct dmn_job *job;
+	char *text, *json;
+	char **findings;
+	size_t nfindings;
+};
+
+static void ending_free(struct ending *e)
+{
+	free(e->text);
+	free(e->json);
+	for (size_t k = 0; k < e->nfindings; k++)
+		free(e->findings[k]);
+	free(e->findings);
+}
+
 struct dmn_rowbuf {
 	struct row *v;
 	size_t n, cap;
@@ -123,11 +146,8 @@ struct dmn_rowbuf {
 	size_t ndev, capdev;
 	struct sys_diskstats disk_now;
 	int have_disk_now;
-	struct dmn_job **ending; /* jobs whose report is stored in this interval */
-	char **ending_text, **ending_json;
-	char ***ending_findings;
-	size_t *ending_nfindings;
-	size_t nending;
+	struct ending *ending; /* jobs whose report is stored in this interval */
+	size_t nending, capending;
 };
 
 static void rows_clear(struct dmn_rowbuf *rb)
@@ -141,27 +161,16 @@ static void rows_clear(struct dmn_rowbuf *rb)
 	if (rb->have_disk_now)
 		sys_diskstats_free(&rb->disk_now);
 	rb->have_disk_now = 0;
-	for (size_t i = 0; i < rb->nending; i++) {
-		free(rb->ending_text[i]);
-		free(rb->ending_json[i]);
-		for (size_t k = 0; k < rb->ending_nfindings[i]; k++)
-			free(rb->ending_findings[i][k]);
-		free(rb->ending_findings[i]);
-	}
+	for (size_t i = 0; i < rb->nending; i++)
+		ending_free(&rb->ending[i]);
 	rb->nending = 0;
 }
 
 static int rows_add(struct dmn_rowbuf *rb, struct dmn_proc *p, const char *path, unsigned layer, unsigned cat,
 		    int64_t bytes, int64_t calls, int64_t dur)
 {
-	if (rb->n == rb->cap) {
-		size_t cap = rb->cap ? rb->cap * 2 : 1024;
-		struct row *v = realloc(rb->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		rb->v = v;
-		rb->cap = cap;
-	}
+	if (grow(&rb->v, &rb->cap, rb->n, sizeof *rb->v) < 0)
+		return -ENOMEM;
 	char *dup = strdup(path);
 	if (!dup)
 		return -ENOMEM;
@@ -199,14 +208,8 @@ static struct dmn_proc *proc_find(const struct dmn *d, int32_t pid, uint64_t sta
 
 static int proc_insert(struct dmn *d, struct dmn_proc *p)
 {
-	if (d->nprocs == d->capprocs) {
-		size_t cap = d->capprocs ? d->capprocs * 2 : 64;
-		struct dmn_proc **v = realloc(d->procs, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		d->procs = v;
-		d->capprocs = cap;
-	}
+	if (grow(&d->procs, &d->capprocs, d->nprocs, sizeof *d->procs) < 0)
+		return -ENOMEM;
 	size_t i = proc_pos(d, p->pid, p->start_ns);
 	memmove(&d->procs[i + 1], &d->procs[i], (d->nprocs - i) * sizeof *d->procs);
 	d->procs[i] = p;
@@ -237,14 +240,8 @@ static struct dmn_job *job_get(struct dmn *d, const char *job, uid_t uid, gid_t 
 	for (size_t i = 0; i < d->njobs; i++)
 		if (d->jobs[i]->uid == uid && !strcmp(d->jobs[i]->job, job))
 			return d->jobs[i];
-	if (d->njobs == d->capjobs) {
-		size_t cap = d->capjobs ? d->capjobs * 2 : 16;
-		struct dmn_job **v = realloc(d->jobs, cap * sizeof *v);
-		if (!v)
-			return NULL;
-		d->jobs = v;
-		d->capjobs = cap;
-	}
+	if (grow(&d->jobs, &d->capjobs, d->njobs, sizeof *d->jobs) < 0)
+		return NULL;
 	struct dmn_job *j = calloc(1, sizeof *j);
 	if (!j || !(j->job = strdup(job)) || !(j->jobdir = strdup(jobdir)) || !(j->exe = strdup(exe))) {
 		if (j) {
@@ -424,10 +421,49 @@ out:
 	log_file_free(&lf);
 }
 
+
 static int is_log_name(const char *n)
 {
 	size_t l = strlen(n);
 	return n[0] != '.' && l > 5 && !strcmp(n + l - 5, ".iost");
+}
+
+/* A dir-HASH.iostdir link in uid's live directory dfd: its job directory, noted or renewed. */
+static void note_dir_link(struct dmn *d, int dfd, const char *name, uid_t uid, gid_t gid)
+{
+	struct stat st;
+	char target[4096];
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode) || st.st_uid != uid)
+		return;
+	ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
+	if (n <= 1 || target[0] != '/')
+		return;
+	target[n] = 0;
+	int64_t ct = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	for (size_t i = 0; i < d->ndirs; i++) {
+		struct dmn_dirref *r = &d->dirs[i];
+		if (r->uid == uid && !strcmp(r->path, target)) {
+			if (r->ctime_ns != ct) {
+				r->ctime_ns = ct;
+				r->active_ms = wall_ms();
+			}
+			return;
+		}
+	}
+	if (grow(&d->dirs, &d->capdirs, d->ndirs, sizeof *d->dirs) < 0)
+		return;
+	char *p = strdup(target);
+	if (!p)
+		return;
+	/* a link older than the daemon announced a directory whose processes it may have missed
+	 * while down: scanned once now (what was taken before is in the store: never twice) */
+	d->dirs[d->ndirs++] = (struct dmn_dirref){p, uid, gid, ct, wall_ms()};
+}
+
+static int is_dir_link_name(const char *n)
+{
+	size_t l = strlen(n);
+	return l > 8 && !strncmp(n, "dir-", 4) && !strcmp(n + l - 8, ".iostdir");
 }
 
 /* ---------- new live files, as they appear (inotify) ---------- */
@@ -458,11 +494,16 @@ static void notice_live(struct dmn *d, const char *dirpath, uid_t uid, const cha
 {
 	struct stat st;
 	char err[1024];
-	if (!is_log_name(name))
+	if (!is_log_name(name) && !is_dir_link_name(name))
 		return;
 	int dfd = dmn_open_dir(AT_FDCWD, dirpath, uid, &st, err, sizeof err);
 	if (dfd < 0)
 		return;
+	if (is_dir_link_name(name)) {
+		note_dir_link(d, dfd, name, uid, st.st_gid);
+		close(dfd);
+		return;
+	}
 	for (int tries = 0; tries < 5; tries++) {
 		struct log_file lf;
 		struct stat fst;
@@ -548,9 +589,12 @@ static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const cha
 		return;
 	}
 	struct dirent *de;
-	while ((de = readdir(dir)))
+	while ((de = readdir(dir))) {
 		if (is_log_name(de->d_name))
 			take_live_file(&sc, de->d_name);
+		else if (is_dir_link_name(de->d_name))
+			note_dir_link(d, dfd, de->d_name, uid, sc.gid);
+	}
 	closedir(dir);
 	close(dfd);
 }
@@ -613,11 +657,11 @@ static int known_log(const struct dmn *d, int32_t pid, uint64_t start_us)
 	return 0;
 }
 
-static void take_final_file(struct dmn *d, struct dmn_job *j, const char *path)
+static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job, const char *path)
 {
 	struct log_file lf;
 	char err[1024];
-	int r = dmn_read_final(path, j->uid, j->gid, &d->lim, &lf, err, sizeof err);
+	int r = dmn_read_final(path, uid, gid, &d->lim, &lf, err, sizeof err);
 	if (r < 0) {
 		if (r != -ENOENT)
 			dmn_say_once(d, hash_str(0x51, path), "%s", err);
@@ -629,8 +673,8 @@ static void take_final_file(struct dmn *d, struct dmn_job *j, const char *path)
 	if (!(h->flags & LOG_F_LIVE) && !proc_find(d, h->pid, h->start_ns) &&
 	    !u64_has(d->done, d->ndone, done_key(h->pid, h->start_ns)) &&
 	    store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == -ENOENT &&
-	    !strcmp(log_file_string(&lf, h->job), j->job)) {
-		struct dmn_proc *p = proc_new(d, &lf, j->uid, j->gid, path);
+	    (!job || !strcmp(log_file_string(&lf, h->job), job))) {
+		struct dmn_proc *p = proc_new(d, &lf, uid, gid, path);
 		if (p) {
 			free(p->final_path);
 			p->final_path = strdup(path);
@@ -644,12 +688,13 @@ static void take_final_file(struct dmn *d, struct dmn_job *j, const char *path)
 	log_file_free(&lf);
 }
 
-static void scan_jobdir(struct dmn *d, struct dmn_job *j)
+/* Final logs of this host in dir (uid's) that no process stands for; job: only that job's. */
+static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t gid, const char *job)
 {
-	if (j->jobdir[0] != '/')
+	if (jobdir[0] != '/')
 		return;
-	dmn_fs_as(j->uid, j->gid);
-	int fd = open(j->jobdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dmn_fs_as(uid, gid);
+	int fd = open(jobdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dmn_fs_as_self();
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
@@ -670,13 +715,31 @@ static void scan_jobdir(struct dmn *d, struct dmn_job *j)
 		if (known_log(d, pid, us))
 			continue;
 		char path[8192];
-		snprintf(path, sizeof path, "%s/%s", j->jobdir, n);
-		take_final_file(d, j, path);
+		snprintf(path, sizeof path, "%s/%s", jobdir, n);
+		take_final_file(d, uid, gid, job, path);
 		/* read once, taken or not (another job's, or one taken before) */
 		if (u64_grow(&d->seen_final, &d->capseen_final, d->nseen_final) == 0)
 			d->seen_final[d->nseen_final++] = done_key(pid, us);
 	}
 	closedir(dir);
+}
+
+/* The announced directories whose link changed lately; the others are forgotten (their link
+ * renews them when a process starts there again). */
+static void scan_dir_refs(struct dmn *d, int64_t now)
+{
+	int64_t window = (int64_t)d->cfg.job_grace_ms + 2 * (int64_t)d->cfg.interval_ms;
+	size_t k = 0;
+	for (size_t i = 0; i < d->ndirs; i++) {
+		struct dmn_dirref *r = &d->dirs[i];
+		if (now - r->active_ms > window) {
+			free(r->path);
+			continue;
+		}
+		scan_final_dir(d, r->path, r->uid, r->gid, NULL);
+		d->dirs[k++] = *r;
+	}
+	d->ndirs = k;
 }
 
 /* A live process whose live file is gone: its final log holds its last counters. */
@@ -730,14 +793,8 @@ static void sample_disks(struct dmn *d, int64_t now)
 		if (!o || (c->reads == o->reads && c->writes == o->writes && c->discards == o->discards &&
 			   c->flushes == o->flushes && c->ms_io == o->ms_io && c->in_flight == o->in_flight))
 			continue; /* an idle device: no row (docs/STORE.md) */
-		if (rb->ndev == rb->capdev) {
-			size_t cap = rb->capdev ? rb->capdev * 2 : 32;
-			struct store_device_sample *v = realloc(rb->dev, cap * sizeof *v);
-			if (!v)
-				return;
-			rb->dev = v;
-			rb->capdev = cap;
-		}
+		if (grow(&rb->dev, &rb->capdev, rb->ndev, sizeof *rb->dev) < 0)
+			return;
 		/* the kernel keeps the ms counters in 32 bits on some kernels: unsigned differences of
 		 * 32-bit values wrap right */
 #define DELTA(f) (c->f - o->f)
@@ -883,39 +940,45 @@ static int job_report(struct dmn_job *j, char **text, char **json, char ***findi
 static void end_job(struct dmn *d, struct dmn_job *j)
 {
 	struct dmn_rowbuf *rb = d->rows;
-	char *text, *json, **findings;
-	size_t nf;
-	if (job_report(j, &text, &json, &findings, &nf) < 0)
-		text = json = NULL, findings = NULL, nf = 0;
-	struct dmn_job **v = realloc(rb->ending, (rb->nending + 1) * sizeof *v);
-	char **t = realloc(rb->ending_text, (rb->nending + 1) * sizeof *t);
-	char **js = t ? realloc(rb->ending_json, (rb->nending + 1) * sizeof *js) : NULL;
-	char ***fv = js ? realloc(rb->ending_findings, (rb->nending + 1) * sizeof *fv) : NULL;
-	size_t *nv = fv ? realloc(rb->ending_nfindings, (rb->nending + 1) * sizeof *nv) : NULL;
-	if (v)
-		rb->ending = v;
-	if (t)
-		rb->ending_text = t;
-	if (js)
-		rb->ending_json = js;
-	if (fv)
-		rb->ending_findings = fv;
-	if (nv)
-		rb->ending_nfindings = nv;
-	if (!v || !t || !js || !fv || !nv) {
-		free(text);
-		free(json);
-		for (size_t i = 0; i < nf; i++)
-			free(findings[i]);
-		free(findings);
+	struct ending e = {j, NULL, NULL, NULL, 0};
+	if (job_report(j, &e.text, &e.json, &e.findings, &e.nfindings) < 0) {
+		ending_free(&e); /* no report: the job still ends (its intervals are stored) */
+		e = (struct ending){j, NULL, NULL, NULL, 0};
+	}
+	if (grow(&rb->ending, &rb->capending, rb->nending, sizeof *rb->ending) < 0) {
+		ending_free(&e);
 		return;
 	}
-	rb->ending[rb->nending] = j;
-	rb->ending_text[rb->nending] = text;
-	rb->ending_json[rb->nending] = json;
-	rb->ending_findings[rb->nending] = findings;
-	rb->ending_nfindings[rb->nending] = nf;
-	rb->nending++;
+	rb->ending[rb->nending++] = e;
+}
+
+/* ---------- the scheduler's facts ---------- */
+
+#define SCHED_RUNNING_MS 60000 /* asked again this often while the job runs here */
+#define SCHED_ENDED_MS 2000    /* and this often once it ended here, until Slurm's state is final */
+#define SCHED_WAIT_MS 600000   /* for at most this long after its end */
+
+static void ask_scheduler(struct dmn *d, int64_t now)
+{
+	for (size_t i = 0; i < d->njobs; i++) {
+		struct dmn_job *j = d->jobs[i];
+		if (j->sched_done || now < j->sched_next_ms)
+			continue;
+		struct dmn_sched s;
+		int r = dmn_sched_slurm(j->job, j->uid, &s);
+		if (r == -ENOENT && !j->sched.state[0]) {
+			j->sched_done = 1; /* no scheduler knows it (as this user's) */
+			continue;
+		}
+		if (r == 0 && memcmp(&s, &j->sched, sizeof s)) {
+			j->sched = s;
+			j->sched_dirty = 1;
+		}
+		int ended_here = j->nlive == 0;
+		if ((r == 0 && s.final) || (ended_here && j->end_ms && now - j->end_ms > SCHED_WAIT_MS))
+			j->sched_done = 1;
+		j->sched_next_ms = now + (ended_here ? SCHED_ENDED_MS : SCHED_RUNNING_MS);
+	}
 }
 
 /* ---------- storing the interval ---------- */
@@ -936,7 +999,7 @@ static int put_job(struct dmn *d, struct dmn_job *j, int64_t now)
 	char user[256];
 	int ending = 0;
 	for (size_t i = 0; i < d->rows->nending; i++)
-		ending |= d->rows->ending[i] == j;
+		ending |= d->rows->ending[i].job == j;
 	struct store_job sj = {
 		.key = j->key, .job = j->job, .host = d->host, .uid = j->uid,
 		.user = user_name(j->uid, user, sizeof user), .exe = j->exe, .jobdir = j->jobdir,
@@ -1029,6 +1092,16 @@ static int store_interval(struct dmn *d, int64_t now)
 		return r;
 	for (size_t i = 0; i < d->njobs && r >= 0; i++)
 		r = put_job(d, d->jobs[i], now);
+	for (size_t i = 0; i < d->njobs && r >= 0; i++) {
+		struct dmn_job *j = d->jobs[i];
+		if (!j->sched_dirty)
+			continue;
+		struct store_job sj = {.key = j->key, .sched = "slurm", .sched_name = j->sched.name,
+				       .sched_state = j->sched.state, .sched_nodes = j->sched.nodes,
+				       .submit_ms = j->sched.submit_ms, .sched_start_ms = j->sched.start_ms,
+				       .sched_end_ms = j->sched.end_ms};
+		r = store_job_sched_put(d->st, &sj);
+	}
 	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
 		struct dmn_proc *p = d->procs[i];
 		/* an image that counted nothing (a forked child before its exec) is not stored */
@@ -1058,12 +1131,12 @@ static int store_interval(struct dmn *d, int64_t now)
 	for (size_t i = 0; i < rb->ndev && r >= 0; i++)
 		r = store_device_add(d->st, &rb->dev[i]);
 	for (size_t i = 0; i < rb->nending && r >= 0; i++) {
-		struct dmn_job *j = rb->ending[i];
-		if (rb->ending_text[i])
-			r = store_job_report_put(d->st, j->key, rb->ending_text[i], rb->ending_json[i]);
-		if (r >= 0 && rb->ending_text[i])
-			r = store_job_findings_put(d->st, j->key, (const char *const *)rb->ending_findings[i],
-						   rb->ending_nfindings[i]);
+		const struct ending *e = &rb->ending[i];
+		if (e->text)
+			r = store_job_report_put(d->st, e->job->key, e->text, e->json);
+		if (r >= 0 && e->text)
+			r = store_job_findings_put(d->st, e->job->key, (const char *const *)e->findings,
+						   e->nfindings);
 	}
 	if (r >= 0)
 		r = store_commit(d->st);
@@ -1091,7 +1164,9 @@ int dmn_interval(struct dmn *d)
 	if (d->cfg.sampler_live)
 		for (size_t i = 0; i < d->njobs; i++)
 			if (!d->jobs[i]->ended)
-				scan_jobdir(d, d->jobs[i]);
+				scan_final_dir(d, d->jobs[i]->jobdir, d->jobs[i]->uid, d->jobs[i]->gid, d->jobs[i]->job);
+	if (d->cfg.sampler_live)
+		scan_dir_refs(d, now);
 	if (d->cfg.sampler_diskstats)
 		sample_disks(d, now);
 	/* jobs: open while a process lives; ended job_grace after the last one */
@@ -1112,6 +1187,7 @@ int dmn_interval(struct dmn *d)
 			end_job(d, j);
 	}
 
+	ask_scheduler(d, now);
 	int r = store_interval(d, now);
 	if (r < 0) {
 		if (!d->store_failing)
@@ -1144,7 +1220,9 @@ int dmn_interval(struct dmn *d)
 		rb->have_disk_now = 0;
 	}
 	for (size_t i = 0; i < rb->nending; i++)
-		rb->ending[i]->ended = 1;
+		rb->ending[i].job->ended = 1;
+	for (size_t i = 0; i < d->njobs; i++)
+		d->jobs[i]->sched_dirty = 0;
 	/* the cursors move on; logs taken to their end leave memory */
 	size_t k = 0;
 	for (size_t i = 0; i < d->nprocs; i++) {
@@ -1172,7 +1250,8 @@ int dmn_interval(struct dmn *d)
 		int used = 0;
 		for (size_t q = 0; q < d->nprocs && !used; q++)
 			used = d->procs[q]->job == j;
-		if (j->ended && !used) {
+		/* the scheduler's final word may come after the job's last process here */
+		if (j->ended && !used && (j->sched_done || now - j->end_ms > SCHED_WAIT_MS)) {
 			job_free(j);
 			continue;
 		}
@@ -1303,16 +1382,15 @@ void dmn_fini(struct dmn *d)
 	free(d->jobs);
 	free(d->done);
 	free(d->seen_final);
+	for (size_t i = 0; i < d->ndirs; i++)
+		free(d->dirs[i].path);
+	free(d->dirs);
 	free(d->reported);
 	if (d->rows) {
 		rows_clear(d->rows);
 		free(d->rows->v);
 		free(d->rows->dev);
 		free(d->rows->ending);
-		free(d->rows->ending_text);
-		free(d->rows->ending_json);
-		free(d->rows->ending_findings);
-		free(d->rows->ending_nfindings);
 		free(d->rows);
 	}
 	if (d->have_disk_prev)

@@ -16,6 +16,7 @@
 
 #include "daemon/config.h"
 #include "daemon/cursor.h"
+#include "daemon/sched.h"
 #include "daemon/source.h"
 #include "store/store.h"
 #include "sys/diskstats.h"
@@ -29,6 +30,10 @@ struct dmn_job {
 	uint32_t nprocs;
 	int nlive;
 	int ended;             /* its report was stored; a new process opens it again */
+	struct dmn_sched sched; /* the scheduler's facts (Slurm), when it has the job */
+	int sched_done;         /* asked for the last time: final state, or no scheduler has it */
+	int sched_dirty;        /* changed since stored */
+	int64_t sched_next_ms;  /* when to ask again */
 };
 
 struct dmn_proc {
@@ -46,6 +51,16 @@ struct dmn_proc {
 };
 
 struct dmn_rowbuf; /* this interval's rows, until they are stored */
+
+/* A job directory a user's processes announced in their live directory (dir-HASH.iostdir ->
+ * DIR): scanned for final logs of this host while its link is fresh. */
+struct dmn_dirref {
+	char *path;
+	uid_t uid;
+	gid_t gid;
+	int64_t ctime_ns;       /* the link's change time: every process image renews it */
+	int64_t active_ms;      /* when it last changed: scanned until job_grace + 2 intervals after */
+};
 
 #define DMN_MAX_WATCHES 4096
 struct dmn_watch {
@@ -66,6 +81,8 @@ struct dmn {
 	size_t njobs, capjobs;
 	uint64_t *done;         /* (pid, start_ns) hashes of logs taken to their end */
 	size_t ndone, capdone;
+	struct dmn_dirref *dirs;
+	size_t ndirs, capdirs;
 	uint64_t *seen_final;   /* (pid, start_us) of final logs read from job directories */
 	size_t nseen_final, capseen_final;
 	uint64_t *reported;     /* problems said once (hashes) */

@@ -84,11 +84,19 @@ kill -9 "$DPID"; wait "$DPID" 2>/dev/null
 start_daemon || fail "daemon restarts after a second SIGKILL" "$(tail -3 "$T/daemon.err")"
 wait "$apid"
 
-# --- job B (nobody): a sub-interval dd under a shell that outlives an interval (a job whose every
-#     process ends before the daemon reads its first live file is a known gap: docs/DAEMON.md) ---
+# --- job B (nobody): one sub-interval dd is the whole job ---
 mkdir -p "$T/jB" && chown "$NOBODY:$NOGROUP" "$T/jB"
 as_nobody env IOSTRATA_LIVE_DIR="$LIVE/iostrata-$NOBODY" "$IOSTRATA" run -q -o "$T/jB" --job jobB -- \
-	sh -c "dd if=/dev/zero of=$T/jB/b.dat bs=1000 count=33 2>/dev/null; sleep 0.7"
+	dd if=/dev/zero of="$T/jB/b.dat" bs=1000 count=33 2>/dev/null
+
+# --- jobs E1..E5: five jobs in a row, each one process of one write (ms long): the job directory
+#     each announced in the live directory leads the daemon to it however short it is
+#     (the daemon is stopped with SIGSTOP meanwhile: every live file is gone when it looks) ---
+kill -STOP "$DPID"
+for i in 1 2 3 4 5; do
+	"$IOSTRATA" run -q -o "$T/jE$i" --job "jobE$i" -- dd if=/dev/zero of="$T/e$i.dat" bs=7 count=1 status=none
+done
+kill -CONT "$DPID"
 
 # --- job C: a process killed by SIGKILL after known writes ---
 "$IOSTRATA" run -q -o "$T/jC" --job jobC -- sh -c "dd if=/dev/zero of=$T/c.dat bs=4096 count=20 2>/dev/null; echo x > $T/c2.dat; kill -9 \$\$" 2>/dev/null
@@ -178,6 +186,10 @@ eq "job B: its file's bytes as the report has them" \
 	"$(q "SELECT sum(bytes) FROM intervals i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id JOIN files f ON f.id=i.file_id WHERE j.job='jobB' AND i.layer=1 AND i.cat=1 AND f.path='$T/jB/b.dat'" | sed 's/^$/0/')"
 eq "job B belongs to nobody" "$NOBODY" "$(q "SELECT uid FROM jobs WHERE job='jobB'")"
 eq "job C: its killed shell is stored as killed" 1 "$(q "SELECT count(*) FROM processes p JOIN jobs j ON j.id=p.job_id WHERE j.job='jobC' AND p.state=2")"
+for i in 1 2 3 4 5; do
+	eq "one-write job E$i stored: 7 bytes to its file" 7 \
+		"$(q "SELECT sum(bytes) FROM intervals i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id JOIN files f ON f.id=i.file_id WHERE j.job='jobE$i' AND i.layer=1 AND i.cat=1 AND f.path='$T/e$i.dat'")"
+done
 eq "every job ended" 0 "$(q "SELECT count(*) FROM jobs WHERE running = 1 AND job IN ('jobA','jobB','jobC')")"
 
 # --- node-seconds: the node's per-layer seconds add up to every interval row of the node ---

@@ -135,7 +135,8 @@ if start_writer job; then
 		"$(jq '.header.end_ns >= .header.start_ns and .header.end_ns > 0' "$T/final.json")"
 	eq "recover: the live file is gone" no "$([ -e "$live" ] && echo yes || echo no)"
 	eq "recover: the link is gone" 0 "$(ls "$T/job"/*.iost.live 2>/dev/null | wc -l)"
-	eq "recover: the live directory is empty" "" "$(ls -A "$T/live")"
+	eq "recover: the live directory holds only the job directory's link" "dir-*.iostdir -> $T/job" \
+		"$(cd "$T/live" && for f in $(ls -A); do echo "$(echo "$f" | sed 's/^dir-[0-9a-f]\{16\}\.iostdir$/dir-*.iostdir/') -> $(readlink "$f")"; done)"
 
 	"$IOSTRATA" report --json "$T/job" >"$T/report2.json" 2>/dev/null
 	eq "report after recover: same exact counts" "$(want_counts)" "$(counts_of "$T/job.dat" <"$T/report2.json")"
@@ -180,7 +181,8 @@ eq "run: term_signal 9, exit status unknown" "9 -1" "$(jq -r '"\(.header.term_si
 eq "run: the child's write is counted exactly" "1 1 6" \
 	"$(jq -r --arg p "$T/self.dat" '.records[] | select(.layer == "posix" and .path == $p)
 		| "\(.counters.opens) \(.counters.writes) \(.counters.bytes_written)"' "$T/self.json")"
-eq "run: no live link or live file left" "0 " "$(ls "$T/self"/*.iost.live 2>/dev/null | wc -l) $(ls -A "$T/live")"
+eq "run: no live link or live file left (the job directory's link stays)" "0 0" \
+	"$(ls "$T/self"/*.iost.live 2>/dev/null | wc -l) $(ls -A "$T/live" | grep -vc '^dir-[0-9a-f]*\.iostdir$')"
 eq "run: says that a process did not finish" 1 "$(grep -c 'did not finish' "$T/self.out")"
 
 # ---------- 3. corrupt input ----------

@@ -26,7 +26,8 @@ static void usage(FILE *f, const char *verb)
 	else if (!strcmp(verb, "job"))
 		fprintf(f, "usage: iostrata job ID [--host H] [--json] [--socket PATH | --store URL]\n");
 	else
-		fprintf(f, "usage: iostrata node [--since T] [--until T] [--host H] [--devices] [--json|--csv]\n"
+		fprintf(f, "usage: iostrata node [--since T] [--until T] [--host H] [--devices | --samples SOURCE|all]\n"
+			   "                     [--json|--csv]\n"
 			   "                     [--socket PATH | --store URL]\n");
 	fprintf(f, "  T: @EPOCH, YYYY-MM-DD[THH:MM[:SS]], or a duration ago (90s, 10m, 2h, 3d)\n"
 		   "  --socket PATH  iostratad's socket (default $IOSTRATA_SOCKET, else " STORE_DEFAULT_SOCKET ")\n"

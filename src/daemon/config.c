@@ -28,6 +28,7 @@ void dmn_config_defaults(struct dmn_config *c)
 	snprintf(c->diskstats_path, DMN_PATH, "/proc/diskstats");
 	snprintf(c->mountstats_path, DMN_PATH, "/proc/self/mountstats");
 	snprintf(c->lustre_root, DMN_PATH, "/proc/fs/lustre");
+	snprintf(c->lustre_debug_root, DMN_PATH, "/sys/kernel/debug/lustre");
 	snprintf(c->nvme_root, DMN_PATH, "/sys/class/nvme");
 	c->max_records = 65536;
 	c->max_log_mb = 256;
@@ -152,8 +153,12 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = parse_path(v, c->mountstats_path, 0);
 	else if (!strcmp(k, "lustre_root"))
 		r = parse_path(v, c->lustre_root, 0);
+	else if (!strcmp(k, "lustre_debug_root"))
+		r = parse_path(v, c->lustre_debug_root, 0);
 	else if (!strcmp(k, "nvme_root"))
 		r = parse_path(v, c->nvme_root, 0);
+	else if (!strcmp(k, "nvme_smart"))
+		r = parse_path(v, c->nvme_smart, 1);
 	else if (!strcmp(k, "max_records"))
 		r = parse_u32(v, 1, 1u << 24, &c->max_records);
 	else if (!strcmp(k, "max_log_mb"))

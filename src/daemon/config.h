@@ -33,7 +33,10 @@ struct dmn_config {
 	char diskstats_path[DMN_PATH]; /* diskstats = /proc/diskstats */
 	char mountstats_path[DMN_PATH]; /* mountstats = /proc/self/mountstats */
 	char lustre_root[DMN_PATH];    /* lustre_root = /proc/fs/lustre */
+	char lustre_debug_root[DMN_PATH]; /* lustre_debug_root = /sys/kernel/debug/lustre */
 	char nvme_root[DMN_PATH];      /* nvme_root = /sys/class/nvme */
+	char nvme_smart[DMN_PATH];     /* nvme_smart = "" (the devices, through libnvme), or a directory
+					* of pages saved by `nvme smart-log -o binary`, NAME.bin */
 	uint32_t max_records;        /* max_records = 65536: records read per live file at most */
 	uint32_t max_log_mb;         /* max_log_mb = 256: a final log larger than this is not read */
 };

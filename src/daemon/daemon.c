@@ -34,6 +34,7 @@
 #include "analysis/profile.h"
 #include "analysis/report.h"
 #include "log/livelog.h"
+#include "sys/text.h"
 
 /* ---------- messages ---------- */
 
@@ -47,17 +48,13 @@ void dmn_say(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Room for one more element in *v (n used of *cap, each size bytes): 0 or -ENOMEM. */
-static int grow(void *v, size_t *cap, size_t n, size_t size)
+/* Room for one more element in the array at *pv (n used of *cap, each size bytes): 0 or -ENOMEM. */
+static int grow(void *pv, size_t *cap, size_t n, size_t size)
 {
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	void *x = realloc(*(void **)v, c * size);
+	void *x = sys_text_grow(*(void **)pv, cap, n, size, 16);
 	if (!x)
 		return -ENOMEM;
-	*(void **)v = x;
-	*cap = c;
+	*(void **)pv = x;
 	return 0;
 }
 
@@ -1130,6 +1127,12 @@ static int store_interval(struct dmn *d, int64_t now)
 		}
 	for (size_t i = 0; i < rb->ndev && r >= 0; i++)
 		r = store_device_add(d->st, &rb->dev[i]);
+	for (size_t i = 0; i < d->samples.n && r >= 0; i++) {
+		const struct dmn_sample *x = &d->samples.v[i];
+		struct store_sample ss = {now, now - d->last_ms, d->host, x->source, x->instance, x->metric, x->value,
+					  x->gauge};
+		r = store_sample_add(d->st, &ss);
+	}
 	for (size_t i = 0; i < rb->nending && r >= 0; i++) {
 		const struct ending *e = &rb->ending[i];
 		if (e->text)
@@ -1143,6 +1146,11 @@ static int store_interval(struct dmn *d, int64_t now)
 	if (r < 0)
 		store_rollback(d->st);
 	return r;
+}
+
+static void say_sampler(void *ctx, uint64_t key, const char *text)
+{
+	dmn_say_once(ctx, key, "%s", text);
 }
 
 /* ---------- the interval ---------- */
@@ -1169,6 +1177,7 @@ int dmn_interval(struct dmn *d)
 		scan_dir_refs(d, now);
 	if (d->cfg.sampler_diskstats)
 		sample_disks(d, now);
+	dmn_samplers_take(d->samplers, &d->cfg, &d->samples, say_sampler, d);
 	/* jobs: open while a process lives; ended job_grace after the last one */
 	for (size_t i = 0; i < d->njobs; i++)
 		d->jobs[i]->nlive = 0;
@@ -1205,11 +1214,13 @@ int dmn_interval(struct dmn *d)
 		}
 		for (size_t i = 0; i < d->njobs; i++)
 			d->jobs[i]->key = 0;
+		dmn_samplers_done(d->samplers, 0);
 		return r;
 	}
 	if (d->store_failing)
 		dmn_say("%s: written again", d->cfg.store);
 	d->store_failing = 0;
+	dmn_samplers_done(d->samplers, 1);
 	d->intervals++;
 	d->last_ms = now;
 	if (rb->have_disk_now) {
@@ -1349,7 +1360,7 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 	d->root = geteuid() == 0;
 	if (gethostname(d->host, sizeof d->host) < 0)
 		snprintf(d->host, sizeof d->host, "unknown");
-	if (!(d->rows = calloc(1, sizeof *d->rows)))
+	if (!(d->rows = calloc(1, sizeof *d->rows)) || dmn_samplers_new(&d->samplers) < 0)
 		return -ENOMEM;
 	/* room for every job of the processes the store says are live */
 	d->capjobs = 4096;
@@ -1404,6 +1415,8 @@ void dmn_fini(struct dmn *d)
 	free(fcache);
 	fcache = NULL;
 	fcache_cap = 0;
+	dmn_samplers_free(d->samplers);
+	dmn_samples_free(&d->samples);
 	store_close(d->st);
 	memset(d, 0, sizeof *d);
 }

@@ -16,6 +16,7 @@
 
 #include "daemon/config.h"
 #include "daemon/cursor.h"
+#include "daemon/samplers.h"
 #include "daemon/sched.h"
 #include "daemon/source.h"
 #include "store/store.h"
@@ -93,6 +94,8 @@ struct dmn {
 	struct sys_diskstats disk_prev;
 	int have_disk_prev;
 	int64_t last_ms;        /* wall clock ms of the last stored interval */
+	struct dmn_samplers *samplers;
+	struct dmn_samples samples; /* this interval's */
 	int store_failing;      /* the last transaction failed: said once, retried every interval */
 	uint64_t intervals, rows_stored, values_stored;
 };

@@ -90,7 +90,7 @@ static void fmt_bytes(char *buf, size_t len, uint64_t v)
 
 struct qopts {
 	int json, csv, running, devices;
-	const char *user, *host, *job;
+	const char *user, *host, *job, *samples;
 	int64_t since, until;
 };
 
@@ -112,7 +112,8 @@ static int parse_opts(const char *verb, int argc, char **argv, const char *want,
 			val = eq + 1;
 			a = name;
 		}
-		int takes = !strcmp(a, "--user") || !strcmp(a, "--since") || !strcmp(a, "--until") || !strcmp(a, "--host");
+		int takes = !strcmp(a, "--user") || !strcmp(a, "--since") || !strcmp(a, "--until") || !strcmp(a, "--host") ||
+			    !strcmp(a, "--samples");
 		if (takes && !val) {
 			if (i + 1 >= argc) {
 				fprintf(err, "iostrata %s: %s needs a value\n", verb, a);
@@ -138,6 +139,8 @@ static int parse_opts(const char *verb, int argc, char **argv, const char *want,
 			o->user = val;
 		else if (!strcmp(a, "--host"))
 			o->host = val;
+		else if (!strcmp(a, "--samples"))
+			o->samples = val;
 		else if (!strcmp(a, "--since") || !strcmp(a, "--until")) {
 			int64_t *dst = a[2] == 's' ? &o->since : &o->until;
 			if (store_parse_time(val, now, dst) < 0) {
@@ -490,14 +493,52 @@ static int device_row(const struct store_device_sample *d, void *arg)
 	return 0;
 }
 
+static int sample_row(const struct store_sample *x, void *arg)
+{
+	struct node_ctx *c = arg;
+	if (c->json) {
+		struct ana_jw *w = &c->w;
+		ana_jw_open(w, NULL, '{');
+		ana_jw_i64(w, "t_ms", x->t_ms);
+		ana_jw_i64(w, "dt_ms", x->dt_ms);
+		ana_jw_str(w, "host", x->host);
+		ana_jw_str(w, "source", x->source);
+		ana_jw_str(w, "instance", x->instance);
+		ana_jw_str(w, "metric", x->metric);
+		ana_jw_i64(w, "value", x->value);
+		ana_jw_str(w, "kind", x->gauge ? "gauge" : "delta");
+		ana_jw_close(w, '}');
+	} else if (c->csv) {
+		if (c->n == 0)
+			fprintf(c->out, "t_ms,dt_ms,host,source,instance,metric,value,kind\n");
+		fprintf(c->out, "%" PRId64 ",%" PRId64 ",%s,%s,\"%s\",%s,%" PRId64 ",%s\n", x->t_ms, x->dt_ms, x->host,
+			x->source, x->instance, x->metric, x->value, x->gauge ? "gauge" : "delta");
+	} else {
+		char t[32];
+		if (c->n == 0)
+			fprintf(c->out, "%-19s %-12s %-7s %-40s %-36s %14s %s\n", "TIME", "HOST", "SOURCE", "INSTANCE",
+				"METRIC", "VALUE", "KIND");
+		fmt_time(t, sizeof t, x->t_ms);
+		fprintf(c->out, "%-19s %-12s %-7s %-40s %-36s %14" PRId64 " %s\n", t, x->host, x->source, x->instance,
+			x->metric, x->value, x->gauge ? "gauge" : "delta");
+	}
+	c->n++;
+	return 0;
+}
+
 static int q_node(struct store *s, const struct store_caller *caller, int argc, char **argv, FILE *out, FILE *err)
 {
 	struct qopts o;
-	int r = parse_opts("node", argc, argv, " --since --until --host --json --csv --devices ", &o, err);
+	int r = parse_opts("node", argc, argv, " --since --until --host --json --csv --devices --samples ", &o, err);
 	if (r)
 		return r;
-	if (o.devices && !caller->admin) {
-		fprintf(err, "iostrata node: --devices: the node's devices are for admins (you see your own I/O)\n");
+	if ((o.devices || o.samples) && !caller->admin) {
+		fprintf(err, "iostrata node: %s: the node's %s are for admins (you see your own I/O)\n",
+			o.devices ? "--devices" : "--samples", o.devices ? "devices" : "samples");
+		return 2;
+	}
+	if (o.devices && o.samples) {
+		fprintf(err, "iostrata node: --devices and --samples exclude each other\n");
 		return 2;
 	}
 	struct store_node_filter f = {.host = o.host, .since_ms = o.since, .until_ms = o.until};
@@ -505,10 +546,12 @@ static int q_node(struct store *s, const struct store_caller *caller, int argc, 
 	if (o.json) {
 		ana_jw_open(&c.w, NULL, '{');
 		ana_jw_bool(&c.w, "own_only", !caller->admin);
-		ana_jw_open(&c.w, o.devices ? "devices" : "seconds", '[');
+		ana_jw_open(&c.w, o.devices ? "devices" : o.samples ? "samples" : "seconds", '[');
 	}
 	if (o.devices)
 		r = store_devices(s, &f, device_row, &c);
+	else if (o.samples)
+		r = store_samples(s, &f, strcmp(o.samples, "all") ? o.samples : NULL, sample_row, &c);
 	else if (caller->admin)
 		r = store_node_secs(s, &f, node_row, &c);
 	else

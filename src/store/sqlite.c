@@ -35,6 +35,7 @@ enum stmt_id {
 	ST_NODE_SEC,
 	ST_DEVICE,
 	ST_JOB_TOTALS,
+	ST_SAMPLE,
 	ST_NSTMT
 };
 
@@ -61,6 +62,8 @@ static const char *const stmt_sql[ST_NSTMT] = {
 		      "reads_merged, sectors_read, ms_reading, writes, writes_merged, sectors_written, ms_writing, "
 		      "in_flight, ms_io, ms_weighted, discards, sectors_discarded, flushes) "
 		      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+	[ST_SAMPLE] = "INSERT OR REPLACE INTO samples(t_ms, dt_ms, host, source, instance, metric, value, gauge) "
+		      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[ST_JOB_TOTALS] = "UPDATE jobs SET bytes_read = bytes_read + ?2, bytes_written = bytes_written + ?3, "
 			  "bytes_meta = bytes_meta + ?4, reads = reads + ?5, writes = writes + ?6, "
 			  "meta_ops = meta_ops + ?7 WHERE id = (SELECT job_id FROM processes WHERE id = ?1)",
@@ -134,6 +137,11 @@ static const char *const migrations[] = {
 	" i.bytes, i.calls, i.dur_ns, CASE WHEN i.calls > 0 THEN i.bytes / i.calls ELSE 0 END AS bytes_per_call"
 	" FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
 	" JOIN files f ON f.id = i.file_id;",
+	/* 2: the samplers' dynamic metric set */
+	"CREATE TABLE samples("
+	" t_ms INTEGER NOT NULL, dt_ms INTEGER NOT NULL, host TEXT NOT NULL, source TEXT NOT NULL,"
+	" instance TEXT NOT NULL, metric TEXT NOT NULL, value INTEGER NOT NULL, gauge INTEGER NOT NULL,"
+	" PRIMARY KEY(host, t_ms, source, instance, metric)) WITHOUT ROWID;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -396,6 +404,8 @@ static int find_id(struct store *s, sqlite3_stmt *st, int64_t *id, const char *w
 	return r;
 }
 
+static const char *col_text(sqlite3_stmt *st, int i);
+
 static const char *nz(const char *t)
 {
 	return t ? t : "";
@@ -519,6 +529,47 @@ int store_device_add(struct store *s, const struct store_device_sample *d)
 	     d->discards, d->sectors_discarded, d->flushes);
 	int r = step(s, s->st[ST_DEVICE], "adding a device sample");
 	return r < 0 ? r : 0;
+}
+
+int store_sample_add(struct store *s, const struct store_sample *x)
+{
+	bind(s->st[ST_SAMPLE], "iissssii", x->t_ms, x->dt_ms, x->host, x->source, x->instance, x->metric, x->value,
+	     (int64_t)x->gauge);
+	int r = step(s, s->st[ST_SAMPLE], "adding a sample");
+	return r < 0 ? r : 0;
+}
+
+int store_samples(struct store *s, const struct store_node_filter *f, const char *source,
+		  int (*fn)(const struct store_sample *x, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT t_ms, dt_ms, host, source, instance, metric, value, gauge FROM samples"
+				    " WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2) AND (?3 = 0 OR t_ms < ?3)"
+				    " AND (?4 IS NULL OR source = ?4) ORDER BY host, t_ms, source, instance, metric",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading samples");
+	if (f->host)
+		sqlite3_bind_text(st, 1, f->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, f->since_ms);
+	sqlite3_bind_int64(st, 3, f->until_ms);
+	if (source)
+		sqlite3_bind_text(st, 4, source, -1, SQLITE_STATIC);
+	int r;
+	while ((r = step(s, st, "reading samples")) == 1) {
+		struct store_sample x = {
+			.t_ms = sqlite3_column_int64(st, 0), .dt_ms = sqlite3_column_int64(st, 1),
+			.host = col_text(st, 2), .source = col_text(st, 3), .instance = col_text(st, 4),
+			.metric = col_text(st, 5), .value = sqlite3_column_int64(st, 6), .gauge = sqlite3_column_int(st, 7),
+		};
+		if (fn(&x, ctx)) {
+			r = 0;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
 }
 
 /* A one-off statement: prepared, bound by bind()'s format, stepped to its end. */

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node's samplers (samplers.h). The last value of every counter is kept in a hash table
+ * keyed by (source, instance, metric); a reading's values go into a second table, which becomes
+ * the base only when the interval was stored.
+ */
+#include "daemon/samplers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <libnvme.h>
+
+#include "sys/lustre.h"
+#include "sys/mountstats.h"
+#include "sys/nvme.h"
+#include "sys/text.h"
+
+/* ---------- the last values ---------- */
+
+struct last {
+	uint64_t hash;
+	char *key; /* "source\tinstance\tmetric" */
+	uint64_t value;
+};
+
+struct table {
+	struct last *v;
+	size_t cap, n;
+};
+
+struct dmn_samplers {
+	struct table base, next;
+};
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->v[i].key);
+	free(t->v);
+	memset(t, 0, sizeof *t);
+}
+
+static struct last *table_find(const struct table *t, const char *key, uint64_t h)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		if (!t->v[i].key)
+			return NULL;
+		if (t->v[i].hash == h && !strcmp(t->v[i].key, key))
+			return &t->v[i];
+	}
+}
+
+static int table_put(struct table *t, const char *key, uint64_t h, uint64_t value)
+{
+	struct last *l = table_find(t, key, h);
+	if (l) {
+		l->value = value;
+		return 0;
+	}
+	if (2 * (t->n + 1) > t->cap) {
+		struct table g = {calloc(t->cap ? t->cap * 2 : 256, sizeof *g.v), t->cap ? t->cap * 2 : 256, 0};
+		if (!g.v)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->v[i].key) {
+				size_t j = t->v[i].hash & (g.cap - 1);
+				while (g.v[j].key)
+					j = (j + 1) & (g.cap - 1);
+				g.v[j] = t->v[i];
+				g.n++;
+			}
+		free(t->v);
+		*t = g;
+	}
+	size_t j = h & (t->cap - 1);
+	while (t->v[j].key)
+		j = (j + 1) & (t->cap - 1);
+	if (!(t->v[j].key = strdup(key)))
+		return -ENOMEM;
+	t->v[j].hash = h;
+	t->v[j].value = value;
+	t->n++;
+	return 0;
+}
+
+int dmn_samplers_new(struct dmn_samplers **out)
+{
+	*out = calloc(1, sizeof **out);
+	return *out ? 0 : -ENOMEM;
+}
+
+void dmn_samplers_free(struct dmn_samplers *s)
+{
+	if (!s)
+		return;
+	table_free(&s->base);
+	table_free(&s->next);
+	free(s);
+}
+
+void dmn_samplers_done(struct dmn_samplers *s, int ok)
+{
+	/* the new reading's values become the base; a counter it did not see (a file that could
+	 * not be read this time) keeps its old base, so no difference falls between two readings */
+	for (size_t i = 0; ok && i < s->next.cap; i++)
+		if (s->next.v[i].key)
+			table_put(&s->base, s->next.v[i].key, s->next.v[i].hash, s->next.v[i].value);
+	table_free(&s->next);
+}
+
+void dmn_samples_free(struct dmn_samples *v)
+{
+	free(v->v);
+	memset(v, 0, sizeof *v);
+}
+
+/* ---------- adding a sample ---------- */
+
+struct take {
+	struct dmn_samplers *s;
+	struct dmn_samples *out;
+	const char *source;
+	void (*say)(void *ctx, uint64_t key, const char *text);
+	void *ctx;
+};
+
+static void add(struct take *t, const char *instance, const char *metric, uint64_t value, int gauge)
+{
+	char key[DMN_SAMPLE_INSTANCE + DMN_SAMPLE_METRIC + 32], name[DMN_SAMPLE_METRIC];
+	/* one word: "read RPCs in flight" is read_RPCs_in_flight */
+	snprintf(name, sizeof name, "%s", metric);
+	for (char *p = name; *p; p++)
+		if (*p == ' ' || *p == '\t')
+			*p = '_';
+	metric = name;
+	snprintf(key, sizeof key, "%s\t%s\t%s", t->source, instance, metric);
+	uint64_t h = fnv(key);
+	int64_t v = (int64_t)value;
+	if (!gauge) {
+		const struct last *l = table_find(&t->s->base, key, h);
+		table_put(&t->s->next, key, h, value);
+		/* a counter seen for the first time sets its base; one that went back (a remount, a
+		 * reset) starts again from 0 */
+		if (!l)
+			return;
+		v = value >= l->value ? (int64_t)(value - l->value) : (int64_t)value;
+		if (!v)
+			return;
+	}
+	struct dmn_sample *nv = sys_text_grow(t->out->v, &t->out->cap, t->out->n, sizeof *nv, 256);
+	if (!nv)
+		return;
+	t->out->v = nv;
+	struct dmn_sample *x = &t->out->v[t->out->n++];
+	x->source = t->source;
+	snprintf(x->instance, sizeof x->instance, "%s", instance);
+	snprintf(x->metric, sizeof x->metric, "%s", metric);
+	x->value = v;
+	x->gauge = gauge;
+}
+
+static void say(struct take *t, const char *what, const char *path, int err)
+{
+	char text[1024];
+	snprintf(text, sizeof text, "%s sampler: %s: %s", t->source, path, strerror(err));
+	t->say(t->ctx, fnv(what) ^ fnv(path), text);
+}
+
+/* ---------- NFS: /proc/self/mountstats ---------- */
+
+static const char *const nfs_events[] = {
+#define X(e, name, meaning) name,
+	SYS_NFS_EVENTS(X)
+#undef X
+};
+static const char *const nfs_bytes[] = {
+#define X(e, name, meaning) name,
+	SYS_NFS_BYTES(X)
+#undef X
+};
+
+static void take_nfs(struct take *t, const char *path)
+{
+	struct sys_nfs_mounts m;
+	int r = sys_mountstats_load(path, &m);
+	if (r < 0) {
+		if (r != -ENOENT)
+			say(t, "nfs", path, -r);
+		return;
+	}
+	char metric[DMN_SAMPLE_METRIC];
+	for (size_t i = 0; i < m.n; i++) {
+		const struct sys_nfs_mount *x = &m.v[i];
+		for (unsigned k = 0; k < x->nevents && k < SYS_NFS_EV_COUNT; k++) {
+			snprintf(metric, sizeof metric, "events.%s", nfs_events[k]);
+			add(t, x->point, metric, x->events[k], 0);
+		}
+		for (unsigned k = 0; k < x->nbytes && k < SYS_NFS_BYTES_COUNT; k++) {
+			snprintf(metric, sizeof metric, "bytes.%s", nfs_bytes[k]);
+			add(t, x->point, metric, x->bytes[k], 0);
+		}
+		for (size_t k = 0; k < x->nops; k++) {
+			const struct sys_nfs_op *o = &x->ops[k];
+			static const char *const what[] = {"ops", "ntrans", "timeouts", "bytes_sent", "bytes_recv",
+							   "queue_ms", "rtt_ms", "execute_ms", "errors"};
+			const uint64_t v[] = {o->ops, o->ntrans, o->timeouts, o->bytes_sent, o->bytes_recv,
+					      o->queue_ms, o->rtt_ms, o->execute_ms, o->errors};
+			for (unsigned q = 0; q < 9 && q < o->nvalues; q++) {
+				snprintf(metric, sizeof metric, "op.%s.%s", o->name, what[q]);
+				add(t, x->point, metric, v[q], 0);
+			}
+		}
+	}
+	sys_nfs_mounts_free(&m);
+}
+
+/* ---------- Lustre ---------- */
+
+static int lustre_target(const struct sys_lustre_target *tg, void *arg)
+{
+	struct take *t = arg;
+	char inst[DMN_SAMPLE_INSTANCE], metric[DMN_SAMPLE_METRIC];
+	snprintf(inst, sizeof inst, "%s/%s", tg->kind_name, tg->name);
+	int fd = sys_lustre_target_open(tg);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		say(t, "lustre", tg->path, fd < 0 ? -fd : errno);
+		return 0;
+	}
+	if (tg->format == SYS_LUSTRE_FMT_STATS) {
+		struct sys_lustre_stats st;
+		if (sys_lustre_stats_read(f, &st) == 0) {
+			for (size_t i = 0; i < st.n; i++) {
+				const struct sys_lustre_stat *x = &st.v[i];
+				snprintf(metric, sizeof metric, "%s.count", x->name);
+				add(t, inst, metric, x->count, 0);
+				if (x->has_minmax) {
+					snprintf(metric, sizeof metric, "%s.sum", x->name);
+					add(t, inst, metric, (uint64_t)x->sum, 0);
+				}
+			}
+			sys_lustre_stats_free(&st);
+		}
+	} else {
+		struct sys_lustre_rpc_stats rs;
+		if (sys_lustre_rpc_stats_read(f, &rs) == 0) {
+			for (size_t i = 0; i < rs.nscalars; i++)
+				add(t, inst, rs.scalars[i].name, (uint64_t)rs.scalars[i].value, 1);
+			for (size_t h = 0; h < rs.nhists; h++) {
+				const struct sys_lustre_hist *x = &rs.hists[h];
+				for (size_t row = 0; row < x->nrows; row++)
+					for (unsigned c = 0; c < x->ncols; c++) {
+						snprintf(metric, sizeof metric, "%s.%llu.%s", x->title,
+							 (unsigned long long)x->rows[row].key, x->cols[c]);
+						add(t, inst, metric, x->rows[row].rpcs[c], 0);
+					}
+			}
+			sys_lustre_rpc_stats_free(&rs);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static void take_lustre(struct take *t, const struct dmn_config *c)
+{
+	struct sys_lustre_roots roots = {c->lustre_root, c->lustre_debug_root};
+	sys_lustre_scan(&roots, lustre_target, t, NULL);
+}
+
+/* ---------- NVMe ---------- */
+
+/* The controller's SMART page: from its device through libnvme, or from a directory of pages
+ * saved with `nvme smart-log -o binary` (nvme_smart = DIR), 512 bytes. 0 or -errno. */
+static int smart_page(const struct dmn_config *c, const char *name, unsigned char page[512])
+{
+	char path[DMN_PATH + 64];
+	if (c->nvme_smart[0]) {
+		snprintf(path, sizeof path, "%s/%s.bin", c->nvme_smart, name);
+		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		ssize_t n = read(fd, page, 512);
+		close(fd);
+		return n == 512 ? 0 : -EINVAL;
+	}
+	snprintf(path, sizeof path, "/dev/%s", name);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct nvme_smart_log log;
+	int r = nvme_get_log_smart(fd, NVME_NSID_ALL, false, &log);
+	int e = errno;
+	close(fd);
+	if (r != 0)
+		return r < 0 ? -e : -EIO;
+	memcpy(page, &log, 512);
+	return 0;
+}
+
+static void take_nvme(struct take *t, const struct dmn_config *c)
+{
+	struct sys_nvme_ctrls ctrls;
+	if (sys_nvme_ctrls_scan(c->nvme_root, &ctrls) < 0)
+		return;
+	for (size_t i = 0; i < ctrls.n; i++) {
+		const char *name = ctrls.v[i].name;
+		unsigned char page[512];
+		struct sys_nvme_smart s;
+		int r = smart_page(c, name, page);
+		if (r < 0 || sys_nvme_smart_decode(page, sizeof page, &s) < 0) {
+			say(t, "nvme", name, r < 0 ? -r : EINVAL);
+			continue;
+		}
+		add(t, name, "critical_warning", s.critical_warning, 1);
+		add(t, name, "temperature_k", s.temperature_k, 1);
+		add(t, name, "available_spare", s.available_spare, 1);
+		add(t, name, "percent_used", s.percent_used, 1);
+		add(t, name, "data_units_read", s.data_units_read.value, 0);
+		add(t, name, "data_units_written", s.data_units_written.value, 0);
+		add(t, name, "bytes_read", s.bytes_read, 0);
+		add(t, name, "bytes_written", s.bytes_written, 0);
+		add(t, name, "host_read_commands", s.host_read_commands.value, 0);
+		add(t, name, "host_write_commands", s.host_write_commands.value, 0);
+		add(t, name, "busy_minutes", s.busy_minutes.value, 0);
+		add(t, name, "power_on_hours", s.power_on_hours.value, 0);
+		add(t, name, "unsafe_shutdowns", s.unsafe_shutdowns.value, 0);
+		add(t, name, "media_errors", s.media_errors.value, 0);
+		add(t, name, "error_log_entries", s.error_log_entries.value, 0);
+	}
+	sys_nvme_ctrls_free(&ctrls);
+}
+
+void dmn_samplers_take(struct dmn_samplers *s, const struct dmn_config *c, struct dmn_samples *out,
+		       void (*sayfn)(void *ctx, uint64_t key, const char *text), void *ctx)
+{
+	struct take t = {s, out, NULL, sayfn, ctx};
+	out->n = 0;
+	table_free(&s->next);
+	if (c->sampler_nfs) {
+		t.source = "nfs";
+		take_nfs(&t, c->mountstats_path);
+	}
+	if (c->sampler_lustre) {
+		t.source = "lustre";
+		take_lustre(&t, c);
+	}
+	if (c->sampler_nvme) {
+		t.source = "nvme";
+		take_nvme(&t, c);
+	}
+}

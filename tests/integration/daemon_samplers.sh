@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# iostratad's samplers of the node's own statistics on fixture trees in the real formats (this
+# machine has no NFS, Lustre or NVMe: tests/fixtures/sys/README.md says where each format comes
+# from; on a node that has them the same code reads /proc/self/mountstats, /proc/fs/lustre,
+# /sys/kernel/debug/lustre and the controllers): after the first reading sets the base, known
+# increments written into the files come back as exactly those differences, gauges come back as
+# the fixtures' values, and a mount that appears later is a new metric without a restart.
+source "$(dirname "$0")/../lib.sh"
+if [ "$(id -u)" -ne 0 ]; then
+	skip "daemon samplers" "needs root (the daemon's default paths; the fixture copy is root's)"
+	exit 0
+fi
+FX="$ROOT/tests/fixtures/sys"
+mkdir -p "$T/store" "$T/smart" "$T/live"
+cp "$FX/nfs/mountstats" "$T/mountstats"
+cp -r "$FX/lustre" "$T/lustre"
+cp -r "$FX/nvme/class" "$T/nvmeclass"
+for c in nvme0 nvme1; do grep -v '^#' "$FX/nvme/smart-$c.hex" | xxd -r >"$T/smart/$c.bin"; done
+cat >"$T/conf" <<C
+store = sqlite:$T/store/store.db
+socket = $T/sock
+interval = 0.5
+live_roots = $T/live
+samplers = nfs lustre nvme
+mountstats = $T/mountstats
+lustre_root = $T/lustre/proc/fs/lustre
+lustre_debug_root = $T/lustre/sys/kernel/debug/lustre
+nvme_root = $T/nvmeclass/nvme
+nvme_smart = $T/smart
+C
+"$B/iostratad" --config "$T/conf" --foreground 2>"$T/daemon.err" &
+DPID=$!
+trap 'kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -rf "$T"' EXIT
+sleep 1.3 # the base is read
+
+# known increments, one interval apart
+sed -i 's/^\tbytes:\t229311210301 /\tbytes:\t229311214397 /; s/^\t        READ: 218833 /\t        READ: 218836 /' "$T/mountstats"
+OBD="$T/lustre/proc/fs/lustre/obdfilter/lustre-OST0000/stats"
+sed -i 's/^read_bytes                512001 samples \[bytes\] 4096 4194304 1099511627776 /read_bytes                512003 samples [bytes] 4096 4194304 1099511635968 /' "$OBD"
+OSC="$T/lustre/proc/fs/lustre/osc/lustre-OST0000-osc-ffff8b2c4e1f5000/rpc_stats"
+sed -i 's/^1:\t\t       120 /1:\t\t       125 /' "$OSC"
+LLITE=$(ls "$T"/lustre/sys/kernel/debug/lustre/llite/*/stats)
+sed -i 's/^write_bytes               20987 samples /write_bytes               20990 samples /' "$LLITE"
+printf '\xd7' | dd of="$T/smart/nvme0.bin" bs=1 seek=32 conv=notrunc status=none # data units read +5
+sleep 1.3
+# a mount that was not there: first its base, then a change
+awk '/mounted on \/home /{p=1} p && /^device / && !/\/home /{p=0} p' "$T/mountstats" |
+	sed 's|mounted on /home |mounted on /scratch |; s/^\tbytes:\t[0-9]* /\tbytes:\t5000 /' >"$T/scratch.block"
+cat "$T/scratch.block" >>"$T/mountstats"
+sleep 1.3
+sed -i 's/^\tbytes:\t5000 /\tbytes:\t6000 /' "$T/mountstats"
+sleep 1.3
+kill "$DPID"; wait "$DPID" 2>/dev/null
+q() { sqlite3 -batch "$T/store/store.db" "$1"; }
+delta() { q "SELECT coalesce(sum(value), 0) FROM samples WHERE source = '$1' AND instance = '$2' AND metric = '$3' AND gauge = 0"; }
+eq "nfs: bytes.normal_read grew by exactly 4096" 4096 "$(delta nfs /home bytes.normal_read)"
+eq "nfs: op.READ.ops grew by exactly 3" 3 "$(delta nfs /home op.READ.ops)"
+eq "nfs: an unchanged counter has no difference" 0 "$(delta nfs /home op.WRITE.ops)"
+eq "lustre: obdfilter read_bytes count +2, sum +8192" "2 8192" \
+	"$(delta lustre obdfilter/lustre-OST0000 read_bytes.count) $(delta lustre obdfilter/lustre-OST0000 read_bytes.sum)"
+eq "lustre: osc pages per rpc 1, read +5" 5 "$(delta lustre osc/lustre-OST0000-osc-ffff8b2c4e1f5000 pages_per_rpc.1.read)"
+eq "lustre: read RPCs in flight is a gauge of 2" 2 \
+	"$(q "SELECT value FROM samples WHERE source='lustre' AND instance='osc/lustre-OST0000-osc-ffff8b2c4e1f5000' AND metric='read_RPCs_in_flight' AND gauge=1 ORDER BY t_ms DESC LIMIT 1")"
+eq "lustre: llite (debugfs) write_bytes count +3" 3 "$(delta lustre "llite/$(basename "$(dirname "$LLITE")")" write_bytes.count)"
+eq "nvme: data units read +5 (bytes +2,560,000)" "5 2560000" "$(delta nvme nvme0 data_units_read) $(delta nvme nvme0 bytes_read)"
+eq "nvme: temperature 311 K, spare 100%, 3% used (gauges of nvme0's page)" "311 100 3" \
+	"$(for m in temperature_k available_spare percent_used; do q "SELECT value FROM samples WHERE source='nvme' AND instance='nvme0' AND metric='$m' ORDER BY t_ms DESC LIMIT 1"; done | xargs)"
+eq "nvme: the second controller too" yes "$([ "$(q "SELECT count(*) FROM samples WHERE instance='nvme1'")" -gt 0 ] && echo yes || echo no)"
+eq "nfs: a new mount is a new metric without a restart: +1000" 1000 "$(delta nfs /scratch bytes.normal_read)"
+eq "nothing said about the fixtures" "" "$(grep -v 'started\|stopped' "$T/daemon.err")"
+out=$("$IOSTRATA" node --samples nvme --csv --store "sqlite:$T/store/store.db" | head -1)
+eq "node --samples --csv: header" "t_ms,dt_ms,host,source,instance,metric,value,kind" "$out"

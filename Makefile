@@ -126,9 +126,10 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS) -lfuse3 -lsqlite3 -lpthread
 
 # The node daemon: its own binary, over the same store, analysis, log and sys objects.
-$(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ)
+# It reads the kernel layer's pinned maps (src/kernel/pinned.c) with libbpf.
+$(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ) $(B)/obj/kern/pinned.o
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3 -lnvme -lpthread
+	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3 -lnvme -lbpf -lelf -lz -lpthread
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing,
 # fuse_*.c with libfuse3, *_shim.c as a shared object to preload.

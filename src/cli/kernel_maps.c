@@ -4,7 +4,6 @@
  * left under the BPF filesystem, as an outside sampler would: seed 000's (fs type, mount, op,
  * log2 size) table, the per-pid table, the per-file totals and what the kernel side lost.
  */
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,16 +17,10 @@
 #include "iostrata/reader.h"
 #include "kernel/collect.h"
 #include "kernel/kernel.h"
+#include "kernel/pinned.h"
 #include "sys/mountinfo.h"
 
 int cmd_kernel_maps(int argc, char **argv);
-
-static int open_pinned(const char *dir, const char *name)
-{
-	char p[4200];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	return bpf_obj_get(p);
-}
 
 static const char *op_name(unsigned op)
 {
@@ -53,6 +46,51 @@ static void print_agg(const char *what, const struct ks_agg_val *v, int json)
 		       (unsigned long long)v->bytes, v->count ? v->time_ns / 1e3 / v->count : 0.0,
 		       (unsigned long long)v->errors);
 	}
+}
+
+struct fsagg_ctx {
+	int json, first;
+	struct sys_mounts mounts;
+};
+
+static int print_fsagg(const struct ks_agg_key *k, const struct ks_agg_val *v, void *arg)
+{
+	struct fsagg_ctx *c = arg;
+	char mp[256], type[64], what[3 * 1024], lb[32];
+	const struct sys_mount *m = sys_mount_by_dev(&c->mounts, k->dev);
+	snprintf(type, sizeof type, "%s", m ? m->fstype : "?");
+	if (m)
+		snprintf(mp, sizeof mp, "%s", m->point);
+	else
+		snprintf(mp, sizeof mp, "%u:%u", major(k->dev), minor(k->dev));
+	if (c->json) {
+		/* decoded paths may hold quotes, backslashes, newlines */
+		char qtype[6 * sizeof type + 3], qmp[6 * sizeof mp + 3];
+		ana_json_quote(qtype, type);
+		ana_json_quote(qmp, mp);
+		snprintf(what, sizeof what, "%s{\"fstype\":%s,\"dev\":\"%u:%u\",\"mount\":%s,\"op\":\"%s\",\"bucket\":%u",
+			 c->first ? "" : ",", qtype, major(k->dev), minor(k->dev), qmp, op_name(k->op), k->bucket);
+	} else {
+		snprintf(what, sizeof what, "%-8s %-24.24s %-16s %8s", type, mp, op_name(k->op),
+			 log_hist_label(k->bucket, lb, sizeof lb));
+	}
+	print_agg(what, v, c->json);
+	c->first = 0;
+	return 0;
+}
+
+static int print_pidagg(const struct ks_pid_key *k, const struct ks_agg_val *v, void *arg)
+{
+	struct fsagg_ctx *c = arg;
+	char what[256];
+	if (c->json)
+		snprintf(what, sizeof what, "%s{\"pid\":%u,\"op\":\"%s\",\"files\":false", c->first ? "" : ",", k->pid,
+			 op_name(k->op));
+	else
+		snprintf(what, sizeof what, "%-8u %-16s", k->pid, op_name(k->op));
+	print_agg(what, v, c->json);
+	c->first = 0;
+	return 0;
 }
 
 static void usage(FILE *f)
@@ -85,11 +123,12 @@ int cmd_kernel_maps(int argc, char **argv)
 	if (o.status)
 		return o.status;
 	if (!dir)
-		dir = "/sys/fs/bpf/iostrata";
-	int fsagg = open_pinned(dir, "fsagg"), pidagg = open_pinned(dir, "pidagg"), kstats = open_pinned(dir, "kstats");
-	if (fsagg < 0 || pidagg < 0 || kstats < 0) {
+		dir = KERN_PIN_DIR;
+	struct kern_pinned pin;
+	int r = kern_pinned_open(dir, &pin);
+	if (r < 0) {
 		fprintf(stderr, "iostrata kernel maps: %s: no pinned iostrata maps (fsagg, pidagg, kstats): %s\n", dir,
-			strerror(errno));
+			strerror(-r));
 		return 1;
 	}
 	if (json)
@@ -97,73 +136,43 @@ int cmd_kernel_maps(int argc, char **argv)
 	else
 		printf("%-8s %-24s %-16s %8s %10s %14s %10s %6s\n", "FSTYPE", "MOUNT", "OP", "SIZE<", "COUNT", "BYTES",
 		       "AVG us", "ERRORS");
-	struct ks_agg_key k, nk;
-	void *prev = NULL;
-	int first = 1;
 	/* the devices are named by this host's mounts: an unreadable table leaves them "?" and M:m */
-	struct sys_mounts mounts;
-	sys_mountinfo_load(NULL, &mounts);
-	while (bpf_map_get_next_key(fsagg, prev, &nk) == 0) {
-		struct ks_agg_val v;
-		k = nk;
-		prev = &k;
-		if (bpf_map_lookup_elem(fsagg, &k, &v) < 0)
-			continue;
-		char mp[256], type[64], what[3 * 1024], lb[32];
-		const struct sys_mount *m = sys_mount_by_dev(&mounts, k.dev);
-		snprintf(type, sizeof type, "%s", m ? m->fstype : "?");
-		if (m)
-			snprintf(mp, sizeof mp, "%s", m->point);
-		else
-			snprintf(mp, sizeof mp, "%u:%u", major(k.dev), minor(k.dev));
-		if (json) {
-			/* decoded paths may hold quotes, backslashes, newlines */
-			char qtype[6 * sizeof type + 3], qmp[6 * sizeof mp + 3];
-			ana_json_quote(qtype, type);
-			ana_json_quote(qmp, mp);
-			snprintf(what, sizeof what, "%s{\"fstype\":%s,\"dev\":\"%u:%u\",\"mount\":%s,\"op\":\"%s\",\"bucket\":%u",
-				 first ? "" : ",", qtype, major(k.dev), minor(k.dev), qmp, op_name(k.op), k.bucket);
-		} else {
-			snprintf(what, sizeof what, "%-8s %-24.24s %-16s %8s", type, mp, op_name(k.op),
-				 log_hist_label(k.bucket, lb, sizeof lb));
-		}
-		print_agg(what, &v, json);
-		first = 0;
-	}
-	sys_mounts_free(&mounts);
+	struct fsagg_ctx fc = {.json = json, .first = 1};
+	sys_mountinfo_load(NULL, &fc.mounts);
+	kern_pinned_fsagg(&pin, print_fsagg, &fc);
+	sys_mounts_free(&fc.mounts);
 	if (json)
 		printf("],\"pidagg\":[");
 	else
 		printf("\n%-8s %-16s %10s %14s %10s %6s\n", "PID", "OP", "COUNT", "BYTES", "AVG us", "ERRORS");
-	first = 1;
+	int first = 1;
 	/* Per pid and op: the syscall layer's per-file totals summed by pid ... */
-	int files = open_pinned(dir, "files");
 	struct ks_rec *recs = NULL;
 	size_t nrecs = 0;
-	if (files >= 0)
-		ks_records_fd(files, &recs, &nrecs);
+	if (pin.files >= 0)
+		ks_records_fd(pin.files, &recs, &nrecs);
 	struct pid_row {
 		uint32_t pid;
 		struct ks_agg_val v[2]; /* read, write */
 	} *rows = calloc(nrecs ? nrecs : 1, sizeof *rows);
 	size_t nrows = 0;
 	for (size_t i = 0; rows && i < nrecs; i++) {
-		const struct ks_rec *r = &recs[i];
-		if (r->key.layer != LOG_LAYER_SYSCALL)
+		const struct ks_rec *rec = &recs[i];
+		if (rec->key.layer != LOG_LAYER_SYSCALL)
 			continue;
 		size_t j = 0;
-		while (j < nrows && rows[j].pid != r->key.pid)
+		while (j < nrows && rows[j].pid != rec->key.pid)
 			j++;
 		if (j == nrows)
-			rows[nrows++].pid = r->key.pid;
+			rows[nrows++].pid = rec->key.pid;
 		for (int rw = 0; rw < 2; rw++) {
 			struct ks_agg_val *v = &rows[j].v[rw];
-			v->count += r->val.c[rw ? LOG_C_WRITES : LOG_C_READS];
-			v->bytes += r->val.c[rw ? LOG_C_BYTES_WRITTEN : LOG_C_BYTES_READ];
-			v->time_ns += r->val.c[rw ? LOG_C_TIME_WRITE : LOG_C_TIME_READ];
-			v->errors += r->val.c[rw ? LOG_C_ERR_WRITES : LOG_C_ERR_READS];
+			v->count += rec->val.c[rw ? LOG_C_WRITES : LOG_C_READS];
+			v->bytes += rec->val.c[rw ? LOG_C_BYTES_WRITTEN : LOG_C_BYTES_READ];
+			v->time_ns += rec->val.c[rw ? LOG_C_TIME_WRITE : LOG_C_TIME_READ];
+			v->errors += rec->val.c[rw ? LOG_C_ERR_WRITES : LOG_C_ERR_READS];
 			for (int b = 0; b < KS_HIST; b++)
-				v->lat_hist[b] += r->val.lat_hist[rw][b];
+				v->lat_hist[b] += rec->val.lat_hist[rw][b];
 		}
 	}
 	for (size_t j = 0; j < nrows; j++) {
@@ -182,44 +191,22 @@ int cmd_kernel_maps(int argc, char **argv)
 	}
 	free(rows);
 	free(recs);
-	if (files >= 0)
-		close(files);
 	/* ... and the calls that named no traced file. */
-	struct ks_pid_key pk, pnk;
-	prev = NULL;
-	while (bpf_map_get_next_key(pidagg, prev, &pnk) == 0) {
-		struct ks_agg_val v;
-		pk = pnk;
-		prev = &pk;
-		if (bpf_map_lookup_elem(pidagg, &pk, &v) < 0)
-			continue;
-		char what[256];
-		if (json)
-			snprintf(what, sizeof what, "%s{\"pid\":%u,\"op\":\"%s\",\"files\":false", first ? "" : ",", pk.pid,
-				 op_name(pk.op));
-		else
-			snprintf(what, sizeof what, "%-8u %-16s", pk.pid, op_name(pk.op));
-		print_agg(what, &v, json);
-		first = 0;
-	}
-	static const char *const stat_names[KS_NSTATS] = {
-		"events", "event_drops", "files_full", "paths_full", "agg_full", "inflight_full", "pids_full", "block_unmatched",
-	};
+	fc.first = first;
+	kern_pinned_pidagg(&pin, print_pidagg, &fc);
 	if (json)
 		printf("],\"kstats\":{");
 	else
 		printf("\n");
-	for (__u32 i = 0; i < KS_NSTATS; i++) {
-		__u64 v = 0;
-		bpf_map_lookup_elem(kstats, &i, &v);
+	uint64_t ks[KS_NSTATS];
+	kern_pinned_kstats(&pin, ks);
+	for (unsigned i = 0; i < KS_NSTATS; i++) {
 		if (json)
-			printf("%s\"%s\":%llu", i ? "," : "", stat_names[i], (unsigned long long)v);
+			printf("%s\"%s\":%llu", i ? "," : "", kern_kstat_names[i], (unsigned long long)ks[i]);
 		else
-			printf("%s%s %llu", i ? ", " : "lost/seen: ", stat_names[i], (unsigned long long)v);
+			printf("%s%s %llu", i ? ", " : "lost/seen: ", kern_kstat_names[i], (unsigned long long)ks[i]);
 	}
 	printf(json ? "}}\n" : "\n");
-	close(fsagg);
-	close(pidagg);
-	close(kstats);
+	kern_pinned_close(&pin);
 	return 0;
 }

@@ -25,6 +25,8 @@ void dmn_config_defaults(struct dmn_config *c)
 	snprintf(c->live_roots[1], DMN_PATH, "/tmp");
 	c->nlive_roots = 2;
 	c->sampler_live = c->sampler_diskstats = c->sampler_nfs = c->sampler_lustre = c->sampler_nvme = 1;
+	c->sampler_kernel = 1;
+	snprintf(c->kernel_pins, DMN_PATH, "/sys/fs/bpf/iostrata");
 	snprintf(c->diskstats_path, DMN_PATH, "/proc/diskstats");
 	snprintf(c->mountstats_path, DMN_PATH, "/proc/self/mountstats");
 	snprintf(c->lustre_root, DMN_PATH, "/proc/fs/lustre");
@@ -83,6 +85,7 @@ static int parse_path(const char *v, char *dst, int allow_none)
 static int parse_samplers(struct dmn_config *c, char *v, char *bad, size_t badlen)
 {
 	c->sampler_live = c->sampler_diskstats = c->sampler_nfs = c->sampler_lustre = c->sampler_nvme = 0;
+	c->sampler_kernel = 0;
 	for (char *save, *w = strtok_r(v, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
 		if (!strcmp(w, "live"))
 			c->sampler_live = 1;
@@ -94,8 +97,10 @@ static int parse_samplers(struct dmn_config *c, char *v, char *bad, size_t badle
 			c->sampler_lustre = 1;
 		else if (!strcmp(w, "nvme"))
 			c->sampler_nvme = 1;
+		else if (!strcmp(w, "kernel"))
+			c->sampler_kernel = 1;
 		else if (strcmp(w, "none")) {
-			snprintf(bad, badlen, "unknown sampler '%s' (live, diskstats, nfs, lustre, nvme, none)", w);
+			snprintf(bad, badlen, "unknown sampler '%s' (live, diskstats, nfs, lustre, nvme, kernel, none)", w);
 			return -1;
 		}
 	}
@@ -157,6 +162,8 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = parse_path(v, c->lustre_debug_root, 0);
 	else if (!strcmp(k, "nvme_root"))
 		r = parse_path(v, c->nvme_root, 0);
+	else if (!strcmp(k, "kernel_pins"))
+		r = parse_path(v, c->kernel_pins, 0);
 	else if (!strcmp(k, "nvme_smart"))
 		r = parse_path(v, c->nvme_smart, 1);
 	else if (!strcmp(k, "max_records"))

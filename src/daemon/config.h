@@ -29,7 +29,8 @@ struct dmn_config {
 	/* live directories: under these roots, iostrata-UID (the capture library's places) */
 	char live_roots[DMN_MAX_ROOTS][DMN_PATH]; /* live_roots = /dev/shm /tmp */
 	int nlive_roots;
-	int sampler_live, sampler_diskstats, sampler_nfs, sampler_lustre, sampler_nvme; /* samplers = ... */
+	int sampler_live, sampler_diskstats, sampler_nfs, sampler_lustre, sampler_nvme, sampler_kernel; /* samplers = ... */
+	char kernel_pins[DMN_PATH];    /* kernel_pins = /sys/fs/bpf/iostrata: `iostrata kernel --pin`'s maps */
 	char diskstats_path[DMN_PATH]; /* diskstats = /proc/diskstats */
 	char mountstats_path[DMN_PATH]; /* mountstats = /proc/self/mountstats */
 	char lustre_root[DMN_PATH];    /* lustre_root = /proc/fs/lustre */

@@ -12,11 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <libnvme.h>
 
+#include "iostrata/reader.h"
+#include "kernel/pinned.h"
 #include "sys/lustre.h"
+#include "sys/mountinfo.h"
 #include "sys/mountstats.h"
 #include "sys/nvme.h"
 #include "sys/text.h"
@@ -34,8 +38,13 @@ struct table {
 	size_t cap, n;
 };
 
+/* Sources, by bit: a source's first reading sets the bases of its counters; after it, a counter
+ * met for the first time (a new mount, target, bucket) counts from 0, since it came after. */
+enum { SRC_NFS = 1, SRC_LUSTRE = 2, SRC_NVME = 4, SRC_KERNEL = 8 };
+
 struct dmn_samplers {
 	struct table base, next;
+	unsigned seen, next_seen;
 };
 
 static uint64_t fnv(const char *s)
@@ -122,6 +131,9 @@ void dmn_samplers_done(struct dmn_samplers *s, int ok)
 		if (s->next.v[i].key)
 			table_put(&s->base, s->next.v[i].key, s->next.v[i].hash, s->next.v[i].value);
 	table_free(&s->next);
+	if (ok)
+		s->seen |= s->next_seen;
+	s->next_seen = 0;
 }
 
 void dmn_samples_free(struct dmn_samples *v)
@@ -136,6 +148,7 @@ struct take {
 	struct dmn_samplers *s;
 	struct dmn_samples *out;
 	const char *source;
+	unsigned bit;
 	void (*say)(void *ctx, uint64_t key, const char *text);
 	void *ctx;
 };
@@ -155,11 +168,11 @@ static void add(struct take *t, const char *instance, const char *metric, uint64
 	if (!gauge) {
 		const struct last *l = table_find(&t->s->base, key, h);
 		table_put(&t->s->next, key, h, value);
-		/* a counter seen for the first time sets its base; one that went back (a remount, a
-		 * reset) starts again from 0 */
-		if (!l)
+		/* a counter seen for the first time sets its base at the source's first reading, and
+		 * counts from 0 after it; one that went back (a remount, a reset) starts again from 0 */
+		if (!l && !(t->s->seen & t->bit))
 			return;
-		v = value >= l->value ? (int64_t)(value - l->value) : (int64_t)value;
+		v = l && value >= l->value ? (int64_t)(value - l->value) : (int64_t)value;
 		if (!v)
 			return;
 	}
@@ -205,6 +218,7 @@ static void take_nfs(struct take *t, const char *path)
 		return;
 	}
 	char metric[DMN_SAMPLE_METRIC];
+	t->s->next_seen |= t->bit;
 	for (size_t i = 0; i < m.n; i++) {
 		const struct sys_nfs_mount *x = &m.v[i];
 		for (unsigned k = 0; k < x->nevents && k < SYS_NFS_EV_COUNT; k++) {
@@ -283,7 +297,8 @@ static int lustre_target(const struct sys_lustre_target *tg, void *arg)
 static void take_lustre(struct take *t, const struct dmn_config *c)
 {
 	struct sys_lustre_roots roots = {c->lustre_root, c->lustre_debug_root};
-	sys_lustre_scan(&roots, lustre_target, t, NULL);
+	if (sys_lustre_scan(&roots, lustre_target, t, NULL) >= 0)
+		t->s->next_seen |= t->bit;
 }
 
 /* ---------- NVMe ---------- */
@@ -321,6 +336,7 @@ static void take_nvme(struct take *t, const struct dmn_config *c)
 	struct sys_nvme_ctrls ctrls;
 	if (sys_nvme_ctrls_scan(c->nvme_root, &ctrls) < 0)
 		return;
+	t->s->next_seen |= t->bit;
 	for (size_t i = 0; i < ctrls.n; i++) {
 		const char *name = ctrls.v[i].name;
 		unsigned char page[512];
@@ -349,22 +365,75 @@ static void take_nvme(struct take *t, const struct dmn_config *c)
 	sys_nvme_ctrls_free(&ctrls);
 }
 
+/* ---------- the kernel layer's pinned maps (seed 000) ---------- */
+
+struct kctx {
+	struct take *t;
+	struct sys_mounts mounts;
+};
+
+static int kernel_fsagg(const struct ks_agg_key *k, const struct ks_agg_val *v, void *arg)
+{
+	struct kctx *kc = arg;
+	char inst[DMN_SAMPLE_INSTANCE], metric[DMN_SAMPLE_METRIC], lb[32];
+	static const char *const ops[] = {
+#define X(name, str) str,
+		LOG_OPS(X)
+#undef X
+	};
+	const struct sys_mount *m = sys_mount_by_dev(&kc->mounts, k->dev);
+	if (m)
+		snprintf(inst, sizeof inst, "%s %s", m->fstype, m->point);
+	else
+		snprintf(inst, sizeof inst, "? %u:%u", major(k->dev), minor(k->dev));
+	const char *op = k->op < sizeof ops / sizeof ops[0] ? ops[k->op] : "?";
+	log_hist_label(k->bucket, lb, sizeof lb);
+	const char *what[] = {"count", "bytes", "time_ns", "errors"};
+	const uint64_t val[] = {v->count, v->bytes, v->time_ns, v->errors};
+	for (unsigned i = 0; i < 4; i++) {
+		snprintf(metric, sizeof metric, "%s.%s.%s", op, lb, what[i]);
+		add(kc->t, inst, metric, val[i], 0);
+	}
+	return 0;
+}
+
+static void take_kernel(struct take *t, const struct dmn_config *c)
+{
+	struct kern_pinned pin;
+	if (kern_pinned_open(c->kernel_pins, &pin) < 0)
+		return; /* nothing pinned: no kernel layer runs with --pin */
+	struct kctx kc = {.t = t};
+	sys_mountinfo_load(NULL, &kc.mounts);
+	kern_pinned_fsagg(&pin, kernel_fsagg, &kc);
+	sys_mounts_free(&kc.mounts);
+	uint64_t ks[KS_NSTATS];
+	kern_pinned_kstats(&pin, ks);
+	for (unsigned i = 0; i < KS_NSTATS; i++)
+		add(t, "kstats", kern_kstat_names[i], ks[i], 0);
+	kern_pinned_close(&pin);
+	t->s->next_seen |= t->bit;
+}
+
 void dmn_samplers_take(struct dmn_samplers *s, const struct dmn_config *c, struct dmn_samples *out,
 		       void (*sayfn)(void *ctx, uint64_t key, const char *text), void *ctx)
 {
-	struct take t = {s, out, NULL, sayfn, ctx};
+	struct take t = {s, out, NULL, 0, sayfn, ctx};
 	out->n = 0;
 	table_free(&s->next);
 	if (c->sampler_nfs) {
-		t.source = "nfs";
+		t.source = "nfs", t.bit = SRC_NFS;
 		take_nfs(&t, c->mountstats_path);
 	}
 	if (c->sampler_lustre) {
-		t.source = "lustre";
+		t.source = "lustre", t.bit = SRC_LUSTRE;
 		take_lustre(&t, c);
 	}
 	if (c->sampler_nvme) {
-		t.source = "nvme";
+		t.source = "nvme", t.bit = SRC_NVME;
 		take_nvme(&t, c);
+	}
+	if (c->sampler_kernel) {
+		t.source = "kernel", t.bit = SRC_KERNEL;
+		take_kernel(&t, c);
 	}
 }

@@ -4,7 +4,8 @@
 # from; on a node that has them the same code reads /proc/self/mountstats, /proc/fs/lustre,
 # /sys/kernel/debug/lustre and the controllers): after the first reading sets the base, known
 # increments written into the files come back as exactly those differences, gauges come back as
-# the fixtures' values, and a mount that appears later is a new metric without a restart.
+# the fixtures' values, and a mount that appears later is a new metric without a restart (its
+# counters count from 0: all it did came after the first reading).
 source "$(dirname "$0")/../lib.sh"
 if [ "$(id -u)" -ne 0 ]; then
 	skip "daemon samplers" "needs root (the daemon's default paths; the fixture copy is root's)"
@@ -66,7 +67,40 @@ eq "nvme: data units read +5 (bytes +2,560,000)" "5 2560000" "$(delta nvme nvme0
 eq "nvme: temperature 311 K, spare 100%, 3% used (gauges of nvme0's page)" "311 100 3" \
 	"$(for m in temperature_k available_spare percent_used; do q "SELECT value FROM samples WHERE source='nvme' AND instance='nvme0' AND metric='$m' ORDER BY t_ms DESC LIMIT 1"; done | xargs)"
 eq "nvme: the second controller too" yes "$([ "$(q "SELECT count(*) FROM samples WHERE instance='nvme1'")" -gt 0 ] && echo yes || echo no)"
-eq "nfs: a new mount is a new metric without a restart: +1000" 1000 "$(delta nfs /scratch bytes.normal_read)"
+eq "nfs: a mount that appeared later counts from 0 (5000, then +1000), without a restart" 6000 "$(delta nfs /scratch bytes.normal_read)"
 eq "nothing said about the fixtures" "" "$(grep -v 'started\|stopped' "$T/daemon.err")"
+
+# --- the kernel layer's pinned maps: `iostrata kernel --pin` on a gated dd of 100 x 4 KiB ---
+mkfifo "$T/pin.gate"
+(read -r _ <"$T/pin.gate"; exec dd if=/dev/zero of="$T/pin.out" bs=4k count=100 oflag=direct 2>/dev/null) &
+DP=$!
+PIN=/sys/fs/bpf/iostrata-dtest-$$
+"$IOSTRATA" kernel --quiet --pid "$DP" --interval 0.2 --pin "$PIN" --ready "$T/pin.ready" &
+KP=$!
+wait_file "$T/pin.ready"
+cat >"$T/kconf" <<C
+store = sqlite:$T/store/k.db
+socket = $T/ksock
+interval = 0.5
+live_roots = $T/live
+samplers = kernel
+kernel_pins = $PIN
+C
+"$B/iostratad" --config "$T/kconf" --foreground 2>"$T/kdaemon.err" &
+DPID=$!
+sleep 1.2 # the base
+echo go >"$T/pin.gate"
+wait "$DP"
+sleep 1.3
+kill "$DPID"; wait "$DPID" 2>/dev/null
+kill "$KP" 2>/dev/null; wait "$KP" 2>/dev/null
+rm -rf "$PIN"
+M=$(stat -c %m "$T")
+FST=$(findmnt -n -o FSTYPE --target "$T")
+eq "kernel maps: dd's 100 writes of 4 KiB, per (fs type, mount, op, size)" "100 409600" \
+	"$(sqlite3 -batch "$T/store/k.db" "SELECT sum(CASE WHEN metric='write.4K-8K.count' THEN value END), sum(CASE WHEN metric='write.4K-8K.bytes' THEN value END) FROM samples WHERE source='kernel' AND instance='$FST $M'" | tr '|' ' ')"
+eq "kernel maps: nothing lost" 0 \
+	"$(sqlite3 -batch "$T/store/k.db" "SELECT coalesce(sum(value),0) FROM samples WHERE source='kernel' AND instance='kstats' AND metric IN ('event_drops','files_full','paths_full','agg_full')")"
+
 out=$("$IOSTRATA" node --samples nvme --csv --store "sqlite:$T/store/store.db" | head -1)
 eq "node --samples --csv: header" "t_ms,dt_ms,host,source,instance,metric,value,kind" "$out"

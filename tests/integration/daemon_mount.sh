@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# iostratad and the mount-point monitor: the monitor's live log is read in place like any other,
+# its requests stored as the mount layer's interval statistics, per requesting process; after the
+# unmount the stored mount-layer totals of its job equal `iostrata report` of its job directory.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/lib_mount.sh"
+mount_ready || exit 0
+mount_workspace
+LIVE="$T/liveroot"
+export IOSTRATA_LIVE_DIR="$LIVE/iostrata-0"
+mkdir -p "$LIVE" "$T/store"
+cat >"$T/conf" <<C
+store = sqlite:$T/store/store.db
+socket = $T/sock
+interval = 0.5
+job_grace = 1
+live_roots = $LIVE
+samplers = live
+C
+"$B/iostratad" --config "$T/conf" --foreground 2>"$T/daemon.err" &
+DPID=$!
+trap 'kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; mount_cleanup' EXIT
+"$IOSTRATA" mount --background -q -o "$T/mj" --job mjob "$SRC" "$MNT" || fail "mount" "iostrata mount failed"
+dd if=/dev/zero of="$MNT/a.dat" bs=4096 count=40 2>/dev/null   # not captured: only the monitor sees it
+sleep 0.8
+dd if="$MNT/a.dat" of=/dev/null bs=8192 2>/dev/null
+sleep 0.8
+"$IOSTRATA" umount "$MNT"
+sleep 2.5
+kill "$DPID"; wait "$DPID" 2>/dev/null
+"$IOSTRATA" report --json "$T/mj" >"$T/r.json" 2>/dev/null
+q() { sqlite3 -batch "$T/store/store.db" "$1"; }
+eq "mount layer: stored bytes read, written, reads, writes equal the report" \
+	"$(jq -r '.layers.mount | "\(.bytes_read) \(.bytes_written) \(.reads) \(.writes)"' "$T/r.json")" \
+	"$(q "SELECT coalesce(sum(CASE cat WHEN 0 THEN bytes END),0), coalesce(sum(CASE cat WHEN 1 THEN bytes END),0),
+		coalesce(sum(CASE cat WHEN 0 THEN calls END),0), coalesce(sum(CASE cat WHEN 1 THEN calls END),0)
+		FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
+		WHERE j.job = 'mjob' AND i.layer = 5" | tr '|' ' ')"
+eq "mount layer: the 163,840 bytes dd wrote" 163840 \
+	"$(q "SELECT sum(bytes) FROM intervals i JOIN files f ON f.id = i.file_id WHERE i.layer = 5 AND i.cat = 1 AND f.path = '$MNT/a.dat'")"
+eq "mount layer: in more than one interval" yes \
+	"$([ "$(q "SELECT count(DISTINCT t_ms) FROM intervals WHERE layer = 5")" -ge 2 ] && echo yes || echo no)"
+eq "the job ended with its report" "0 1" "$(q "SELECT running, report_text IS NOT NULL FROM jobs WHERE job = 'mjob'" | tr '|' ' ')"

@@ -28,6 +28,7 @@ static void usage(FILE *f, const char *verb)
 	else
 		fprintf(f, "usage: iostrata node [--since T] [--until T] [--host H] [--devices | --samples SOURCE|all]\n"
 			   "                     [--json|--csv]\n"
+			   "       iostrata node --archive FILE   (the CSV of an archive file the daemon's retention wrote)\n"
 			   "                     [--socket PATH | --store URL]\n");
 	fprintf(f, "  T: @EPOCH, YYYY-MM-DD[THH:MM[:SS]], or a duration ago (90s, 10m, 2h, 3d)\n"
 		   "  --socket PATH  iostratad's socket (default $IOSTRATA_SOCKET, else " STORE_DEFAULT_SOCKET ")\n"
@@ -123,6 +124,21 @@ static int ask_daemon(const char *sock, int argc, char **argv)
 	return status;
 }
 
+/* `node --archive FILE`: an archive the daemon's retention wrote, read here, by the caller, with
+ * the caller's rights (never by the daemon: it would read any file as root). */
+static int print_archive(const char *path)
+{
+	char *csv, err[1024];
+	size_t len;
+	if (store_archive_read(path, &csv, &len, err, sizeof err) < 0) {
+		fprintf(stderr, "iostrata node: %s\n", err);
+		return 1;
+	}
+	fwrite(csv, 1, len, stdout);
+	free(csv);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 static int query(int argc, char **argv)
 {
 	const char *verb = argv[0];
@@ -143,6 +159,16 @@ static int query(int argc, char **argv)
 			fprintf(stderr, "iostrata %s: %s needs a value\n", verb, a);
 			free(rest);
 			return 2;
+		}
+		if (!strcmp(a, "--archive") && !strcmp(verb, "node")) {
+			if (i + 1 >= argc || argc != 3) {
+				fprintf(stderr, "iostrata node: --archive FILE stands alone\n");
+				free(rest);
+				return 2;
+			}
+			int r = print_archive(argv[i + 1]);
+			free(rest);
+			return r;
 		}
 		if (!strcmp(a, "--socket"))
 			sock = argv[++i];

@@ -19,7 +19,7 @@ void dmn_config_defaults(struct dmn_config *c)
 	snprintf(c->store, sizeof c->store, "sqlite:%s", DMN_DEFAULT_STORE);
 	snprintf(c->socket, sizeof c->socket, "%s", STORE_DEFAULT_SOCKET);
 	snprintf(c->archive_dir, sizeof c->archive_dir, "/var/lib/iostrata/archive");
-	c->retention_days = 14;
+	c->retention_ms = 14ull * 86400000;
 	c->job_grace_ms = 2000;
 	snprintf(c->live_roots[0], DMN_PATH, "/dev/shm");
 	snprintf(c->live_roots[1], DMN_PATH, "/tmp");
@@ -66,6 +66,21 @@ static int parse_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t *out)
 	if (errno || end == v || *end || *v == '-' || x < lo || x > hi)
 		return -1;
 	*out = (uint32_t)x;
+	return 0;
+}
+
+/* "14d", "12h", "30m", "90s" (a unit is required), 1 s to 100 years: 0, or -1. */
+static int parse_duration(const char *v, uint64_t *ms)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || end == v || *v == '-' || !*end || end[1])
+		return -1;
+	uint64_t unit = *end == 's' ? 1000 : *end == 'm' ? 60000 : *end == 'h' ? 3600000 : *end == 'd' ? 86400000 : 0;
+	if (!unit || x < 1 || x > 36500ull * 86400000 / unit)
+		return -1;
+	*ms = x * unit;
 	return 0;
 }
 
@@ -139,8 +154,8 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = parse_path(v, c->socket, 0);
 	else if (!strcmp(k, "archive"))
 		r = parse_path(v, c->archive_dir, 1);
-	else if (!strcmp(k, "retention_days"))
-		r = parse_u32(v, 1, 36500, &c->retention_days);
+	else if (!strcmp(k, "retention"))
+		r = parse_duration(v, &c->retention_ms);
 	else if (!strcmp(k, "job_grace"))
 		r = parse_secs(v, 0, 86400000, &c->job_grace_ms);
 	else if (!strcmp(k, "admin_group")) {

@@ -23,7 +23,7 @@ struct dmn_config {
 	char store[DMN_PATH];        /* store = sqlite:/var/lib/iostrata/store.db */
 	char socket[DMN_PATH];       /* socket = STORE_DEFAULT_SOCKET */
 	char archive_dir[DMN_PATH];  /* archive = /var/lib/iostrata/archive ("" or "none": no archive) */
-	uint32_t retention_days;     /* retention_days = 14: raw intervals kept, then minute roll-ups */
+	uint64_t retention_ms;       /* retention = 14d: raw rows kept this long, then minute roll-ups */
 	uint32_t job_grace_ms;       /* job_grace = 2: seconds a job stays open after its last process */
 	char admin_group[64];        /* admin_group = "" (root only) */
 	/* live directories: under these roots, iostrata-UID (the capture library's places) */

@@ -1148,6 +1148,27 @@ static int store_interval(struct dmn *d, int64_t now)
 	return r;
 }
 
+/* Raw rows older than the retention leave the store (archived first, rolled up to minutes), a
+ * bounded number per interval, as often as the retention allows (at most hourly). */
+#define RETAIN_ROWS 1000000
+static void retain(struct dmn *d, int64_t now)
+{
+	int64_t every = d->cfg.retention_ms < 3600000 ? (int64_t)d->cfg.retention_ms : 3600000;
+	if (now - d->last_retain_ms < every)
+		return;
+	uint64_t moved = 0;
+	int r = store_retain(d->st, now - (int64_t)d->cfg.retention_ms, d->cfg.archive_dir[0] ? d->cfg.archive_dir : NULL,
+			     RETAIN_ROWS, &moved);
+	if (r < 0) {
+		dmn_say_once(d, 0x7e7a1, "retention: %s (tried again in %lld s)", store_error(d->st), (long long)every / 1000);
+		d->last_retain_ms = now;
+		return;
+	}
+	/* a full batch: more are due, next interval */
+	if (moved < RETAIN_ROWS)
+		d->last_retain_ms = now;
+}
+
 static void say_sampler(void *ctx, uint64_t key, const char *text)
 {
 	dmn_say_once(ctx, key, "%s", text);
@@ -1219,6 +1240,7 @@ int dmn_interval(struct dmn *d)
 	}
 	if (d->store_failing)
 		dmn_say("%s: written again", d->cfg.store);
+	retain(d, now);
 	d->store_failing = 0;
 	dmn_samplers_done(d->samplers, 1);
 	d->intervals++;

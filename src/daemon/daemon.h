@@ -96,6 +96,7 @@ struct dmn {
 	int64_t last_ms;        /* wall clock ms of the last stored interval */
 	struct dmn_samplers *samplers;
 	struct dmn_samples samples; /* this interval's */
+	int64_t last_retain_ms;  /* when retention last ran */
 	int store_failing;      /* the last transaction failed: said once, retried every interval */
 	uint64_t intervals, rows_stored, values_stored;
 };

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log/writer.h"
 #include "log/zstd.h"
 
 enum stmt_id {
@@ -822,8 +823,10 @@ int store_node_secs(struct store *s, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
 {
 	return node_query(s,
-			  "SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist,"
-			  " write_hist FROM node_seconds WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2)"
+			  "SELECT * FROM (SELECT t_ms, 60000 AS dt_ms, host, layer, bytes_read, bytes_written, reads, writes,"
+			  " meta_ops, NULL AS read_hist, NULL AS write_hist FROM node_minutes UNION ALL"
+			  " SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist,"
+			  " write_hist FROM node_seconds) WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2)"
 			  " AND (?3 = 0 OR t_ms < ?3) ORDER BY host, t_ms, layer",
 			  f, -1, fn, ctx);
 }
@@ -836,7 +839,9 @@ int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filte
 			  " SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"
 			  " SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"
 			  " SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END), NULL, NULL"
-			  " FROM intervals i JOIN processes p ON p.id = i.proc_id"
+			  " FROM (SELECT t_ms, dt_ms, proc_id, layer, cat, bytes, calls FROM intervals UNION ALL"
+			  " SELECT t_ms, 60000, proc_id, layer, cat, bytes, calls FROM intervals_minute) i"
+			  " JOIN processes p ON p.id = i.proc_id"
 			  " WHERE p.uid = ?4 AND (?1 IS NULL OR p.host = ?1) AND (?2 = 0 OR i.t_ms >= ?2)"
 			  " AND (?3 = 0 OR i.t_ms < ?3) GROUP BY p.host, i.t_ms, i.layer ORDER BY p.host, i.t_ms, i.layer",
 			  f, (int64_t)uid, fn, ctx);
@@ -914,4 +919,245 @@ int store_job_intervals(struct store *s, int64_t job_key, int (*fn)(const struct
 	}
 	sqlite3_finalize(st);
 	return r;
+}
+
+/* ---------- retention and archives ---------- */
+
+struct table_spec {
+	const char *name;
+	const char *select;  /* the archive's columns, self-contained (names, not keys); ?1: before, ?2: limit */
+	const char *header;
+	const char *rollup;  /* roll-up of the rows t_ms < ?1 (NULL: none) */
+	const char *del;     /* delete t_ms < ?1 */
+};
+
+static const struct table_spec tables[] = {
+	{"intervals",
+	 "SELECT i.t_ms, i.dt_ms, j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe, f.path, i.layer, i.cat, i.bytes,"
+	 " i.calls, i.dur_ns FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
+	 " JOIN files f ON f.id = i.file_id WHERE i.t_ms < ?1 ORDER BY i.t_ms",
+	 "t_ms,dt_ms,job,host,user,uid,pid,rank,exe,file,layer,category,bytes,calls,dur_ns",
+	 "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns)"
+	 " SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals"
+	 " WHERE t_ms < ?1 GROUP BY 1, 2, 3, 4, 5 ORDER BY 1"
+	 " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = bytes + excluded.bytes,"
+	 " calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
+	 "DELETE FROM intervals WHERE t_ms < ?1"},
+	{"node_seconds",
+	 "SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist, write_hist"
+	 " FROM node_seconds WHERE t_ms < ?1 ORDER BY t_ms",
+	 "t_ms,dt_ms,host,layer,bytes_read,bytes_written,reads,writes,meta_ops,read_hist,write_hist",
+	 "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
+	 " SELECT t_ms / 60000 * 60000, host, layer, sum(bytes_read), sum(bytes_written), sum(reads), sum(writes),"
+	 " sum(meta_ops) FROM node_seconds WHERE t_ms < ?1 GROUP BY 1, 2, 3 ORDER BY 1"
+	 " ON CONFLICT(host, t_ms, layer) DO UPDATE SET bytes_read = bytes_read + excluded.bytes_read,"
+	 " bytes_written = bytes_written + excluded.bytes_written, reads = reads + excluded.reads,"
+	 " writes = writes + excluded.writes, meta_ops = meta_ops + excluded.meta_ops",
+	 "DELETE FROM node_seconds WHERE t_ms < ?1"},
+	{"device_samples",
+	 "SELECT t_ms, dt_ms, host, device, major, minor, reads, reads_merged, sectors_read, ms_reading, writes,"
+	 " writes_merged, sectors_written, ms_writing, in_flight, ms_io, ms_weighted, discards, sectors_discarded, flushes"
+	 " FROM device_samples WHERE t_ms < ?1 ORDER BY t_ms",
+	 "t_ms,dt_ms,host,device,major,minor,reads,reads_merged,sectors_read,ms_reading,writes,writes_merged,"
+	 "sectors_written,ms_writing,in_flight,ms_io,ms_weighted,discards,sectors_discarded,flushes",
+	 NULL, "DELETE FROM device_samples WHERE t_ms < ?1"},
+	{"samples",
+	 "SELECT t_ms, dt_ms, host, source, instance, metric, value, gauge FROM samples WHERE t_ms < ?1 ORDER BY t_ms",
+	 "t_ms,dt_ms,host,source,instance,metric,value,gauge", NULL, "DELETE FROM samples WHERE t_ms < ?1"},
+};
+
+/* One CSV field: quoted when it holds a comma, quote, CR or LF, quotes doubled. */
+static void csv_field(FILE *f, const char *v)
+{
+	if (!v[strcspn(v, ",\"\r\n")]) {
+		fputs(v, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *v; v++) {
+		if (*v == '"')
+			fputc('"', f);
+		fputc(*v, f);
+	}
+	fputc('"', f);
+}
+
+/* The cutoff of this call for a table: before_ms, or sooner so that at most max rows (whole
+ * intervals) go. 0 with *cut, or -errno. */
+static int cutoff(struct store *s, const char *table, int64_t before, size_t max, int64_t *cut)
+{
+	char sql[256];
+	sqlite3_stmt *st;
+	snprintf(sql, sizeof sql, "SELECT t_ms FROM %s WHERE t_ms < ?1 ORDER BY t_ms LIMIT 1 OFFSET ?2", table);
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "retention");
+	sqlite3_bind_int64(st, 1, before);
+	sqlite3_bind_int64(st, 2, (int64_t)max);
+	*cut = before;
+	int r = step(s, st, "retention");
+	if (r == 1) {
+		*cut = sqlite3_column_int64(st, 0);
+		r = 0;
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Writes the rows t_ms < cut of one table to a compressed CSV file: 0 with *n rows, or -errno. */
+static int archive_table(struct store *s, const struct table_spec *t, int64_t cut, const char *dir, uint64_t *n)
+{
+	sqlite3_stmt *st;
+	char *csv = NULL;
+	size_t len = 0;
+	int64_t first = 0, last = 0;
+	*n = 0;
+	int rc = sqlite3_prepare_v2(s->db, t->select, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "archiving");
+	sqlite3_bind_int64(st, 1, cut);
+	FILE *f = open_memstream(&csv, &len);
+	if (!f) {
+		sqlite3_finalize(st);
+		return -ENOMEM;
+	}
+	fprintf(f, "# iostrata archive 1 %s\n%s\n", t->name, t->header);
+	int r;
+	while ((r = step(s, st, "archiving")) == 1) {
+		int nc = sqlite3_column_count(st);
+		int64_t tm = sqlite3_column_int64(st, 0);
+		if (!*n)
+			first = tm;
+		last = tm;
+		for (int c = 0; c < nc; c++) {
+			if (c)
+				fputc(',', f);
+			if (!strcmp(t->name, "intervals") && c == 11)
+				fputs(store_cat_name((unsigned)sqlite3_column_int(st, c)), f);
+			else if (sqlite3_column_type(st, c) == SQLITE_INTEGER)
+				fprintf(f, "%lld", (long long)sqlite3_column_int64(st, c));
+			else
+				csv_field(f, col_text(st, c));
+		}
+		fputc('\n', f);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	if (fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r < 0 || !*n) {
+		free(csv);
+		return r;
+	}
+	char why[256];
+	void *z = NULL;
+	size_t zn = 0;
+	if (log_zstd_load(why, sizeof why) < 0) {
+		snprintf(s->err, sizeof s->err, "archive: %s", why);
+		free(csv);
+		return -ENOSYS;
+	}
+	if (!(z = malloc(log_zstd_bound(len))) || !(zn = log_zstd_compress(z, log_zstd_bound(len), csv, len))) {
+		free(csv);
+		free(z);
+		snprintf(s->err, sizeof s->err, "archive: compression failed");
+		return -ENOMEM;
+	}
+	free(csv);
+	char path[8192], tmp[8300];
+	snprintf(path, sizeof path, "%s/%s-%lld-%lld.csv.zst", dir, t->name, (long long)first, (long long)last);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || log_write_all(fd, z, zn) < 0 || fsync(fd) < 0) {
+		int e = errno;
+		snprintf(s->err, sizeof s->err, "%s: %s", tmp, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		free(z);
+		return -e;
+	}
+	close(fd);
+	free(z);
+	if (rename(tmp, path) < 0) {
+		int e = errno;
+		snprintf(s->err, sizeof s->err, "%s: %s", path, strerror(e));
+		unlink(tmp);
+		return -e;
+	}
+	return 0;
+}
+
+int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
+{
+	*moved = 0;
+	if (archive_dir && *archive_dir && mkdir(archive_dir, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+		snprintf(s->err, sizeof s->err, "%s: %s", archive_dir, strerror(e));
+		return -e;
+	}
+	int r = store_begin(s);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; r >= 0 && i < sizeof tables / sizeof tables[0]; i++) {
+		const struct table_spec *t = &tables[i];
+		int64_t cut;
+		uint64_t n = 0;
+		/* the archive is written before the rows go: a crash between the two writes the same
+		 * file again next time (its name is its rows' range), never loses them */
+		if ((r = cutoff(s, t->name, before_ms, max_rows, &cut)) < 0)
+			break;
+		if (archive_dir && *archive_dir && (r = archive_table(s, t, cut, archive_dir, &n)) < 0)
+			break;
+		if (t->rollup && (r = run_once(s, t->rollup, "rolling up", "i", cut)) < 0)
+			break;
+		if ((r = run_once(s, t->del, "removing raw rows", "i", cut)) < 0)
+			break;
+		*moved += (uint64_t)sqlite3_changes(s->db);
+	}
+	if (r >= 0)
+		r = store_commit(s);
+	if (r < 0)
+		store_rollback(s);
+	return r;
+}
+
+int store_archive_read(const char *path, char **csv, size_t *len, char *err, size_t errlen)
+{
+	char *buf;
+	size_t n;
+	char why[256];
+	*csv = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1ll << 32)) {
+		snprintf(err, errlen, "%s: not an archive file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	n = buf ? (size_t)read(fd, buf, (size_t)st.st_size) : 0;
+	close(fd);
+	if (!buf || n != (size_t)st.st_size) {
+		free(buf);
+		snprintf(err, errlen, "%s: cannot read it", path);
+		return -EIO;
+	}
+	void *out = NULL;
+	size_t outlen = 0;
+	int r = log_zstd_decompress(buf, n, &out, &outlen, why, sizeof why);
+	free(buf);
+	if (r != 0 || outlen < 21 || memcmp(out, "# iostrata archive 1 ", 21)) {
+		free(out);
+		snprintf(err, errlen, "%s: not an iostrata archive (%s)", path, r ? why : "no archive header");
+		return -EINVAL;
+	}
+	*csv = out;
+	*len = outlen;
+	return 0;
 }

@@ -173,6 +173,19 @@ struct store_interval_row {
 int store_job_intervals(struct store *s, int64_t job_key, int (*fn)(const struct store_interval_row *r, void *ctx),
 			void *ctx);
 
+/* Retention: raw rows (interval statistics, node-seconds, device samples, samples) with t_ms
+ * before before_ms leave the store, at most max_rows of each table per call (whole intervals).
+ * First each table's rows are written to archive_dir (NULL: no archive) as one zstd-compressed
+ * CSV file named TABLE-FIRST-LAST.csv.zst (the t_ms range: writing the same rows again gives the
+ * same file), then interval statistics and node-seconds are added to their per-minute roll-ups,
+ * and the raw rows deleted, in one transaction. *moved counts the raw rows removed; a return with
+ * *moved == the limit means more remain. 0, or -errno (err text in store_error). */
+int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved);
+
+/* An archive file's CSV (its first line "# iostrata archive 1 TABLE", then a header line):
+ * decompressed into a malloc'd string. 0, or -errno with one line in err. */
+int store_archive_read(const char *path, char **csv, size_t *len, char *err, size_t errlen);
+
 /* Parse a URL: "sqlite:PATH" or a path. 0 and the path into buf, or -EINVAL/-EPROTONOSUPPORT. */
 int store_url_path(const char *url, char *buf, size_t len);
 

@@ -21,6 +21,7 @@ void dmn_config_defaults(struct dmn_config *c)
 	snprintf(c->archive_dir, sizeof c->archive_dir, "/var/lib/iostrata/archive");
 	c->retention_ms = 14ull * 86400000;
 	c->job_grace_ms = 2000;
+	c->merge_after_ms = 60000;
 	snprintf(c->live_roots[0], DMN_PATH, "/dev/shm");
 	snprintf(c->live_roots[1], DMN_PATH, "/tmp");
 	c->nlive_roots = 2;
@@ -154,7 +155,12 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = parse_path(v, c->socket, 0);
 	else if (!strcmp(k, "archive"))
 		r = parse_path(v, c->archive_dir, 1);
-	else if (!strcmp(k, "retention"))
+	else if (!strcmp(k, "merge_logs")) {
+		if (!strcmp(v, "none"))
+			c->merge_after_ms = 0;
+		else
+			r = parse_duration(v, &c->merge_after_ms);
+	} else if (!strcmp(k, "retention"))
 		r = parse_duration(v, &c->retention_ms);
 	else if (!strcmp(k, "job_grace"))
 		r = parse_secs(v, 0, 86400000, &c->job_grace_ms);

@@ -24,6 +24,8 @@ struct dmn_config {
 	char socket[DMN_PATH];       /* socket = STORE_DEFAULT_SOCKET */
 	char archive_dir[DMN_PATH];  /* archive = /var/lib/iostrata/archive ("" or "none": no archive) */
 	uint64_t retention_ms;       /* retention = 14d: raw rows kept this long, then minute roll-ups */
+	uint64_t merge_after_ms;     /* merge_logs = 60s: a job's final logs on this node become one archive
+				      * this long after its end (0, "none": never) */
 	uint32_t job_grace_ms;       /* job_grace = 2: seconds a job stays open after its last process */
 	char admin_group[64];        /* admin_group = "" (root only) */
 	/* live directories: under these roots, iostrata-UID (the capture library's places) */

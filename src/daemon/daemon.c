@@ -1148,6 +1148,96 @@ static int store_interval(struct dmn *d, int64_t now)
 	return r;
 }
 
+/*
+ * A job's final logs on this node become one archive in its job directory, merge_logs after its
+ * end, by `iostrata merge --remove` (the one merge: it reads and checks every log, writes the
+ * archive under a temporary name, reads it back, and only then removes the logs), run as the
+ * job's owner, in the owner's directory. The report reads the archive as it read the logs.
+ */
+struct merge_args {
+	char **v;
+	size_t n, cap;
+};
+
+static int add_log_path(const char *path, void *arg)
+{
+	struct merge_args *a = arg;
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0; /* merged already, or never written (a killed process not recovered) */
+	if (grow(&a->v, &a->cap, a->n + 1, sizeof *a->v) < 0)
+		return 1;
+	a->v[a->n] = strdup(path);
+	if (a->v[a->n])
+		a->n++;
+	return 0;
+}
+
+static void merge_job(struct dmn *d, struct dmn_job *j)
+{
+	struct merge_args a = {0};
+	j->merged = 1;
+	if (!d->merge_exe[0] || !j->key || store_job_logs(d->st, j->key, d->host, add_log_path, &a) < 0 || a.n < 2)
+		goto out; /* one log is already one file */
+	char out[DMN_PATH + 128];
+	snprintf(out, sizeof out, "%s/%s-%lld.iostar", j->jobdir, d->host, (long long)j->end_ms);
+	char **argv = calloc(a.n + 6, sizeof *argv);
+	if (!argv)
+		goto out;
+	argv[0] = "iostrata", argv[1] = "merge", argv[2] = "--remove", argv[3] = "-o", argv[4] = out;
+	for (size_t i = 0; i < a.n; i++)
+		argv[5 + i] = a.v[i];
+	int pfd[2];
+	pid_t pid = pipe2(pfd, O_CLOEXEC) == 0 ? fork() : -1;
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		int nul = open("/dev/null", O_RDWR);
+		if (nul >= 0)
+			dup2(nul, 0), dup2(nul, 1);
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(j->gid) < 0 || setuid(j->uid) < 0))
+			_exit(3);
+		execv(d->merge_exe, argv);
+		_exit(127);
+	}
+	if (pid > 0) {
+		close(pfd[1]);
+		char *msg = NULL;
+		size_t len = 0;
+		int r = read_all_fd(pfd[0], &msg, &len, 60000);
+		close(pfd[0]);
+		if (r < 0)
+			kill(pid, SIGKILL);
+		int status = 0;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			if (msg && len && msg[len - 1] == '\n')
+				msg[len - 1] = 0;
+			dmn_say("job %s: its logs were not merged: %s", j->job, msg && *msg ? msg : "iostrata merge failed");
+		}
+		free(msg);
+	} else if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+	}
+	free(argv);
+out:
+	for (size_t i = 0; i < a.n; i++)
+		free(a.v[i]);
+	free(a.v);
+}
+
+static void merge_due(struct dmn *d, int64_t now)
+{
+	if (!d->cfg.merge_after_ms)
+		return;
+	for (size_t i = 0; i < d->njobs; i++) {
+		struct dmn_job *j = d->jobs[i];
+		if (j->ended && !j->merged && j->nlive == 0 && now - j->end_ms >= (int64_t)d->cfg.merge_after_ms)
+			merge_job(d, j);
+	}
+}
+
 /* Raw rows older than the retention leave the store (archived first, rolled up to minutes), a
  * bounded number per interval, as often as the retention allows (at most hourly). */
 #define RETAIN_ROWS 1000000
@@ -1241,6 +1331,7 @@ int dmn_interval(struct dmn *d)
 	if (d->store_failing)
 		dmn_say("%s: written again", d->cfg.store);
 	retain(d, now);
+	merge_due(d, now);
 	d->store_failing = 0;
 	dmn_samplers_done(d->samplers, 1);
 	d->intervals++;
@@ -1284,7 +1375,8 @@ int dmn_interval(struct dmn *d)
 		for (size_t q = 0; q < d->nprocs && !used; q++)
 			used = d->procs[q]->job == j;
 		/* the scheduler's final word may come after the job's last process here */
-		if (j->ended && !used && (j->sched_done || now - j->end_ms > SCHED_WAIT_MS)) {
+		if (j->ended && !used && (j->sched_done || now - j->end_ms > SCHED_WAIT_MS) &&
+		    (j->merged || !d->cfg.merge_after_ms)) {
 			job_free(j);
 			continue;
 		}
@@ -1398,6 +1490,20 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 		return r;
 	}
 	d->last_ms = wall_ms();
+	/* iostrata beside iostratad (bin/ of an installation, build/ of a checkout) */
+	char self[DMN_PATH];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash && (size_t)(slash - self) + 10 < sizeof d->merge_exe) {
+			snprintf(d->merge_exe, sizeof d->merge_exe, "%.*s/iostrata", (int)(slash - self), self);
+			if (access(d->merge_exe, X_OK) < 0)
+				d->merge_exe[0] = 0;
+		}
+	}
+	if (!d->merge_exe[0] && cfg->merge_after_ms)
+		dmn_say("no iostrata command beside iostratad: jobs' logs are not merged");
 	d->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (d->ifd < 0)
 		dmn_say("inotify: %s: processes shorter than an interval are found in their job directories only",

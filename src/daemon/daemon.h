@@ -35,6 +35,7 @@ struct dmn_job {
 	int sched_done;         /* asked for the last time: final state, or no scheduler has it */
 	int sched_dirty;        /* changed since stored */
 	int64_t sched_next_ms;  /* when to ask again */
+	int merged;             /* its logs here were merged (or could not be: said once) */
 };
 
 struct dmn_proc {
@@ -96,6 +97,7 @@ struct dmn {
 	int64_t last_ms;        /* wall clock ms of the last stored interval */
 	struct dmn_samplers *samplers;
 	struct dmn_samples samples; /* this interval's */
+	char merge_exe[DMN_PATH]; /* the iostrata command beside this daemon, whose merge it runs */
 	int64_t last_retain_ms;  /* when retention last ran */
 	int store_failing;      /* the last transaction failed: said once, retried every interval */
 	uint64_t intervals, rows_stored, values_stored;

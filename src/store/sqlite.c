@@ -657,6 +657,27 @@ int store_proc_find(struct store *s, const char *host, int32_t pid, uint64_t sta
 	return r;
 }
 
+int store_job_logs(struct store *s, int64_t job_key, const char *host, int (*fn)(const char *path, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT final_path FROM processes WHERE job_id = ?1 AND host = ?2 AND final_path != ''"
+				    " ORDER BY final_path",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "listing a job's logs");
+	sqlite3_bind_int64(st, 1, job_key);
+	sqlite3_bind_text(st, 2, host, -1, SQLITE_STATIC);
+	int r;
+	while ((r = step(s, st, "listing a job's logs")) == 1)
+		if (fn(col_text(st, 0), ctx)) {
+			r = 0;
+			break;
+		}
+	sqlite3_finalize(st);
+	return r;
+}
+
 int store_procs_open(struct store *s, const char *host, int (*fn)(const struct store_proc *p, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;

@@ -132,6 +132,8 @@ int store_job_sched_put(struct store *s, const struct store_job *j); /* the sche
 /* The stored state of a process by identity: 0 with *key and *state, -ENOENT, or -errno. */
 int store_proc_find(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,
 		    enum store_proc_state *state);
+/* The final-log paths of a job's processes on host (fn per path). 0 or -errno. */
+int store_job_logs(struct store *s, int64_t job_key, const char *host, int (*fn)(const char *path, void *ctx), void *ctx);
 int store_procs_open(struct store *s, const char *host, int (*fn)(const struct store_proc *p, void *ctx), void *ctx);
 
 struct store_job_filter {

@@ -2,7 +2,9 @@
 # iostratad's retention: raw rows older than `retention` leave the store, first written to
 # compressed CSV archive files that `iostrata node --archive` reads back, and interval statistics
 # and node-seconds rolled up to minutes. Nothing is lost on the way: the job's bytes and calls
-# are exactly its report's in the minute roll-ups, in the archives, and in `iostrata node`.
+# are exactly its report's in the minute roll-ups, in the archives, and in `iostrata node`. And a
+# second after the job's end its logs on this node became one job archive (merge_logs), which
+# `iostrata report` reads to the same report the daemon stored.
 source "$(dirname "$0")/../lib.sh"
 if [ "$(id -u)" -ne 0 ]; then
 	skip "daemon retention" "needs root"
@@ -16,6 +18,7 @@ socket = $T/sock
 interval = 0.5
 job_grace = 1
 retention = 3s
+merge_logs = 1s
 archive = $T/archive
 live_roots = $LIVE
 samplers = live diskstats
@@ -47,6 +50,13 @@ eq "node-seconds rolled up: node_minutes equal the archived node-seconds (posix 
 eq "iostrata node still shows them (minutes and seconds)" \
 	"$(q "SELECT (SELECT coalesce(sum(bytes_written),0) FROM node_minutes WHERE layer=1) + (SELECT coalesce(sum(bytes_written),0) FROM node_seconds WHERE layer=1)")" \
 	"$("$IOSTRATA" node --json | jq '[.seconds[] | select(.layer == "posix") | .bytes_written] | add // 0')"
+eq "merge_logs: the job's logs became one archive in its directory" "0 1" \
+	"$(ls "$T/j"/*.iost 2>/dev/null | wc -l) $(ls "$T/j"/*.iostar 2>/dev/null | wc -l)"
+eq "the archive holds every log of the job" "$(q "SELECT count(*) FROM processes p JOIN jobs j ON j.id=p.job_id WHERE j.job='rjob'")" \
+	"$("$IOSTRATA" dump --json "$(ls "$T"/j/*.iostar)" 2>/dev/null | jq '.count')"
+"$IOSTRATA" report "$T/j" >"$T/after.txt" 2>/dev/null
+"$IOSTRATA" job rjob >"$T/stored.txt"
+eq "the merged job directory reports what the daemon stored" "" "$(diff "$T/after.txt" "$T/stored.txt" | head -5)"
 eq "the job's report is kept" 1 "$(q "SELECT report_text IS NOT NULL FROM jobs WHERE job='rjob'")"
 out=$("$IOSTRATA" node --archive "$T/r.json" 2>&1); rc=$?
 eq "node --archive of a file that is no archive: exit 1, one line" "1 1" "$rc $(echo "$out" | wc -l)"

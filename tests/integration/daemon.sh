@@ -58,6 +58,37 @@ out=$("$DAEMON" --config "$T/missing.conf" --foreground 2>&1); rc=$?
 eq "missing store directory: exit 1" 1 "$rc"
 eq "missing store directory: one line" 1 "$(echo "$out" | grep -c 'its directory does not exist')"
 
+mkdir -p "$T/ro"
+mount -t tmpfs -o ro,size=1M tmpfs "$T/ro"
+printf 'store = sqlite:%s/ro/store.db\nsocket = %s/sock3\n' "$T" "$T" >"$T/ro.conf"
+out=$("$DAEMON" --config "$T/ro.conf" --foreground 2>&1); rc=$?
+umount "$T/ro"
+eq "read-only store directory: exit 1, one line" "1 1" "$rc $(echo "$out" | grep -c 'read-only file system')"
+
+# --- not root: the daemon of user nobody monitors nobody's jobs only, and says so once ---
+install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$T/nb" "$T/nb/live" "$T/nb/live/iostrata-$NOBODY"
+cat >"$T/nb/conf" <<EOF2
+store = sqlite:$T/nb/store.db
+socket = $T/nb/sock
+interval = 0.5
+job_grace = 1
+live_roots = $LIVE $T/nb/live
+samplers = live
+EOF2
+setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups "$DAEMON" --config "$T/nb/conf" --foreground 2>"$T/nb/err" &
+NBPID=$!
+sleep 0.7
+IOSTRATA_LIVE_DIR="$LIVE/iostrata-0" "$IOSTRATA" run -q -o "$T/nbroot" --job rootjob -- dd if=/dev/zero of="$T/nbroot.dat" bs=512 count=3 status=none
+install -d -m 755 -o "$NOBODY" "$T/nbjob"
+as_nobody env IOSTRATA_LIVE_DIR="$T/nb/live/iostrata-$NOBODY" "$IOSTRATA" run -q -o "$T/nbjob" --job nobodyjob -- \
+	dd if=/dev/zero of="$T/nbjob/x" bs=512 count=3 status=none
+sleep 2
+kill "$NBPID"; wait "$NBPID" 2>/dev/null
+eq "non-root daemon: says once that it sees its user's jobs only" 1 "$(grep -c "not root: monitoring the jobs of uid $NOBODY only" "$T/nb/err")"
+eq "non-root daemon: nobody's job stored, root's not" "nobodyjob" \
+	"$(sqlite3 -batch "$T/nb/store.db" "SELECT group_concat(job) FROM jobs")"
+rm -rf "$T/nbroot" "$T/nbroot.dat"
+
 export IOSTRATA_LIVE_DIR="$LIVE/iostrata-0"
 start_daemon || fail "daemon starts" "no socket after 10 s: $(tail -3 "$T/daemon.err")"
 

@@ -26,7 +26,7 @@ static void usage(FILE *f, const char *verb)
 	else if (!strcmp(verb, "job"))
 		fprintf(f, "usage: iostrata job ID [--host H] [--json] [--socket PATH | --store URL]\n");
 	else
-		fprintf(f, "usage: iostrata node [--since T] [--until T] [--host H] [--devices | --samples SOURCE|all]\n"
+		fprintf(f, "usage: iostrata node [--since T] [--until T] [--host H] [--devices | --samples SOURCE|all | --dists]\n"
 			   "                     [--json|--csv]\n"
 			   "       iostrata node --archive FILE   (the CSV of an archive file the daemon's retention wrote)\n"
 			   "                     [--socket PATH | --store URL]\n");

@@ -6,11 +6,25 @@
  */
 #include "daemon/config.h"
 
+#include "store/store.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* What the file left to the defaults that depend on other keys: the archive beside the store. */
+static void derive(struct dmn_config *c)
+{
+	char dir[DMN_PATH];
+	if (c->archive_dir[0] || c->archive_none || store_url_path(c->store, dir, sizeof dir) < 0)
+		return;
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(c->archive_dir, sizeof c->archive_dir, "%s/archive", slash ? dir : ".");
+}
 
 void dmn_config_defaults(struct dmn_config *c)
 {
@@ -18,7 +32,6 @@ void dmn_config_defaults(struct dmn_config *c)
 	c->interval_ms = 1000;
 	snprintf(c->store, sizeof c->store, "sqlite:%s", DMN_DEFAULT_STORE);
 	snprintf(c->socket, sizeof c->socket, "%s", STORE_DEFAULT_SOCKET);
-	snprintf(c->archive_dir, sizeof c->archive_dir, "/var/lib/iostrata/archive");
 	c->retention_ms = 14ull * 86400000;
 	c->job_grace_ms = 2000;
 	c->merge_after_ms = 60000;
@@ -27,6 +40,7 @@ void dmn_config_defaults(struct dmn_config *c)
 	c->nlive_roots = 2;
 	c->sampler_live = c->sampler_diskstats = c->sampler_nfs = c->sampler_lustre = c->sampler_nvme = 1;
 	c->sampler_kernel = 1;
+	c->dist_every = 1000;
 	snprintf(c->kernel_pins, DMN_PATH, "/sys/fs/bpf/iostrata");
 	snprintf(c->diskstats_path, DMN_PATH, "/proc/diskstats");
 	snprintf(c->mountstats_path, DMN_PATH, "/proc/self/mountstats");
@@ -35,6 +49,7 @@ void dmn_config_defaults(struct dmn_config *c)
 	snprintf(c->nvme_root, DMN_PATH, "/sys/class/nvme");
 	c->max_records = 65536;
 	c->max_log_mb = 256;
+	derive(c);
 }
 
 static char *trim(char *s)
@@ -153,8 +168,10 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 			snprintf(c->store, sizeof c->store, "%s", v);
 	} else if (!strcmp(k, "socket"))
 		r = parse_path(v, c->socket, 0);
-	else if (!strcmp(k, "archive"))
-		r = parse_path(v, c->archive_dir, 1);
+	else if (!strcmp(k, "archive")) {
+		c->archive_none = !strcmp(v, "none");
+		r = c->archive_none ? 0 : parse_path(v, c->archive_dir, 0);
+	}
 	else if (!strcmp(k, "merge_logs")) {
 		if (!strcmp(v, "none"))
 			c->merge_after_ms = 0;
@@ -183,6 +200,8 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = parse_path(v, c->lustre_debug_root, 0);
 	else if (!strcmp(k, "nvme_root"))
 		r = parse_path(v, c->nvme_root, 0);
+	else if (!strcmp(k, "dist_every"))
+		r = parse_u32(v, 1, 1000000000, &c->dist_every);
 	else if (!strcmp(k, "kernel_pins"))
 		r = parse_path(v, c->kernel_pins, 0);
 	else if (!strcmp(k, "nvme_smart"))
@@ -242,7 +261,9 @@ int dmn_config_load(struct dmn_config *c, const char *path, char *err, size_t er
 		r = -EIO;
 	}
 	fclose(f);
-	if (!r)
+	if (!r) {
 		snprintf(c->path, sizeof c->path, "%s", path);
+		derive(c);
+	}
 	return r;
 }

@@ -22,7 +22,8 @@ struct dmn_config {
 	uint32_t interval_ms;        /* interval = 1 (seconds; fractions allowed down to 0.1) */
 	char store[DMN_PATH];        /* store = sqlite:/var/lib/iostrata/store.db */
 	char socket[DMN_PATH];       /* socket = STORE_DEFAULT_SOCKET */
-	char archive_dir[DMN_PATH];  /* archive = /var/lib/iostrata/archive ("" or "none": no archive) */
+	char archive_dir[DMN_PATH];  /* archive = STOREDIR/archive (beside the store); "none": no archive */
+	int archive_none;
 	uint64_t retention_ms;       /* retention = 14d: raw rows kept this long, then minute roll-ups */
 	uint64_t merge_after_ms;     /* merge_logs = 60s: a job's final logs on this node become one archive
 				      * this long after its end (0, "none": never) */
@@ -32,6 +33,7 @@ struct dmn_config {
 	char live_roots[DMN_MAX_ROOTS][DMN_PATH]; /* live_roots = /dev/shm /tmp */
 	int nlive_roots;
 	int sampler_live, sampler_diskstats, sampler_nfs, sampler_lustre, sampler_nvme, sampler_kernel; /* samplers = ... */
+	uint32_t dist_every;           /* dist_every = 1000: a device's wait/service distribution per N requests */
 	char kernel_pins[DMN_PATH];    /* kernel_pins = /sys/fs/bpf/iostrata: `iostrata kernel --pin`'s maps */
 	char diskstats_path[DMN_PATH]; /* diskstats = /proc/diskstats */
 	char mountstats_path[DMN_PATH]; /* mountstats = /proc/self/mountstats */

@@ -1133,6 +1133,14 @@ static int store_interval(struct dmn *d, int64_t now)
 					  x->gauge};
 		r = store_sample_add(d->st, &ss);
 	}
+	for (size_t i = 0; i < d->samples.ndists && r >= 0; i++) {
+		const struct dmn_dist *x = &d->samples.dists[i];
+		struct store_dist sd = {.t_ms = now, .host = d->host, .server = x->server, .op = x->op,
+					.requests = x->requests};
+		memcpy(sd.wait, x->wait, sizeof sd.wait);
+		memcpy(sd.service, x->service, sizeof sd.service);
+		r = store_dist_add(d->st, &sd);
+	}
 	for (size_t i = 0; i < rb->nending && r >= 0; i++) {
 		const struct ending *e = &rb->ending[i];
 		if (e->text)
@@ -1247,7 +1255,7 @@ static void retain(struct dmn *d, int64_t now)
 	if (now - d->last_retain_ms < every)
 		return;
 	uint64_t moved = 0;
-	int r = store_retain(d->st, now - (int64_t)d->cfg.retention_ms, d->cfg.archive_dir[0] ? d->cfg.archive_dir : NULL,
+	int r = store_retain(d->st, now - (int64_t)d->cfg.retention_ms, d->cfg.archive_none ? NULL : d->cfg.archive_dir,
 			     RETAIN_ROWS, &moved);
 	if (r < 0) {
 		dmn_say_once(d, 0x7e7a1, "retention: %s (tried again in %lld s)", store_error(d->st), (long long)every / 1000);

@@ -21,6 +21,7 @@
 #include "kernel/pinned.h"
 #include "sys/lustre.h"
 #include "sys/mountinfo.h"
+#include "sys/diskstats.h"
 #include "sys/mountstats.h"
 #include "sys/nvme.h"
 #include "sys/text.h"
@@ -42,9 +43,18 @@ struct table {
  * met for the first time (a new mount, target, bucket) counts from 0, since it came after. */
 enum { SRC_NFS = 1, SRC_LUSTRE = 2, SRC_NVME = 4, SRC_KERNEL = 8 };
 
+/* A (device, class)'s cumulative distributions at its last record (base) or as read now (next). */
+struct dstate {
+	uint64_t dev;
+	uint32_t cls;
+	struct ks_dist_val v;
+};
+
 struct dmn_samplers {
 	struct table base, next;
 	unsigned seen, next_seen;
+	struct dstate *dbase, *dnext;
+	size_t ndbase, capdbase, ndnext, capdnext;
 };
 
 static uint64_t fnv(const char *s)
@@ -120,6 +130,8 @@ void dmn_samplers_free(struct dmn_samplers *s)
 		return;
 	table_free(&s->base);
 	table_free(&s->next);
+	free(s->dbase);
+	free(s->dnext);
 	free(s);
 }
 
@@ -134,11 +146,27 @@ void dmn_samplers_done(struct dmn_samplers *s, int ok)
 	if (ok)
 		s->seen |= s->next_seen;
 	s->next_seen = 0;
+	/* the distributions' bases: those read now replace theirs */
+	for (size_t i = 0; ok && i < s->ndnext; i++) {
+		size_t j = 0;
+		while (j < s->ndbase && (s->dbase[j].dev != s->dnext[i].dev || s->dbase[j].cls != s->dnext[i].cls))
+			j++;
+		if (j == s->ndbase) {
+			struct dstate *nv = sys_text_grow(s->dbase, &s->capdbase, s->ndbase, sizeof *nv, 16);
+			if (!nv)
+				break;
+			s->dbase = nv;
+			s->ndbase++;
+		}
+		s->dbase[j] = s->dnext[i];
+	}
+	s->ndnext = 0;
 }
 
 void dmn_samples_free(struct dmn_samples *v)
 {
 	free(v->v);
+	free(v->dists);
 	memset(v, 0, sizeof *v);
 }
 
@@ -370,7 +398,59 @@ static void take_nvme(struct take *t, const struct dmn_config *c)
 struct kctx {
 	struct take *t;
 	struct sys_mounts mounts;
+	struct sys_diskstats disks;
+	uint64_t every;
 };
+
+/*
+ * A device's distribution record when N (dist_every) or more requests completed since its last
+ * record: the differences of its cumulative histograms. The first reading sets the base. A
+ * record covers every request since the last one (at least N: a reading happens once an
+ * interval, and the histograms cannot be cut at the N-th request).
+ */
+static int kernel_devdist(const struct ks_dist_key *k, const struct ks_dist_val *v, void *arg)
+{
+	struct kctx *kc = arg;
+	struct dmn_samplers *s = kc->t->s;
+	const struct dstate *base = NULL;
+	for (size_t i = 0; i < s->ndbase; i++)
+		if (s->dbase[i].dev == k->dev && s->dbase[i].cls == k->cls)
+			base = &s->dbase[i];
+	struct ks_dist_val zero = {0};
+	if (!base && !(s->seen & SRC_KERNEL)) {
+		/* the first reading: its values are the base */
+	} else {
+		const struct ks_dist_val *b = base ? &base->v : &zero;
+		if (v->count < b->count)
+			b = &zero; /* the map was made again (a new kernel session): from 0 */
+		if (v->count - b->count < kc->every)
+			return 0; /* not yet: the base stays */
+		struct dmn_samples *out = kc->t->out;
+		struct dmn_dist *nd = sys_text_grow(out->dists, &out->capdists, out->ndists, sizeof *nd, 16);
+		if (!nd)
+			return 0;
+		out->dists = nd;
+		struct dmn_dist *x = &out->dists[out->ndists++];
+		static const char *const cls[] = {"read", "write", "other"};
+		const struct sys_diskstat *dk = sys_diskstat_by_dev(&kc->disks, major(k->dev), minor(k->dev));
+		if (dk)
+			snprintf(x->server, sizeof x->server, "block %s", dk->name);
+		else
+			snprintf(x->server, sizeof x->server, "block %u:%u", major(k->dev), minor(k->dev));
+		x->op = cls[k->cls < 3 ? k->cls : 2];
+		x->requests = v->count - b->count;
+		for (unsigned i = 0; i < 32 && i < KS_HIST; i++) {
+			x->wait[i] = v->wait_hist[i] - b->wait_hist[i];
+			x->service[i] = v->svc_hist[i] - b->svc_hist[i];
+		}
+	}
+	struct dstate *nn = sys_text_grow(s->dnext, &s->capdnext, s->ndnext, sizeof *nn, 16);
+	if (nn) {
+		s->dnext = nn;
+		s->dnext[s->ndnext++] = (struct dstate){k->dev, k->cls, *v};
+	}
+	return 0;
+}
 
 static int kernel_fsagg(const struct ks_agg_key *k, const struct ks_agg_val *v, void *arg)
 {
@@ -402,10 +482,13 @@ static void take_kernel(struct take *t, const struct dmn_config *c)
 	struct kern_pinned pin;
 	if (kern_pinned_open(c->kernel_pins, &pin) < 0)
 		return; /* nothing pinned: no kernel layer runs with --pin */
-	struct kctx kc = {.t = t};
+	struct kctx kc = {.t = t, .every = c->dist_every};
 	sys_mountinfo_load(NULL, &kc.mounts);
+	sys_diskstats_load(c->diskstats_path, &kc.disks);
 	kern_pinned_fsagg(&pin, kernel_fsagg, &kc);
+	kern_pinned_devdist(&pin, kernel_devdist, &kc);
 	sys_mounts_free(&kc.mounts);
+	sys_diskstats_free(&kc.disks);
 	uint64_t ks[KS_NSTATS];
 	kern_pinned_kstats(&pin, ks);
 	for (unsigned i = 0; i < KS_NSTATS; i++)
@@ -419,6 +502,8 @@ void dmn_samplers_take(struct dmn_samplers *s, const struct dmn_config *c, struc
 {
 	struct take t = {s, out, NULL, 0, sayfn, ctx};
 	out->n = 0;
+	out->ndists = 0;
+	s->ndnext = 0;
 	table_free(&s->next);
 	if (c->sampler_nfs) {
 		t.source = "nfs", t.bit = SRC_NFS;

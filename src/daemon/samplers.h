@@ -29,9 +29,20 @@ struct dmn_sample {
 	int gauge;                           /* 1: a value as read; 0: a counter's difference */
 };
 
+/* One server-side distribution (seed 001): the wait and service times of N or more requests of
+ * one class at one server (a block device), log2 buckets of ns. */
+struct dmn_dist {
+	char server[DMN_SAMPLE_INSTANCE]; /* "block sda" */
+	const char *op;                   /* "read", "write", "other" */
+	uint64_t requests;
+	uint64_t wait[32], service[32];
+};
+
 struct dmn_samples {
 	struct dmn_sample *v;
 	size_t n, cap;
+	struct dmn_dist *dists;
+	size_t ndists, capdists;
 };
 
 struct dmn_samplers;

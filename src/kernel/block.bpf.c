@@ -35,6 +35,36 @@ struct {
 } rq_inflight SEC(".maps");
 
 /* The request's device as stat(2) names it: the partition, else the disk. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_DEVS);
+	__type(key, struct ks_dist_key);
+	__type(value, struct ks_dist_val);
+} devdist SEC(".maps");
+
+/* One completed request in its device's wait and service distributions (devdist). */
+static __always_inline void dist(__u64 dev, __u32 op, __u64 queue, __u64 device)
+{
+	struct ks_dist_key k = {.dev = dev, .cls = op == REQ_OP_READ ? 0 : op == REQ_OP_WRITE ? 1 : 2};
+	struct ks_dist_val *v = bpf_map_lookup_elem(&devdist, &k);
+	if (!v) {
+		static const struct ks_dist_val zero;
+		if (bpf_map_update_elem(&devdist, &k, &zero, BPF_NOEXIST) < 0 && !bpf_map_lookup_elem(&devdist, &k)) {
+			ks_stat(KS_STAT_AGG_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&devdist, &k);
+		if (!v)
+			return;
+	}
+	__u32 w = ks_bucket(queue), d = ks_bucket(device);
+	__sync_fetch_and_add(&v->count, 1);
+	if (w < KS_HIST)
+		__sync_fetch_and_add(&v->wait_hist[w], 1);
+	if (d < KS_HIST)
+		__sync_fetch_and_add(&v->svc_hist[d], 1);
+}
+
 static __always_inline __u64 rq_dev(struct request *rq)
 {
 	struct block_device *part = rq->part;
@@ -269,6 +299,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	__u64 queue = issue - ri.start_ns, device = now - issue, total = now - ri.start_ns;
 	bool err = error != 0;
 	count(ks_file(0, LOG_LAYER_BLOCK, dev, 0), op, nr_bytes, total, queue, device, ri.start_ns, now, err);
+	dist(dev, op, queue, device);
 	/* A file is charged at its own device only: a stacked device's lower requests (loop, dm)
 	 * carry the same pages and would count its bytes twice. */
 	if (ri.ino && ri.dev == dev)

@@ -23,6 +23,7 @@
 #define KS_PATH_MAX 256
 #define KS_FSTYPE_MAX 16
 #define KS_RINGBUF_BYTES (8u << 20)
+#define KS_MAX_DEVS 256         /* entries of `devdist`: (device, class) pairs */
 
 /* Slots of the `kstats` array: what the kernel side lost or refused, never silently. */
 enum ks_stat {
@@ -54,6 +55,21 @@ struct ks_file_val {
 	__u64 size_hist[2][KS_HIST]; /* [0] reads, [1] writes: log2 of bytes */
 	__u64 lat_hist[2][KS_HIST];  /* [0] reads, [1] writes: log2 of ns */
 	__u64 unseen[3];             /* block: requests never seen completing; their bytes read, written */
+};
+
+/* `devdist` (block layer): per device and class (0 read, 1 write, 2 other: flush, discard ...)
+ * the requests completed and the log2 histograms (ns) of their wait (submission to issue) and
+ * service (issue to completion) times: seed 001's server-side distributions, which a sampler
+ * turns into one record every N requests. */
+struct ks_dist_key {
+	__u64 dev;
+	__u32 cls;
+	__u32 pad;
+};
+struct ks_dist_val {
+	__u64 count;
+	__u64 wait_hist[KS_HIST];
+	__u64 svc_hist[KS_HIST];
 };
 
 /* `rq_inflight` (block layer): a block request from submission to completion, by request

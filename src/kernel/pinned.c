@@ -27,6 +27,7 @@ int kern_pinned_open(const char *dir, struct kern_pinned *p)
 	p->pidagg = open_one(dir, "pidagg");
 	p->kstats = open_one(dir, "kstats");
 	p->files = open_one(dir, "files");
+	p->devdist = open_one(dir, "devdist");
 	if (p->fsagg < 0 || p->pidagg < 0 || p->kstats < 0) {
 		int r = p->fsagg < 0 ? p->fsagg : p->pidagg < 0 ? p->pidagg : p->kstats;
 		kern_pinned_close(p);
@@ -37,8 +38,8 @@ int kern_pinned_open(const char *dir, struct kern_pinned *p)
 
 void kern_pinned_close(struct kern_pinned *p)
 {
-	int *fds[] = {&p->fsagg, &p->pidagg, &p->kstats, &p->files};
-	for (unsigned i = 0; i < 4; i++) {
+	int *fds[] = {&p->fsagg, &p->pidagg, &p->kstats, &p->files, &p->devdist};
+	for (unsigned i = 0; i < 5; i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;
@@ -72,6 +73,25 @@ int kern_pinned_pidagg(const struct kern_pinned *p,
 		k = nk;
 		prev = &k;
 		if (bpf_map_lookup_elem(p->pidagg, &k, &v) < 0)
+			continue;
+		if (fn(&k, &v, ctx))
+			break;
+	}
+	return 0;
+}
+
+int kern_pinned_devdist(const struct kern_pinned *p,
+			int (*fn)(const struct ks_dist_key *k, const struct ks_dist_val *v, void *ctx), void *ctx)
+{
+	struct ks_dist_key k, nk;
+	void *prev = NULL;
+	if (p->devdist < 0)
+		return 0;
+	while (bpf_map_get_next_key(p->devdist, prev, &nk) == 0) {
+		struct ks_dist_val v;
+		k = nk;
+		prev = &k;
+		if (bpf_map_lookup_elem(p->devdist, &k, &v) < 0)
 			continue;
 		if (fn(&k, &v, ctx))
 			break;

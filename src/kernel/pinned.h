@@ -17,6 +17,7 @@
 
 struct kern_pinned {
 	int fsagg, pidagg, kstats, files; /* files: -1 when not pinned */
+	int devdist;                      /* -1 without the block layer */
 };
 
 /* Opens the pinned maps under dir: 0, or -errno (-ENOENT: none pinned there). */
@@ -27,6 +28,9 @@ int kern_pinned_fsagg(const struct kern_pinned *p,
 		      int (*fn)(const struct ks_agg_key *k, const struct ks_agg_val *v, void *ctx), void *ctx);
 int kern_pinned_pidagg(const struct kern_pinned *p,
 		       int (*fn)(const struct ks_pid_key *k, const struct ks_agg_val *v, void *ctx), void *ctx);
+/* The block devices' wait and service distributions (devdist; nothing without the block layer). */
+int kern_pinned_devdist(const struct kern_pinned *p,
+			int (*fn)(const struct ks_dist_key *k, const struct ks_dist_val *v, void *ctx), void *ctx);
 /* The loss and event counters (KS_NSTATS of them) and their names. */
 void kern_pinned_kstats(const struct kern_pinned *p, uint64_t v[KS_NSTATS]);
 extern const char *const kern_kstat_names[KS_NSTATS];

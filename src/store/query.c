@@ -89,7 +89,7 @@ static void fmt_bytes(char *buf, size_t len, uint64_t v)
 /* ---- options ---- */
 
 struct qopts {
-	int json, csv, running, devices;
+	int json, csv, running, devices, dists;
 	const char *user, *host, *job, *samples;
 	int64_t since, until;
 };
@@ -135,6 +135,8 @@ static int parse_opts(const char *verb, int argc, char **argv, const char *want,
 			o->running = 1;
 		else if (!strcmp(a, "--devices"))
 			o->devices = 1;
+		else if (!strcmp(a, "--dists"))
+			o->dists = 1;
 		else if (!strcmp(a, "--user"))
 			o->user = val;
 		else if (!strcmp(a, "--host"))
@@ -526,19 +528,71 @@ static int sample_row(const struct store_sample *x, void *arg)
 	return 0;
 }
 
+static int dist_row(const struct store_dist *x, void *arg)
+{
+	struct node_ctx *c = arg;
+	if (c->json) {
+		struct ana_jw *w = &c->w;
+		ana_jw_open(w, NULL, '{');
+		ana_jw_i64(w, "t_ms", x->t_ms);
+		ana_jw_str(w, "host", x->host);
+		ana_jw_str(w, "server", x->server);
+		ana_jw_str(w, "op", x->op);
+		ana_jw_u64(w, "requests", x->requests);
+		hist_json(w, "wait_ns_log2", x->wait);
+		hist_json(w, "service_ns_log2", x->service);
+		ana_jw_close(w, '}');
+	} else if (c->csv) {
+		if (c->n == 0)
+			fprintf(c->out, "t_ms,host,server,op,requests,wait_ns_log2,service_ns_log2\n");
+		fprintf(c->out, "%" PRId64 ",%s,\"%s\",%s,%" PRIu64 ",", x->t_ms, x->host, x->server, x->op, x->requests);
+		hist_csv(c->out, x->wait);
+		fputc(',', c->out);
+		hist_csv(c->out, x->service);
+		fputc('\n', c->out);
+	} else {
+		char t[32];
+		if (c->n == 0)
+			fprintf(c->out, "%-19s %-12s %-16s %-6s %9s  %s\n", "TIME", "HOST", "SERVER", "OP", "REQUESTS",
+				"WAIT p50/p99 < ... SERVICE p50/p99 < (ns, log2 bucket bounds)");
+		fmt_time(t, sizeof t, x->t_ms);
+		uint64_t b[4];
+		const uint64_t *h[2] = {x->wait, x->service};
+		for (int k = 0; k < 2; k++) {
+			uint64_t n = 0, acc = 0;
+			for (int i = 0; i < STORE_HIST; i++)
+				n += h[k][i];
+			b[2 * k] = b[2 * k + 1] = 0;
+			for (int i = 0; i < STORE_HIST; i++) {
+				acc += h[k][i];
+				if (!b[2 * k] && 2 * acc >= n)
+					b[2 * k] = 1ull << i;
+				if (!b[2 * k + 1] && 100 * acc >= 99 * n) {
+					b[2 * k + 1] = 1ull << i;
+					break;
+				}
+			}
+		}
+		fprintf(c->out, "%-19s %-12s %-16s %-6s %9" PRIu64 "  %" PRIu64 "/%" PRIu64 " ... %" PRIu64 "/%" PRIu64 "\n", t,
+			x->host, x->server, x->op, x->requests, b[0], b[1], b[2], b[3]);
+	}
+	c->n++;
+	return 0;
+}
+
 static int q_node(struct store *s, const struct store_caller *caller, int argc, char **argv, FILE *out, FILE *err)
 {
 	struct qopts o;
-	int r = parse_opts("node", argc, argv, " --since --until --host --json --csv --devices --samples ", &o, err);
+	int r = parse_opts("node", argc, argv, " --since --until --host --json --csv --devices --samples --dists ", &o, err);
 	if (r)
 		return r;
-	if ((o.devices || o.samples) && !caller->admin) {
-		fprintf(err, "iostrata node: %s: the node's %s are for admins (you see your own I/O)\n",
-			o.devices ? "--devices" : "--samples", o.devices ? "devices" : "samples");
+	const char *which = o.devices ? "--devices" : o.samples ? "--samples" : o.dists ? "--dists" : NULL;
+	if (which && !caller->admin) {
+		fprintf(err, "iostrata node: %s: the node's own figures are for admins (you see your own I/O)\n", which);
 		return 2;
 	}
-	if (o.devices && o.samples) {
-		fprintf(err, "iostrata node: --devices and --samples exclude each other\n");
+	if (o.devices + !!o.samples + o.dists > 1) {
+		fprintf(err, "iostrata node: --devices, --samples and --dists exclude each other\n");
 		return 2;
 	}
 	struct store_node_filter f = {.host = o.host, .since_ms = o.since, .until_ms = o.until};
@@ -546,10 +600,12 @@ static int q_node(struct store *s, const struct store_caller *caller, int argc, 
 	if (o.json) {
 		ana_jw_open(&c.w, NULL, '{');
 		ana_jw_bool(&c.w, "own_only", !caller->admin);
-		ana_jw_open(&c.w, o.devices ? "devices" : o.samples ? "samples" : "seconds", '[');
+		ana_jw_open(&c.w, o.devices ? "devices" : o.samples ? "samples" : o.dists ? "distributions" : "seconds", '[');
 	}
 	if (o.devices)
 		r = store_devices(s, &f, device_row, &c);
+	else if (o.dists)
+		r = store_dists(s, &f, dist_row, &c);
 	else if (o.samples)
 		r = store_samples(s, &f, strcmp(o.samples, "all") ? o.samples : NULL, sample_row, &c);
 	else if (caller->admin)

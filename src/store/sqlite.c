@@ -37,6 +37,7 @@ enum stmt_id {
 	ST_DEVICE,
 	ST_JOB_TOTALS,
 	ST_SAMPLE,
+	ST_DIST,
 	ST_NSTMT
 };
 
@@ -65,6 +66,8 @@ static const char *const stmt_sql[ST_NSTMT] = {
 		      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
 	[ST_SAMPLE] = "INSERT OR REPLACE INTO samples(t_ms, dt_ms, host, source, instance, metric, value, gauge) "
 		      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[ST_DIST] = "INSERT OR REPLACE INTO server_dists(t_ms, host, server, op, requests, wait_hist, service_hist) "
+		    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_JOB_TOTALS] = "UPDATE jobs SET bytes_read = bytes_read + ?2, bytes_written = bytes_written + ?3, "
 			  "bytes_meta = bytes_meta + ?4, reads = reads + ?5, writes = writes + ?6, "
 			  "meta_ops = meta_ops + ?7 WHERE id = (SELECT job_id FROM processes WHERE id = ?1)",
@@ -143,6 +146,11 @@ static const char *const migrations[] = {
 	" t_ms INTEGER NOT NULL, dt_ms INTEGER NOT NULL, host TEXT NOT NULL, source TEXT NOT NULL,"
 	" instance TEXT NOT NULL, metric TEXT NOT NULL, value INTEGER NOT NULL, gauge INTEGER NOT NULL,"
 	" PRIMARY KEY(host, t_ms, source, instance, metric)) WITHOUT ROWID;",
+	/* 3: server-side distributions per N requests */
+	"CREATE TABLE server_dists("
+	" t_ms INTEGER NOT NULL, host TEXT NOT NULL, server TEXT NOT NULL, op TEXT NOT NULL,"
+	" requests INTEGER NOT NULL, wait_hist TEXT NOT NULL, service_hist TEXT NOT NULL,"
+	" PRIMARY KEY(host, t_ms, server, op)) WITHOUT ROWID;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -406,6 +414,7 @@ static int find_id(struct store *s, sqlite3_stmt *st, int64_t *id, const char *w
 }
 
 static const char *col_text(sqlite3_stmt *st, int i);
+static const char *col_text_or_null(sqlite3_stmt *st, int i);
 
 static const char *nz(const char *t)
 {
@@ -538,6 +547,48 @@ int store_sample_add(struct store *s, const struct store_sample *x)
 	     (int64_t)x->gauge);
 	int r = step(s, s->st[ST_SAMPLE], "adding a sample");
 	return r < 0 ? r : 0;
+}
+
+int store_dist_add(struct store *s, const struct store_dist *x)
+{
+	char wh[STORE_HIST * 21 + 1], sh[STORE_HIST * 21 + 1];
+	hist_text(wh, sizeof wh, x->wait);
+	hist_text(sh, sizeof sh, x->service);
+	bind(s->st[ST_DIST], "isssuss", x->t_ms, x->host, x->server, x->op, x->requests, wh, sh);
+	int r = step(s, s->st[ST_DIST], "adding a distribution");
+	return r < 0 ? r : 0;
+}
+
+int store_dists(struct store *s, const struct store_node_filter *f,
+		int (*fn)(const struct store_dist *x, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists"
+				    " WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2) AND (?3 = 0 OR t_ms < ?3)"
+				    " ORDER BY host, t_ms, server, op",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading distributions");
+	if (f->host)
+		sqlite3_bind_text(st, 1, f->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, f->since_ms);
+	sqlite3_bind_int64(st, 3, f->until_ms);
+	int r;
+	while ((r = step(s, st, "reading distributions")) == 1) {
+		struct store_dist x = {
+			.t_ms = sqlite3_column_int64(st, 0), .host = col_text(st, 1), .server = col_text(st, 2),
+			.op = col_text(st, 3), .requests = (uint64_t)sqlite3_column_int64(st, 4),
+		};
+		hist_parse(col_text_or_null(st, 5), x.wait);
+		hist_parse(col_text_or_null(st, 6), x.service);
+		if (fn(&x, ctx)) {
+			r = 0;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
 }
 
 int store_samples(struct store *s, const struct store_node_filter *f, const char *source,
@@ -985,6 +1036,9 @@ static const struct table_spec tables[] = {
 	{"samples",
 	 "SELECT t_ms, dt_ms, host, source, instance, metric, value, gauge FROM samples WHERE t_ms < ?1 ORDER BY t_ms",
 	 "t_ms,dt_ms,host,source,instance,metric,value,gauge", NULL, "DELETE FROM samples WHERE t_ms < ?1"},
+	{"server_dists",
+	 "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists WHERE t_ms < ?1 ORDER BY t_ms",
+	 "t_ms,host,server,op,requests,wait_hist,service_hist", NULL, "DELETE FROM server_dists WHERE t_ms < ?1"},
 };
 
 /* One CSV field: quoted when it holds a comma, quote, CR or LF, quotes doubled. */
@@ -1070,6 +1124,13 @@ static int archive_table(struct store *s, const struct table_spec *t, int64_t cu
 		free(csv);
 		return r;
 	}
+	/* made when there is something to keep in it */
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+		snprintf(s->err, sizeof s->err, "%s: %s", dir, strerror(e));
+		free(csv);
+		return -e;
+	}
 	char why[256];
 	void *z = NULL;
 	size_t zn = 0;
@@ -1112,11 +1173,6 @@ static int archive_table(struct store *s, const struct table_spec *t, int64_t cu
 int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
 {
 	*moved = 0;
-	if (archive_dir && *archive_dir && mkdir(archive_dir, 0700) < 0 && errno != EEXIST) {
-		int e = errno;
-		snprintf(s->err, sizeof s->err, "%s: %s", archive_dir, strerror(e));
-		return -e;
-	}
 	int r = store_begin(s);
 	if (r < 0)
 		return r;

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -99,6 +99,15 @@ struct store_sample {
 	int gauge;
 };
 
+/* One server-side distribution (seed 001): the wait and service times of the requests of one
+ * class at one server since its previous record (N or more), log2 buckets of ns. */
+struct store_dist {
+	int64_t t_ms;
+	const char *host, *server, *op;
+	uint64_t requests;
+	uint64_t wait[STORE_HIST], service[STORE_HIST];
+};
+
 /* Opens (creating and migrating it when asked) the store at url. flags: STORE_CREATE makes the
  * file (mode 0600) and its schema; STORE_READONLY opens for queries only. 0, or -errno with one
  * line in err naming the store and what is wrong (-EPROTO: a schema newer than this program). */
@@ -121,6 +130,7 @@ int store_interval_add(struct store *s, const struct store_interval *iv);
 int store_node_sec_add(struct store *s, const struct store_node_sec *ns);
 int store_device_add(struct store *s, const struct store_device_sample *d);
 int store_sample_add(struct store *s, const struct store_sample *x);
+int store_dist_add(struct store *s, const struct store_dist *x);
 /* The job's report, rendered by the job pipeline at its end (text and JSON), and its findings as
  * JSON objects (one per finding, the report's "findings" entries). */
 int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json);
@@ -161,6 +171,8 @@ int store_devices(struct store *s, const struct store_node_filter *f,
 /* Samples, source NULL for every source. */
 int store_samples(struct store *s, const struct store_node_filter *f, const char *source,
 		  int (*fn)(const struct store_sample *x, void *ctx), void *ctx);
+int store_dists(struct store *s, const struct store_node_filter *f,
+		int (*fn)(const struct store_dist *x, void *ctx), void *ctx);
 /* A user's own node-seconds: the sum of their processes' interval statistics per interval and
  * layer (no size distribution: that lives in the node's records). */
 int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,

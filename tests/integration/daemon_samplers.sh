@@ -72,7 +72,11 @@ eq "nothing said about the fixtures" "" "$(grep -v 'started\|stopped' "$T/daemon
 
 # --- the kernel layer's pinned maps: `iostrata kernel --pin` on a gated dd of 100 x 4 KiB ---
 mkfifo "$T/pin.gate"
-(read -r _ <"$T/pin.gate"; exec dd if=/dev/zero of="$T/pin.out" bs=4k count=100 oflag=direct 2>/dev/null) &
+truncate -s 16M "$T/disk.img"
+LOOP=$(losetup -f --show "$T/disk.img")
+trap 'kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; losetup -d "$LOOP" 2>/dev/null; rm -rf "$T"' EXIT
+(read -r _ <"$T/pin.gate"; exec sh -c "dd if=/dev/zero of=$T/pin.out bs=4k count=100 oflag=direct 2>/dev/null;
+	dd if=/dev/zero of=$LOOP bs=4k count=2500 oflag=direct 2>/dev/null") &
 DP=$!
 PIN=/sys/fs/bpf/iostrata-dtest-$$
 "$IOSTRATA" kernel --quiet --pid "$DP" --interval 0.2 --pin "$PIN" --ready "$T/pin.ready" &
@@ -85,6 +89,7 @@ interval = 0.5
 live_roots = $T/live
 samplers = kernel
 kernel_pins = $PIN
+dist_every = 1000
 C
 "$B/iostratad" --config "$T/kconf" --foreground 2>"$T/kdaemon.err" &
 DPID=$!
@@ -99,6 +104,22 @@ M=$(stat -c %m "$T")
 FST=$(findmnt -n -o FSTYPE --target "$T")
 eq "kernel maps: dd's 100 writes of 4 KiB, per (fs type, mount, op, size)" "100 409600" \
 	"$(sqlite3 -batch "$T/store/k.db" "SELECT sum(CASE WHEN metric='write.4K-8K.count' THEN value END), sum(CASE WHEN metric='write.4K-8K.bytes' THEN value END) FROM samples WHERE source='kernel' AND instance='$FST $M'" | tr '|' ' ')"
+LN=$(basename "$LOOP")
+dq() { sqlite3 -batch "$T/store/k.db" "$1"; }
+eq "distributions: records of the loop device's writes, each of 1,000 requests or more" yes \
+	"$(dq "SELECT CASE WHEN count(*) >= 1 AND min(requests) >= 1000 THEN 'yes' ELSE 'no' END FROM server_dists WHERE server = 'block $LN' AND op = 'write'")"
+eq "distributions: the 2,500 writes, the records' and what is not yet in one (< 1,000)" yes \
+	"$(dq "SELECT CASE WHEN sum(requests) <= 2500 AND 2500 - sum(requests) < 1000 THEN 'yes' ELSE 'no' END FROM server_dists WHERE server = 'block $LN' AND op = 'write'")"
+bad=0
+while IFS='|' read -r n w sv; do
+	sw=$(echo "$w" | tr ',' '\n' | awk '{s += $1} END {print s + 0}')
+	ss=$(echo "$sv" | tr ',' '\n' | awk '{s += $1} END {print s + 0}')
+	[ "$sw" = "$n" ] && [ "$ss" = "$n" ] || bad=$((bad + 1))
+done < <(dq "SELECT requests, wait_hist, service_hist FROM server_dists WHERE server = 'block $LN'")
+eq "distributions: each record's wait and service histograms hold exactly its requests" 0 "$bad"
+eq "node --dists: the records, read back" \
+	"$(dq "SELECT count(*) FROM server_dists")" \
+	"$("$IOSTRATA" node --dists --json --store "sqlite:$T/store/k.db" | jq '.distributions | length')"
 eq "kernel maps: nothing lost" 0 \
 	"$(sqlite3 -batch "$T/store/k.db" "SELECT coalesce(sum(value),0) FROM samples WHERE source='kernel' AND instance='kstats' AND metric IN ('event_drops','files_full','paths_full','agg_full')")"
 

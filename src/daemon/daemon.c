@@ -299,6 +299,10 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 		const struct log_record *lr = &lf->records[i];
 		if (lr->layer == LOG_LAYER_NONE || lr->layer > LOG_LAYER_MAX)
 			continue;
+		/* the block layer's per-file records repeat its device totals (as the report counts
+		 * them): a device's requests are stored once, on the device */
+		if (lr->layer == LOG_LAYER_BLOCK && lr->ino)
+			continue;
 		struct dmn_rec cur;
 		dmn_rec_from_log(&cur, lr);
 		const struct dmn_rec *prev = dmn_cursor_find(&p->cur, cur.id, cur.pid);
@@ -706,8 +710,15 @@ static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t g
 		int pid;
 		unsigned long long us;
 		char tail[8];
-		if (!is_log_name(n) || strncmp(n, d->host, hl) || n[hl] != '-' ||
-		    sscanf(n + hl + 1, "%d-%llu%7s", &pid, &us, tail) != 3 || strcmp(tail, ".iost"))
+		/* a process's final log, HOST-PID-START_US.iost, or the kernel layer's of `run --kernel`,
+		 * kernel-HOST-PID.iost (written at the job's end: its records join the job then) */
+		if (!is_log_name(n))
+			continue;
+		if (!strncmp(n, "kernel-", 7) && !strncmp(n + 7, d->host, hl) && n[7 + hl] == '-' &&
+		    sscanf(n + 8 + hl, "%d%7s", &pid, tail) == 2 && !strcmp(tail, ".iost"))
+			us = UINT64_MAX - (unsigned)pid; /* a key of its own: no process starts then */
+		else if (strncmp(n, d->host, hl) || n[hl] != '-' ||
+			 sscanf(n + hl + 1, "%d-%llu%7s", &pid, &us, tail) != 3 || strcmp(tail, ".iost"))
 			continue;
 		if (known_log(d, pid, us))
 			continue;

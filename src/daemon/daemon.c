@@ -58,17 +58,30 @@ static int grow(void *pv, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-static int u64_grow(uint64_t **v, size_t *cap, size_t n)
+static int set_has(const struct dmn_set *set, uint64_t key)
 {
-	return grow(v, cap, n, sizeof **v);
-}
-
-static int u64_has(const uint64_t *v, size_t n, uint64_t k)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == k)
+	key = key ? key : 1;
+	for (size_t i = key & (DMN_SET_SLOTS - 1); set->slot && set->slot[i]; i = (i + 1) & (DMN_SET_SLOTS - 1))
+		if (set->slot[i] == key)
 			return 1;
 	return 0;
+}
+
+static void set_add(struct dmn_set *set, uint64_t key)
+{
+	key = key ? key : 1;
+	if (!set->slot && !(set->slot = calloc(DMN_SET_SLOTS, sizeof *set->slot)))
+		return;
+	if (set->n >= DMN_SET_SLOTS / 2) { /* half full: start again */
+		memset(set->slot, 0, DMN_SET_SLOTS * sizeof *set->slot);
+		set->n = 0;
+	}
+	size_t i = key & (DMN_SET_SLOTS - 1);
+	while (set->slot[i] && set->slot[i] != key)
+		i = (i + 1) & (DMN_SET_SLOTS - 1);
+	if (!set->slot[i])
+		set->n++;
+	set->slot[i] = key;
 }
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -80,10 +93,9 @@ static uint64_t hash_str(uint64_t h, const char *s)
 
 void dmn_say_once(struct dmn *d, uint64_t key, const char *fmt, ...)
 {
-	if (u64_has(d->reported, d->nreported, key))
+	if (set_has(&d->reported, key))
 		return;
-	if (u64_grow(&d->reported, &d->capreported, d->nreported) == 0)
-		d->reported[d->nreported++] = key;
+	set_add(&d->reported, key);
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("iostratad: ", stderr);
@@ -392,13 +404,12 @@ static void take_live_file(struct scan_ctx *sc, const char *name)
 	if (!p) {
 		int64_t key;
 		enum store_proc_state state;
-		if (u64_has(d->done, d->ndone, done_key(h->pid, h->start_ns)))
+		if (set_has(&d->done, done_key(h->pid, h->start_ns)))
 			goto out;
 		/* taken to its end before this daemon started (a killed process's live file that nobody
 		 * recovered): never again */
 		if (store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == 0 && state != STORE_PROC_LIVE) {
-			if (u64_grow(&d->done, &d->capdone, d->ndone) == 0)
-				d->done[d->ndone++] = done_key(h->pid, h->start_ns);
+			set_add(&d->done, done_key(h->pid, h->start_ns));
 			goto out;
 		}
 		if (!(p = proc_new(d, &lf, sc->uid, sc->gid, path))) {
@@ -515,7 +526,7 @@ static void notice_live(struct dmn *d, const char *dirpath, uid_t uid, const cha
 			const struct log_header *h = &lf.hdr;
 			char path[8192];
 			snprintf(path, sizeof path, "%s/%s", dirpath, name);
-			if (!proc_find(d, h->pid, h->start_ns) && !u64_has(d->done, d->ndone, done_key(h->pid, h->start_ns)))
+			if (!proc_find(d, h->pid, h->start_ns) && !set_has(&d->done, done_key(h->pid, h->start_ns)))
 				proc_new(d, &lf, uid, st.st_gid, path);
 			log_file_free(&lf);
 			break;
@@ -649,13 +660,10 @@ static void scan_live(struct dmn *d)
  */
 static int known_log(const struct dmn *d, int32_t pid, uint64_t start_us)
 {
-	for (size_t i = 0; i < d->nprocs; i++)
-		if (d->procs[i]->pid == pid && d->procs[i]->start_ns / 1000 == start_us)
+	for (size_t i = proc_pos(d, pid, 0); i < d->nprocs && d->procs[i]->pid == pid; i++)
+		if (d->procs[i]->start_ns / 1000 == start_us)
 			return 1;
-	for (size_t i = 0; i < d->nseen_final; i++)
-		if (d->seen_final[i] == done_key(pid, start_us))
-			return 1;
-	return 0;
+	return set_has(&d->seen_final, done_key(pid, start_us));
 }
 
 static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job, const char *path)
@@ -672,7 +680,7 @@ static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job
 	int64_t key;
 	enum store_proc_state state;
 	if (!(h->flags & LOG_F_LIVE) && !proc_find(d, h->pid, h->start_ns) &&
-	    !u64_has(d->done, d->ndone, done_key(h->pid, h->start_ns)) &&
+	    !set_has(&d->done, done_key(h->pid, h->start_ns)) &&
 	    store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == -ENOENT &&
 	    (!job || !strcmp(log_file_string(&lf, h->job), job))) {
 		struct dmn_proc *p = proc_new(d, &lf, uid, gid, path);
@@ -726,8 +734,7 @@ static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t g
 		snprintf(path, sizeof path, "%s/%s", jobdir, n);
 		take_final_file(d, uid, gid, job, path);
 		/* read once, taken or not (another job's, or one taken before) */
-		if (u64_grow(&d->seen_final, &d->capseen_final, d->nseen_final) == 0)
-			d->seen_final[d->nseen_final++] = done_key(pid, us);
+		set_add(&d->seen_final, done_key(pid, us));
 	}
 	closedir(dir);
 }
@@ -1378,8 +1385,7 @@ int dmn_interval(struct dmn *d)
 		}
 		p->state = p->next_state;
 		if (p->state != STORE_PROC_LIVE) {
-			if (u64_grow(&d->done, &d->capdone, d->ndone) == 0)
-				d->done[d->ndone++] = done_key(p->pid, p->start_ns);
+			set_add(&d->done, done_key(p->pid, p->start_ns));
 			proc_free(p);
 			continue;
 		}
@@ -1538,12 +1544,12 @@ void dmn_fini(struct dmn *d)
 		job_free(d->jobs[i]);
 	free(d->procs);
 	free(d->jobs);
-	free(d->done);
-	free(d->seen_final);
+	free(d->done.slot);
+	free(d->seen_final.slot);
 	for (size_t i = 0; i < d->ndirs; i++)
 		free(d->dirs[i].path);
 	free(d->dirs);
-	free(d->reported);
+	free(d->reported.slot);
 	if (d->rows) {
 		rows_clear(d->rows);
 		free(d->rows->v);

@@ -54,6 +54,15 @@ struct dmn_proc {
 
 struct dmn_rowbuf; /* this interval's rows, until they are stored */
 
+/* A bounded set of 64-bit keys (open addressing): a cache of what the store, or a message said
+ * once, already knows. Full, it starts again empty: forgetting costs a store lookup, or a word
+ * said again, never a count. */
+#define DMN_SET_SLOTS 65536
+struct dmn_set {
+	uint64_t *slot; /* 0: empty */
+	size_t n;
+};
+
 /* A job directory a user's processes announced in their live directory (dir-HASH.iostdir ->
  * DIR): scanned for final logs of this host while its link is fresh. */
 struct dmn_dirref {
@@ -81,14 +90,11 @@ struct dmn {
 	size_t nprocs, capprocs;
 	struct dmn_job **jobs;
 	size_t njobs, capjobs;
-	uint64_t *done;         /* (pid, start_ns) hashes of logs taken to their end */
-	size_t ndone, capdone;
+	struct dmn_set done;    /* (pid, start_ns) of logs taken to their end */
 	struct dmn_dirref *dirs;
 	size_t ndirs, capdirs;
-	uint64_t *seen_final;   /* (pid, start_us) of final logs read from job directories */
-	size_t nseen_final, capseen_final;
-	uint64_t *reported;     /* problems said once (hashes) */
-	size_t nreported, capreported;
+	struct dmn_set seen_final; /* (pid, start_us) of final logs read from job directories */
+	struct dmn_set reported;   /* problems said once (hashes) */
 	struct dmn_rowbuf *rows;
 	int ifd;                /* inotify: new live files between intervals */
 	struct dmn_watch *watch;

@@ -274,6 +274,15 @@ eq "node --csv has a header and rows" yes "$("$IOSTRATA" node --csv | head -1 | 
 out=$("$IOSTRATA" node --since yesterday 2>&1); rc=$?
 eq "bad --since: exit 2" 2 "$rc"
 
+# --- every JSON output against docs/query.schema.json ---
+"$IOSTRATA" jobs --json >"$T/q.jobs.json"
+"$IOSTRATA" node --json >"$T/q.node.json"
+"$IOSTRATA" node --devices --json >"$T/q.dev.json"
+as_nobody "$IOSTRATA" node --json >"$T/q.nbnode.json"
+/usr/bin/python3 "$ROOT/tests/integration/tools/validate_json.py" "$ROOT/docs/query.schema.json" \
+	"jobs --json" "$T/q.jobs.json" "node --json" "$T/q.node.json" "node --devices --json" "$T/q.dev.json" \
+	"node --json (nobody)" "$T/q.nbnode.json"
+
 # --- SIGHUP reads the configuration again ---
 sed -i 's/^interval = 0.5/interval = 0.25/' "$T/conf"
 kill -HUP "$DPID"; sleep 0.5

@@ -123,5 +123,9 @@ eq "node --dists: the records, read back" \
 eq "kernel maps: nothing lost" 0 \
 	"$(sqlite3 -batch "$T/store/k.db" "SELECT coalesce(sum(value),0) FROM samples WHERE source='kernel' AND instance='kstats' AND metric IN ('event_drops','files_full','paths_full','agg_full')")"
 
+"$IOSTRATA" node --samples all --json --store "sqlite:$T/store/store.db" >"$T/q.samples.json"
+"$IOSTRATA" node --dists --json --store "sqlite:$T/store/k.db" >"$T/q.dists.json"
+/usr/bin/python3 "$ROOT/tests/integration/tools/validate_json.py" "$ROOT/docs/query.schema.json" \
+	"node --samples all --json" "$T/q.samples.json" "node --dists --json" "$T/q.dists.json"
 out=$("$IOSTRATA" node --samples nvme --csv --store "sqlite:$T/store/store.db" | head -1)
 eq "node --samples --csv: header" "t_ms,dt_ms,host,source,instance,metric,value,kind" "$out"

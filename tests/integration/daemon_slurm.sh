@@ -63,6 +63,9 @@ eq "its stored totals equal its report (posix bytes written, writes)" \
 	"$(jq -r '.layers.posix | "\(.bytes_written) \(.writes)"' "$T/r.json")" \
 	"$(jq -r '"\(.bytes_written) \(.writes)"' <<<"$json")"
 
+"$IOSTRATA" jobs --json >"$T/q.json"
+/usr/bin/python3 "$ROOT/tests/integration/tools/validate_json.py" "$ROOT/docs/query.schema.json" "jobs --json (with Slurm)" "$T/q.json"
+
 # nobody names root's Slurm job: their job gets no facts of it
 mkdir -p "$T/jn" && chown "$NOBODY:$NOGROUP" "$T/jn"
 setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups env IOSTRATA_LIVE_DIR="$T/live/iostrata-$NOBODY" \

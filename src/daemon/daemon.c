@@ -132,6 +132,7 @@ struct row {
 /* A job's report, made at its end, until it is stored (text, JSON, findings NULL when none) */
 struct ending {
 	struct dmn_job *job;
+	char *block;       /* the report child's output, which the pointers below point into */
 	char *text, *json;
 	char **findings;
 	size_t nfindings;
@@ -139,10 +140,7 @@ struct ending {
 
 static void ending_free(struct ending *e)
 {
-	free(e->text);
-	free(e->json);
-	for (size_t k = 0; k < e->nfindings; k++)
-		free(e->findings[k]);
+	free(e->block);
 	free(e->findings);
 }
 
@@ -322,6 +320,7 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 			      memcmp(prev->wh, cur.wh, sizeof cur.wh);
 		if (!changed)
 			continue;
+		p->changed = 1;
 		const char *path = ana_record_path(lf, lr);
 		for (unsigned c = 0; c < STORE_NCATS; c++) {
 			int64_t db = (int64_t)(cur.v[DMN_V(c, DMN_V_BYTES)] - (prev ? prev->v[DMN_V(c, DMN_V_BYTES)] : 0));
@@ -394,8 +393,9 @@ static void take_live_file(struct scan_ctx *sc, const char *name)
 	int r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, err, sizeof err);
 	dmn_fs_as_self();
 	if (r < 0) {
-		/* a process just ending removes its live file: not worth a word */
-		if (r != -ENOENT && r != -ESTALE)
+		/* a process just ending removes its live file, one just starting has not set its
+		 * header yet: not worth a word */
+		if (r != -ENOENT && r != -ESTALE && r != -EAGAIN)
 			dmn_say_once(d, hash_str(0xcbf29ce484222325ull, path), "%s/%s", sc->dir, err);
 		return;
 	}
@@ -424,8 +424,14 @@ static void take_live_file(struct scan_ctx *sc, const char *name)
 	}
 	if (h->rank >= 0)
 		p->rank = h->rank;
-	/* ended: either it finished (its end is set, the final log is on its way) or it died */
-	if (h->end_ns || !log_live_alive(h->pid, h->proc_start_ticks)) {
+	/* ended: either it finished (its end is set, the final log is on its way) or it died. Its
+	 * /proc start time is compared every 10th interval (a pid used again); kill(0) between */
+	int alive;
+	if (p->alive_checks++ % 10 == 0)
+		alive = log_live_alive(h->pid, h->proc_start_ticks);
+	else
+		alive = h->pid > 0 && (kill(h->pid, 0) == 0 || errno == EPERM);
+	if (h->end_ns || !alive) {
 		p->next_state = h->end_ns ? STORE_PROC_ENDED : STORE_PROC_KILLED;
 		p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
 	}
@@ -870,9 +876,10 @@ static int read_all_fd(int fd, char **out, size_t *len, int timeout_ms)
  * text report, a 0 byte, the JSON report, a 0 byte, then each finding's JSON with a 0 byte after
  * it. 0, or -1 with a message said.
  */
-static int job_report(struct dmn_job *j, char **text, char **json, char ***findings, size_t *nfindings)
+static int job_report(struct dmn_job *j, char **block, char **text, char **json, char ***findings, size_t *nfindings)
 {
 	int pfd[2];
+	*block = NULL;
 	*text = *json = NULL;
 	*findings = NULL;
 	*nfindings = 0;
@@ -926,39 +933,33 @@ static int job_report(struct dmn_job *j, char **text, char **json, char ***findi
 		free(buf);
 		return -1;
 	}
-	/* split at the 0 bytes */
+	/* split at the 0 bytes, in place: the report is held once */
 	char *p = buf, *end = buf + len;
 	size_t k = 0;
-	for (char *q = p; q < end; q += strlen(q) + 1) {
-		char *part = strdup(q);
-		if (!part)
-			break;
+	for (char *q = p; q < end; q += strlen(q) + 1, k++) {
 		if (k == 0)
-			*text = part;
+			*text = q;
 		else if (k == 1)
-			*json = part;
+			*json = q;
 		else {
 			char **v = realloc(*findings, (*nfindings + 1) * sizeof *v);
-			if (!v) {
-				free(part);
+			if (!v)
 				break;
-			}
 			*findings = v;
-			(*findings)[(*nfindings)++] = part;
+			(*findings)[(*nfindings)++] = q;
 		}
-		k++;
 	}
-	free(buf);
+	*block = buf;
 	return *text && *json ? 0 : -1;
 }
 
 static void end_job(struct dmn *d, struct dmn_job *j)
 {
 	struct dmn_rowbuf *rb = d->rows;
-	struct ending e = {j, NULL, NULL, NULL, 0};
-	if (job_report(j, &e.text, &e.json, &e.findings, &e.nfindings) < 0) {
+	struct ending e = {j, NULL, NULL, NULL, NULL, 0};
+	if (job_report(j, &e.block, &e.text, &e.json, &e.findings, &e.nfindings) < 0) {
 		ending_free(&e); /* no report: the job still ends (its intervals are stored) */
-		e = (struct ending){j, NULL, NULL, NULL, 0};
+		e = (struct ending){j, NULL, NULL, NULL, NULL, 0};
 	}
 	if (grow(&rb->ending, &rb->capending, rb->nending, sizeof *rb->ending) < 0) {
 		ending_free(&e);
@@ -1105,6 +1106,10 @@ static int store_interval(struct dmn *d, int64_t now)
 	int r = store_begin(d->st);
 	if (r < 0)
 		return r;
+	for (size_t i = 0; i < d->njobs; i++) {
+		memset(d->jobs[i]->add_bytes, 0, sizeof d->jobs[i]->add_bytes);
+		memset(d->jobs[i]->add_calls, 0, sizeof d->jobs[i]->add_calls);
+	}
 	for (size_t i = 0; i < d->njobs && r >= 0; i++)
 		r = put_job(d, d->jobs[i], now);
 	for (size_t i = 0; i < d->njobs && r >= 0; i++) {
@@ -1122,7 +1127,7 @@ static int store_interval(struct dmn *d, int64_t now)
 		/* an image that counted nothing (a forked child before its exec) is not stored */
 		if (!p->key && dmn_cursor_zero(p->has_next ? &p->next : &p->cur))
 			continue;
-		if (p->has_next || p->next_state != p->state || !p->key)
+		if (p->changed || p->next_state != p->state || !p->key)
 			r = put_proc(d, p);
 	}
 	for (size_t i = 0; i < rb->n && r >= 0; i++) {
@@ -1132,10 +1137,23 @@ static int store_interval(struct dmn *d, int64_t now)
 					    .dur_ns = w->dur};
 		if ((r = file_key(d, w->path, &iv.file_key)) >= 0)
 			r = store_interval_add(d->st, &iv);
+		/* the job's running totals: the user layers only (the kernel layers repeat their bytes) */
+		if (w->layer == LOG_LAYER_POSIX || w->layer == LOG_LAYER_STDIO) {
+			w->p->job->add_bytes[w->cat] += w->bytes;
+			w->p->job->add_calls[w->cat] += w->calls;
+		}
 		if (r >= 0) {
 			d->values_stored += 3;
 			d->rows_stored++;
 		}
+	}
+	for (size_t i = 0; i < d->njobs && r >= 0; i++) {
+		struct dmn_job *j = d->jobs[i];
+		int any = 0;
+		for (unsigned c = 0; c < STORE_NCATS; c++)
+			any |= j->add_bytes[c] || j->add_calls[c];
+		if (any)
+			r = store_job_totals_add(d->st, j->key, j->add_bytes, j->add_calls);
 	}
 	for (unsigned l = 0; l <= LOG_LAYER_MAX && r >= 0; l++)
 		if (rb->node_used[l]) {
@@ -1298,7 +1316,7 @@ int dmn_interval(struct dmn *d)
 	int64_t now = wall_ms();
 	rows_clear(rb);
 	for (size_t i = 0; i < d->nprocs; i++)
-		d->procs[i]->seen = 0;
+		d->procs[i]->seen = d->procs[i]->changed = 0;
 	if (d->cfg.sampler_live)
 		scan_live(d);
 	for (size_t i = 0; i < d->nprocs; i++) {

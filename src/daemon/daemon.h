@@ -36,6 +36,7 @@ struct dmn_job {
 	int sched_dirty;        /* changed since stored */
 	int64_t sched_next_ms;  /* when to ask again */
 	int merged;             /* its logs here were merged (or could not be: said once) */
+	int64_t add_bytes[STORE_NCATS], add_calls[STORE_NCATS]; /* this interval's, user layers */
 };
 
 struct dmn_proc {
@@ -50,6 +51,8 @@ struct dmn_proc {
 	enum store_proc_state state, next_state;
 	struct dmn_cursor cur, next; /* taken and stored; taken this interval, not yet stored */
 	int has_next, seen;
+	int changed;            /* a counter moved this interval: its cursor is stored */
+	unsigned alive_checks;  /* liveness asked of /proc every 10th interval, of kill(0) between */
 };
 
 struct dmn_rowbuf; /* this interval's rows, until they are stored */

@@ -128,6 +128,14 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 		snprintf(err, errlen, "%s: reading the header: %s", name, r == -ESTALE ? "cut short" : strerror(-r));
 		goto out;
 	}
+	static const char unset[8];
+	if (!memcmp(h.magic, unset, 8)) {
+		/* the capture library sets the magic last: a header being made (or a file that never
+		 * will be one, which costs nothing to skip quietly) */
+		snprintf(err, errlen, "%s: its header is not made yet", name);
+		r = -EAGAIN;
+		goto out;
+	}
 	if (memcmp(h.magic, LOG_MAGIC, 8) || h.version != LOG_VERSION || h.header_size != LOG_HEADER_SIZE ||
 	    h.record_size != sizeof(struct log_record) || h.endian != LOG_ENDIAN_MARK || h.nsections > LOG_MAX_SECTIONS) {
 		snprintf(err, errlen, "%s: not an iostrata log of version %d", name, LOG_VERSION);

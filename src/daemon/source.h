@@ -36,7 +36,8 @@ int dmn_open_dir(int parent, const char *name, uid_t want_uid, struct stat *st, 
 /* Reads the live file dirfd/name, owned by uid, into out: the header, the used strings and the
  * used records only (a live file reserves far more than it uses, and its trace area is not
  * needed for counters). st receives the file's status (its identity). 0, or -errno with one line
- * in err (-ESTALE: it changed size while read; try again next time). */
+ * in err (-ESTALE: it changed size while read; -EAGAIN: its header is not made yet (all zero magic):
+ * try again next time). */
 int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,
 		  struct stat *st, char *err, size_t errlen);
 

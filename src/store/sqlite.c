@@ -57,7 +57,8 @@ static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_FILE_FIND] = "SELECT id FROM files WHERE path = ?1",
 	[ST_FILE_INSERT] = "INSERT INTO files(path) VALUES(?1)",
 	[ST_INTERVAL] = "INSERT INTO intervals(t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) "
-			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE "
+			"SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
 	[ST_NODE_SEC] = "INSERT OR REPLACE INTO node_seconds(t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, "
 			"writes, meta_ops, read_hist, write_hist) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[ST_DEVICE] = "INSERT OR REPLACE INTO device_samples(t_ms, dt_ms, host, device, major, minor, reads, "
@@ -70,7 +71,7 @@ static const char *const stmt_sql[ST_NSTMT] = {
 		    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_JOB_TOTALS] = "UPDATE jobs SET bytes_read = bytes_read + ?2, bytes_written = bytes_written + ?3, "
 			  "bytes_meta = bytes_meta + ?4, reads = reads + ?5, writes = writes + ?6, "
-			  "meta_ops = meta_ops + ?7 WHERE id = (SELECT job_id FROM processes WHERE id = ?1)",
+			  "meta_ops = meta_ops + ?7 WHERE id = ?1",
 };
 
 struct store {
@@ -151,6 +152,23 @@ static const char *const migrations[] = {
 	" t_ms INTEGER NOT NULL, host TEXT NOT NULL, server TEXT NOT NULL, op TEXT NOT NULL,"
 	" requests INTEGER NOT NULL, wait_hist TEXT NOT NULL, service_hist TEXT NOT NULL,"
 	" PRIMARY KEY(host, t_ms, server, op)) WITHOUT ROWID;",
+	/* 4: interval statistics keyed by their interval (no rowid, no second index: 2.5x fewer
+	 * microseconds a row, docs/BENCHMARKS.md "Daemon"); a job's rows are found through its
+	 * processes, a time range through the key */
+	"CREATE TABLE intervals_v4("
+	" t_ms INTEGER NOT NULL, dt_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL, file_id INTEGER NOT NULL,"
+	" layer INTEGER NOT NULL, cat INTEGER NOT NULL, bytes INTEGER NOT NULL, calls INTEGER NOT NULL,"
+	" dur_ns INTEGER NOT NULL, PRIMARY KEY(t_ms, proc_id, file_id, layer, cat)) WITHOUT ROWID;"
+	"INSERT INTO intervals_v4 SELECT t_ms, max(dt_ms), proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns)"
+	" FROM intervals GROUP BY t_ms, proc_id, file_id, layer, cat;"
+	"DROP VIEW interval_stats;"
+	"DROP TABLE intervals;"
+	"ALTER TABLE intervals_v4 RENAME TO intervals;"
+	"CREATE VIEW interval_stats AS SELECT i.t_ms, i.dt_ms, j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe,"
+	" f.path AS file, i.layer, CASE i.cat WHEN 0 THEN 'read' WHEN 1 THEN 'write' ELSE 'metadata' END AS category,"
+	" i.bytes, i.calls, i.dur_ns, CASE WHEN i.calls > 0 THEN i.bytes / i.calls ELSE 0 END AS bytes_per_call"
+	" FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
+	" JOIN files f ON f.id = i.file_id;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -481,17 +499,14 @@ int store_interval_add(struct store *s, const struct store_interval *iv)
 	bind(s->st[ST_INTERVAL], "iiiiiiiii", iv->t_ms, iv->dt_ms, iv->proc_key, iv->file_key, (int64_t)iv->layer,
 	     (int64_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns);
 	int r = step(s, s->st[ST_INTERVAL], "adding interval statistics");
-	if (r < 0)
-		return r;
-	int64_t d[STORE_NCATS] = {0};
-	d[iv->cat < STORE_NCATS ? iv->cat : STORE_CAT_META] = iv->bytes;
-	int64_t c[STORE_NCATS] = {0};
-	c[iv->cat < STORE_NCATS ? iv->cat : STORE_CAT_META] = iv->calls;
-	/* the job's running totals: only the user layers' data counts (the kernel layers repeat them) */
-	if (iv->layer > 2)
-		return 0;
-	bind(s->st[ST_JOB_TOTALS], "iiiiiii", iv->proc_key, d[0], d[1], d[2], c[0], c[1], c[2]);
-	r = step(s, s->st[ST_JOB_TOTALS], "adding to a job's totals");
+	return r < 0 ? r : 0;
+}
+
+int store_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
+			 const int64_t calls[STORE_NCATS])
+{
+	bind(s->st[ST_JOB_TOTALS], "iiiiiii", job_key, bytes[0], bytes[1], bytes[2], calls[0], calls[1], calls[2]);
+	int r = step(s, s->st[ST_JOB_TOTALS], "adding to a job's totals");
 	return r < 0 ? r : 0;
 }
 

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -126,7 +126,12 @@ void store_rollback(struct store *s);
 int store_job_put(struct store *s, struct store_job *j);       /* insert or update by (job, host, uid) */
 int store_proc_put(struct store *s, struct store_proc *p);     /* insert or update by (host, pid, start_ns) */
 int store_file_key(struct store *s, const char *path, int64_t *key);
+/* Rows of one interval with the same (process, file, layer, category) add up (a kernel or mount
+ * log has a record per requesting process of a file). */
 int store_interval_add(struct store *s, const struct store_interval *iv);
+/* A job's user-layer totals grow by an interval's bytes and calls (per store_cat). */
+int store_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
+			 const int64_t calls[STORE_NCATS]);
 int store_node_sec_add(struct store *s, const struct store_node_sec *ns);
 int store_device_add(struct store *s, const struct store_device_sample *d);
 int store_sample_add(struct store *s, const struct store_sample *x);

@@ -234,7 +234,7 @@ bench-report:
 # alone (bench/store). Root. docs/BENCHMARKS.md, "Daemon".
 .PHONY: bench-daemon
 bench-daemon:
-	$(Q)scripts/install-deps build test bench
+	$(Q)scripts/install-deps build test
 	$(Q)$(MAKE) --no-print-directory all $(B)/bench/store
 	$(Q)bench/daemon
 

@@ -440,6 +440,16 @@ out:
 }
 
 
+/* A listing of the directory fd stands for (fd stays the caller's), or NULL. */
+static DIR *list_dir(int fd)
+{
+	int lfd = dup(fd);
+	DIR *dir = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (!dir && lfd >= 0)
+		close(lfd);
+	return dir;
+}
+
 static int is_log_name(const char *n)
 {
 	size_t l = strlen(n);
@@ -598,11 +608,8 @@ static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const cha
 	sc.dfd = dfd;
 	sc.gid = st.st_gid;
 	watch_dir(d, sc.dir, uid, IN_CREATE | IN_MOVED_TO);
-	int lfd = dup(dfd);
-	DIR *dir = lfd >= 0 ? fdopendir(lfd) : NULL;
+	DIR *dir = list_dir(dfd);
 	if (!dir) {
-		if (lfd >= 0)
-			close(lfd);
 		close(dfd);
 		return;
 	}
@@ -634,11 +641,8 @@ static void scan_live(struct dmn *d)
 			close(rootfd);
 			continue;
 		}
-		int lfd = dup(rootfd);
-		DIR *dir = lfd >= 0 ? fdopendir(lfd) : NULL;
+		DIR *dir = list_dir(rootfd);
 		if (!dir) {
-			if (lfd >= 0)
-				close(lfd);
 			close(rootfd);
 			continue;
 		}

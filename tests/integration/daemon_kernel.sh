@@ -5,25 +5,14 @@
 # job directory with the kernel log in it.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
+source "$(dirname "$0")/lib_daemon.sh"
 kernel_ready || exit 0
-LIVE="$T/live"
-mkdir -p "$LIVE" "$T/store"
-cat >"$T/conf" <<C
-store = sqlite:$T/store/store.db
-socket = $T/sock
-interval = 0.5
-job_grace = 1
-live_roots = $LIVE
-samplers = live
-C
-"$B/iostratad" --config "$T/conf" --foreground 2>"$T/daemon.err" &
-DPID=$!
-trap 'kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; kernel_cleanup' EXIT
-sleep 0.6
-export IOSTRATA_LIVE_DIR="$LIVE/iostrata-0" IOSTRATA_SOCKET="$T/sock"
+daemon_conf
+trap 'daemon_stop; kernel_cleanup' EXIT
+daemon_start || fail "daemon starts" "$(tail -3 "$T/daemon.err")"
 "$IOSTRATA" run -q --kernel -o "$T/j" --job kjob -- dd if=/dev/zero of="$T/k.dat" bs=4096 count=64 oflag=direct status=none
 sleep 3.5
-kill "$DPID"; wait "$DPID" 2>/dev/null
+daemon_stop
 "$IOSTRATA" report --json "$T/j" >"$T/r.json" 2>/dev/null
 eq "the job has its kernel log" 1 "$(ls "$T"/j/kernel-*.iost 2>/dev/null | wc -l)"
 q() { sqlite3 -batch "$T/store/store.db" "$1"; }

@@ -4,22 +4,13 @@
 # unmount the stored mount-layer totals of its job equal `iostrata report` of its job directory.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_mount.sh"
+source "$(dirname "$0")/lib_daemon.sh"
 mount_ready || exit 0
 mount_workspace
 LIVE="$T/liveroot"
-export IOSTRATA_LIVE_DIR="$LIVE/iostrata-0"
-mkdir -p "$LIVE" "$T/store"
-cat >"$T/conf" <<C
-store = sqlite:$T/store/store.db
-socket = $T/sock
-interval = 0.5
-job_grace = 1
-live_roots = $LIVE
-samplers = live
-C
-"$B/iostratad" --config "$T/conf" --foreground 2>"$T/daemon.err" &
-DPID=$!
-trap 'kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; mount_cleanup' EXIT
+daemon_conf
+trap 'daemon_stop; mount_cleanup' EXIT
+daemon_start || fail "daemon starts" "$(tail -3 "$T/daemon.err")"
 "$IOSTRATA" mount --background -q -o "$T/mj" --job mjob "$SRC" "$MNT" || fail "mount" "iostrata mount failed"
 dd if=/dev/zero of="$MNT/a.dat" bs=4096 count=40 2>/dev/null   # not captured: only the monitor sees it
 sleep 0.8
@@ -27,7 +18,7 @@ dd if="$MNT/a.dat" of=/dev/null bs=8192 2>/dev/null
 sleep 0.8
 "$IOSTRATA" umount "$MNT"
 sleep 2.5
-kill "$DPID"; wait "$DPID" 2>/dev/null
+daemon_stop
 "$IOSTRATA" report --json "$T/mj" >"$T/r.json" 2>/dev/null
 q() { sqlite3 -batch "$T/store/store.db" "$1"; }
 eq "mount layer: stored bytes read, written, reads, writes equal the report" \

@@ -6,28 +6,14 @@
 # second after the job's end its logs on this node became one job archive (merge_logs), which
 # `iostrata report` reads to the same report the daemon stored.
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/lib_daemon.sh"
 if [ "$(id -u)" -ne 0 ]; then
 	skip "daemon retention" "needs root"
 	exit 0
 fi
-LIVE="$T/live"
-mkdir -p "$LIVE" "$T/store"
-cat >"$T/conf" <<C
-store = sqlite:$T/store/store.db
-socket = $T/sock
-interval = 0.5
-job_grace = 1
-retention = 3s
-merge_logs = 1s
-archive = $T/archive
-live_roots = $LIVE
-samplers = live diskstats
-C
-"$B/iostratad" --config "$T/conf" --foreground 2>"$T/daemon.err" &
-DPID=$!
-trap 'kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -rf "$T"' EXIT
-for _ in $(seq 50); do [ -S "$T/sock" ] && break; sleep 0.1; done
-export IOSTRATA_LIVE_DIR="$LIVE/iostrata-0" IOSTRATA_SOCKET="$T/sock"
+daemon_conf "retention = 3s" "merge_logs = 1s" "archive = $T/archive" "samplers = live diskstats"
+trap 'daemon_stop; rm -rf "$T"' EXIT
+daemon_start || fail "daemon starts" "$(tail -3 "$T/daemon.err")"
 "$IOSTRATA" run -q -o "$T/j" --job rjob -- sh -c "for i in 1 2 3 4; do dd if=/dev/zero of=$T/r.dat bs=4096 count=30 oflag=append conv=notrunc status=none; sleep 0.4; done"
 sleep 8 # the job's rows are older than 3 s, and retention has run
 "$IOSTRATA" report --json "$T/j" >"$T/r.json" 2>/dev/null

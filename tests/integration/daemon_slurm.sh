@@ -5,32 +5,22 @@
 # Slurm job id of another user (--job) gets none of that job's facts.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_slurm.sh"
+source "$(dirname "$0")/lib_daemon.sh"
 if [ "$(id -u)" -ne 0 ]; then
 	skip "daemon with Slurm" "needs root"
 	exit 0
 fi
-trap 'kill "${DPID:-0}" 2>/dev/null; wait "${DPID:-0}" 2>/dev/null; slurm_stop; rm -rf "$T"' EXIT
+trap 'daemon_stop; slurm_stop; rm -rf "$T"' EXIT
 chmod 755 "$T"
 if ! slurm_start; then
 	fail "slurm starts" "slurm_start failed (its reasons are above)"
 	exit 0
 fi
-mkdir -p "$T/live" "$T/store"
+daemon_conf
 NOBODY=$(id -u nobody)
 NOGROUP=$(id -g nobody)
 install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$T/live/iostrata-$NOBODY"
-cat >"$T/conf" <<C
-store = sqlite:$T/store/store.db
-socket = $T/sock
-interval = 0.5
-job_grace = 1
-live_roots = $T/live
-samplers = live
-C
-"$B/iostratad" --config "$T/conf" --foreground 2>"$T/daemon.err" &
-DPID=$!
-for _ in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.1; done
-export IOSTRATA_SOCKET="$T/sock"
+daemon_start || fail "daemon starts" "$(tail -3 "$T/daemon.err")"
 
 # the batch job: its id is Slurm's (the capture library takes SLURM_JOB_ID)
 cat >"$T/job.sh" <<S

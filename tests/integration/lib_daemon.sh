@@ -1,0 +1,42 @@
+# Helpers for the daemon's tests (source after lib.sh; tests/run skips lib_*.sh): a private
+# iostratad of the test's own (store, socket, live root under $T), stopped at exit.
+
+# daemon_conf [KEY = VALUE ...]: writes $T/conf: the test's store ($T/store/store.db), socket
+# ($T/sock), live root ($LIVE, default $T/live), interval 0.5 s, job_grace 1 s, samplers live,
+# then the lines given (which override those before them); makes the directories and exports
+# IOSTRATA_LIVE_DIR (root's live directory there) and IOSTRATA_SOCKET.
+daemon_conf() {
+	LIVE=${LIVE:-$T/live}
+	mkdir -p "$LIVE" "$T/store"
+	{
+		echo "store = sqlite:$T/store/store.db"
+		echo "socket = $T/sock"
+		echo "interval = 0.5"
+		echo "job_grace = 1"
+		echo "live_roots = $LIVE"
+		echo "samplers = live"
+		for l in "$@"; do echo "$l"; done
+	} >"$T/conf"
+	export IOSTRATA_LIVE_DIR="$LIVE/iostrata-0" IOSTRATA_SOCKET="$T/sock"
+}
+
+# daemon_start [CONF]: starts iostratad on CONF ($T/conf) in the foreground, its stderr in
+# $T/daemon.err; DPID is its pid; 0 once its socket answers, 1 after 10 s without.
+daemon_start() {
+	"$B/iostratad" --config "${1:-$T/conf}" --foreground 2>>"$T/daemon.err" &
+	DPID=$!
+	local i
+	for i in $(seq 100); do
+		[ -S "$T/sock" ] && "$IOSTRATA" jobs --socket "$T/sock" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# daemon_stop: SIGTERM (one last interval), and wait for it.
+daemon_stop() {
+	[ -n "${DPID:-}" ] || return 0
+	kill "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=
+}

@@ -296,8 +296,58 @@ static void node_add(struct dmn_rowbuf *rb, const char *host, unsigned layer, co
 	}
 }
 
+/*
+ * A mount monitor's requests, summed over its records (each cumulative, so the sum is too): once
+ * dist_every reads (or writes) were served since its last record, a record of their service-time
+ * distribution (the time the monitor took to serve them; the wait before the kernel handed them
+ * over is not known there: its histogram stays empty).
+ */
+static void mount_dists(struct dmn *d, struct dmn_proc *p, const struct log_file *lf)
+{
+	struct dmn_mdist now = {.has = 1};
+	for (uint32_t i = 0; i < lf->nrecords; i++) {
+		const struct log_record *r = &lf->records[i];
+		if (r->layer != LOG_LAYER_MOUNT)
+			continue;
+		now.n[0] += r->counters[LOG_C_READS];
+		now.n[1] += r->counters[LOG_C_WRITES];
+		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+			now.hist[0][b] += r->read_lat_hist[b];
+			now.hist[1][b] += r->write_lat_hist[b];
+		}
+	}
+	if (!p->mbase.has && p->cur.n) {
+		/* taken before this daemon started (a restart): what came before is not known here */
+		p->mnext = now;
+		return;
+	}
+	p->mbase.has = 1; /* a new monitor: from its start */
+	p->mnext = p->mbase;
+	const char *mnt = lf->hdr.argc ? log_file_arg(lf, lf->hdr.argc - 1) : NULL;
+	for (int k = 0; k < 2; k++) {
+		if (now.n[k] < p->mbase.n[k] || now.n[k] - p->mbase.n[k] < d->cfg.dist_every)
+			continue;
+		struct dmn_samples *out = &d->samples;
+		struct dmn_dist *nd = sys_text_grow(out->dists, &out->capdists, out->ndists, sizeof *nd, 16);
+		if (!nd)
+			return;
+		out->dists = nd;
+		struct dmn_dist *x = &out->dists[out->ndists++];
+		memset(x, 0, sizeof *x);
+		snprintf(x->server, sizeof x->server, "mount %s", mnt ? mnt : "?");
+		x->op = k ? "write" : "read";
+		x->requests = now.n[k] - p->mbase.n[k];
+		for (unsigned b = 0; b < LOG_HIST_BUCKETS && b < 32; b++)
+			x->service[b] = now.hist[k][b] - p->mbase.hist[k][b];
+		p->mnext.n[k] = now.n[k];
+		memcpy(p->mnext.hist[k], now.hist[k], sizeof now.hist[k]);
+	}
+}
+
 static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf)
 {
+	if (ana_is_mount_log(lf))
+		mount_dists(d, p, lf);
 	struct dmn_rowbuf *rb = d->rows;
 	int r;
 	if (!p->has_next) {
@@ -1319,6 +1369,7 @@ int dmn_interval(struct dmn *d)
 	struct dmn_rowbuf *rb = d->rows;
 	int64_t now = wall_ms();
 	rows_clear(rb);
+	d->samples.ndists = 0;
 	for (size_t i = 0; i < d->nprocs; i++)
 		d->procs[i]->seen = d->procs[i]->changed = 0;
 	if (d->cfg.sampler_live)
@@ -1368,6 +1419,7 @@ int dmn_interval(struct dmn *d)
 			struct dmn_proc *p = d->procs[i];
 			dmn_cursor_free(&p->next);
 			p->has_next = 0;
+			p->mnext.has = 0;
 			p->next_state = p->state;
 			p->key = 0;
 		}
@@ -1399,6 +1451,9 @@ int dmn_interval(struct dmn *d)
 	size_t k = 0;
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dmn_proc *p = d->procs[i];
+		if (p->mnext.has)
+			p->mbase = p->mnext;
+		p->mnext.has = 0;
 		if (p->has_next) {
 			dmn_cursor_free(&p->cur);
 			p->cur = p->next;

@@ -52,7 +52,13 @@ struct dmn_proc {
 	struct dmn_cursor cur, next; /* taken and stored; taken this interval, not yet stored */
 	int has_next, seen;
 	int changed;            /* a counter moved this interval: its cursor is stored */
-	unsigned alive_checks;  /* liveness asked of /proc every 10th interval, of kill(0) between */
+	unsigned alive_checks;
+	/* a mount monitor's requests at its last distribution record (base) and now (next): its
+	 * service-time distributions every dist_every requests (not kept across a restart) */
+	struct dmn_mdist {
+		int has;
+		uint64_t n[2], hist[2][LOG_HIST_BUCKETS]; /* reads, writes */
+	} mbase, mnext;  /* liveness asked of /proc every 10th interval, of kill(0) between */
 };
 
 struct dmn_rowbuf; /* this interval's rows, until they are stored */

@@ -501,8 +501,7 @@ void dmn_samplers_take(struct dmn_samplers *s, const struct dmn_config *c, struc
 		       void (*sayfn)(void *ctx, uint64_t key, const char *text), void *ctx)
 {
 	struct take t = {s, out, NULL, 0, sayfn, ctx};
-	out->n = 0;
-	out->ndists = 0;
+	out->n = 0; /* its dists were emptied by the caller: the daemon adds the mount monitors' */
 	s->ndnext = 0;
 	table_free(&s->next);
 	if (c->sampler_nfs) {

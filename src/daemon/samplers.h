@@ -49,7 +49,8 @@ struct dmn_samplers;
 
 int dmn_samplers_new(struct dmn_samplers **out);
 void dmn_samplers_free(struct dmn_samplers *s);
-/* One reading of the samplers the configuration turns on, into out (emptied first). Problems
+/* One reading of the samplers the configuration turns on, into out (its samples emptied first;
+ * its distributions appended to). Problems
  * (a file that cannot be read, a controller that does not answer) are said once each through
  * say(ctx, key, text). */
 void dmn_samplers_take(struct dmn_samplers *s, const struct dmn_config *c, struct dmn_samples *out,

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # iostratad and the mount-point monitor: the monitor's live log is read in place like any other,
 # its requests stored as the mount layer's interval statistics, per requesting process; after the
-# unmount the stored mount-layer totals of its job equal `iostrata report` of its job directory.
+# unmount the stored mount-layer totals of its job equal `iostrata report` of its job directory;
+# and every dist_every requests the monitor served, one record of their service times.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_mount.sh"
 source "$(dirname "$0")/lib_daemon.sh"
 mount_ready || exit 0
 mount_workspace
 LIVE="$T/liveroot"
-daemon_conf
+daemon_conf "dist_every = 10"
 trap 'daemon_stop; mount_cleanup' EXIT
 daemon_start || fail "daemon starts" "$(tail -3 "$T/daemon.err")"
 "$IOSTRATA" mount --background -q -o "$T/mj" --job mjob "$SRC" "$MNT" || fail "mount" "iostrata mount failed"
@@ -31,4 +32,13 @@ eq "mount layer: the 163,840 bytes dd wrote" 163840 \
 	"$(q "SELECT sum(bytes) FROM intervals i JOIN files f ON f.id = i.file_id WHERE i.layer = 5 AND i.cat = 1 AND f.path = '$MNT/a.dat'")"
 eq "mount layer: in more than one interval" yes \
 	"$([ "$(q "SELECT count(DISTINCT t_ms) FROM intervals WHERE layer = 5")" -ge 2 ] && echo yes || echo no)"
+W=$(jq '.layers.mount.writes' "$T/r.json")
+eq "distributions: the monitor's writes in records of 10 or more, < 10 not yet in one" yes \
+	"$(q "SELECT CASE WHEN count(*) >= 1 AND min(requests) >= 10 AND sum(requests) <= $W AND $W - sum(requests) < 10 THEN 'yes' ELSE 'no' END FROM server_dists WHERE server = 'mount $MNT' AND op = 'write'")"
+bad=0
+while IFS='|' read -r n w sv; do
+	ss=$(echo "$sv" | tr ',' '\n' | awk '{s += $1} END {print s + 0}')
+	[ "$ss" = "$n" ] && [ -z "$w" ] || bad=$((bad + 1))
+done < <(q "SELECT requests, wait_hist, service_hist FROM server_dists WHERE server LIKE 'mount %'")
+eq "distributions: each holds exactly its requests' service times (no wait known at a mount)" 0 "$bad"
 eq "the job ended with its report" "0 1" "$(q "SELECT running, report_text IS NOT NULL FROM jobs WHERE job = 'mjob'" | tr '|' ' ')"

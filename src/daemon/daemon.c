@@ -1120,6 +1120,8 @@ static uint64_t fnv(const char *s)
 
 static void fcache_clear(void)
 {
+	if (!fcache)
+		return;
 	for (size_t i = 0; i < fcache_cap; i++)
 		free(fcache[i].path);
 	memset(fcache, 0, fcache_cap * sizeof *fcache);

@@ -121,11 +121,12 @@ as_nobody env IOSTRATA_LIVE_DIR="$LIVE/iostrata-$NOBODY" "$IOSTRATA" run -q -o "
 	dd if=/dev/zero of="$T/jB/b.dat" bs=1000 count=33 2>/dev/null
 
 # --- jobs E1..E5: five jobs in a row, each one process of one write (ms long): the job directory
-#     each announced in the live directory leads the daemon to it however short it is
+#     each announced in the live directory leads the daemon to it however short it is (a shell's
+#     printf: dd's aligned_alloc of 7 bytes is refused by the sanitizer runtime of make test-san)
 #     (the daemon is stopped with SIGSTOP meanwhile: every live file is gone when it looks) ---
 kill -STOP "$DPID"
 for i in 1 2 3 4 5; do
-	"$IOSTRATA" run -q -o "$T/jE$i" --job "jobE$i" -- dd if=/dev/zero of="$T/e$i.dat" bs=7 count=1 status=none
+	"$IOSTRATA" run -q -o "$T/jE$i" --job "jobE$i" -- sh -c "printf 1234567 > $T/e$i.dat"
 done
 kill -CONT "$DPID"
 
@@ -301,7 +302,8 @@ sleep 0.5
 rm -f "$T/full/filler"
 sleep 2.5
 stop_daemon
-eq "full store: said once" 1 "$(grep -c 'the store cannot be written' "$T/daemon.err")"
+eq "full store: said (once per time it could not write), then written again" "yes written again" \
+	"$([ "$(grep -c 'the store cannot be written' "$T/daemon.err")" -ge 1 ] && echo yes) $(grep -o 'written again' "$T/daemon.err" | tail -1)"
 "$IOSTRATA" report --json "$T/jD" >"$T/jD.json" 2>/dev/null
 eq "full store: job D's intervals still add up to its report" \
 	"$(jq -r '.layers.posix | "\(.bytes_written) \(.writes)"' "$T/jD.json")" \

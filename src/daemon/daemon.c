@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <poll.h>
@@ -38,13 +37,18 @@
 
 /* ---------- messages ---------- */
 
+static void vsay(const char *fmt, va_list ap)
+{
+	fputs("iostratad: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void dmn_say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("iostratad: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsay(fmt, ap);
 	va_end(ap);
 }
 
@@ -98,9 +102,7 @@ void dmn_say_once(struct dmn *d, uint64_t key, const char *fmt, ...)
 	set_add(&d->reported, key);
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("iostratad: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsay(fmt, ap);
 	va_end(ap);
 }
 
@@ -359,9 +361,8 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 		const struct log_record *lr = &lf->records[i];
 		if (lr->layer == LOG_LAYER_NONE || lr->layer > LOG_LAYER_MAX)
 			continue;
-		/* the block layer's per-file records repeat its device totals (as the report counts
-		 * them): a device's requests are stored once, on the device */
-		if (lr->layer == LOG_LAYER_BLOCK && lr->ino)
+		/* stored once, as the report counts them (a device's requests on the device) */
+		if (!ana_record_in_layer_totals(lr))
 			continue;
 		struct dmn_rec cur;
 		dmn_rec_from_log(&cur, lr);
@@ -416,7 +417,6 @@ static struct dmn_proc *proc_new(struct dmn *d, const struct log_file *lf, uid_t
 		proc_free(p);
 		return NULL;
 	}
-	p->job->nprocs++;
 	if (p->job->ended) { /* a new process of a job that had ended here: open again */
 		p->job->ended = 0;
 		p->job->end_ms = 0;
@@ -544,106 +544,6 @@ static int is_dir_link_name(const char *n)
 	return l > 8 && !strncmp(n, "dir-", 4) && !strcmp(n + l - 8, ".iostdir");
 }
 
-/* ---------- new live files, as they appear (inotify) ---------- */
-
-static void watch_dir(struct dmn *d, const char *path, uid_t uid, uint32_t mask)
-{
-	if (d->ifd < 0)
-		return;
-	int wd = inotify_add_watch(d->ifd, path, mask | IN_ONLYDIR | IN_DONT_FOLLOW);
-	if (wd < 0 || wd >= DMN_MAX_WATCHES)
-		return;
-	if (!d->watch[wd].path || strcmp(d->watch[wd].path, path)) {
-		free(d->watch[wd].path);
-		d->watch[wd].path = strdup(path);
-	}
-	d->watch[wd].uid = uid;
-	d->watch[wd].root = !(mask & IN_MOVED_TO);
-}
-
-static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const char *name, uid_t uid);
-
-/*
- * A live file just made: its header is read now, so that a process that ends before the next
- * interval is known (its final log is then found in its job directory). The capture library
- * sets the header's magic last; a file caught before that is tried again a few times.
- */
-static void notice_live(struct dmn *d, const char *dirpath, uid_t uid, const char *name)
-{
-	struct stat st;
-	char err[1024];
-	if (!is_log_name(name) && !is_dir_link_name(name))
-		return;
-	int dfd = dmn_open_dir(AT_FDCWD, dirpath, uid, &st, err, sizeof err);
-	if (dfd < 0)
-		return;
-	if (is_dir_link_name(name)) {
-		note_dir_link(d, dfd, name, uid, st.st_gid);
-		close(dfd);
-		return;
-	}
-	for (int tries = 0; tries < 5; tries++) {
-		struct log_file lf;
-		struct stat fst;
-		dmn_fs_as(uid, st.st_gid);
-		int r = dmn_read_live(dfd, name, uid, &d->lim, &lf, &fst, err, sizeof err);
-		dmn_fs_as_self();
-		if (r == 0) {
-			const struct log_header *h = &lf.hdr;
-			char path[8192];
-			snprintf(path, sizeof path, "%s/%s", dirpath, name);
-			if (!proc_find(d, h->pid, h->start_ns) && !set_has(&d->done, done_key(h->pid, h->start_ns)))
-				proc_new(d, &lf, uid, st.st_gid, path);
-			log_file_free(&lf);
-			break;
-		}
-		if (r == -ENOENT || r == -EPERM || r == -ELOOP)
-			break;
-		usleep(1000);
-	}
-	close(dfd);
-}
-
-void dmn_watch_events(struct dmn *d)
-{
-	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t n;
-	while ((n = read(d->ifd, buf, sizeof buf)) > 0) {
-		for (char *p = buf; p < buf + n;) {
-			struct inotify_event *ev = (struct inotify_event *)p;
-			p += sizeof *ev + ev->len;
-			if (ev->wd < 0 || ev->wd >= DMN_MAX_WATCHES || !d->watch[ev->wd].path || !ev->len)
-				continue;
-			const struct dmn_watch *w = &d->watch[ev->wd];
-			if (w->root) {
-				/* a new iostrata-UID directory under a live root */
-				const char *u = ev->name + 9;
-				char *end;
-				if (strncmp(ev->name, "iostrata-", 9) || !*u || u[strspn(u, "0123456789")])
-					continue;
-				unsigned long uid = strtoul(u, &end, 10);
-				int rootfd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				if (rootfd >= 0 && uid < UINT32_MAX && (d->root || uid == getuid())) {
-					char dpath[8192];
-					snprintf(dpath, sizeof dpath, "%s/%s", w->path, ev->name);
-					watch_dir(d, dpath, (uid_t)uid, IN_CREATE | IN_MOVED_TO);
-				}
-				if (rootfd >= 0)
-					close(rootfd);
-			} else {
-				char dpath[4096];
-				snprintf(dpath, sizeof dpath, "%s", w->path);
-				notice_live(d, dpath, w->uid, ev->name);
-			}
-		}
-	}
-}
-
-int dmn_watch_fd(const struct dmn *d)
-{
-	return d->ifd;
-}
-
 static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const char *name, uid_t uid)
 {
 	struct stat st;
@@ -657,7 +557,6 @@ static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const cha
 	}
 	sc.dfd = dfd;
 	sc.gid = st.st_gid;
-	watch_dir(d, sc.dir, uid, IN_CREATE | IN_MOVED_TO);
 	DIR *dir = list_dir(dfd);
 	if (!dir) {
 		close(dfd);
@@ -681,7 +580,6 @@ static void scan_live(struct dmn *d)
 		int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (rootfd < 0)
 			continue;
-		watch_dir(d, root, 0, IN_CREATE);
 		if (!d->root) {
 			char name[64];
 			snprintf(name, sizeof name, "iostrata-%u", (unsigned)getuid());
@@ -1074,7 +972,7 @@ static int put_job(struct dmn *d, struct dmn_job *j, int64_t now)
 		.key = j->key, .job = j->job, .host = d->host, .uid = j->uid,
 		.user = user_name(j->uid, user, sizeof user), .exe = j->exe, .jobdir = j->jobdir,
 		.start_ms = j->start_ms, .end_ms = ending ? (j->end_ms ? j->end_ms : now) : 0,
-		.running = !ending && !j->ended, .nprocs = j->nprocs,
+		.running = !ending && !j->ended,
 	};
 	int r = store_job_put(d->st, &sj);
 	if (r == 0)
@@ -1509,7 +1407,6 @@ static int job_row(const struct store_job *sj, void *arg)
 	j->uid = sj->uid;
 	j->key = sj->key;
 	j->start_ms = sj->start_ms;
-	j->nprocs = sj->nprocs;
 	*out = j;
 	return 1;
 }
@@ -1570,10 +1467,7 @@ static int load_proc(const struct store_proc *sp, void *arg)
 int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof *d);
-	d->ifd = -1;
 	d->cfg = *cfg;
-	if (!(d->watch = calloc(DMN_MAX_WATCHES, sizeof *d->watch)))
-		return -ENOMEM;
 	d->lim = (struct dmn_limits){cfg->max_records, 64u << 20, (uint64_t)cfg->max_log_mb << 20};
 	d->root = geteuid() == 0;
 	if (gethostname(d->host, sizeof d->host) < 0)
@@ -1608,10 +1502,6 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 	}
 	if (!d->merge_exe[0] && cfg->merge_after_ms)
 		dmn_say("no iostrata command beside iostratad: jobs' logs are not merged");
-	d->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (d->ifd < 0)
-		dmn_say("inotify: %s: processes shorter than an interval are found in their job directories only",
-			strerror(errno));
 	return 0;
 }
 
@@ -1638,11 +1528,6 @@ void dmn_fini(struct dmn *d)
 	}
 	if (d->have_disk_prev)
 		sys_diskstats_free(&d->disk_prev);
-	for (int i = 0; i < DMN_MAX_WATCHES; i++)
-		free(d->watch[i].path);
-	free(d->watch);
-	if (d->ifd >= 0)
-		close(d->ifd);
 	fcache_clear();
 	free(fcache);
 	fcache = NULL;

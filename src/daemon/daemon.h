@@ -28,7 +28,6 @@ struct dmn_job {
 	gid_t gid;
 	int64_t key;           /* 0 until stored (and again after a failed transaction) */
 	int64_t start_ms, end_ms, last_live_ms;
-	uint32_t nprocs;
 	int nlive;
 	int ended;             /* its report was stored; a new process opens it again */
 	struct dmn_sched sched; /* the scheduler's facts (Slurm), when it has the job */
@@ -82,12 +81,6 @@ struct dmn_dirref {
 	int64_t active_ms;      /* when it last changed: scanned until job_grace + 2 intervals after */
 };
 
-#define DMN_MAX_WATCHES 4096
-struct dmn_watch {
-	char *path; /* a live root (root = 1) or an iostrata-UID directory, by watch descriptor */
-	uid_t uid;
-	int root;
-};
 
 struct dmn {
 	struct dmn_config cfg;
@@ -105,8 +98,6 @@ struct dmn {
 	struct dmn_set seen_final; /* (pid, start_us) of final logs read from job directories */
 	struct dmn_set reported;   /* problems said once (hashes) */
 	struct dmn_rowbuf *rows;
-	int ifd;                /* inotify: new live files between intervals */
-	struct dmn_watch *watch;
 	struct sys_diskstats disk_prev;
 	int have_disk_prev;
 	int64_t last_ms;        /* wall clock ms of the last stored interval */
@@ -123,10 +114,6 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 /* One interval: take every source, store the differences. 0, or -errno when the store failed
  * (nothing is lost: the next interval takes the differences again from the stored cursors). */
 int dmn_interval(struct dmn *d);
-/* The inotify descriptor (-1 without), and what to do when it is readable: a live file made
- * since the last interval is read at once, so its process is known however short it is. */
-int dmn_watch_fd(const struct dmn *d);
-void dmn_watch_events(struct dmn *d);
 /* SIGTERM: one last interval, then the store closed. */
 void dmn_fini(struct dmn *d);
 

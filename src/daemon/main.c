@@ -156,11 +156,6 @@ int main(int argc, char **argv)
 	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
 	ev.data.fd = lfd;
 	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
-	int ifd = dmn_watch_fd(&d);
-	if (ifd >= 0) {
-		ev.data.fd = ifd;
-		epoll_ctl(ep, EPOLL_CTL_ADD, ifd, &ev);
-	}
 	dmn_say("started: store %s, socket %s, every %.3g s", cfg.store, cfg.socket, cfg.interval_ms / 1000.0);
 	dmn_interval(&d);
 	int running = 1;
@@ -175,8 +170,6 @@ int main(int argc, char **argv)
 				uint64_t ticks;
 				if (read(tfd, &ticks, sizeof ticks) > 0)
 					dmn_interval(&d);
-			} else if (fd == ifd) {
-				dmn_watch_events(&d);
 			} else if (fd == lfd) {
 				dmn_server_accept(lfd, d.st, &d.cfg);
 			} else if (fd == sfd) {

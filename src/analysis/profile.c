@@ -50,6 +50,12 @@ void ana_counters_merge(uint64_t dst[LOG_NCOUNTERS], const uint64_t src[LOG_NCOU
 	}
 }
 
+int ana_record_in_layer_totals(const struct log_record *r)
+{
+	/* the block layer's per-file records repeat its device totals: the layer adds devices */
+	return !(r->layer == LOG_LAYER_BLOCK && r->ino);
+}
+
 uint64_t ana_meta_ops(const uint64_t c[LOG_NCOUNTERS])
 {
 	/* Flushes only move stdio's buffer into write(): they are data, not metadata. */
@@ -858,8 +864,7 @@ static int merge_record(struct ana_profile *p, size_t pi, const struct log_file 
 	L->strides_other += r->strides_other;
 	if (common_add(&b->sizes[r->layer], r->sizes) < 0 || common_add(&b->strides[r->layer], r->strides) < 0)
 		return -ENOMEM;
-	/* the block layer's per-file records repeat its device totals: the layer adds devices */
-	if (r->layer == LOG_LAYER_BLOCK && r->ino)
+	if (!ana_record_in_layer_totals(r))
 		L->nrecords++;
 	else
 		layer_add(L, r);

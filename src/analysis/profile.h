@@ -237,6 +237,9 @@ int ana_profile_add_warning(struct ana_profile *p, const char *fmt, ...)
 /* Merge src into dst by counter kind: SUM/TIME add, MAX max, TMAX max carrying the SIZE after
  * it, FIRST minimum non-zero, LAST maximum. */
 void ana_counters_merge(uint64_t dst[LOG_NCOUNTERS], const uint64_t src[LOG_NCOUNTERS]);
+/* 0 for a record whose figures its layer already counts elsewhere: the block layer's per-file
+ * records repeat its device totals. Layer totals (the profile's, the daemon's) leave it out. */
+int ana_record_in_layer_totals(const struct log_record *r);
 /* opens + closes + seeks + stats + fsyncs + renames + dups + mmaps + meta_other. */
 uint64_t ana_meta_ops(const uint64_t c[LOG_NCOUNTERS]);
 /* dst += src, bucket by bucket (size and latency histograms alike). */

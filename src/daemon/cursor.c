@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/profile.h"
+#include "sys/text.h"
 
 void dmn_rec_from_log(struct dmn_rec *out, const struct log_record *r)
 {
@@ -62,14 +63,10 @@ int dmn_cursor_set(struct dmn_cursor *c, const struct dmn_rec *r)
 		c->r[i] = *r;
 		return 0;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		struct dmn_rec *n = realloc(c->r, cap * sizeof *n);
-		if (!n)
-			return -ENOMEM;
-		c->r = n;
-		c->cap = cap;
-	}
+	struct dmn_rec *nv = sys_text_grow(c->r, &c->cap, c->n, sizeof *nv, 16);
+	if (!nv)
+		return -ENOMEM;
+	c->r = nv;
 	memmove(&c->r[i + 1], &c->r[i], (c->n - i) * sizeof *c->r);
 	c->r[i] = *r;
 	c->n++;

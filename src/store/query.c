@@ -376,24 +376,18 @@ struct node_ctx {
 
 static void hist_json(struct ana_jw *w, const char *key, const uint64_t *h)
 {
-	int last = -1;
-	for (int b = 0; b < STORE_HIST; b++)
-		if (h[b])
-			last = b;
+	unsigned used = store_hist_used(h);
 	ana_jw_open(w, key, '[');
-	for (int b = 0; b <= last; b++)
+	for (unsigned b = 0; b < used; b++)
 		ana_jw_u64(w, NULL, h[b]);
 	ana_jw_close(w, ']');
 }
 
 static void hist_csv(FILE *f, const uint64_t *h)
 {
-	int last = -1;
-	for (int b = 0; b < STORE_HIST; b++)
-		if (h[b])
-			last = b;
+	unsigned used = store_hist_used(h);
 	fputc('"', f);
-	for (int b = 0; b <= last; b++)
+	for (unsigned b = 0; b < used; b++)
 		fprintf(f, "%s%" PRIu64, b ? "," : "", h[b]);
 	fputc('"', f);
 }

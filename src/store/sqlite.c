@@ -43,12 +43,12 @@ enum stmt_id {
 
 static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_JOB_FIND] = "SELECT id FROM jobs WHERE job = ?1 AND host = ?2 AND uid = ?3",
-	[ST_JOB_INSERT] = "INSERT INTO jobs(job, host, uid, user, exe, jobdir, start_ms, end_ms, running, nprocs) "
-			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-	[ST_JOB_UPDATE] = "UPDATE jobs SET end_ms = ?2, running = ?3, nprocs = ?4, "
-			  "start_ms = CASE WHEN start_ms = 0 OR ?5 < start_ms THEN ?5 ELSE start_ms END, "
-			  "exe = CASE WHEN exe = '' THEN ?6 ELSE exe END, "
-			  "jobdir = CASE WHEN jobdir = '' THEN ?7 ELSE jobdir END WHERE id = ?1",
+	[ST_JOB_INSERT] = "INSERT INTO jobs(job, host, uid, user, exe, jobdir, start_ms, end_ms, running) "
+			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_JOB_UPDATE] = "UPDATE jobs SET end_ms = ?2, running = ?3, "
+			  "start_ms = CASE WHEN start_ms = 0 OR ?4 < start_ms THEN ?4 ELSE start_ms END, "
+			  "exe = CASE WHEN exe = '' THEN ?5 ELSE exe END, "
+			  "jobdir = CASE WHEN jobdir = '' THEN ?6 ELSE jobdir END WHERE id = ?1",
 	[ST_PROC_FIND] = "SELECT id FROM processes WHERE host = ?1 AND pid = ?2 AND start_ns = ?3",
 	[ST_PROC_INSERT] = "INSERT INTO processes(job_id, host, pid, rank, start_ns, start_ticks, uid, exe, live_path, "
 			   "final_path, start_ms, end_ms, state, cursor) "
@@ -169,6 +169,8 @@ static const char *const migrations[] = {
 	" i.bytes, i.calls, i.dur_ns, CASE WHEN i.calls > 0 THEN i.bytes / i.calls ELSE 0 END AS bytes_per_call"
 	" FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
 	" JOIN files f ON f.id = i.file_id;",
+	/* 5: a job's process count is counted from its processes, never kept */
+	"ALTER TABLE jobs DROP COLUMN nprocs;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -446,15 +448,15 @@ int store_job_put(struct store *s, struct store_job *j)
 	if ((r = find_id(s, s->st[ST_JOB_FIND], &j->key, "finding a job")) < 0)
 		return r;
 	if (r == 0) {
-		bind(s->st[ST_JOB_INSERT], "ssisssiiii", j->job, j->host, (int64_t)j->uid, nz(j->user), nz(j->exe),
-		     nz(j->jobdir), j->start_ms, j->end_ms, (int64_t)j->running, (int64_t)j->nprocs);
+		bind(s->st[ST_JOB_INSERT], "ssisssiii", j->job, j->host, (int64_t)j->uid, nz(j->user), nz(j->exe),
+		     nz(j->jobdir), j->start_ms, j->end_ms, (int64_t)j->running);
 		if ((r = step(s, s->st[ST_JOB_INSERT], "adding a job")) < 0)
 			return r;
 		j->key = sqlite3_last_insert_rowid(s->db);
 		return 0;
 	}
-	bind(s->st[ST_JOB_UPDATE], "iiiiiss", j->key, j->end_ms, (int64_t)j->running, (int64_t)j->nprocs, j->start_ms,
-	     nz(j->exe), nz(j->jobdir));
+	bind(s->st[ST_JOB_UPDATE], "iiiiss", j->key, j->end_ms, (int64_t)j->running, j->start_ms, nz(j->exe),
+	     nz(j->jobdir));
 	r = step(s, s->st[ST_JOB_UPDATE], "updating a job");
 	return r < 0 ? r : 0;
 }
@@ -513,13 +515,10 @@ int store_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[S
 /* A histogram as text: counts separated by commas, trailing zeros left out ("" when all are 0). */
 static void hist_text(char *buf, size_t len, const uint64_t *h)
 {
-	int last = -1;
+	unsigned used = store_hist_used(h);
 	size_t n = 0;
-	for (int b = 0; b < STORE_HIST; b++)
-		if (h[b])
-			last = b;
 	buf[0] = 0;
-	for (int b = 0; b <= last && n < len; b++)
+	for (unsigned b = 0; b < used && n < len; b++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64, b ? "," : "", h[b]);
 }
 
@@ -966,40 +965,6 @@ int store_devices(struct store *s, const struct store_node_filter *f,
 			.sectors_discarded = v[12], .flushes = v[13],
 		};
 		if (fn(&d, ctx)) {
-			r = 0;
-			break;
-		}
-	}
-	sqlite3_finalize(st);
-	return r;
-}
-
-int store_job_intervals(struct store *s, int64_t job_key, int (*fn)(const struct store_interval_row *r, void *ctx),
-			void *ctx)
-{
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "SELECT i.t_ms, i.dt_ms, i.proc_id, i.file_id, i.layer, i.cat, i.bytes, i.calls, i.dur_ns,"
-				    " j.job, p.host, p.exe, f.path, p.pid, p.rank, p.uid FROM intervals i"
-				    " JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
-				    " JOIN files f ON f.id = i.file_id WHERE p.job_id = ?1 ORDER BY i.t_ms, i.proc_id, i.file_id,"
-				    " i.layer, i.cat",
-				    -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return fail(s, rc, "reading interval statistics");
-	sqlite3_bind_int64(st, 1, job_key);
-	int r;
-	while ((r = step(s, st, "reading interval statistics")) == 1) {
-		struct store_interval_row row = {
-			.iv = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-			       sqlite3_column_int64(st, 3), (unsigned)sqlite3_column_int(st, 4),
-			       (unsigned)sqlite3_column_int(st, 5), sqlite3_column_int64(st, 6),
-			       sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8)},
-			.job = col_text(st, 9), .host = col_text(st, 10), .exe = col_text(st, 11),
-			.path = col_text(st, 12), .pid = sqlite3_column_int(st, 13), .rank = sqlite3_column_int(st, 14),
-			.uid = (uint32_t)sqlite3_column_int64(st, 15),
-		};
-		if (fn(&row, ctx)) {
 			r = 0;
 			break;
 		}

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -37,7 +37,7 @@ struct store_job {
 	const char *exe, *jobdir;
 	int64_t start_ms, end_ms; /* wall clock ms; end 0 while running */
 	int running;
-	uint32_t nprocs;
+	uint32_t nprocs;      /* its process images stored (store_jobs counts them; put ignores it) */
 	/* scheduler facts (Slurm ...), NULL/0 when unknown */
 	const char *sched, *sched_name, *sched_state, *sched_nodes;
 	int64_t submit_ms, sched_start_ms, sched_end_ms;
@@ -70,6 +70,14 @@ struct store_interval {
 };
 
 #define STORE_HIST 32
+/* Buckets of a histogram up to its last non-zero one: how many every output and the store keep. */
+static inline unsigned store_hist_used(const uint64_t h[STORE_HIST])
+{
+	unsigned n = STORE_HIST;
+	while (n && !h[n - 1])
+		n--;
+	return n;
+}
 /* One node-second (or node-interval) per layer. */
 struct store_node_sec {
 	int64_t t_ms, dt_ms;
@@ -182,16 +190,6 @@ int store_dists(struct store *s, const struct store_node_filter *f,
  * layer (no size distribution: that lives in the node's records). */
 int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
-/* Interval statistics of one job, for tests and exports: fn gets the row and its process/file. */
-struct store_interval_row {
-	struct store_interval iv;
-	const char *job, *host, *exe, *path;
-	int32_t pid, rank;
-	uint32_t uid;
-};
-int store_job_intervals(struct store *s, int64_t job_key, int (*fn)(const struct store_interval_row *r, void *ctx),
-			void *ctx);
-
 /* Retention: raw rows (interval statistics, node-seconds, device samples, samples) with t_ms
  * before before_ms leave the store, at most max_rows of each table per call (whole intervals).
  * First each table's rows are written to archive_dir (NULL: no archive) as one zstd-compressed

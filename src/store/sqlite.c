@@ -6,7 +6,7 @@
  * errno values (SQLITE_FULL: -ENOSPC, SQLITE_READONLY: -EROFS ...) so the daemon can tell a full
  * disk, which it waits out, from a broken file. It does not decide what to store.
  */
-#include "store/store.h"
+#include "store/backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +74,11 @@ static const char *const stmt_sql[ST_NSTMT] = {
 			  "meta_ops = meta_ops + ?7 WHERE id = ?1",
 };
 
+static void sq_close(struct store *s);
+static const struct store_ops store_sqlite_ops;
+
 struct store {
+	const struct store_ops *ops; /* first: backend.h */
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_NSTMT];
 	char path[4096];
@@ -176,13 +180,7 @@ static const char *const migrations[] = {
 
 _Static_assert(NMIGRATIONS == STORE_SCHEMA_VERSION, "one migration per schema version");
 
-const char *store_cat_name(unsigned cat)
-{
-	static const char *const names[] = {"read", "write", "metadata"};
-	return cat < STORE_NCATS ? names[cat] : "?";
-}
-
-const char *store_error(const struct store *s)
+static const char *sq_error(const struct store *s)
 {
 	return s ? s->err : "no store";
 }
@@ -219,19 +217,6 @@ static int fail(struct store *s, int rc, const char *what)
 {
 	snprintf(s->err, sizeof s->err, "%s: %s: %s", s->path, what, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
 	return map_rc(rc) ? map_rc(rc) : -EIO;
-}
-
-int store_url_path(const char *url, char *buf, size_t len)
-{
-	const char *p = url;
-	if (!strncmp(url, "sqlite:", 7))
-		p = url + 7;
-	else if (strstr(url, "://"))
-		return -EPROTONOSUPPORT;
-	if (!*p || strlen(p) >= len)
-		return -EINVAL;
-	snprintf(buf, len, "%s", p);
-	return 0;
 }
 
 static int exec_sql(struct store *s, const char *sql)
@@ -289,7 +274,7 @@ static int migrate(struct store *s)
 	return 0;
 }
 
-int store_open(const char *url, unsigned flags, struct store **out, char *err, size_t errlen)
+int store_sqlite_open(const char *url, unsigned flags, struct store **out, char *err, size_t errlen)
 {
 	struct store *s = calloc(1, sizeof *s);
 	int r;
@@ -298,6 +283,7 @@ int store_open(const char *url, unsigned flags, struct store **out, char *err, s
 		snprintf(err, errlen, "%s: out of memory", url);
 		return -ENOMEM;
 	}
+	s->ops = &store_sqlite_ops;
 	r = store_url_path(url, s->path, sizeof s->path);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: %s", url,
@@ -324,7 +310,7 @@ int store_open(const char *url, unsigned flags, struct store **out, char *err, s
 		r = map_rc(rc);
 		snprintf(err, errlen, "%s: cannot open the store: %s", s->path,
 			 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
-		store_close(s);
+		sq_close(s);
 		return r ? r : -EIO;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
@@ -332,7 +318,7 @@ int store_open(const char *url, unsigned flags, struct store **out, char *err, s
 			      (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0)) ||
 	    (r = migrate(s)) < 0) {
 		snprintf(err, errlen, "%s", s->err);
-		store_close(s);
+		sq_close(s);
 		return r;
 	}
 	for (int i = 0; i < ST_NSTMT; i++) {
@@ -342,7 +328,7 @@ int store_open(const char *url, unsigned flags, struct store **out, char *err, s
 		if (rc != SQLITE_OK) {
 			r = fail(s, rc, "preparing a statement");
 			snprintf(err, errlen, "%s", s->err);
-			store_close(s);
+			sq_close(s);
 			return r;
 		}
 	}
@@ -350,7 +336,7 @@ int store_open(const char *url, unsigned flags, struct store **out, char *err, s
 	return 0;
 }
 
-void store_close(struct store *s)
+static void sq_close(struct store *s)
 {
 	if (!s)
 		return;
@@ -360,17 +346,17 @@ void store_close(struct store *s)
 	free(s);
 }
 
-int store_begin(struct store *s)
+static int sq_begin(struct store *s)
 {
 	return exec_sql(s, "BEGIN IMMEDIATE");
 }
 
-int store_commit(struct store *s)
+static int sq_commit(struct store *s)
 {
 	return exec_sql(s, "COMMIT");
 }
 
-void store_rollback(struct store *s)
+static void sq_rollback(struct store *s)
 {
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -441,7 +427,7 @@ static const char *nz(const char *t)
 	return t ? t : "";
 }
 
-int store_job_put(struct store *s, struct store_job *j)
+static int sq_job_put(struct store *s, struct store_job *j)
 {
 	int r;
 	bind(s->st[ST_JOB_FIND], "ssi", j->job, j->host, (int64_t)j->uid);
@@ -461,7 +447,7 @@ int store_job_put(struct store *s, struct store_job *j)
 	return r < 0 ? r : 0;
 }
 
-int store_proc_put(struct store *s, struct store_proc *p)
+static int sq_proc_put(struct store *s, struct store_proc *p)
 {
 	int r;
 	if (!p->key) {
@@ -483,7 +469,7 @@ int store_proc_put(struct store *s, struct store_proc *p)
 	return r < 0 ? r : 0;
 }
 
-int store_file_key(struct store *s, const char *path, int64_t *key)
+static int sq_file_key(struct store *s, const char *path, int64_t *key)
 {
 	int r;
 	bind(s->st[ST_FILE_FIND], "s", path);
@@ -496,7 +482,7 @@ int store_file_key(struct store *s, const char *path, int64_t *key)
 	return 0;
 }
 
-int store_interval_add(struct store *s, const struct store_interval *iv)
+static int sq_interval_add(struct store *s, const struct store_interval *iv)
 {
 	bind(s->st[ST_INTERVAL], "iiiiiiiii", iv->t_ms, iv->dt_ms, iv->proc_key, iv->file_key, (int64_t)iv->layer,
 	     (int64_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns);
@@ -504,7 +490,7 @@ int store_interval_add(struct store *s, const struct store_interval *iv)
 	return r < 0 ? r : 0;
 }
 
-int store_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
+static int sq_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
 			 const int64_t calls[STORE_NCATS])
 {
 	bind(s->st[ST_JOB_TOTALS], "iiiiiii", job_key, bytes[0], bytes[1], bytes[2], calls[0], calls[1], calls[2]);
@@ -534,7 +520,7 @@ static void hist_parse(const char *t, uint64_t *h)
 	}
 }
 
-int store_node_sec_add(struct store *s, const struct store_node_sec *ns)
+static int sq_node_sec_add(struct store *s, const struct store_node_sec *ns)
 {
 	char rh[STORE_HIST * 21 + 1], wh[STORE_HIST * 21 + 1];
 	hist_text(rh, sizeof rh, ns->read_hist);
@@ -545,7 +531,7 @@ int store_node_sec_add(struct store *s, const struct store_node_sec *ns)
 	return r < 0 ? r : 0;
 }
 
-int store_device_add(struct store *s, const struct store_device_sample *d)
+static int sq_device_add(struct store *s, const struct store_device_sample *d)
 {
 	bind(s->st[ST_DEVICE], "iissiiuuuuuuuuuuuuuu", d->t_ms, d->dt_ms, d->host, d->device, (int64_t)d->major,
 	     (int64_t)d->minor, d->reads, d->reads_merged, d->sectors_read, d->ms_reading, d->writes,
@@ -555,7 +541,7 @@ int store_device_add(struct store *s, const struct store_device_sample *d)
 	return r < 0 ? r : 0;
 }
 
-int store_sample_add(struct store *s, const struct store_sample *x)
+static int sq_sample_add(struct store *s, const struct store_sample *x)
 {
 	bind(s->st[ST_SAMPLE], "iissssii", x->t_ms, x->dt_ms, x->host, x->source, x->instance, x->metric, x->value,
 	     (int64_t)x->gauge);
@@ -563,7 +549,7 @@ int store_sample_add(struct store *s, const struct store_sample *x)
 	return r < 0 ? r : 0;
 }
 
-int store_dist_add(struct store *s, const struct store_dist *x)
+static int sq_dist_add(struct store *s, const struct store_dist *x)
 {
 	char wh[STORE_HIST * 21 + 1], sh[STORE_HIST * 21 + 1];
 	hist_text(wh, sizeof wh, x->wait);
@@ -573,7 +559,7 @@ int store_dist_add(struct store *s, const struct store_dist *x)
 	return r < 0 ? r : 0;
 }
 
-int store_dists(struct store *s, const struct store_node_filter *f,
+static int sq_dists(struct store *s, const struct store_node_filter *f,
 		int (*fn)(const struct store_dist *x, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
@@ -605,7 +591,7 @@ int store_dists(struct store *s, const struct store_node_filter *f,
 	return r;
 }
 
-int store_samples(struct store *s, const struct store_node_filter *f, const char *source,
+static int sq_samples(struct store *s, const struct store_node_filter *f, const char *source,
 		  int (*fn)(const struct store_sample *x, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
@@ -664,13 +650,13 @@ static int run_once(struct store *s, const char *sql, const char *what, const ch
 	return r;
 }
 
-int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json)
+static int sq_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json)
 {
 	return run_once(s, "UPDATE jobs SET report_text = ?2, report_json = ?3, report_ms = ?4 WHERE id = ?1",
 			"storing a job's report", "issi", job_key, text, json, (int64_t)time(NULL) * 1000);
 }
 
-int store_job_findings_put(struct store *s, int64_t job_key, const char *const *findings, size_t n)
+static int sq_job_findings_put(struct store *s, int64_t job_key, const char *const *findings, size_t n)
 {
 	int r = run_once(s, "DELETE FROM findings WHERE job_id = ?1", "replacing a job's findings", "i", job_key);
 	for (size_t i = 0; r >= 0 && i < n; i++)
@@ -679,7 +665,7 @@ int store_job_findings_put(struct store *s, int64_t job_key, const char *const *
 	return r;
 }
 
-int store_job_sched_put(struct store *s, const struct store_job *j)
+static int sq_job_sched_put(struct store *s, const struct store_job *j)
 {
 	return run_once(s,
 			"UPDATE jobs SET sched = ?2, sched_name = ?3, sched_state = ?4, sched_nodes = ?5, submit_ms = ?6,"
@@ -699,7 +685,7 @@ static const char *col_text_or_null(sqlite3_stmt *st, int i)
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : col_text(st, i);
 }
 
-int store_proc_find(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,
+static int sq_proc_find(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,
 		    enum store_proc_state *state)
 {
 	sqlite3_stmt *st;
@@ -722,7 +708,7 @@ int store_proc_find(struct store *s, const char *host, int32_t pid, uint64_t sta
 	return r;
 }
 
-int store_job_logs(struct store *s, int64_t job_key, const char *host, int (*fn)(const char *path, void *ctx), void *ctx)
+static int sq_job_logs(struct store *s, int64_t job_key, const char *host, int (*fn)(const char *path, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db,
@@ -743,7 +729,7 @@ int store_job_logs(struct store *s, int64_t job_key, const char *host, int (*fn)
 	return r;
 }
 
-int store_procs_open(struct store *s, const char *host, int (*fn)(const struct store_proc *p, void *ctx), void *ctx)
+static int sq_procs_open(struct store *s, const char *host, int (*fn)(const struct store_proc *p, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db,
@@ -817,7 +803,7 @@ static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 	}
 }
 
-int store_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(const struct store_job *j, void *ctx),
+static int sq_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(const struct store_job *j, void *ctx),
 	       void *ctx)
 {
 	sqlite3_stmt *st;
@@ -850,7 +836,7 @@ int store_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(cons
 	return r;
 }
 
-int store_job_report(struct store *s, int64_t job_key, int json, char **out)
+static int sq_job_report(struct store *s, int64_t job_key, int json, char **out)
 {
 	sqlite3_stmt *st;
 	*out = NULL;
@@ -905,7 +891,7 @@ static int node_query(struct store *s, const char *sql, const struct store_node_
 	return r;
 }
 
-int store_node_secs(struct store *s, const struct store_node_filter *f,
+static int sq_node_secs(struct store *s, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
 {
 	return node_query(s,
@@ -917,7 +903,7 @@ int store_node_secs(struct store *s, const struct store_node_filter *f,
 			  f, -1, fn, ctx);
 }
 
-int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
+static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
 {
 	return node_query(s,
@@ -933,7 +919,7 @@ int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filte
 			  f, (int64_t)uid, fn, ctx);
 }
 
-int store_devices(struct store *s, const struct store_node_filter *f,
+static int sq_devices(struct store *s, const struct store_node_filter *f,
 		  int (*fn)(const struct store_device_sample *d, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
@@ -1150,10 +1136,10 @@ static int archive_table(struct store *s, const struct table_spec *t, int64_t cu
 	return 0;
 }
 
-int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
+static int sq_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
 {
 	*moved = 0;
-	int r = store_begin(s);
+	int r = sq_begin(s);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; r >= 0 && i < sizeof tables / sizeof tables[0]; i++) {
@@ -1173,9 +1159,9 @@ int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, si
 		*moved += (uint64_t)sqlite3_changes(s->db);
 	}
 	if (r >= 0)
-		r = store_commit(s);
+		r = sq_commit(s);
 	if (r < 0)
-		store_rollback(s);
+		sq_rollback(s);
 	return r;
 }
 
@@ -1218,3 +1204,35 @@ int store_archive_read(const char *path, char **csv, size_t *len, char *err, siz
 	*len = outlen;
 	return 0;
 }
+
+static const struct store_ops store_sqlite_ops = {
+	.name = "sqlite",
+	.close = sq_close,
+	.error = sq_error,
+	.begin = sq_begin,
+	.commit = sq_commit,
+	.rollback = sq_rollback,
+	.job_put = sq_job_put,
+	.proc_put = sq_proc_put,
+	.file_key = sq_file_key,
+	.interval_add = sq_interval_add,
+	.job_totals_add = sq_job_totals_add,
+	.node_sec_add = sq_node_sec_add,
+	.device_add = sq_device_add,
+	.sample_add = sq_sample_add,
+	.dist_add = sq_dist_add,
+	.job_report_put = sq_job_report_put,
+	.job_findings_put = sq_job_findings_put,
+	.job_sched_put = sq_job_sched_put,
+	.proc_find = sq_proc_find,
+	.job_logs = sq_job_logs,
+	.procs_open = sq_procs_open,
+	.jobs = sq_jobs,
+	.job_report = sq_job_report,
+	.node_secs = sq_node_secs,
+	.devices = sq_devices,
+	.samples = sq_samples,
+	.dists = sq_dists,
+	.user_secs = sq_user_secs,
+	.retain = sq_retain,
+};

@@ -4,7 +4,7 @@
  * statistics, node-seconds, device samples, job profiles and findings) and where the query verbs
  * (`iostrata jobs`, `job`, `node`) read it back. One interface, chosen by a URL: "sqlite:PATH" (or
  * a bare path) is the embedded default (sqlite.c); the scale issue adds "postgresql://..." behind
- * the same operations. docs/STORE.md describes the schema.
+ * the same operations (backend.h: store.c dispatches). docs/STORE.md describes the schema.
  *
  * The interface speaks in the daemon's terms, not SQL: a caller never builds a statement. Writes
  * happen inside store_begin/store_commit, so one interval's rows and the cursors that say they
@@ -43,6 +43,9 @@ struct store_job {
 	int64_t submit_ms, sched_start_ms, sched_end_ms;
 	/* totals of its interval statistics (read, write, metadata: bytes, calls) */
 	uint64_t bytes[STORE_NCATS], calls[STORE_NCATS];
+	/* the node's batch sequence that wrote it (ingest, batch.h): a backend that takes batches
+	 * out of order keeps the facts of the highest; 0 (the daemon's own store): always written */
+	uint64_t seq;
 };
 
 /* A process image (one log) of a job. */
@@ -59,6 +62,7 @@ struct store_proc {
 	enum store_proc_state state;
 	const void *cursor;   /* the last cumulative counters taken (the daemon's encoding) */
 	size_t cursor_len;
+	uint64_t seq;         /* as store_job's */
 };
 
 /* One row of interval statistics: per interval and per (process, file, layer, category). */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a store backend provides (store.c dispatches store.h's calls through it): one table of
+ * operations, each with store.h's meaning. A backend's `struct store` begins with
+ * `const struct store_ops *ops`, so store.c reaches the table without knowing the rest. Only
+ * store.c and the backends include this file.
+ */
+#ifndef IOSTRATA_STORE_BACKEND_H
+#define IOSTRATA_STORE_BACKEND_H
+
+#include "store/store.h"
+
+struct store_ops {
+	const char *name;
+	void (*close)(struct store *s);
+	const char *(*error)(const struct store *s);
+	int (*begin)(struct store *s);
+	int (*commit)(struct store *s);
+	void (*rollback)(struct store *s);
+	int (*job_put)(struct store *s, struct store_job *j);
+	int (*proc_put)(struct store *s, struct store_proc *p);
+	int (*file_key)(struct store *s, const char *path, int64_t *key);
+	int (*interval_add)(struct store *s, const struct store_interval *iv);
+	int (*job_totals_add)(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
+			      const int64_t calls[STORE_NCATS]);
+	int (*node_sec_add)(struct store *s, const struct store_node_sec *ns);
+	int (*device_add)(struct store *s, const struct store_device_sample *d);
+	int (*sample_add)(struct store *s, const struct store_sample *x);
+	int (*dist_add)(struct store *s, const struct store_dist *x);
+	int (*job_report_put)(struct store *s, int64_t job_key, const char *text, const char *json);
+	int (*job_findings_put)(struct store *s, int64_t job_key, const char *const *findings, size_t n);
+	int (*job_sched_put)(struct store *s, const struct store_job *j);
+	int (*proc_find)(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,
+			 enum store_proc_state *state);
+	int (*job_logs)(struct store *s, int64_t job_key, const char *host,
+			int (*fn)(const char *path, void *ctx), void *ctx);
+	int (*procs_open)(struct store *s, const char *host, int (*fn)(const struct store_proc *p, void *ctx),
+			  void *ctx);
+	int (*jobs)(struct store *s, const struct store_job_filter *f,
+		    int (*fn)(const struct store_job *j, void *ctx), void *ctx);
+	int (*job_report)(struct store *s, int64_t job_key, int json, char **out);
+	int (*node_secs)(struct store *s, const struct store_node_filter *f,
+			 int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
+	int (*devices)(struct store *s, const struct store_node_filter *f,
+		       int (*fn)(const struct store_device_sample *d, void *ctx), void *ctx);
+	int (*samples)(struct store *s, const struct store_node_filter *f, const char *source,
+		       int (*fn)(const struct store_sample *x, void *ctx), void *ctx);
+	int (*dists)(struct store *s, const struct store_node_filter *f,
+		     int (*fn)(const struct store_dist *x, void *ctx), void *ctx);
+	int (*user_secs)(struct store *s, uint32_t uid, const struct store_node_filter *f,
+			 int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
+	int (*retain)(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows,
+		      uint64_t *moved);
+};
+
+/* The backends' openers (store_open picks one by the URL's scheme). */
+int store_sqlite_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen);
+
+#endif

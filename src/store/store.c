@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store.h's calls, dispatched to the backend the URL chose (backend.h): "sqlite:PATH" or a path
+ * is the embedded store (sqlite.c); "postgresql://..." the facility's (pg.c). What every backend
+ * shares (category names, URL parsing) lives here too.
+ */
+#include "store/backend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define OPS(s) (*(const struct store_ops *const *)(s))
+
+const char *store_cat_name(unsigned cat)
+{
+	static const char *const names[] = {"read", "write", "metadata"};
+	return cat < STORE_NCATS ? names[cat] : "?";
+}
+
+int store_url_path(const char *url, char *buf, size_t len)
+{
+	const char *p = url;
+	if (!strncmp(url, "sqlite:", 7))
+		p = url + 7;
+	else if (strstr(url, "://"))
+		return -EPROTONOSUPPORT;
+	if (!*p || strlen(p) >= len)
+		return -EINVAL;
+	snprintf(buf, len, "%s", p);
+	return 0;
+}
+
+int store_open(const char *url, unsigned flags, struct store **out, char *err, size_t errlen)
+{
+	return store_sqlite_open(url, flags, out, err, errlen);
+}
+
+void store_close(struct store *s)
+{
+	if (s)
+		OPS(s)->close(s);
+}
+
+const char *store_error(const struct store *s)
+{
+	return s ? OPS(s)->error(s) : "no store";
+}
+
+int store_begin(struct store *s) { return OPS(s)->begin(s); }
+int store_commit(struct store *s) { return OPS(s)->commit(s); }
+void store_rollback(struct store *s) { OPS(s)->rollback(s); }
+int store_job_put(struct store *s, struct store_job *j) { return OPS(s)->job_put(s, j); }
+int store_proc_put(struct store *s, struct store_proc *p) { return OPS(s)->proc_put(s, p); }
+int store_file_key(struct store *s, const char *path, int64_t *key) { return OPS(s)->file_key(s, path, key); }
+int store_interval_add(struct store *s, const struct store_interval *iv) { return OPS(s)->interval_add(s, iv); }
+
+int store_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
+			 const int64_t calls[STORE_NCATS])
+{
+	return OPS(s)->job_totals_add(s, job_key, bytes, calls);
+}
+
+int store_node_sec_add(struct store *s, const struct store_node_sec *ns) { return OPS(s)->node_sec_add(s, ns); }
+int store_device_add(struct store *s, const struct store_device_sample *d) { return OPS(s)->device_add(s, d); }
+int store_sample_add(struct store *s, const struct store_sample *x) { return OPS(s)->sample_add(s, x); }
+int store_dist_add(struct store *s, const struct store_dist *x) { return OPS(s)->dist_add(s, x); }
+
+int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json)
+{
+	return OPS(s)->job_report_put(s, job_key, text, json);
+}
+
+int store_job_findings_put(struct store *s, int64_t job_key, const char *const *findings, size_t n)
+{
+	return OPS(s)->job_findings_put(s, job_key, findings, n);
+}
+
+int store_job_sched_put(struct store *s, const struct store_job *j) { return OPS(s)->job_sched_put(s, j); }
+
+int store_proc_find(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,
+		    enum store_proc_state *state)
+{
+	return OPS(s)->proc_find(s, host, pid, start_ns, key, state);
+}
+
+int store_job_logs(struct store *s, int64_t job_key, const char *host, int (*fn)(const char *path, void *ctx),
+		   void *ctx)
+{
+	return OPS(s)->job_logs(s, job_key, host, fn, ctx);
+}
+
+int store_procs_open(struct store *s, const char *host, int (*fn)(const struct store_proc *p, void *ctx), void *ctx)
+{
+	return OPS(s)->procs_open(s, host, fn, ctx);
+}
+
+int store_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(const struct store_job *j, void *ctx),
+	       void *ctx)
+{
+	return OPS(s)->jobs(s, f, fn, ctx);
+}
+
+int store_job_report(struct store *s, int64_t job_key, int json, char **out)
+{
+	return OPS(s)->job_report(s, job_key, json, out);
+}
+
+int store_node_secs(struct store *s, const struct store_node_filter *f,
+		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
+{
+	return OPS(s)->node_secs(s, f, fn, ctx);
+}
+
+int store_devices(struct store *s, const struct store_node_filter *f,
+		  int (*fn)(const struct store_device_sample *d, void *ctx), void *ctx)
+{
+	return OPS(s)->devices(s, f, fn, ctx);
+}
+
+int store_samples(struct store *s, const struct store_node_filter *f, const char *source,
+		  int (*fn)(const struct store_sample *x, void *ctx), void *ctx)
+{
+	return OPS(s)->samples(s, f, source, fn, ctx);
+}
+
+int store_dists(struct store *s, const struct store_node_filter *f,
+		int (*fn)(const struct store_dist *x, void *ctx), void *ctx)
+{
+	return OPS(s)->dists(s, f, fn, ctx);
+}
+
+int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
+		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
+{
+	return OPS(s)->user_secs(s, uid, f, fn, ctx);
+}
+
+int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
+{
+	return OPS(s)->retain(s, before_ms, archive_dir, max_rows, moved);
+}

@@ -10,6 +10,7 @@
 
 #include "analysis/profile.h"
 #include "sys/text.h"
+#include "sys/varint.h"
 
 void dmn_rec_from_log(struct dmn_rec *out, const struct log_record *r)
 {
@@ -104,33 +105,6 @@ int dmn_cursor_zero(const struct dmn_cursor *c)
 /* ---- stored form: "DC1", a varint count, then per record id (8 bytes), pid, layer, the values,
  * the two histograms: each a varint (pid zig-zag). ---- */
 
-static size_t put_varint(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
-static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (*p >= end)
-			return -1;
-		unsigned char b = *(*p)++;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 #define REC_VALUES (2 + DMN_NV + 2 * LOG_HIST_BUCKETS) /* varints per record, 1 byte or more each */
 
 void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len)
@@ -140,19 +114,19 @@ void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len)
 		return NULL;
 	memcpy(p, "DC1", 3);
 	p += 3;
-	p += put_varint(p, c->n);
+	p += sys_varint_put(p, c->n);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct dmn_rec *r = &c->r[i];
 		memcpy(p, &r->id, 8);
 		p += 8;
-		p += put_varint(p, ((uint64_t)(int64_t)r->pid << 1) ^ (uint64_t)((int64_t)r->pid >> 63));
-		p += put_varint(p, r->layer);
+		p += sys_varint_put(p, sys_zigzag(r->pid));
+		p += sys_varint_put(p, r->layer);
 		for (unsigned k = 0; k < DMN_NV; k++)
-			p += put_varint(p, r->v[k]);
+			p += sys_varint_put(p, r->v[k]);
 		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-			p += put_varint(p, r->rh[b]);
+			p += sys_varint_put(p, r->rh[b]);
 		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-			p += put_varint(p, r->wh[b]);
+			p += sys_varint_put(p, r->wh[b]);
 	}
 	*len = (size_t)(p - buf);
 	return buf;
@@ -169,7 +143,7 @@ int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
 		return -EBADMSG;
 	p += 3;
 	/* each record takes at least 8 + REC_VALUES bytes: a count beyond that is a lie */
-	if (get_varint(&p, end, &n) < 0 || n > (uint64_t)(end - p) / (8 + REC_VALUES))
+	if (sys_varint_get(&p, end, &n) < 0 || n > (uint64_t)(end - p) / (8 + REC_VALUES))
 		return -EBADMSG;
 	for (uint64_t i = 0; i < n; i++) {
 		struct dmn_rec r;
@@ -178,20 +152,20 @@ int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
 			goto bad;
 		memcpy(&r.id, p, 8);
 		p += 8;
-		if (get_varint(&p, end, &x) < 0)
+		if (sys_varint_get(&p, end, &x) < 0)
 			goto bad;
-		r.pid = (int32_t)((int64_t)(x >> 1) ^ -(int64_t)(x & 1));
-		if (get_varint(&p, end, &x) < 0 || x > LOG_LAYER_MAX)
+		r.pid = (int32_t)sys_unzigzag(x);
+		if (sys_varint_get(&p, end, &x) < 0 || x > LOG_LAYER_MAX)
 			goto bad;
 		r.layer = (uint16_t)x;
 		for (unsigned k = 0; k < DMN_NV; k++)
-			if (get_varint(&p, end, &r.v[k]) < 0)
+			if (sys_varint_get(&p, end, &r.v[k]) < 0)
 				goto bad;
 		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-			if (get_varint(&p, end, &r.rh[b]) < 0)
+			if (sys_varint_get(&p, end, &r.rh[b]) < 0)
 				goto bad;
 		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-			if (get_varint(&p, end, &r.wh[b]) < 0)
+			if (sys_varint_get(&p, end, &r.wh[b]) < 0)
 				goto bad;
 		if (dmn_cursor_set(c, &r) < 0) {
 			dmn_cursor_free(c);

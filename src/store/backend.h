@@ -51,6 +51,15 @@ struct store_ops {
 			 int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
 	int (*retain)(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows,
 		      uint64_t *moved);
+	/* NULL where a backend has none (store.c returns -EOPNOTSUPP) */
+	int (*batch_seq_next)(struct store *s, uint64_t *seq);
+	int (*outbox_put)(struct store *s, unsigned sink, uint64_t seq, int64_t t_ms, const void *data, size_t len,
+			  uint64_t max_bytes);
+	int (*outbox_list)(struct store *s, unsigned sink, size_t max_bytes,
+			   int (*fn)(uint64_t seq, int64_t t_ms, const void *data, size_t len, void *ctx), void *ctx);
+	int (*outbox_del)(struct store *s, unsigned sink, uint64_t upto_seq);
+	int (*outbox_state)(struct store *s, unsigned sink, uint64_t *batches, uint64_t *bytes, uint64_t *dropped);
+	int (*batch_mark)(struct store *s, const char *host, uint64_t seq);
 };
 
 /* The backends' openers (store_open picks one by the URL's scheme). */

@@ -175,6 +175,11 @@ static const char *const migrations[] = {
 	" JOIN files f ON f.id = i.file_id;",
 	/* 5: a job's process count is counted from its processes, never kept */
 	"ALTER TABLE jobs DROP COLUMN nprocs;",
+	/* 6: the daemon's outgoing batches per sink, its counters, the batches an ingest applied */
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE outbox(sink INTEGER NOT NULL, seq INTEGER NOT NULL, t_ms INTEGER NOT NULL, data BLOB NOT NULL,"
+	" PRIMARY KEY(sink, seq)) WITHOUT ROWID;"
+	"CREATE TABLE batches(host TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(host, seq)) WITHOUT ROWID;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -1205,6 +1210,160 @@ int store_archive_read(const char *path, char **csv, size_t *len, char *err, siz
 	return 0;
 }
 
+/* ---------- the outbox (store.h): batches waiting for a sink ---------- */
+
+/* A counter in meta: *v (0 when absent). */
+static int meta_get(struct store *s, const char *key, int64_t *v)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading a counter");
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	*v = 0;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(s, rc, "reading a counter");
+}
+
+static int meta_add(struct store *s, const char *key, int64_t add)
+{
+	return run_once(s, "INSERT INTO meta(key, value) VALUES(?1, ?2) "
+			   "ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
+			"writing a counter", "si", key, add);
+}
+
+static int sq_batch_seq_next(struct store *s, uint64_t *seq)
+{
+	int64_t v;
+	int r = meta_add(s, "batch_seq", 1);
+	if (r >= 0 && (r = meta_get(s, "batch_seq", &v)) >= 0)
+		*seq = (uint64_t)v;
+	return r < 0 ? r : 0;
+}
+
+static int sq_outbox_state(struct store *s, unsigned sink, uint64_t *batches, uint64_t *bytes, uint64_t *dropped)
+{
+	char key[48];
+	int64_t v = 0;
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(sum(length(data)), 0) FROM outbox WHERE sink = ?1",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading the outbox");
+	sqlite3_bind_int64(st, 1, sink);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*batches = (uint64_t)sqlite3_column_int64(st, 0);
+		*bytes = (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, rc, "reading the outbox");
+	snprintf(key, sizeof key, "outbox_dropped_%u", sink);
+	int r = meta_get(s, key, &v);
+	*dropped = (uint64_t)v;
+	return r;
+}
+
+static int sq_outbox_put(struct store *s, unsigned sink, uint64_t seq, int64_t t_ms, const void *data, size_t len,
+			 uint64_t max_bytes)
+{
+	char key[48];
+	int64_t held;
+	snprintf(key, sizeof key, "outbox_bytes_%u", sink);
+	int r = meta_get(s, key, &held);
+	/* full: the oldest batches leave, counted, until this one fits */
+	while (r >= 0 && held > 0 && (uint64_t)held + len > max_bytes) {
+		sqlite3_stmt *st;
+		int rc = sqlite3_prepare_v2(s->db, "DELETE FROM outbox WHERE sink = ?1 AND seq = "
+						   "(SELECT min(seq) FROM outbox WHERE sink = ?1) RETURNING length(data)",
+					    -1, &st, NULL);
+		if (rc != SQLITE_OK)
+			return fail(s, rc, "trimming the outbox");
+		sqlite3_bind_int64(st, 1, sink);
+		rc = sqlite3_step(st);
+		int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+		sqlite3_finalize(st);
+		if (n < 0) { /* the counter said more than there is: believe the table */
+			held = 0;
+			r = run_once(s, "UPDATE meta SET value = 0 WHERE key = ?1", "trimming the outbox", "s", key);
+			break;
+		}
+		held -= n;
+		char dkey[48];
+		snprintf(dkey, sizeof dkey, "outbox_dropped_%u", sink);
+		if ((r = meta_add(s, key, -n)) >= 0)
+			r = meta_add(s, dkey, 1);
+	}
+	if (r < 0)
+		return r;
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO outbox(sink, seq, t_ms, data) VALUES(?1, ?2, ?3, ?4)",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "spooling a batch");
+	bind(st, "iiib", (int64_t)sink, (int64_t)seq, t_ms, data, len);
+	r = step(s, st, "spooling a batch");
+	sqlite3_finalize(st);
+	return r < 0 ? r : meta_add(s, key, (int64_t)len);
+}
+
+static int sq_outbox_list(struct store *s, unsigned sink, size_t max_bytes,
+			  int (*fn)(uint64_t seq, int64_t t_ms, const void *data, size_t len, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT seq, t_ms, data FROM outbox WHERE sink = ?1 ORDER BY seq", -1, &st,
+				    NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading the outbox");
+	sqlite3_bind_int64(st, 1, sink);
+	size_t taken = 0;
+	int r = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t n = (size_t)sqlite3_column_bytes(st, 2);
+		if (taken && taken + n > max_bytes)
+			break;
+		taken += n;
+		if (fn((uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_blob(st, 2), n,
+		       ctx))
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		r = fail(s, rc, "reading the outbox");
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int sq_outbox_del(struct store *s, unsigned sink, uint64_t upto_seq)
+{
+	char key[48];
+	snprintf(key, sizeof key, "outbox_bytes_%u", sink);
+	int r = run_once(s, "UPDATE meta SET value = value - (SELECT coalesce(sum(length(data)), 0) FROM outbox "
+			    "WHERE sink = ?2 AND seq <= ?3) WHERE key = ?1",
+			 "removing delivered batches", "sii", key, (int64_t)sink, (int64_t)upto_seq);
+	if (r >= 0)
+		r = run_once(s, "DELETE FROM outbox WHERE sink = ?1 AND seq <= ?2", "removing delivered batches", "ii",
+			     (int64_t)sink, (int64_t)upto_seq);
+	return r < 0 ? r : 0;
+}
+
+static int sq_batch_mark(struct store *s, const char *host, uint64_t seq)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "INSERT INTO batches(host, seq) VALUES(?1, ?2) ON CONFLICT DO NOTHING", -1,
+				    &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "marking a batch");
+	bind(st, "si", host, (int64_t)seq);
+	int r = step(s, st, "marking a batch");
+	sqlite3_finalize(st);
+	if (r < 0)
+		return r;
+	return sqlite3_changes(s->db) ? 0 : 1;
+}
+
 static const struct store_ops store_sqlite_ops = {
 	.name = "sqlite",
 	.close = sq_close,
@@ -1235,4 +1394,10 @@ static const struct store_ops store_sqlite_ops = {
 	.dists = sq_dists,
 	.user_secs = sq_user_secs,
 	.retain = sq_retain,
+	.batch_seq_next = sq_batch_seq_next,
+	.outbox_put = sq_outbox_put,
+	.outbox_list = sq_outbox_list,
+	.outbox_del = sq_outbox_del,
+	.outbox_state = sq_outbox_state,
+	.batch_mark = sq_batch_mark,
 };

@@ -140,3 +140,38 @@ int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, si
 {
 	return OPS(s)->retain(s, before_ms, archive_dir, max_rows, moved);
 }
+
+/* The operations a backend may lack. */
+#define OPTIONAL(s, op, ...) (OPS(s)->op ? OPS(s)->op(s, __VA_ARGS__) : -EOPNOTSUPP)
+
+int store_batch_seq_next(struct store *s, uint64_t *seq)
+{
+	return OPTIONAL(s, batch_seq_next, seq);
+}
+
+int store_outbox_put(struct store *s, unsigned sink, uint64_t seq, int64_t t_ms, const void *data, size_t len,
+		     uint64_t max_bytes)
+{
+	return OPTIONAL(s, outbox_put, sink, seq, t_ms, data, len, max_bytes);
+}
+
+int store_outbox_list(struct store *s, unsigned sink, size_t max_bytes,
+		      int (*fn)(uint64_t seq, int64_t t_ms, const void *data, size_t len, void *ctx), void *ctx)
+{
+	return OPTIONAL(s, outbox_list, sink, max_bytes, fn, ctx);
+}
+
+int store_outbox_del(struct store *s, unsigned sink, uint64_t upto_seq)
+{
+	return OPTIONAL(s, outbox_del, sink, upto_seq);
+}
+
+int store_outbox_state(struct store *s, unsigned sink, uint64_t *batches, uint64_t *bytes, uint64_t *dropped)
+{
+	return OPTIONAL(s, outbox_state, sink, batches, bytes, dropped);
+}
+
+int store_batch_mark(struct store *s, const char *host, uint64_t seq)
+{
+	return OPTIONAL(s, batch_mark, host, seq);
+}

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -202,6 +202,29 @@ int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filte
  * and the raw rows deleted, in one transaction. *moved counts the raw rows removed; a return with
  * *moved == the limit means more remain. 0, or -errno (err text in store_error). */
 int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved);
+
+/* ---- The node's outgoing batches (batch.h): the daemon's spool for the sinks that send them
+ * (InfluxDB, Redis), written in the interval's transaction, so a batch leaves the node at least
+ * once whatever dies when. The embedded store only: another backend returns -EOPNOTSUPP. ---- */
+/* The next batch sequence of this store (1, 2, ...), inside a transaction: a rolled-back one is
+ * given again. */
+int store_batch_seq_next(struct store *s, uint64_t *seq);
+/* Spools a batch for a sink (a small number). The spool of a sink holds at most max_bytes: the
+ * oldest batches leave first, counted (store_outbox_state). */
+int store_outbox_put(struct store *s, unsigned sink, uint64_t seq, int64_t t_ms, const void *data, size_t len,
+		     uint64_t max_bytes);
+/* The sink's spooled batches in seq order, fn per batch until fn returns non-zero, at most
+ * max_bytes of them (one at least). */
+int store_outbox_list(struct store *s, unsigned sink, size_t max_bytes,
+		      int (*fn)(uint64_t seq, int64_t t_ms, const void *data, size_t len, void *ctx), void *ctx);
+/* Removes the sink's batches up to and including seq (they were delivered). */
+int store_outbox_del(struct store *s, unsigned sink, uint64_t upto_seq);
+/* The spool of a sink: batches and bytes waiting, batches dropped since the store was made. */
+int store_outbox_state(struct store *s, unsigned sink, uint64_t *batches, uint64_t *bytes, uint64_t *dropped);
+
+/* Ingest: marks the batch (host, seq) applied, inside the transaction that applies it: 0 when
+ * new, 1 when it was applied before (the caller then rolls back: delivered twice, counted once). */
+int store_batch_mark(struct store *s, const char *host, uint64_t seq);
 
 /* An archive file's CSV (its first line "# iostrata archive 1 TABLE", then a header line):
  * decompressed into a malloc'd string. 0, or -errno with one line in err. */

@@ -49,6 +49,10 @@ void dmn_config_defaults(struct dmn_config *c)
 	snprintf(c->nvme_root, DMN_PATH, "/sys/class/nvme");
 	c->max_records = 65536;
 	c->max_log_mb = 256;
+	c->spool_max = 256ull << 20;
+	c->send_delay_ms = 30000;
+	snprintf(c->redis_stream, sizeof c->redis_stream, "iostrata:batches");
+	c->redis_maxlen = 1000000;
 	derive(c);
 }
 
@@ -109,6 +113,30 @@ static int parse_path(const char *v, char *dst, int allow_none)
 	if (v[0] != '/' || strlen(v) >= DMN_PATH)
 		return -1;
 	snprintf(dst, DMN_PATH, "%s", v);
+	return 0;
+}
+
+/* "256M", "1G", "65536" (bytes; K, M, G units), at least 4096: 0, or -1. */
+static int parse_bytes(const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || end == v || *v == '-')
+		return -1;
+	unsigned shift = !*end ? 0 : *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 64;
+	if (shift == 64 || (*end && end[1]) || x > (1ull << 50) >> shift || (x << shift) < 4096)
+		return -1;
+	*out = x << shift;
+	return 0;
+}
+
+/* A string value into dst (cap bytes): 0, or -1 when too long or holding a blank. */
+static int parse_word(const char *v, char *dst, size_t cap)
+{
+	if (strlen(v) >= cap || strpbrk(v, " \t"))
+		return -1;
+	snprintf(dst, cap, "%s", v);
 	return 0;
 }
 
@@ -210,6 +238,22 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = parse_u32(v, 1, 1u << 24, &c->max_records);
 	else if (!strcmp(k, "max_log_mb"))
 		r = parse_u32(v, 1, 65536, &c->max_log_mb);
+	else if (!strcmp(k, "node"))
+		r = parse_word(v, c->node, sizeof c->node);
+	else if (!strcmp(k, "spool_max"))
+		r = parse_bytes(v, &c->spool_max);
+	else if (!strcmp(k, "send_delay"))
+		r = parse_secs(v, 0, 3600000, &c->send_delay_ms);
+	else if (!strcmp(k, "redis"))
+		r = !strcmp(v, "none") ? (c->redis[0] = 0) : parse_word(v, c->redis, sizeof c->redis);
+	else if (!strcmp(k, "redis_user"))
+		r = parse_word(v, c->redis_user, sizeof c->redis_user);
+	else if (!strcmp(k, "redis_password_file"))
+		r = parse_path(v, c->redis_password_file, 1);
+	else if (!strcmp(k, "redis_stream"))
+		r = *v ? parse_word(v, c->redis_stream, sizeof c->redis_stream) : -1;
+	else if (!strcmp(k, "redis_maxlen"))
+		r = parse_u32(v, 1000, 1000000000, &c->redis_maxlen);
 	else {
 		snprintf(bad, badlen, "unknown key '%s'", k);
 		return -1;

@@ -44,6 +44,16 @@ struct dmn_config {
 					* of pages saved by `nvme smart-log -o binary`, NAME.bin */
 	uint32_t max_records;        /* max_records = 65536: records read per live file at most */
 	uint32_t max_log_mb;         /* max_log_mb = 256: a final log larger than this is not read */
+	/* sinks (sink.h, docs/DAEMON.md "Sinks") */
+	char node[256];              /* node = "" (the host name): the name batches and metrics carry */
+	uint64_t spool_max;          /* spool_max = 256M: bytes of batches a spooled sink keeps waiting */
+	uint32_t send_delay_ms;      /* send_delay = 30: a spooled send waits a random (0, N] s (0: none) */
+	/* Redis Streams (seed 001's stream buffer): the node group's Redis */
+	char redis[DMN_PATH];        /* redis = "" (off), HOST:PORT or unix:PATH */
+	char redis_user[64];         /* redis_user = "" (the default user) */
+	char redis_password_file[DMN_PATH]; /* redis_password_file = "": a root-only file, the password */
+	char redis_stream[256];      /* redis_stream = iostrata:batches */
+	uint32_t redis_maxlen;       /* redis_maxlen = 1000000: the stream trimmed to about this many entries */
 };
 
 /* Defaults into c. */

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -977,6 +978,8 @@ static int put_job(struct dmn *d, struct dmn_job *j, int64_t now)
 	int r = store_job_put(d->st, &sj);
 	if (r == 0)
 		j->key = sj.key;
+	if (r == 0 && d->batch)
+		r = store_batch_job(d->batch, &sj);
 	return r;
 }
 
@@ -998,6 +1001,8 @@ static int put_proc(struct dmn *d, struct dmn_proc *p)
 	int r = store_proc_put(d->st, &sp);
 	if (r == 0)
 		p->key = sp.key;
+	if (r == 0 && d->batch)
+		r = store_batch_proc(d->batch, &sp);
 	free(blob);
 	return r;
 }
@@ -1057,9 +1062,18 @@ static int file_key(struct dmn *d, const char *path, int64_t *key)
 static int store_interval(struct dmn *d, int64_t now)
 {
 	struct dmn_rowbuf *rb = d->rows;
+	struct store_batch *b = d->batch;
+	uint64_t seq = 0;
 	int r = store_begin(d->st);
 	if (r < 0)
 		return r;
+	if (b) {
+		if ((r = store_batch_seq_next(d->st, &seq)) < 0) {
+			store_rollback(d->st);
+			return r;
+		}
+		store_batch_start(b, d->host, seq, now, now - d->last_ms);
+	}
 	for (size_t i = 0; i < d->njobs; i++) {
 		memset(d->jobs[i]->add_bytes, 0, sizeof d->jobs[i]->add_bytes);
 		memset(d->jobs[i]->add_calls, 0, sizeof d->jobs[i]->add_calls);
@@ -1075,6 +1089,8 @@ static int store_interval(struct dmn *d, int64_t now)
 				       .submit_ms = j->sched.submit_ms, .sched_start_ms = j->sched.start_ms,
 				       .sched_end_ms = j->sched.end_ms};
 		r = store_job_sched_put(d->st, &sj);
+		if (r >= 0 && b)
+			r = store_batch_sched(b, &sj);
 	}
 	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
 		struct dmn_proc *p = d->procs[i];
@@ -1091,6 +1107,8 @@ static int store_interval(struct dmn *d, int64_t now)
 					    .dur_ns = w->dur};
 		if ((r = file_key(d, w->path, &iv.file_key)) >= 0)
 			r = store_interval_add(d->st, &iv);
+		if (r >= 0 && b)
+			r = store_batch_interval(b, &iv, w->path);
 		/* the job's running totals: the user layers only (the kernel layers repeat their bytes) */
 		if (w->layer == LOG_LAYER_POSIX || w->layer == LOG_LAYER_STDIO) {
 			w->p->job->add_bytes[w->cat] += w->bytes;
@@ -1108,20 +1126,29 @@ static int store_interval(struct dmn *d, int64_t now)
 			any |= j->add_bytes[c] || j->add_calls[c];
 		if (any)
 			r = store_job_totals_add(d->st, j->key, j->add_bytes, j->add_calls);
+		if (any && r >= 0 && b)
+			r = store_batch_totals(b, j->key, j->add_bytes, j->add_calls);
 	}
 	for (unsigned l = 0; l <= LOG_LAYER_MAX && r >= 0; l++)
 		if (rb->node_used[l]) {
 			rb->node[l].t_ms = now;
 			rb->node[l].dt_ms = now - d->last_ms;
 			r = store_node_sec_add(d->st, &rb->node[l]);
+			if (r >= 0 && b)
+				r = store_batch_node_sec(b, &rb->node[l]);
 		}
-	for (size_t i = 0; i < rb->ndev && r >= 0; i++)
+	for (size_t i = 0; i < rb->ndev && r >= 0; i++) {
 		r = store_device_add(d->st, &rb->dev[i]);
+		if (r >= 0 && b)
+			r = store_batch_device(b, &rb->dev[i]);
+	}
 	for (size_t i = 0; i < d->samples.n && r >= 0; i++) {
 		const struct dmn_sample *x = &d->samples.v[i];
 		struct store_sample ss = {now, now - d->last_ms, d->host, x->source, x->instance, x->metric, x->value,
 					  x->gauge};
 		r = store_sample_add(d->st, &ss);
+		if (r >= 0 && b)
+			r = store_batch_sample(b, &ss);
 	}
 	for (size_t i = 0; i < d->samples.ndists && r >= 0; i++) {
 		const struct dmn_dist *x = &d->samples.dists[i];
@@ -1130,6 +1157,8 @@ static int store_interval(struct dmn *d, int64_t now)
 		memcpy(sd.wait, x->wait, sizeof sd.wait);
 		memcpy(sd.service, x->service, sizeof sd.service);
 		r = store_dist_add(d->st, &sd);
+		if (r >= 0 && b)
+			r = store_batch_dist(b, &sd);
 	}
 	for (size_t i = 0; i < rb->nending && r >= 0; i++) {
 		const struct ending *e = &rb->ending[i];
@@ -1138,11 +1167,27 @@ static int store_interval(struct dmn *d, int64_t now)
 		if (r >= 0 && e->text)
 			r = store_job_findings_put(d->st, e->job->key, (const char *const *)e->findings,
 						   e->nfindings);
+		if (r >= 0 && e->text && b)
+			r = store_batch_report(b, e->job->key, e->text, e->json);
+		if (r >= 0 && e->text && b)
+			r = store_batch_findings(b, e->job->key, (const char *const *)e->findings, e->nfindings);
 	}
+	const void *data = NULL;
+	size_t len = 0;
+	if (r >= 0 && b && !(data = store_batch_finish(b, &len)))
+		r = -EFBIG;
+	for (int i = 0; i < d->nsinks && r >= 0; i++)
+		if (d->sinks[i]->spool)
+			r = store_outbox_put(d->st, d->sinks[i]->spool, seq, now, data, len, d->cfg.spool_max);
 	if (r >= 0)
 		r = store_commit(d->st);
-	if (r < 0)
+	if (r < 0) {
 		store_rollback(d->st);
+		return r;
+	}
+	for (int i = 0; i < d->nsinks; i++)
+		if (!d->sinks[i]->spool && d->sinks[i]->committed)
+			d->sinks[i]->committed(d->sinks[i], data, len);
 	return r;
 }
 
@@ -1464,6 +1509,103 @@ static int load_proc(const struct store_proc *sp, void *arg)
 	return 0;
 }
 
+/* ---------- sinks (sink.h) ---------- */
+
+int dmn_sink_add(struct dmn *d, struct dmn_sink *s)
+{
+	if (d->nsinks == DMN_MAX_SINKS) {
+		s->free(s);
+		return -ENOSPC;
+	}
+	if (!d->batch && !(d->batch = store_batch_new())) {
+		s->free(s);
+		return -ENOMEM;
+	}
+	d->sinks[d->nsinks++] = s;
+	return 0;
+}
+
+/* The spooled batches of one send, copied out of the store's rows. */
+struct sendlist {
+	struct dmn_sink_batch *v;
+	size_t n, cap;
+};
+
+static int send_row(uint64_t seq, int64_t t_ms, const void *data, size_t len, void *ctx)
+{
+	struct sendlist *l = ctx;
+	void *copy = malloc(len ? len : 1);
+	if (!copy || grow(&l->v, &l->cap, l->n, sizeof *l->v) < 0) {
+		free(copy);
+		return -1;
+	}
+	memcpy(copy, data, len);
+	l->v[l->n++] = (struct dmn_sink_batch){seq, t_ms, copy, len};
+	return 0;
+}
+
+/* A random time in (0, max] ms: seed 001's send delay, which spreads the nodes' messages. */
+static int64_t random_delay(uint32_t max)
+{
+	uint64_t r;
+	if (!max)
+		return 0;
+	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r)
+		r = (uint64_t)wall_ms() * 6364136223846793005ull;
+	return 1 + (int64_t)(r % max);
+}
+
+static void sink_send(struct dmn *d, struct dmn_sink *s, int64_t now)
+{
+	struct sendlist l = {0};
+	char err[512] = "";
+	int r = store_outbox_list(d->st, s->spool, s->send_max_bytes, send_row, &l);
+	if (r < 0)
+		snprintf(err, sizeof err, "%s", store_error(d->st));
+	else if (l.n)
+		r = s->send(s, l.v, l.n, err, sizeof err);
+	if (r > 0) {
+		int rr = store_outbox_del(d->st, s->spool, l.v[r - 1].seq);
+		if (rr < 0)
+			dmn_say_once(d, hash_str(0x5e2d, s->name), "%s: delivered batches not removed from the spool "
+				     "(%s): they are sent again, and counted once", s->name, store_error(d->st));
+		s->sent_batches += (uint64_t)r;
+		s->sent_msgs++;
+	}
+	if (r < 0) {
+		s->send_failures++;
+		if (!s->failing)
+			dmn_say("%s: %s; its batches wait in the spool and are sent when it answers", s->name, err);
+		s->failing = 1;
+		s->backoff_ms = s->backoff_ms ? s->backoff_ms * 2 : d->cfg.interval_ms;
+		if (s->backoff_ms > 30000)
+			s->backoff_ms = 30000;
+		s->next_ms = now + s->backoff_ms;
+	} else {
+		if (s->failing)
+			dmn_say("%s: delivering again", s->name);
+		s->failing = 0;
+		s->backoff_ms = 0;
+		/* more waiting than one send takes: go on at the next interval */
+		uint64_t left = 0, bytes, dropped;
+		store_outbox_state(d->st, s->spool, &left, &bytes, &dropped);
+		s->next_ms = left ? now : now + random_delay(s->delay_max_ms);
+	}
+	for (size_t i = 0; i < l.n; i++)
+		free((void *)l.v[i].data);
+	free(l.v);
+}
+
+void dmn_sinks_send(struct dmn *d, int64_t now)
+{
+	for (int i = 0; i < d->nsinks; i++) {
+		struct dmn_sink *s = d->sinks[i];
+		if (!s->spool || now < s->next_ms)
+			continue;
+		sink_send(d, s, now);
+	}
+}
+
 int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof *d);
@@ -1534,6 +1676,9 @@ void dmn_fini(struct dmn *d)
 	fcache_cap = 0;
 	dmn_samplers_free(d->samplers);
 	dmn_samples_free(&d->samples);
+	for (int i = 0; i < d->nsinks; i++)
+		d->sinks[i]->free(d->sinks[i]);
+	store_batch_free(d->batch);
 	store_close(d->st);
 	memset(d, 0, sizeof *d);
 }

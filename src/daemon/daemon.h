@@ -18,7 +18,9 @@
 #include "daemon/cursor.h"
 #include "daemon/samplers.h"
 #include "daemon/sched.h"
+#include "daemon/sink.h"
 #include "daemon/source.h"
+#include "store/batch.h"
 #include "store/store.h"
 #include "sys/diskstats.h"
 
@@ -107,13 +109,24 @@ struct dmn {
 	int64_t last_retain_ms;  /* when retention last ran */
 	int store_failing;      /* the last transaction failed: said once, retried every interval */
 	uint64_t intervals, rows_stored, values_stored;
+	/* sinks (sink.h): each committed interval is also one batch for them */
+	struct dmn_sink *sinks[4];
+	int nsinks;
+	struct store_batch *batch; /* NULL when there is no sink */
 };
+
+#define DMN_MAX_SINKS 4
 
 /* 0, or -errno with one line in err (the store cannot be opened ...). */
 int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errlen);
 /* One interval: take every source, store the differences. 0, or -errno when the store failed
  * (nothing is lost: the next interval takes the differences again from the stored cursors). */
 int dmn_interval(struct dmn *d);
+/* Adds a sink (the daemon owns it from then on): 0 or -ENOSPC (DMN_MAX_SINKS) / -ENOMEM. */
+int dmn_sink_add(struct dmn *d, struct dmn_sink *s);
+/* Sends what the spooled sinks have due (after an interval): a sink that fails is said once and
+ * retried after a back-off; nothing leaves a spool undelivered. */
+void dmn_sinks_send(struct dmn *d, int64_t now_ms);
 /* SIGTERM: one last interval, then the store closed. */
 void dmn_fini(struct dmn *d);
 

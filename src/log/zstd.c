@@ -128,6 +128,12 @@ size_t log_zstd_bound(size_t n)
 
 int log_zstd_decompress(const void *src, size_t n, void **out, size_t *outlen, char *err, size_t errlen)
 {
+	return log_zstd_decompress_max(src, n, SIZE_MAX, out, outlen, err, errlen);
+}
+
+int log_zstd_decompress_max(const void *src, size_t n, size_t max, void **out, size_t *outlen, char *err,
+			    size_t errlen)
+{
 	*out = NULL;
 	*outlen = 0;
 	if (log_zstd_load(err, errlen) < 0)
@@ -160,6 +166,11 @@ int log_zstd_decompress(const void *src, size_t n, void **out, size_t *outlen, c
 		ZSTD_outBuffer o = {buf, cap, have};
 		size_t r = z.decompress_stream(ds, &o, &in);
 		have = o.pos;
+		if (have > max) {
+			snprintf(err, errlen, "zstd frames decompress to more than %zu bytes", max);
+			rc = 1;
+			break;
+		}
 		if (z.is_error(r)) {
 			snprintf(err, errlen, "zstd frame at byte %zu: %s", frame_start, z.error_name(r));
 			rc = 1;

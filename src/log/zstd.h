@@ -27,6 +27,10 @@ size_t log_zstd_compress(void *dst, size_t cap, const void *src, size_t n);
  * is damaged or cut short (*out then holds what the frames before it gave, err says where);
  * -1 when zstd cannot be loaded. */
 int log_zstd_decompress(const void *src, size_t n, void **out, size_t *outlen, char *err, size_t errlen);
+/* The same, refusing (1, err said) frames that decompress to more than max bytes: input that
+ * others wrote (a stream message) cannot make it take unbounded memory. */
+int log_zstd_decompress_max(const void *src, size_t n, size_t max, void **out, size_t *outlen, char *err,
+			    size_t errlen);
 /* Decompress the frames at src into dst, which they must fill exactly (len bytes): 0, or -1 with
  * err saying what is wrong (zstd missing, a damaged frame, a failed checksum, another size). It
  * never writes past dst + len, whatever the frames claim. */

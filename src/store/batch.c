@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "log/record.h"
+#include "log/zstd.h"
 #include "sys/varint.h"
 
 enum rec_type {
@@ -690,6 +691,98 @@ int store_batch_peek(const void *data, size_t len, char *host, size_t hostlen, u
 		}
 	}
 	free(copy);
+	return rc;
+}
+
+/* ---------- messages ---------- */
+
+int store_msg_pack(const struct store_batch_ref *v, size_t n, void **out, size_t *len)
+{
+	char err[128];
+	if (log_zstd_load(err, sizeof err) < 0)
+		return -ENOTSUP;
+	size_t raw = 5 + SYS_VARINT_MAX;
+	for (size_t i = 0; i < n; i++)
+		raw += SYS_VARINT_MAX + v[i].len;
+	unsigned char *p = malloc(raw), *q = p;
+	size_t cap = log_zstd_bound(raw);
+	void *z = malloc(cap ? cap : 1);
+	if (!p || !z) {
+		free(p);
+		free(z);
+		return -ENOMEM;
+	}
+	memcpy(q, STORE_MSG_MAGIC, 4);
+	q[4] = 1;
+	q += 5;
+	q += sys_varint_put(q, n);
+	for (size_t i = 0; i < n; i++) {
+		q += sys_varint_put(q, v[i].len);
+		memcpy(q, v[i].data, v[i].len);
+		q += v[i].len;
+	}
+	*len = log_zstd_compress(z, cap, p, (size_t)(q - p));
+	free(p);
+	if (!*len) {
+		free(z);
+		return -ENOMEM;
+	}
+	*out = z;
+	return 0;
+}
+
+int store_msg_unpack(const void *msg, size_t len, int (*fn)(const void *batch, size_t len, void *ctx), void *ctx,
+		     char *err, size_t errlen)
+{
+	void *raw = NULL;
+	size_t n = 0;
+	int zr = log_zstd_decompress_max(msg, len, STORE_MSG_MAX, &raw, &n, err, errlen);
+	if (zr) {
+		free(raw);
+		if (zr < 0)
+			return -ENOTSUP;
+		return -EBADMSG;
+	}
+	const unsigned char *p = raw, *end = p + n;
+	uint64_t count = 0;
+	int rc = 0;
+	if (n < 5 || memcmp(p, STORE_MSG_MAGIC, 4) || p[4] != 1) {
+		snprintf(err, errlen, "not a message of node batches (no \"" STORE_MSG_MAGIC "\" 1)");
+		rc = -EBADMSG;
+		goto out;
+	}
+	p += 5;
+	if (sys_varint_get(&p, end, &count) < 0 || count > (uint64_t)(end - p)) {
+		snprintf(err, errlen, "message: a bad batch count");
+		rc = -EBADMSG;
+		goto out;
+	}
+	/* the lengths first: a message cut or padded passes nothing on */
+	const unsigned char *q = p;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t bl;
+		if (sys_varint_get(&q, end, &bl) < 0 || bl > (uint64_t)(end - q)) {
+			snprintf(err, errlen, "message: batch %llu of %llu is cut short", (unsigned long long)i + 1,
+				 (unsigned long long)count);
+			rc = -EBADMSG;
+			goto out;
+		}
+		q += bl;
+	}
+	if (q != end) {
+		snprintf(err, errlen, "message: %zu bytes after its %llu batches", (size_t)(end - q),
+			 (unsigned long long)count);
+		rc = -EBADMSG;
+		goto out;
+	}
+	for (uint64_t i = 0; i < count && !rc; i++) {
+		uint64_t bl = 0;
+		sys_varint_get(&p, end, &bl);
+		rc = fn(p, (size_t)bl, ctx);
+		p += bl;
+	}
+out:
+	free(raw);
 	return rc;
 }
 

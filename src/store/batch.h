@@ -76,6 +76,22 @@ int store_batch_decode(const void *data, size_t len, const struct store_batch_vi
 /* The header alone: host (into buf), seq. 0 or -EBADMSG. */
 int store_batch_peek(const void *data, size_t len, char *host, size_t hostlen, uint64_t *seq);
 
+/* ---- messages: the batches of one send, one node's, in one zstd-compressed block ----
+ *   zstd( "IOSM" 1 | count | (length | batch) ... )
+ * A message is hostile input to its reader: it decompresses to at most STORE_MSG_MAX bytes. */
+#define STORE_MSG_MAGIC "IOSM"
+#define STORE_MSG_MAX (256u << 20)
+struct store_batch_ref {
+	const void *data;
+	size_t len;
+};
+/* The message of v[0..n): 0 and *out (malloc'd, *len bytes), or -ENOMEM / -ENOTSUP (no zstd). */
+int store_msg_pack(const struct store_batch_ref *v, size_t n, void **out, size_t *len);
+/* The batches of a message, fn per batch (not yet checked: decode each) until fn returns
+ * non-zero (returned). -EBADMSG with err when the message itself is bad (nothing passed on). */
+int store_msg_unpack(const void *msg, size_t len, int (*fn)(const void *batch, size_t len, void *ctx), void *ctx,
+		     char *err, size_t errlen);
+
 /* Applies a batch to a store inside the caller's transaction, the node's keys mapped to the
  * store's (job by (job, host, uid), process by (host, pid, start_ns), file by path), jobs and
  * processes written with the batch's seq. 0, -EBADMSG (err says why, nothing applied), or the

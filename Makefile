@@ -45,6 +45,7 @@ SYS_SRC := $(wildcard src/sys/*.c)
 CAP_SRC := $(wildcard src/capture/*.c)
 ANA_SRC := $(wildcard src/analysis/*.c)
 STORE_SRC := $(wildcard src/store/*.c)
+STREAM_SRC := $(wildcard src/stream/*.c)
 DMN_SRC := $(wildcard src/daemon/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 KERN_BPF := $(wildcard src/kernel/*.bpf.c)
@@ -58,7 +59,9 @@ BPFTOOL ?= bpftool
 # discovery and recovery (livelog.c) nor job archives (archive.c), which only the commands use; it
 # reaches src/sys through header-only parsers alone.
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(filter-out src/log/livelog.c src/log/jobdir.c src/log/archive.c,$(LOG_SRC)) $(CAP_SRC))
-CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC) $(STORE_SRC))
+CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC) $(STORE_SRC) $(STREAM_SRC))
+# what CORE_OBJ needs: the store's SQLite, the stream's Redis client (hiredis), OTF2
+CORE_LIBS = -lm $(OTF2_LIBS) -lsqlite3 -lhiredis
 DMN_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(DMN_SRC))
 CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC) $(MNT_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC)) $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
 
@@ -123,13 +126,13 @@ $(B)/libiostrata.so: $(LIB_OBJ)
 
 $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS) -lfuse3 -lsqlite3 -lpthread
+	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lbpf -lelf -lz -lfuse3 -lpthread
 
 # The node daemon: its own binary, over the same store, analysis, log and sys objects.
 # It reads the kernel layer's pinned maps (src/kernel/pinned.c) with libbpf.
 $(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ) $(B)/obj/kern/pinned.o
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3 -lnvme -lbpf -lelf -lz -lpthread
+	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lnvme -lbpf -lelf -lz -lpthread
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing,
 # fuse_*.c with libfuse3, *_shim.c as a shared object to preload.
@@ -149,22 +152,22 @@ $(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(filter %.o,$^) $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(filter %.o,$^) $(LDSAN) $(CORE_LIBS)
 
 # bench/timeline times the merge and the Perfetto export: it links the reader and analysis objects.
 $(B)/bench/timeline: bench/timeline.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
 
 # bench/report times `report` on a job of many logs three ways: it links the reader and analysis too.
 $(B)/bench/report: bench/report.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
 
 # bench/store times store_interval_add against plain SQLite inserts: it links the store.
 $(B)/bench/store: bench/store.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
 
 $(B)/bench/%: bench/%.c bench/ckpt_mix.h
 	@mkdir -p $(dir $@)

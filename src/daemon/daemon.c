@@ -1377,6 +1377,7 @@ int dmn_interval(struct dmn *d)
 		dmn_say("%s: written again", d->cfg.store);
 	retain(d, now);
 	merge_due(d, now);
+	dmn_sinks_send(d, now);
 	d->store_failing = 0;
 	dmn_samplers_done(d->samplers, 1);
 	d->intervals++;
@@ -1596,6 +1597,20 @@ static void sink_send(struct dmn *d, struct dmn_sink *s, int64_t now)
 	free(l.v);
 }
 
+/* The sinks the configuration names: 0, or -errno with one line in err (a sink that cannot
+ * start stops the daemon: running without it would look like running with it). */
+static int sinks_open(struct dmn *d, char *err, size_t errlen)
+{
+	struct dmn_sink *s;
+	if (d->cfg.redis[0]) {
+		if (!(s = dmn_sink_redis_new(&d->cfg, d->host, err, errlen)))
+			return -EINVAL;
+		if (dmn_sink_add(d, s) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 void dmn_sinks_send(struct dmn *d, int64_t now)
 {
 	for (int i = 0; i < d->nsinks; i++) {
@@ -1612,7 +1627,9 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 	d->cfg = *cfg;
 	d->lim = (struct dmn_limits){cfg->max_records, 64u << 20, (uint64_t)cfg->max_log_mb << 20};
 	d->root = geteuid() == 0;
-	if (gethostname(d->host, sizeof d->host) < 0)
+	if (cfg->node[0])
+		snprintf(d->host, sizeof d->host, "%s", cfg->node);
+	else if (gethostname(d->host, sizeof d->host) < 0)
 		snprintf(d->host, sizeof d->host, "unknown");
 	if (!(d->rows = calloc(1, sizeof *d->rows)) || dmn_samplers_new(&d->samplers) < 0)
 		return -ENOMEM;
@@ -1630,6 +1647,8 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 		return r;
 	}
 	d->last_ms = wall_ms();
+	if ((r = sinks_open(d, err, errlen)) < 0)
+		return r;
 	/* iostrata beside iostratad (bin/ of an installation, build/ of a checkout) */
 	char self[DMN_PATH];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -238,8 +238,6 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = parse_u32(v, 1, 1u << 24, &c->max_records);
 	else if (!strcmp(k, "max_log_mb"))
 		r = parse_u32(v, 1, 65536, &c->max_log_mb);
-	else if (!strcmp(k, "node"))
-		r = parse_word(v, c->node, sizeof c->node);
 	else if (!strcmp(k, "spool_max"))
 		r = parse_bytes(v, &c->spool_max);
 	else if (!strcmp(k, "send_delay"))

@@ -45,7 +45,6 @@ struct dmn_config {
 	uint32_t max_records;        /* max_records = 65536: records read per live file at most */
 	uint32_t max_log_mb;         /* max_log_mb = 256: a final log larger than this is not read */
 	/* sinks (sink.h, docs/DAEMON.md "Sinks") */
-	char node[256];              /* node = "" (the host name): the name batches and metrics carry */
 	uint64_t spool_max;          /* spool_max = 256M: bytes of batches a spooled sink keeps waiting */
 	uint32_t send_delay_ms;      /* send_delay = 30: a spooled send waits a random (0, N] s (0: none) */
 	/* Redis Streams (seed 001's stream buffer): the node group's Redis */

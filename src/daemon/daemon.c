@@ -1627,9 +1627,7 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 	d->cfg = *cfg;
 	d->lim = (struct dmn_limits){cfg->max_records, 64u << 20, (uint64_t)cfg->max_log_mb << 20};
 	d->root = geteuid() == 0;
-	if (cfg->node[0])
-		snprintf(d->host, sizeof d->host, "%s", cfg->node);
-	else if (gethostname(d->host, sizeof d->host) < 0)
+	if (gethostname(d->host, sizeof d->host) < 0)
 		snprintf(d->host, sizeof d->host, "unknown");
 	if (!(d->rows = calloc(1, sizeof *d->rows)) || dmn_samplers_new(&d->samplers) < 0)
 		return -ENOMEM;

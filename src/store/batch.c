@@ -839,10 +839,14 @@ static int64_t keymap_get(const struct keymap *m, int64_t from)
 struct apply {
 	struct store *s;
 	struct keymap jobs, procs, files;
+	uint64_t records;
 };
+
+
 
 static int ap_job(void *ctx, const struct store_job *j)
 {
+	((struct apply *)ctx)->records++;
 	struct apply *a = ctx;
 	struct store_job x = *j;
 	x.key = 0;
@@ -852,6 +856,7 @@ static int ap_job(void *ctx, const struct store_job *j)
 
 static int ap_sched(void *ctx, const struct store_job *j)
 {
+	((struct apply *)ctx)->records++;
 	struct apply *a = ctx;
 	struct store_job x = *j;
 	x.key = keymap_get(&a->jobs, j->key);
@@ -860,6 +865,7 @@ static int ap_sched(void *ctx, const struct store_job *j)
 
 static int ap_proc(void *ctx, const struct store_proc *p)
 {
+	((struct apply *)ctx)->records++;
 	struct apply *a = ctx;
 	struct store_proc x = *p;
 	x.key = 0;
@@ -870,6 +876,7 @@ static int ap_proc(void *ctx, const struct store_proc *p)
 
 static int ap_file(void *ctx, int64_t key, const char *path)
 {
+	((struct apply *)ctx)->records++;
 	struct apply *a = ctx;
 	int64_t to;
 	int r = store_file_key(a->s, path, &to);
@@ -878,6 +885,7 @@ static int ap_file(void *ctx, int64_t key, const char *path)
 
 static int ap_interval(void *ctx, const struct store_interval *iv)
 {
+	((struct apply *)ctx)->records++;
 	struct apply *a = ctx;
 	struct store_interval x = *iv;
 	x.proc_key = keymap_get(&a->procs, iv->proc_key);
@@ -887,43 +895,50 @@ static int ap_interval(void *ctx, const struct store_interval *iv)
 
 static int ap_totals(void *ctx, int64_t job_key, const int64_t bytes[STORE_NCATS], const int64_t calls[STORE_NCATS])
 {
+	((struct apply *)ctx)->records++;
 	struct apply *a = ctx;
 	return store_job_totals_add(a->s, keymap_get(&a->jobs, job_key), bytes, calls);
 }
 
 static int ap_node_sec(void *ctx, const struct store_node_sec *ns)
 {
+	((struct apply *)ctx)->records++;
 	return store_node_sec_add(((struct apply *)ctx)->s, ns);
 }
 
 static int ap_device(void *ctx, const struct store_device_sample *d)
 {
+	((struct apply *)ctx)->records++;
 	return store_device_add(((struct apply *)ctx)->s, d);
 }
 
 static int ap_sample(void *ctx, const struct store_sample *x)
 {
+	((struct apply *)ctx)->records++;
 	return store_sample_add(((struct apply *)ctx)->s, x);
 }
 
 static int ap_dist(void *ctx, const struct store_dist *x)
 {
+	((struct apply *)ctx)->records++;
 	return store_dist_add(((struct apply *)ctx)->s, x);
 }
 
 static int ap_report(void *ctx, int64_t job_key, const char *text, const char *json)
 {
+	((struct apply *)ctx)->records++;
 	struct apply *a = ctx;
 	return store_job_report_put(a->s, keymap_get(&a->jobs, job_key), text, json);
 }
 
 static int ap_findings(void *ctx, int64_t job_key, const char *const *findings, size_t n)
 {
+	((struct apply *)ctx)->records++;
 	struct apply *a = ctx;
 	return store_job_findings_put(a->s, keymap_get(&a->jobs, job_key), findings, n);
 }
 
-int store_batch_apply(struct store *s, const void *data, size_t len, char *err, size_t errlen)
+int store_batch_apply(struct store *s, const void *data, size_t len, uint64_t *records, char *err, size_t errlen)
 {
 	static const struct store_batch_visitor v = {
 		.job = ap_job, .sched = ap_sched, .proc = ap_proc, .file = ap_file, .interval = ap_interval,
@@ -932,6 +947,8 @@ int store_batch_apply(struct store *s, const void *data, size_t len, char *err, 
 	};
 	struct apply a = {.s = s};
 	int r = store_batch_decode(data, len, &v, &a, err, errlen);
+	if (records)
+		*records = r == 0 ? a.records : 0;
 	if (r < 0 && r != -EBADMSG && err && errlen)
 		snprintf(err, errlen, "%s", store_error(s));
 	free(a.jobs.v);

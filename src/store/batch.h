@@ -94,8 +94,8 @@ int store_msg_unpack(const void *msg, size_t len, int (*fn)(const void *batch, s
 
 /* Applies a batch to a store inside the caller's transaction, the node's keys mapped to the
  * store's (job by (job, host, uid), process by (host, pid, start_ns), file by path), jobs and
- * processes written with the batch's seq. 0, -EBADMSG (err says why, nothing applied), or the
- * store's -errno (store_error says why). */
-int store_batch_apply(struct store *s, const void *data, size_t len, char *err, size_t errlen);
+ * processes written with the batch's seq; *records (when not NULL) counts the records applied. 0,
+ * -EBADMSG (err says why, nothing applied), or the store's -errno (err says why). */
+int store_batch_apply(struct store *s, const void *data, size_t len, uint64_t *records, char *err, size_t errlen);
 
 #endif

@@ -243,11 +243,13 @@ int main(void)
 	struct store_job other = {.job = "other", .host = "node-b", .uid = 5};
 	store_begin(s);
 	store_job_put(s, &other);
-	r = store_batch_apply(s, data, len, err, sizeof err);
+	r = store_batch_apply(s, data, len, NULL, err, sizeof err);
 	check("batch 9 applies", r == 0, "%s", err);
 	data = sample_batch(b, 10, 1700000001000, 1000, &len);
-	r = store_batch_apply(s, data, len, err, sizeof err);
+	uint64_t nrec = 0;
+	r = store_batch_apply(s, data, len, &nrec, err, sizeof err);
 	check("batch 10 applies", r == 0, "%s", err);
+	eq_u64("its 16 records counted", nrec, 16);
 	store_commit(s);
 	struct store_job got = {0};
 	struct store_job_filter f = {.uid = STORE_ANY_UID, .job = "slurm-42"};

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ingest worker's loop (ingest.h).
+ */
+#include "stream/ingest.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/batch.h"
+#include "store/store.h"
+
+struct worker {
+	const struct strm_ingest_conf *c;
+	struct store *st;
+	struct strm_redis *r[STRM_MAX_GROUPS];
+	int down[STRM_MAX_GROUPS];          /* said once while a Redis cannot be reached */
+	struct strm_ingest_stats *stats;
+	volatile sig_atomic_t *stop;
+	int store_down;
+};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("iostrata ingest: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Sleeps ms, or less when asked to stop. */
+static void nap(const struct worker *w, int ms)
+{
+	for (; ms > 0 && !*w->stop; ms -= 100)
+		usleep((useconds_t)(ms < 100 ? ms : 100) * 1000);
+}
+
+/* ---- one entry ---- */
+
+struct check_ctx {
+	char *err;
+	size_t errlen;
+	size_t n;
+};
+
+static int check_batch(const void *batch, size_t len, void *ctx)
+{
+	struct check_ctx *cc = ctx;
+	char e[256];
+	cc->n++;
+	if (store_batch_decode(batch, len, NULL, NULL, e, sizeof e) < 0) {
+		snprintf(cc->err, cc->errlen, "batch %zu: %s", cc->n, e);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+struct apply_ctx {
+	struct worker *w;
+	char *err;
+	size_t errlen;
+};
+
+static int apply_batch(const void *batch, size_t len, void *ctx)
+{
+	struct apply_ctx *ac = ctx;
+	struct worker *w = ac->w;
+	char host[256];
+	uint64_t seq, records = 0;
+	int r = store_batch_peek(batch, len, host, sizeof host, &seq);
+	if (r < 0) {
+		snprintf(ac->err, ac->errlen, "a batch without a header");
+		return r;
+	}
+	if ((r = store_batch_mark(w->st, host, seq)) < 0) {
+		snprintf(ac->err, ac->errlen, "%s", store_error(w->st));
+		return r;
+	}
+	w->stats->batches++;
+	if (r == 1) { /* applied before: delivered twice, counted once */
+		w->stats->duplicates++;
+		return 0;
+	}
+	r = store_batch_apply(w->st, batch, len, &records, ac->err, ac->errlen);
+	w->stats->records += records;
+	return r;
+}
+
+/* 0 when the entry is done (applied, or a dead letter): it may be acknowledged; -errno when the
+ * store failed (the entry waits). */
+static int take_entry(struct worker *w, int g, const struct strm_entry *e)
+{
+	char err[512] = "";
+	const struct strm_ingest_conf *c = w->c;
+	if (!e->has_data) {
+		/* trimmed from the stream while pending: nothing left to apply */
+		snprintf(err, sizeof err, "entry without data (trimmed while pending, or not the daemon's)");
+		goto dead;
+	}
+	struct check_ctx cc = {err, sizeof err, 0};
+	int r = store_msg_unpack(e->data, e->len, check_batch, &cc, err, sizeof err);
+	if (r == -ENOTSUP) {
+		snprintf(err, sizeof err, "zstd cannot be loaded: messages cannot be read");
+		return -ENOTSUP;
+	}
+	if (r < 0)
+		goto dead;
+	if ((r = store_begin(w->st)) < 0)
+		return r;
+	struct apply_ctx ac = {w, err, sizeof err};
+	r = store_msg_unpack(e->data, e->len, apply_batch, &ac, err, sizeof err);
+	if (r >= 0)
+		r = store_commit(w->st);
+	if (r < 0) {
+		store_rollback(w->st);
+		w->stats->store_failures++;
+		if (!w->store_down)
+			say("%s: %s; entries wait in Redis, retried", c->store, err[0] ? err : store_error(w->st));
+		w->store_down = 1;
+		return r;
+	}
+	if (w->store_down)
+		say("%s: writing again", c->store);
+	w->store_down = 0;
+	w->stats->entries++;
+	return 0;
+dead:
+	w->stats->dead++;
+	say("entry %s of %s (node %s) to the dead-letter stream: %s", e->id, c->redis[g].addr, e->node ? e->node : "?",
+	    err);
+	{
+		char e2[512];
+		if (strm_dead_letter(w->r[g], c->stream, e->id, e->node, err, e->data, e->len, e2, sizeof e2) < 0) {
+			say("%s", e2);
+			return -EIO; /* not acknowledged: it stays pending, and is looked at again */
+		}
+	}
+	return 0;
+}
+
+struct group_ctx {
+	struct worker *w;
+	int g;
+	int failed;
+};
+
+static int on_entry(const struct strm_entry *e, void *ctx)
+{
+	struct group_ctx *gc = ctx;
+	struct worker *w = gc->w;
+	char err[512];
+	int r;
+	/* the store failing: the same entry again after a back-off (it is this consumer's) */
+	for (int backoff = 250; (r = take_entry(w, gc->g, e)) < 0 && !*w->stop;) {
+		if (r == -ENOTSUP)
+			return r;
+		nap(w, backoff);
+		backoff = backoff < 16000 ? backoff * 2 : 30000;
+	}
+	if (r < 0)
+		return r; /* stopping: left pending, claimed later */
+	if (strm_ack(w->r[gc->g], w->c->stream, w->c->group, e->id, err, sizeof err) < 0) {
+		say("%s", err);
+		gc->failed = 1;
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Connects group g when it is not: 0 or -1 (said once). */
+static int connect_group(struct worker *w, int g)
+{
+	char err[512];
+	if (w->r[g])
+		return 0;
+	if (strm_redis_open(&w->c->redis[g], &w->r[g], err, sizeof err) < 0 ||
+	    strm_group_create(w->r[g], w->c->stream, w->c->group, err, sizeof err) < 0) {
+		strm_redis_close(w->r[g]);
+		w->r[g] = NULL;
+		if (!w->down[g])
+			say("%s; tried again", err);
+		w->down[g] = 1;
+		return -1;
+	}
+	if (w->down[g])
+		say("redis %s: reading again", w->c->redis[g].addr);
+	w->down[g] = 0;
+	return 0;
+}
+
+/* One pass over group g: claim a dead worker's entries, then read new ones. The number of
+ * entries taken, or -1 (the connection was dropped). */
+static int pass(struct worker *w, int g, int block_ms)
+{
+	char err[512];
+	struct group_ctx gc = {w, g, 0};
+	if (connect_group(w, g) < 0)
+		return -1;
+	int n = strm_autoclaim(w->r[g], w->c->stream, w->c->group, w->c->consumer, w->c->claim_idle_ms, w->c->count,
+			       on_entry, &gc, err, sizeof err);
+	if (n > 0)
+		w->stats->claimed += (uint64_t)n;
+	int m = n < 0 ? n
+		      : strm_read_group(w->r[g], w->c->stream, w->c->group, w->c->consumer, w->c->count, block_ms,
+					on_entry, &gc, err, sizeof err);
+	if (n < 0 || m < 0) {
+		if (*w->stop)
+			return 0;
+		if (!gc.failed && (n < 0 ? n : m) != -ENOTSUP)
+			say("%s", err);
+		strm_redis_close(w->r[g]);
+		w->r[g] = NULL;
+		return -1;
+	}
+	return n + m;
+}
+
+int strm_ingest_run(const struct strm_ingest_conf *c, volatile sig_atomic_t *stop, struct strm_ingest_stats *st,
+		    char *err, size_t errlen)
+{
+	struct worker w = {.c = c, .stats = st, .stop = stop};
+	memset(st, 0, sizeof *st);
+	int r = store_open(c->store, STORE_CREATE, &w.st, err, errlen);
+	if (r < 0)
+		return r;
+	int any = 0;
+	for (int g = 0; g < c->nredis; g++)
+		any |= connect_group(&w, g) == 0;
+	if (!any) {
+		snprintf(err, errlen, "no Redis of the %d configured can be reached", c->nredis);
+		store_close(w.st);
+		return -ECONNREFUSED;
+	}
+	double t0 = now_s(), idle_since = t0;
+	/* with several groups, a short block each, so none waits on another */
+	int block_ms = c->nredis > 1 ? 200 : 1000;
+	while (!*stop) {
+		int got = 0, failed = 0;
+		for (int g = 0; g < c->nredis && !*stop; g++) {
+			int n = pass(&w, g, block_ms);
+			if (n < 0)
+				failed++;
+			else
+				got += n;
+		}
+		if (got)
+			idle_since = now_s();
+		else if (c->exit_idle_ms && (now_s() - idle_since) * 1000 >= c->exit_idle_ms)
+			break;
+		if (failed == c->nredis)
+			nap(&w, 1000);
+	}
+	st->seconds = now_s() - t0;
+	for (int g = 0; g < c->nredis; g++)
+		strm_redis_close(w.r[g]);
+	store_close(w.st);
+	return 0;
+}

@@ -132,7 +132,7 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 # It reads the kernel layer's pinned maps (src/kernel/pinned.c) with libbpf.
 $(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ) $(B)/obj/kern/pinned.o
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lnvme -lbpf -lelf -lz -lpthread
+	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lnvme -lbpf -lelf -lz -lpthread -lcurl
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing,
 # fuse_*.c with libfuse3, *_shim.c as a shared object to preload.
@@ -147,6 +147,8 @@ $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h bench/ckpt_mix.h
 $(B)/tests/unit/test_agg_shm: $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
 # test_cursor: the daemon's cursors and their stored form
 $(B)/tests/unit/test_cursor: $(B)/obj/cli/daemon/cursor.o
+# test_influx: a batch as InfluxDB line protocol (no libcurl: the sink's HTTP side is not linked)
+$(B)/tests/unit/test_influx: $(B)/obj/cli/daemon/lineproto.o
 # test_unseen: the kernel log's unseen-request accounting, which needs no libbpf
 $(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)

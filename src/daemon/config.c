@@ -51,6 +51,7 @@ void dmn_config_defaults(struct dmn_config *c)
 	c->max_log_mb = 256;
 	c->spool_max = 256ull << 20;
 	c->send_delay_ms = 30000;
+	snprintf(c->influxdb_db, sizeof c->influxdb_db, "iostrata");
 	snprintf(c->redis_stream, sizeof c->redis_stream, "iostrata:batches");
 	c->redis_maxlen = 1000000;
 	derive(c);
@@ -242,6 +243,14 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = parse_bytes(v, &c->spool_max);
 	else if (!strcmp(k, "send_delay"))
 		r = parse_secs(v, 0, 3600000, &c->send_delay_ms);
+	else if (!strcmp(k, "influxdb"))
+		r = !strcmp(v, "none") ? (c->influxdb[0] = 0) : parse_word(v, c->influxdb, sizeof c->influxdb);
+	else if (!strcmp(k, "influxdb_db"))
+		r = *v ? parse_word(v, c->influxdb_db, sizeof c->influxdb_db) : -1;
+	else if (!strcmp(k, "influxdb_user"))
+		r = parse_word(v, c->influxdb_user, sizeof c->influxdb_user);
+	else if (!strcmp(k, "influxdb_password_file"))
+		r = parse_path(v, c->influxdb_password_file, 1);
 	else if (!strcmp(k, "redis"))
 		r = !strcmp(v, "none") ? (c->redis[0] = 0) : parse_word(v, c->redis, sizeof c->redis);
 	else if (!strcmp(k, "redis_user"))

@@ -47,6 +47,11 @@ struct dmn_config {
 	/* sinks (sink.h, docs/DAEMON.md "Sinks") */
 	uint64_t spool_max;          /* spool_max = 256M: bytes of batches a spooled sink keeps waiting */
 	uint32_t send_delay_ms;      /* send_delay = 30: a spooled send waits a random (0, N] s (0: none) */
+	/* InfluxDB 1.x (docs/DAEMON.md, "InfluxDB"): line protocol over HTTP, every interval */
+	char influxdb[DMN_PATH];     /* influxdb = "" (off), http://HOST:PORT or https://HOST:PORT */
+	char influxdb_db[256];       /* influxdb_db = iostrata */
+	char influxdb_user[64];      /* influxdb_user = "" (no authentication) */
+	char influxdb_password_file[DMN_PATH]; /* influxdb_password_file = "": a root-only file, the password */
 	/* Redis Streams (seed 001's stream buffer): the node group's Redis */
 	char redis[DMN_PATH];        /* redis = "" (off), HOST:PORT or unix:PATH */
 	char redis_user[64];         /* redis_user = "" (the default user) */

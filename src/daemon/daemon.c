@@ -1602,6 +1602,12 @@ static void sink_send(struct dmn *d, struct dmn_sink *s, int64_t now)
 static int sinks_open(struct dmn *d, char *err, size_t errlen)
 {
 	struct dmn_sink *s;
+	if (d->cfg.influxdb[0]) {
+		if (!(s = dmn_sink_influx_new(&d->cfg, d->host, err, errlen)))
+			return -EINVAL;
+		if (dmn_sink_add(d, s) < 0)
+			return -ENOMEM;
+	}
 	if (d->cfg.redis[0]) {
 		if (!(s = dmn_sink_redis_new(&d->cfg, d->host, err, errlen)))
 			return -EINVAL;

@@ -132,7 +132,7 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 # It reads the kernel layer's pinned maps (src/kernel/pinned.c) with libbpf.
 $(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ) $(B)/obj/kern/pinned.o
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lnvme -lbpf -lelf -lz -lpthread
+	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lnvme -lbpf -lelf -lz -lmicrohttpd -lpthread
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing,
 # fuse_*.c with libfuse3, *_shim.c as a shared object to preload.
@@ -147,6 +147,9 @@ $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h bench/ckpt_mix.h
 $(B)/tests/unit/test_agg_shm: $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
 # test_cursor: the daemon's cursors and their stored form
 $(B)/tests/unit/test_cursor: $(B)/obj/cli/daemon/cursor.o
+# test_prom: the Prometheus sink, with its HTTP library
+$(B)/tests/unit/test_prom: $(B)/obj/cli/daemon/prom.o $(B)/obj/cli/daemon/config.o
+$(B)/tests/unit/test_prom: CORE_LIBS += -lmicrohttpd -lpthread
 # test_unseen: the kernel log's unseen-request accounting, which needs no libbpf
 $(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)

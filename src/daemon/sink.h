@@ -47,5 +47,6 @@ struct dmn_sink {
 /* The sinks a configuration asks for: each constructor returns NULL and says why in err when it
  * cannot start (a bad address, a password file anyone may read ...). */
 struct dmn_sink *dmn_sink_redis_new(const struct dmn_config *cfg, const char *host, char *err, size_t errlen);
+struct dmn_sink *dmn_sink_prom_new(const struct dmn_config *cfg, const char *host, char *err, size_t errlen);
 
 #endif

@@ -132,7 +132,7 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 # It reads the kernel layer's pinned maps (src/kernel/pinned.c) with libbpf.
 $(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ) $(B)/obj/kern/pinned.o
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lnvme -lbpf -lelf -lz -lpthread -lcurl
+	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lnvme -lbpf -lelf -lz -lmicrohttpd -lcurl -lpthread
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing,
 # fuse_*.c with libfuse3, *_shim.c as a shared object to preload.
@@ -149,6 +149,9 @@ $(B)/tests/unit/test_agg_shm: $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/captur
 $(B)/tests/unit/test_cursor: $(B)/obj/cli/daemon/cursor.o
 # test_influx: a batch as InfluxDB line protocol (no libcurl: the sink's HTTP side is not linked)
 $(B)/tests/unit/test_influx: $(B)/obj/cli/daemon/lineproto.o
+# test_prom: the Prometheus sink, with its HTTP library
+$(B)/tests/unit/test_prom: $(B)/obj/cli/daemon/prom.o $(B)/obj/cli/daemon/config.o
+$(B)/tests/unit/test_prom: CORE_LIBS += -lmicrohttpd -lpthread
 # test_unseen: the kernel log's unseen-request accounting, which needs no libbpf
 $(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)

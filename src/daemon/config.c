@@ -54,6 +54,7 @@ void dmn_config_defaults(struct dmn_config *c)
 	snprintf(c->influxdb_db, sizeof c->influxdb_db, "iostrata");
 	snprintf(c->redis_stream, sizeof c->redis_stream, "iostrata:batches");
 	c->redis_maxlen = 1000000;
+	c->prometheus_max_jobs = 1000;
 	derive(c);
 }
 
@@ -261,6 +262,10 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = *v ? parse_word(v, c->redis_stream, sizeof c->redis_stream) : -1;
 	else if (!strcmp(k, "redis_maxlen"))
 		r = parse_u32(v, 1000, 1000000000, &c->redis_maxlen);
+	else if (!strcmp(k, "prometheus"))
+		r = !strcmp(v, "none") ? (c->prometheus[0] = 0) : parse_word(v, c->prometheus, sizeof c->prometheus);
+	else if (!strcmp(k, "prometheus_max_jobs"))
+		r = parse_u32(v, 0, 1000000, &c->prometheus_max_jobs);
 	else {
 		snprintf(bad, badlen, "unknown key '%s'", k);
 		return -1;

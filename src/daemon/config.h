@@ -58,6 +58,9 @@ struct dmn_config {
 	char redis_password_file[DMN_PATH]; /* redis_password_file = "": a root-only file, the password */
 	char redis_stream[256];      /* redis_stream = iostrata:batches */
 	uint32_t redis_maxlen;       /* redis_maxlen = 1000000: the stream trimmed to about this many entries */
+	/* Prometheus (prom.c): GET /metrics */
+	char prometheus[256];        /* prometheus = "" (off), ADDR:PORT (127.0.0.1:9464) */
+	uint32_t prometheus_max_jobs; /* prometheus_max_jobs = 1000: running jobs with their own series */
 };
 
 /* Defaults into c. */

@@ -1614,6 +1614,12 @@ static int sinks_open(struct dmn *d, char *err, size_t errlen)
 		if (dmn_sink_add(d, s) < 0)
 			return -ENOMEM;
 	}
+	if (d->cfg.prometheus[0]) {
+		if (!(s = dmn_sink_prom_new(&d->cfg, d->host, err, errlen)))
+			return -EINVAL;
+		if (dmn_sink_add(d, s) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -48,5 +48,6 @@ struct dmn_sink {
  * cannot start (a bad address, a password file anyone may read ...). */
 struct dmn_sink *dmn_sink_influx_new(const struct dmn_config *cfg, const char *host, char *err, size_t errlen);
 struct dmn_sink *dmn_sink_redis_new(const struct dmn_config *cfg, const char *host, char *err, size_t errlen);
+struct dmn_sink *dmn_sink_prom_new(const struct dmn_config *cfg, const char *host, char *err, size_t errlen);
 
 #endif

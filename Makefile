@@ -23,7 +23,9 @@ SAN ?=
 SAN_TESTS ?=
 OPT ?= -O2
 WERROR ?= $(if $(filter true,$(CI)),-Werror,)
-CFLAGS_BASE := -std=gnu11 $(OPT) -g -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
+# libpq (Debian's libpq-dev) for the PostgreSQL store (src/store/pg.c); its header is not in /usr/include.
+PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+CFLAGS_BASE := $(PQ_CFLAGS) -std=gnu11 $(OPT) -g -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
 	-fno-strict-aliasing -Wno-format-truncation
 ifneq ($(SAN),)
 CFLAGS_BASE += -fsanitize=$(SAN) -fno-omit-frame-pointer
@@ -123,13 +125,13 @@ $(B)/libiostrata.so: $(LIB_OBJ)
 
 $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS) -lfuse3 -lsqlite3 -lpthread
+	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm -lbpf -lelf -lz $(OTF2_LIBS) -lfuse3 -lsqlite3 -lpq -lpthread
 
 # The node daemon: its own binary, over the same store, analysis, log and sys objects.
 # It reads the kernel layer's pinned maps (src/kernel/pinned.c) with libbpf.
 $(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ) $(B)/obj/kern/pinned.o
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3 -lnvme -lbpf -lelf -lz -lpthread
+	$(Q)$(CC) -o $@ $^ $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3 -lpq -lnvme -lbpf -lelf -lz -lpthread
 
 # tests/progs/*_static.c are linked statically (seen only by the kernel layer), *_uring.c with liburing,
 # fuse_*.c with libfuse3, *_shim.c as a shared object to preload.
@@ -149,22 +151,22 @@ $(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(filter %.o,$^) $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(filter %.o,$^) $(LDSAN) -lm $(OTF2_LIBS) -lsqlite3 -lpq
 
 # bench/timeline times the merge and the Perfetto export: it links the reader and analysis objects.
 $(B)/bench/timeline: bench/timeline.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3 -lpq
 
 # bench/report times `report` on a job of many logs three ways: it links the reader and analysis too.
 $(B)/bench/report: bench/report.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3 -lpq
 
 # bench/store times store_interval_add against plain SQLite inserts: it links the store.
 $(B)/bench/store: bench/store.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) -lm $(OTF2_LIBS) -lsqlite3 -lpq
 
 $(B)/bench/%: bench/%.c bench/ckpt_mix.h
 	@mkdir -p $(dir $@)

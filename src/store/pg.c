@@ -160,6 +160,8 @@ static void redact_url(char *out, size_t len, const char *url)
 	}
 	for (const char *p = url; *p && n + 16 < len; p++) {
 		out[n++] = *p;
+		if (*p == '?')
+			query = 1;
 		if (p == colon || (query && (*p == '?' || *p == '&') && !strncmp(p + 1, "password=", 9))) {
 			if (p != colon) {
 				memcpy(out + n, "password=", 9);
@@ -171,8 +173,6 @@ static void redact_url(char *out, size_t len, const char *url)
 			/* on to the '@' or the next parameter */
 			p = p == colon ? at - 1 : p + strcspn(p + 1, "&#");
 		}
-		if (*p == '?')
-			query = 1;
 	}
 	out[n] = 0;
 }

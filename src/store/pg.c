@@ -719,12 +719,15 @@ static int flush(struct store *s)
 
 /* After a buffered row: outside a transaction it goes at once (each call its own statement, as
  * SQLite's autocommit); inside, when the buffers pass their bound. */
+static int pg_begin(struct store *s);
+static int pg_commit(struct store *s);
+
 static int buffered(struct store *s, int r)
 {
 	if (r < 0)
 		return r;
 	if (!s->in_tx)
-		return flush(s);
+		return (r = pg_begin(s)) < 0 ? r : pg_commit(s); /* the row and its day's partition together */
 	return s->buffered >= PG_FLUSH_ROWS ? flush(s) : 0;
 }
 
@@ -756,11 +759,15 @@ static void pg_rollback(struct store *s)
 	s->in_tx = 0;
 }
 
+/* A failed statement has ended the transaction on the server already: a failed commit rolls back
+ * here too, so the caller's rollback finds nothing left (and retrying the commit cannot help). */
 static int pg_commit(struct store *s)
 {
 	int r = flush(s);
-	if (r < 0)
+	if (r < 0) {
+		pg_rollback(s);
 		return r;
+	}
 	PGresult *res = PQexec(s->db, "COMMIT");
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK)
 		r = fail(s, res, "committing");

@@ -23,7 +23,9 @@ SAN ?=
 SAN_TESTS ?=
 OPT ?= -O2
 WERROR ?= $(if $(filter true,$(CI)),-Werror,)
-CFLAGS_BASE := -std=gnu11 $(OPT) -g -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
+# libpq (Debian's libpq-dev) for the PostgreSQL store (src/store/pg.c); its header is not in /usr/include.
+PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+CFLAGS_BASE := $(PQ_CFLAGS) -std=gnu11 $(OPT) -g -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
 	-fno-strict-aliasing -Wno-format-truncation
 ifneq ($(SAN),)
 CFLAGS_BASE += -fsanitize=$(SAN) -fno-omit-frame-pointer
@@ -60,8 +62,8 @@ BPFTOOL ?= bpftool
 # reaches src/sys through header-only parsers alone.
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(filter-out src/log/livelog.c src/log/jobdir.c src/log/archive.c,$(LOG_SRC)) $(CAP_SRC))
 CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC) $(STORE_SRC) $(STREAM_SRC))
-# what CORE_OBJ needs: the store's SQLite, the stream's Redis client (hiredis), OTF2
-CORE_LIBS = -lm $(OTF2_LIBS) -lsqlite3 -lhiredis
+# what CORE_OBJ needs: the store's SQLite and PostgreSQL (libpq), the stream's Redis client (hiredis), OTF2
+CORE_LIBS = -lm $(OTF2_LIBS) -lsqlite3 -lpq -lhiredis
 DMN_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(DMN_SRC))
 CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC) $(MNT_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC)) $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
 

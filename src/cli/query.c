@@ -32,7 +32,7 @@ static void usage(FILE *f, const char *verb)
 			   "                     [--socket PATH | --store URL]\n");
 	fprintf(f, "  T: @EPOCH, YYYY-MM-DD[THH:MM[:SS]], or a duration ago (90s, 10m, 2h, 3d)\n"
 		   "  --socket PATH  iostratad's socket (default $IOSTRATA_SOCKET, else " STORE_DEFAULT_SOCKET ")\n"
-		   "  --store URL    read a store directly (sqlite:PATH), without the daemon\n");
+		   "  --store URL    read a store directly (sqlite:PATH or postgresql://...), without the daemon\n");
 }
 
 static int write_all(int fd, const void *buf, size_t n)

@@ -64,5 +64,12 @@ struct store_ops {
 
 /* The backends' openers (store_open picks one by the URL's scheme). */
 int store_sqlite_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen);
+int store_pg_open(const char *url, unsigned flags, struct store **out, char *err, size_t errlen);
+
+/* A histogram as every backend stores it: counts separated by commas, trailing zeros left out
+ * ("" when all are 0); len of STORE_HIST_TEXT holds any. */
+#define STORE_HIST_TEXT (STORE_HIST * 21 + 1)
+void store_hist_text(char *buf, size_t len, const uint64_t *h);
+void store_hist_parse(const char *t, uint64_t *h);
 
 #endif

@@ -20,8 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log/writer.h"
-#include "log/zstd.h"
+#include "store/archive.h"
 
 enum stmt_id {
 	ST_JOB_FIND,
@@ -503,33 +502,11 @@ static int sq_job_totals_add(struct store *s, int64_t job_key, const int64_t byt
 	return r < 0 ? r : 0;
 }
 
-/* A histogram as text: counts separated by commas, trailing zeros left out ("" when all are 0). */
-static void hist_text(char *buf, size_t len, const uint64_t *h)
-{
-	unsigned used = store_hist_used(h);
-	size_t n = 0;
-	buf[0] = 0;
-	for (unsigned b = 0; b < used && n < len; b++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64, b ? "," : "", h[b]);
-}
-
-static void hist_parse(const char *t, uint64_t *h)
-{
-	memset(h, 0, STORE_HIST * sizeof *h);
-	for (int b = 0; t && *t && b < STORE_HIST; b++) {
-		char *end;
-		h[b] = strtoull(t, &end, 10);
-		if (*end != ',')
-			break;
-		t = end + 1;
-	}
-}
-
 static int sq_node_sec_add(struct store *s, const struct store_node_sec *ns)
 {
 	char rh[STORE_HIST * 21 + 1], wh[STORE_HIST * 21 + 1];
-	hist_text(rh, sizeof rh, ns->read_hist);
-	hist_text(wh, sizeof wh, ns->write_hist);
+	store_hist_text(rh, sizeof rh, ns->read_hist);
+	store_hist_text(wh, sizeof wh, ns->write_hist);
 	bind(s->st[ST_NODE_SEC], "iisiuuuuuss", ns->t_ms, ns->dt_ms, ns->host, (int64_t)ns->layer, ns->bytes_read,
 	     ns->bytes_written, ns->reads, ns->writes, ns->meta_ops, rh, wh);
 	int r = step(s, s->st[ST_NODE_SEC], "adding a node-second");
@@ -557,8 +534,8 @@ static int sq_sample_add(struct store *s, const struct store_sample *x)
 static int sq_dist_add(struct store *s, const struct store_dist *x)
 {
 	char wh[STORE_HIST * 21 + 1], sh[STORE_HIST * 21 + 1];
-	hist_text(wh, sizeof wh, x->wait);
-	hist_text(sh, sizeof sh, x->service);
+	store_hist_text(wh, sizeof wh, x->wait);
+	store_hist_text(sh, sizeof sh, x->service);
 	bind(s->st[ST_DIST], "isssuss", x->t_ms, x->host, x->server, x->op, x->requests, wh, sh);
 	int r = step(s, s->st[ST_DIST], "adding a distribution");
 	return r < 0 ? r : 0;
@@ -585,8 +562,8 @@ static int sq_dists(struct store *s, const struct store_node_filter *f,
 			.t_ms = sqlite3_column_int64(st, 0), .host = col_text(st, 1), .server = col_text(st, 2),
 			.op = col_text(st, 3), .requests = (uint64_t)sqlite3_column_int64(st, 4),
 		};
-		hist_parse(col_text_or_null(st, 5), x.wait);
-		hist_parse(col_text_or_null(st, 6), x.service);
+		store_hist_parse(col_text_or_null(st, 5), x.wait);
+		store_hist_parse(col_text_or_null(st, 6), x.service);
 		if (fn(&x, ctx)) {
 			r = 0;
 			break;
@@ -885,8 +862,8 @@ static int node_query(struct store *s, const char *sql, const struct store_node_
 			.writes = (uint64_t)sqlite3_column_int64(st, 7),
 			.meta_ops = (uint64_t)sqlite3_column_int64(st, 8),
 		};
-		hist_parse(col_text_or_null(st, 9), ns.read_hist);
-		hist_parse(col_text_or_null(st, 10), ns.write_hist);
+		store_hist_parse(col_text_or_null(st, 9), ns.read_hist);
+		store_hist_parse(col_text_or_null(st, 10), ns.write_hist);
 		if (fn(&ns, ctx)) {
 			r = 0;
 			break;
@@ -979,7 +956,7 @@ static const struct table_spec tables[] = {
 	 "SELECT i.t_ms, i.dt_ms, j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe, f.path, i.layer, i.cat, i.bytes,"
 	 " i.calls, i.dur_ns FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
 	 " JOIN files f ON f.id = i.file_id WHERE i.t_ms < ?1 ORDER BY i.t_ms",
-	 "t_ms,dt_ms,job,host,user,uid,pid,rank,exe,file,layer,category,bytes,calls,dur_ns",
+	 STORE_ARCHIVE_INTERVALS,
 	 "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns)"
 	 " SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals"
 	 " WHERE t_ms < ?1 GROUP BY 1, 2, 3, 4, 5 ORDER BY 1"
@@ -989,7 +966,7 @@ static const struct table_spec tables[] = {
 	{"node_seconds",
 	 "SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist, write_hist"
 	 " FROM node_seconds WHERE t_ms < ?1 ORDER BY t_ms",
-	 "t_ms,dt_ms,host,layer,bytes_read,bytes_written,reads,writes,meta_ops,read_hist,write_hist",
+	 STORE_ARCHIVE_NODE_SECONDS,
 	 "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
 	 " SELECT t_ms / 60000 * 60000, host, layer, sum(bytes_read), sum(bytes_written), sum(reads), sum(writes),"
 	 " sum(meta_ops) FROM node_seconds WHERE t_ms < ?1 GROUP BY 1, 2, 3 ORDER BY 1"
@@ -1001,32 +978,15 @@ static const struct table_spec tables[] = {
 	 "SELECT t_ms, dt_ms, host, device, major, minor, reads, reads_merged, sectors_read, ms_reading, writes,"
 	 " writes_merged, sectors_written, ms_writing, in_flight, ms_io, ms_weighted, discards, sectors_discarded, flushes"
 	 " FROM device_samples WHERE t_ms < ?1 ORDER BY t_ms",
-	 "t_ms,dt_ms,host,device,major,minor,reads,reads_merged,sectors_read,ms_reading,writes,writes_merged,"
-	 "sectors_written,ms_writing,in_flight,ms_io,ms_weighted,discards,sectors_discarded,flushes",
+	 STORE_ARCHIVE_DEVICE_SAMPLES,
 	 NULL, "DELETE FROM device_samples WHERE t_ms < ?1"},
 	{"samples",
 	 "SELECT t_ms, dt_ms, host, source, instance, metric, value, gauge FROM samples WHERE t_ms < ?1 ORDER BY t_ms",
-	 "t_ms,dt_ms,host,source,instance,metric,value,gauge", NULL, "DELETE FROM samples WHERE t_ms < ?1"},
+	 STORE_ARCHIVE_SAMPLES, NULL, "DELETE FROM samples WHERE t_ms < ?1"},
 	{"server_dists",
 	 "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists WHERE t_ms < ?1 ORDER BY t_ms",
-	 "t_ms,host,server,op,requests,wait_hist,service_hist", NULL, "DELETE FROM server_dists WHERE t_ms < ?1"},
+	 STORE_ARCHIVE_SERVER_DISTS, NULL, "DELETE FROM server_dists WHERE t_ms < ?1"},
 };
-
-/* One CSV field: quoted when it holds a comma, quote, CR or LF, quotes doubled. */
-static void csv_field(FILE *f, const char *v)
-{
-	if (!v[strcspn(v, ",\"\r\n")]) {
-		fputs(v, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *v; v++) {
-		if (*v == '"')
-			fputc('"', f);
-		fputc(*v, f);
-	}
-	fputc('"', f);
-}
 
 /* The cutoff of this call for a table: before_ms, or sooner so that at most max rows (whole
  * intervals) go. 0 with *cut, or -errno. */
@@ -1067,7 +1027,7 @@ static int archive_table(struct store *s, const struct table_spec *t, int64_t cu
 		sqlite3_finalize(st);
 		return -ENOMEM;
 	}
-	fprintf(f, "# iostrata archive 1 %s\n%s\n", t->name, t->header);
+	store_archive_head(f, t->name, t->header);
 	int r;
 	while ((r = step(s, st, "archiving")) == 1) {
 		int nc = sqlite3_column_count(st);
@@ -1078,12 +1038,12 @@ static int archive_table(struct store *s, const struct table_spec *t, int64_t cu
 		for (int c = 0; c < nc; c++) {
 			if (c)
 				fputc(',', f);
-			if (!strcmp(t->name, "intervals") && c == 11)
+			if (!strcmp(t->name, "intervals") && c == STORE_ARCHIVE_CAT_COLUMN)
 				fputs(store_cat_name((unsigned)sqlite3_column_int(st, c)), f);
 			else if (sqlite3_column_type(st, c) == SQLITE_INTEGER)
 				fprintf(f, "%lld", (long long)sqlite3_column_int64(st, c));
 			else
-				csv_field(f, col_text(st, c));
+				store_csv_field(f, col_text(st, c));
 		}
 		fputc('\n', f);
 		(*n)++;
@@ -1095,50 +1055,9 @@ static int archive_table(struct store *s, const struct table_spec *t, int64_t cu
 		free(csv);
 		return r;
 	}
-	/* made when there is something to keep in it */
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		int e = errno;
-		snprintf(s->err, sizeof s->err, "%s: %s", dir, strerror(e));
-		free(csv);
-		return -e;
-	}
-	char why[256];
-	void *z = NULL;
-	size_t zn = 0;
-	if (log_zstd_load(why, sizeof why) < 0) {
-		snprintf(s->err, sizeof s->err, "archive: %s", why);
-		free(csv);
-		return -ENOSYS;
-	}
-	if (!(z = malloc(log_zstd_bound(len))) || !(zn = log_zstd_compress(z, log_zstd_bound(len), csv, len))) {
-		free(csv);
-		free(z);
-		snprintf(s->err, sizeof s->err, "archive: compression failed");
-		return -ENOMEM;
-	}
+	r = store_archive_write(dir, t->name, first, last, csv, len, s->err, sizeof s->err);
 	free(csv);
-	char path[8192], tmp[8300];
-	snprintf(path, sizeof path, "%s/%s-%lld-%lld.csv.zst", dir, t->name, (long long)first, (long long)last);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || log_write_all(fd, z, zn) < 0 || fsync(fd) < 0) {
-		int e = errno;
-		snprintf(s->err, sizeof s->err, "%s: %s", tmp, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		free(z);
-		return -e;
-	}
-	close(fd);
-	free(z);
-	if (rename(tmp, path) < 0) {
-		int e = errno;
-		snprintf(s->err, sizeof s->err, "%s: %s", path, strerror(e));
-		unlink(tmp);
-		return -e;
-	}
-	return 0;
+	return r;
 }
 
 static int sq_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
@@ -1168,46 +1087,6 @@ static int sq_retain(struct store *s, int64_t before_ms, const char *archive_dir
 	if (r < 0)
 		sq_rollback(s);
 	return r;
-}
-
-int store_archive_read(const char *path, char **csv, size_t *len, char *err, size_t errlen)
-{
-	char *buf;
-	size_t n;
-	char why[256];
-	*csv = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		return -e;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1ll << 32)) {
-		snprintf(err, errlen, "%s: not an archive file", path);
-		close(fd);
-		return -EINVAL;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	n = buf ? (size_t)read(fd, buf, (size_t)st.st_size) : 0;
-	close(fd);
-	if (!buf || n != (size_t)st.st_size) {
-		free(buf);
-		snprintf(err, errlen, "%s: cannot read it", path);
-		return -EIO;
-	}
-	void *out = NULL;
-	size_t outlen = 0;
-	int r = log_zstd_decompress(buf, n, &out, &outlen, why, sizeof why);
-	free(buf);
-	if (r != 0 || outlen < 21 || memcmp(out, "# iostrata archive 1 ", 21)) {
-		free(out);
-		snprintf(err, errlen, "%s: not an iostrata archive (%s)", path, r ? why : "no archive header");
-		return -EINVAL;
-	}
-	*csv = out;
-	*len = outlen;
-	return 0;
 }
 
 /* ---------- the outbox (store.h): batches waiting for a sink ---------- */

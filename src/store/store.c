@@ -7,7 +7,9 @@
 #include "store/backend.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OPS(s) (*(const struct store_ops *const *)(s))
@@ -18,6 +20,33 @@ const char *store_cat_name(unsigned cat)
 	return cat < STORE_NCATS ? names[cat] : "?";
 }
 
+void store_hist_text(char *buf, size_t len, const uint64_t *h)
+{
+	unsigned used = store_hist_used(h);
+	size_t n = 0;
+	buf[0] = 0;
+	for (unsigned b = 0; b < used && n < len; b++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64, b ? "," : "", h[b]);
+}
+
+void store_hist_parse(const char *t, uint64_t *h)
+{
+	memset(h, 0, STORE_HIST * sizeof *h);
+	for (int b = 0; t && *t && b < STORE_HIST; b++) {
+		char *end;
+		h[b] = strtoull(t, &end, 10);
+		if (*end != ',')
+			break;
+		t = end + 1;
+	}
+}
+
+static int is_pg_url(const char *url)
+{
+	return !strncmp(url, "postgresql://", 13) || !strncmp(url, "postgres://", 11);
+}
+
+/* An SQLite file's path (callers find its directory with it); a server's URL has none. */
 int store_url_path(const char *url, char *buf, size_t len)
 {
 	const char *p = url;
@@ -33,6 +62,14 @@ int store_url_path(const char *url, char *buf, size_t len)
 
 int store_open(const char *url, unsigned flags, struct store **out, char *err, size_t errlen)
 {
+	if (is_pg_url(url))
+		return store_pg_open(url, flags, out, err, errlen);
+	if (strstr(url, "://")) {
+		*out = NULL;
+		snprintf(err, errlen, "%.*s: not a store this build reads (sqlite:PATH, a path or postgresql://...)",
+			 (int)(strstr(url, "://") - url), url);
+		return -EPROTONOSUPPORT;
+	}
 	return store_sqlite_open(url, flags, out, err, errlen);
 }
 

@@ -230,7 +230,8 @@ int store_batch_mark(struct store *s, const char *host, uint64_t seq);
  * decompressed into a malloc'd string. 0, or -errno with one line in err. */
 int store_archive_read(const char *path, char **csv, size_t *len, char *err, size_t errlen);
 
-/* Parse a URL: "sqlite:PATH" or a path. 0 and the path into buf, or -EINVAL/-EPROTONOSUPPORT. */
+/* Parse a URL: "sqlite:PATH" or a path. 0 and the path into buf, or -EINVAL/-EPROTONOSUPPORT (a
+ * server's URL, postgresql://...: it has no file). */
 int store_url_path(const char *url, char *buf, size_t len);
 
 #endif

@@ -1,0 +1,779 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store's conformance checks (store.h), one program for every backend: every operation with
+ * the exact values it must give back. Without an argument it runs on a new SQLite file (a unit
+ * test); tests/integration/store_pg.sh runs it on a PostgreSQL database:
+ *   test_store_ops [URL]             the checks (URL: an empty store)
+ *   test_store_ops --fill URL        the fixed operations store_pg.sh reads back with the CLI from
+ *                                    an SQLite and a PostgreSQL store, to compare the outputs
+ *   test_store_ops --unwritable URL  a write through URL must be refused (-EACCES or -EROFS) with
+ *                                    one line that holds no password
+ * Where the backends differ by design, each is checked for its own rule: PostgreSQL keeps the
+ * facts of the highest batch sequence (ingest applies batches out of order) and never reopens an
+ * ended process; SQLite, the daemon's own store written in order, takes every write.
+ */
+#include <errno.h>
+#include <libpq-fe.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "store/store.h"
+
+#define DAY INT64_C(86400000)
+/* 2023-11-14 22:13:20 UTC: a day's partition starts at T0 - 80000000 */
+#define T0 INT64_C(1700000000000)
+#define D1 (T0 - DAY) /* the day retention removes */
+
+static const char *url;
+static int is_pg;
+
+static int ok_r(const char *name, int r, struct store *s)
+{
+	check(name, r == 0, "returned %d: %s", r, s ? store_error(s) : "");
+	return r == 0;
+}
+
+/* ---- direct access, for what store.h cannot say (findings, the schema version) ---- */
+
+/* One integer from sql on the store itself, -1 on an error (printed). */
+static int64_t direct_int(const char *sql)
+{
+	int64_t v = -1;
+	if (is_pg) {
+		PGconn *c = PQconnectdb(url);
+		PGresult *res = PQstatus(c) == CONNECTION_OK ? PQexec(c, sql) : NULL;
+		if (res && PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+			v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		else if (res && PQresultStatus(res) == PGRES_COMMAND_OK)
+			v = 0;
+		else
+			printf("# %s: %s", sql, PQerrorMessage(c));
+		PQclear(res);
+		PQfinish(c);
+		return v;
+	}
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	const char *path = strncmp(url, "sqlite:", 7) ? url : url + 7;
+	if (sqlite3_open(path, &db) == SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		int rc = sqlite3_step(st);
+		v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : rc == SQLITE_DONE ? 0 : -1;
+		sqlite3_finalize(st);
+	} else {
+		printf("# %s: %s\n", sql, sqlite3_errmsg(db));
+	}
+	sqlite3_close(db);
+	return v;
+}
+
+/* ---- callbacks that keep what they are given ---- */
+
+struct jobs_seen {
+	size_t n;
+	struct store_job j[8];
+	char job[8][32], user[8][32], exe[8][64], sched_name[8][32];
+};
+
+static int keep_job(const struct store_job *j, void *arg)
+{
+	struct jobs_seen *c = arg;
+	if (c->n < 8) {
+		c->j[c->n] = *j;
+		snprintf(c->job[c->n], sizeof c->job[0], "%s", j->job);
+		snprintf(c->user[c->n], sizeof c->user[0], "%s", j->user);
+		snprintf(c->exe[c->n], sizeof c->exe[0], "%s", j->exe);
+		snprintf(c->sched_name[c->n], sizeof c->sched_name[0], "%s", j->sched_name ? j->sched_name : "(null)");
+	}
+	c->n++;
+	return 0;
+}
+
+static struct jobs_seen jobs_of(struct store *s, struct store_job_filter f)
+{
+	struct jobs_seen c = {0};
+	int r = store_jobs(s, &f, keep_job, &c);
+	if (r < 0)
+		check("store_jobs", 0, "returned %d: %s", r, store_error(s));
+	return c;
+}
+
+struct secs_seen {
+	size_t n;
+	struct store_node_sec ns[8];
+	uint64_t bytes_read, bytes_written, reads, writes, meta_ops, rows_60s;
+};
+
+static int keep_sec(const struct store_node_sec *ns, void *arg)
+{
+	struct secs_seen *c = arg;
+	if (c->n < 8) {
+		c->ns[c->n] = *ns;
+		c->ns[c->n].host = NULL;
+	}
+	c->n++;
+	c->bytes_read += ns->bytes_read;
+	c->bytes_written += ns->bytes_written;
+	c->reads += ns->reads;
+	c->writes += ns->writes;
+	c->meta_ops += ns->meta_ops;
+	c->rows_60s += ns->dt_ms == 60000;
+	return 0;
+}
+
+struct strs_seen {
+	size_t n;
+	char v[8][128];
+	int64_t num[8];
+	struct store_device_sample d;
+	struct store_dist x;
+};
+
+static int keep_path(const char *path, void *arg)
+{
+	struct strs_seen *c = arg;
+	if (c->n < 8)
+		snprintf(c->v[c->n], sizeof c->v[0], "%s", path);
+	c->n++;
+	return 0;
+}
+
+static int keep_proc(const struct store_proc *p, void *arg)
+{
+	struct strs_seen *c = arg;
+	if (c->n < 8 && p->cursor_len < 100) {
+		int n = snprintf(c->v[c->n], sizeof c->v[0], "%d:", p->pid);
+		memcpy(c->v[c->n] + n, p->cursor, p->cursor_len); /* bytes, NUL among them */
+		c->num[c->n] = (int64_t)p->cursor_len;
+	}
+	c->n++;
+	return 0;
+}
+
+static int keep_device(const struct store_device_sample *d, void *arg)
+{
+	struct strs_seen *c = arg;
+	if (c->n < 8)
+		snprintf(c->v[c->n], sizeof c->v[0], "%s %s %u:%u", d->host, d->device, d->major, d->minor);
+	c->d = *d;
+	c->n++;
+	return 0;
+}
+
+static int keep_sample(const struct store_sample *x, void *arg)
+{
+	struct strs_seen *c = arg;
+	if (c->n < 8) {
+		snprintf(c->v[c->n], sizeof c->v[0], "%s|%s|%s|%s|%d", x->host, x->source, x->instance, x->metric, x->gauge);
+		c->num[c->n] = x->value;
+	}
+	c->n++;
+	return 0;
+}
+
+static int keep_dist(const struct store_dist *x, void *arg)
+{
+	struct strs_seen *c = arg;
+	if (c->n < 8)
+		snprintf(c->v[c->n], sizeof c->v[0], "%s|%s|%s", x->host, x->server, x->op);
+	c->x = *x;
+	c->x.host = c->x.server = c->x.op = NULL;
+	c->n++;
+	return 0;
+}
+
+/* ---- the fixed rows ---- */
+
+static struct store_job job(const char *id, const char *host, uint32_t uid, const char *user, int64_t start)
+{
+	return (struct store_job){.job = id, .host = host, .uid = uid, .user = user, .exe = "/bin/app",
+				  .jobdir = "/jobs/x", .start_ms = start, .running = 1};
+}
+
+static struct store_proc proc(int64_t job_key, int32_t pid, uint32_t uid, const char *final, enum store_proc_state st)
+{
+	return (struct store_proc){.job_key = job_key, .host = "n1", .pid = pid, .rank = pid % 4,
+				   .start_ns = 1000000u + (uint64_t)pid, .start_ticks = 77, .uid = uid, .exe = "/bin/app",
+				   .live_path = "/live/x.iost", .final_path = final, .start_ms = T0 - DAY, .state = st,
+				   .cursor = "c\0ur", .cursor_len = 4};
+}
+
+static struct store_node_sec node_sec(int64_t t, unsigned layer, uint64_t base)
+{
+	struct store_node_sec ns = {.t_ms = t, .dt_ms = 1000, .host = "n1", .layer = layer, .bytes_read = base,
+				    .bytes_written = base * 2, .reads = base / 10, .writes = base / 5, .meta_ops = 3};
+	ns.read_hist[1] = 3;
+	ns.read_hist[3] = base;
+	ns.write_hist[0] = 1;
+	return ns;
+}
+
+static struct store_interval interval(int64_t t, int64_t proc_key, int64_t file_key, unsigned cat, int64_t bytes)
+{
+	return (struct store_interval){.t_ms = t, .dt_ms = 1000, .proc_key = proc_key, .file_key = file_key, .layer = 1,
+				       .cat = cat, .bytes = bytes, .calls = 2, .dur_ns = 50};
+}
+
+/* The operations --fill makes (the CLI comparison in store_pg.sh reads them back). */
+static int fill(struct store *s)
+{
+	int r = store_begin(s);
+	struct store_job a = job("100", "n1", 1000, "alice", T0 - 5000), b = job("200", "n1", 2000, "bob", T0 - 4000);
+	int64_t f1 = 0, f2 = 0;
+	if (r == 0 && (r = store_job_put(s, &a)) == 0 && (r = store_job_put(s, &b)) == 0 &&
+	    (r = store_file_key(s, "/data/in.dat", &f1)) == 0)
+		r = store_file_key(s, "/data/out, \"two\".dat", &f2);
+	struct store_proc pa = proc(a.key, 10, 1000, "/jobs/100/10.iost", STORE_PROC_ENDED);
+	struct store_proc pb = proc(b.key, 20, 2000, "", STORE_PROC_LIVE);
+	if (r == 0 && (r = store_proc_put(s, &pa)) == 0)
+		r = store_proc_put(s, &pb);
+	for (int i = 0; r == 0 && i < 3; i++) {
+		int64_t t = T0 + i * 1000;
+		struct store_interval iv = interval(t, pa.key, f1, STORE_CAT_READ, 4096 * (i + 1));
+		struct store_interval iw = interval(t, pb.key, f2, STORE_CAT_WRITE, 512 * (i + 1));
+		struct store_node_sec ns = node_sec(t, 1, 100 + (uint64_t)i);
+		struct store_device_sample d = {.t_ms = t, .dt_ms = 1000, .host = "n1", .device = "sda", .major = 8,
+						.reads = 5 + (uint64_t)i, .sectors_read = 40, .in_flight = 1};
+		struct store_sample x = {.t_ms = t, .dt_ms = 1000, .host = "n1", .source = "nfs", .instance = "/mnt/a",
+					 .metric = "ops", .value = 7 * i};
+		struct store_dist ds = {.t_ms = t, .host = "n1", .server = "block sda", .op = "read", .requests = 64};
+		ds.wait[2] = 60;
+		ds.service[5] = 64;
+		int64_t bytes[STORE_NCATS] = {iv.bytes, 0, 0}, calls[STORE_NCATS] = {iv.calls, 0, 0};
+		if ((r = store_interval_add(s, &iv)) || (r = store_interval_add(s, &iw)) ||
+		    (r = store_job_totals_add(s, a.key, bytes, calls)) || (r = store_node_sec_add(s, &ns)) ||
+		    (r = store_device_add(s, &d)) || (r = store_sample_add(s, &x)) || (r = store_dist_add(s, &ds)))
+			break;
+	}
+	a.end_ms = T0 + 3000;
+	a.running = 0;
+	if (r == 0 && (r = store_job_put(s, &a)) == 0)
+		r = store_job_report_put(s, a.key, "job 100: 3 reads\n", "{\"job\":\"100\"}");
+	if (r == 0)
+		r = store_commit(s);
+	else
+		store_rollback(s);
+	return r;
+}
+
+/* ---- the checks ---- */
+
+static void check_jobs(struct store *s, int64_t *ka, int64_t *kb)
+{
+	struct store_job a = job("100", "n1", 1000, "alice", 1000), b = job("200", "n1", 2000, "bob", 2000);
+	struct store_job c = job("100", "n1", 2000, "bob", 3000);
+	ok_r("begin", store_begin(s), s);
+	ok_r("job_put: a new job", store_job_put(s, &a), s);
+	struct store_job a2 = job("100", "n1", 1000, "alice", 900);
+	a2.exe = "/bin/other";
+	a2.end_ms = 5000;
+	a2.running = 0;
+	ok_r("job_put: the same job again", store_job_put(s, &a2), s);
+	eq_i64("job_put: the same job keeps its key", a2.key, a.key);
+	ok_r("job_put: another user's job", store_job_put(s, &b), s);
+	ok_r("job_put: the same job id of another uid", store_job_put(s, &c), s);
+	check("job_put: another uid is another job", c.key != a.key && c.key != b.key && b.key != a.key, "keys %lld %lld %lld",
+	      (long long)a.key, (long long)b.key, (long long)c.key);
+	int64_t bytes[STORE_NCATS] = {10, 20, 30}, calls[STORE_NCATS] = {1, 2, 3};
+	ok_r("job_totals_add", store_job_totals_add(s, a.key, bytes, calls), s);
+	ok_r("job_totals_add again", store_job_totals_add(s, a.key, bytes, calls), s);
+	struct store_job sched = a;
+	sched.sched = "slurm";
+	sched.sched_name = "train";
+	sched.sched_state = "COMPLETED";
+	sched.sched_nodes = "n[1-2]";
+	sched.submit_ms = 800;
+	sched.sched_start_ms = 850;
+	sched.sched_end_ms = 5100;
+	ok_r("job_sched_put", store_job_sched_put(s, &sched), s);
+	ok_r("commit", store_commit(s), s);
+
+	struct jobs_seen all = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID});
+	eq_u64("jobs: an admin sees every job", all.n, 3);
+	eq_str("jobs: in start order, first", all.job[0], "100");
+	eq_i64("jobs: the earliest start stays", all.j[0].start_ms, 900);
+	eq_str("jobs: the first exe stays", all.exe[0], "/bin/app");
+	eq_i64("jobs: the end is the last put's", all.j[0].end_ms, 5000);
+	eq_i64("jobs: running is the last put's", all.j[0].running, 0);
+	eq_u64("jobs: bytes read add up", all.j[0].bytes[STORE_CAT_READ], 20);
+	eq_u64("jobs: bytes written add up", all.j[0].bytes[STORE_CAT_WRITE], 40);
+	eq_u64("jobs: metadata bytes add up", all.j[0].bytes[STORE_CAT_META], 60);
+	eq_u64("jobs: reads add up", all.j[0].calls[STORE_CAT_READ], 2);
+	eq_u64("jobs: writes add up", all.j[0].calls[STORE_CAT_WRITE], 4);
+	eq_u64("jobs: metadata calls add up", all.j[0].calls[STORE_CAT_META], 6);
+	eq_str("jobs: scheduler name", all.sched_name[0], "train");
+	eq_i64("jobs: scheduler end", all.j[0].sched_end_ms, 5100);
+	eq_str("jobs: no scheduler facts: NULL", all.sched_name[1], "(null)");
+
+	struct jobs_seen own = jobs_of(s, (struct store_job_filter){.uid = 1000});
+	eq_u64("jobs: uid 1000 sees only its own", own.n, 1);
+	eq_str("jobs: uid 1000's job is alice's", own.user[0], "alice");
+	own = jobs_of(s, (struct store_job_filter){.uid = 2000});
+	eq_u64("jobs: uid 2000 sees its two", own.n, 2);
+	eq_u64("jobs: uid 2000 never sees uid 1000's job", own.j[0].uid + own.j[1].uid, 4000);
+	own = jobs_of(s, (struct store_job_filter){.uid = 4242});
+	eq_u64("jobs: a uid without jobs sees none", own.n, 0);
+	own = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .user = "bob"});
+	eq_u64("jobs: by user", own.n, 2);
+	own = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .running_only = 1});
+	eq_u64("jobs: running only", own.n, 2);
+	own = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .since_ms = 6000});
+	eq_u64("jobs: since (an ended job before it is out)", own.n, 2);
+	own = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .job = "100"});
+	eq_u64("jobs: by job id (two uids)", own.n, 2);
+	own = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .key = b.key});
+	eq_str("jobs: by key", own.n == 1 ? own.job[0] : "", "200");
+	own = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .limit = 1});
+	eq_u64("jobs: limit", own.n, 1);
+	*ka = a.key;
+	*kb = b.key;
+}
+
+static void check_procs(struct store *s, int64_t ka, int64_t *pk, int64_t *fk)
+{
+	struct store_proc p1 = proc(ka, 10, 1000, "", STORE_PROC_LIVE);
+	struct store_proc p2 = proc(ka, 11, 1000, "/jobs/100/11.iost", STORE_PROC_ENDED);
+	struct store_proc p3 = proc(ka, 12, 1000, "/jobs/100/12 b.iost", STORE_PROC_LIVE);
+	p3.cursor = "\x00\x01\xff\\\n";
+	p3.cursor_len = 5;
+	ok_r("begin", store_begin(s), s);
+	ok_r("proc_put: three processes",
+	     store_proc_put(s, &p1) | store_proc_put(s, &p2) | store_proc_put(s, &p3), s);
+	struct store_proc again = proc(ka, 10, 1000, "", STORE_PROC_ENDED);
+	again.end_ms = T0;
+	ok_r("proc_put: found by identity", store_proc_put(s, &again), s);
+	eq_i64("proc_put: the same process keeps its key", again.key, p1.key);
+	int64_t f1 = 0, f1b = 0, f2 = 0;
+	ok_r("file_key", store_file_key(s, "/data/in.dat", &f1) | store_file_key(s, "/data/in.dat", &f1b) |
+				 store_file_key(s, "/data/out,\"q\".dat", &f2), s);
+	eq_i64("file_key: a path has one key", f1b, f1);
+	check("file_key: another path another key", f2 != f1 && f1 > 0, "%lld %lld", (long long)f1, (long long)f2);
+	ok_r("commit", store_commit(s), s);
+
+	int64_t key = 0;
+	enum store_proc_state st = STORE_PROC_LIVE;
+	ok_r("proc_find", store_proc_find(s, "n1", 10, 1000010, &key, &st), s);
+	eq_i64("proc_find: its key", key, p1.key);
+	eq_i64("proc_find: its state", st, STORE_PROC_ENDED);
+	eq_i64("proc_find: an unknown process", store_proc_find(s, "n1", 10, 999, &key, &st), -ENOENT);
+
+	struct strs_seen open = {0};
+	ok_r("procs_open", store_procs_open(s, "n1", keep_proc, &open), s);
+	eq_u64("procs_open: the live one", open.n, 1);
+	eq_i64("procs_open: its cursor's length", open.num[0], 5);
+	check("procs_open: its cursor byte for byte", open.n == 1 && !memcmp(open.v[0], "12:\x00\x01\xff\\\n", 8),
+	      "got \"%s\"", open.v[0]);
+	struct strs_seen none = {0};
+	ok_r("procs_open: another host", store_procs_open(s, "n2", keep_proc, &none), s);
+	eq_u64("procs_open: another host has none", none.n, 0);
+
+	struct strs_seen logs = {0};
+	ok_r("job_logs", store_job_logs(s, ka, "n1", keep_path, &logs), s);
+	eq_u64("job_logs: the final logs", logs.n, 2);
+	eq_str("job_logs: sorted, first", logs.v[0], "/jobs/100/11.iost");
+	eq_str("job_logs: sorted, second", logs.v[1], "/jobs/100/12 b.iost");
+	struct jobs_seen j = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .key = ka});
+	eq_u64("jobs: nprocs counts its processes", j.n ? j.j[0].nprocs : 0, 3);
+	pk[0] = p1.key;
+	pk[1] = p3.key;
+	fk[0] = f1;
+	fk[1] = f2;
+}
+
+static void check_rows(struct store *s, const int64_t *pk, const int64_t *fk)
+{
+	struct store_node_filter all = {0}, day2 = {.since_ms = T0};
+	ok_r("begin", store_begin(s), s);
+	int r = 0;
+	/* interval statistics on two days: the same key twice in one transaction adds up */
+	for (int d = 0; d < 2; d++) {
+		int64_t t = d ? T0 + 1000 : D1 + 1000;
+		struct store_interval iv = interval(t, pk[0], fk[0], STORE_CAT_READ, 100);
+		struct store_interval iw = interval(t, pk[0], fk[1], STORE_CAT_WRITE, 30);
+		struct store_interval im = interval(t + 61000, pk[1], fk[0], STORE_CAT_META, 0);
+		r |= store_interval_add(s, &iv) | store_interval_add(s, &iv) | store_interval_add(s, &iw) |
+		     store_interval_add(s, &im);
+		struct store_node_sec first = node_sec(t, 1, 999), ns = node_sec(t, 1, 100), ns2 = node_sec(t + 61000, 1, 50);
+		r |= store_node_sec_add(s, &first) | store_node_sec_add(s, &ns) | store_node_sec_add(s, &ns2);
+		struct store_device_sample dv = {.t_ms = t, .dt_ms = 1000, .host = "n1", .device = "nvme0n1", .major = 259,
+						 .reads = 1, .reads_merged = 2, .sectors_read = 3, .ms_reading = 4,
+						 .writes = 5, .writes_merged = 6, .sectors_written = 7, .ms_writing = 8,
+						 .in_flight = 9, .ms_io = 10, .ms_weighted = 11, .discards = 12,
+						 .sectors_discarded = 13, .flushes = 14};
+		struct store_device_sample old = dv;
+		old.reads = 1000;
+		r |= store_device_add(s, &old) | store_device_add(s, &dv);
+		struct store_sample x = {.t_ms = t, .dt_ms = 1000, .host = "n1", .source = "nfs",
+					 .instance = "/mnt/a\tb\\c\nd", .metric = "retrans", .value = -5, .gauge = 1};
+		struct store_sample y = {.t_ms = t, .dt_ms = 1000, .host = "n1", .source = "lustre", .instance = "ost0",
+					 .metric = "read_bytes", .value = 1 << 20};
+		r |= store_sample_add(s, &x) | store_sample_add(s, &y);
+		struct store_dist ds = {.t_ms = t, .host = "n1", .server = "mount /mnt/a", .op = "write", .requests = 128};
+		ds.wait[0] = 1;
+		ds.wait[31] = 2;
+		ds.service[4] = 128;
+		r |= store_dist_add(s, &ds);
+	}
+	ok_r("adds: every row buffered or written", r, s);
+	struct secs_seen own = {0};
+	ok_r("user_secs inside the transaction", store_user_secs(s, 1000, &day2, keep_sec, &own), s);
+	eq_u64("user_secs: a transaction sees its own rows", own.bytes_read, 200);
+	ok_r("commit", store_commit(s), s);
+
+	/* the same key in a later transaction adds up too */
+	ok_r("begin", store_begin(s), s);
+	struct store_interval more = interval(T0 + 1000, pk[0], fk[0], STORE_CAT_READ, 100);
+	ok_r("interval_add in a new transaction", store_interval_add(s, &more), s);
+	ok_r("commit", store_commit(s), s);
+
+	own = (struct secs_seen){0};
+	ok_r("user_secs", store_user_secs(s, 1000, &day2, keep_sec, &own), s);
+	eq_u64("user_secs: rows (interval x layer)", own.n, 2);
+	eq_u64("user_secs: bytes read added up (3 x 100)", own.bytes_read, 300);
+	eq_u64("user_secs: reads added up (3 x 2)", own.reads, 6);
+	eq_u64("user_secs: bytes written", own.bytes_written, 30);
+	eq_u64("user_secs: writes", own.writes, 2);
+	eq_u64("user_secs: metadata calls", own.meta_ops, 2);
+	own = (struct secs_seen){0};
+	ok_r("user_secs: another uid", store_user_secs(s, 2000, &all, keep_sec, &own), s);
+	eq_u64("user_secs: another uid sees none of it", own.n, 0);
+
+	struct secs_seen ns = {0};
+	struct store_node_filter host = {.host = "n1", .since_ms = T0, .until_ms = T0 + 2000};
+	ok_r("node_secs", store_node_secs(s, &host, keep_sec, &ns), s);
+	eq_u64("node_secs: one row (the last put of a key wins)", ns.n, 1);
+	eq_u64("node_secs: bytes read", ns.bytes_read, 100);
+	eq_u64("node_secs: bytes written", ns.bytes_written, 200);
+	eq_u64("node_secs: reads", ns.reads, 10);
+	eq_u64("node_secs: writes", ns.writes, 20);
+	eq_u64("node_secs: dt", (uint64_t)ns.ns[0].dt_ms, 1000);
+	eq_u64("node_secs: read histogram length", store_hist_used(ns.ns[0].read_hist), 4);
+	eq_u64("node_secs: read histogram bucket 1", ns.ns[0].read_hist[1], 3);
+	eq_u64("node_secs: read histogram bucket 3", ns.ns[0].read_hist[3], 100);
+	eq_u64("node_secs: write histogram", ns.ns[0].write_hist[0] * 10 + store_hist_used(ns.ns[0].write_hist), 11);
+	struct store_node_filter other = {.host = "n2"};
+	ns = (struct secs_seen){0};
+	ok_r("node_secs: another host", store_node_secs(s, &other, keep_sec, &ns), s);
+	eq_u64("node_secs: another host has none", ns.n, 0);
+
+	struct strs_seen dv = {0};
+	ok_r("devices", store_devices(s, &day2, keep_device, &dv), s);
+	eq_u64("devices: one per interval (the last put wins)", dv.n, 1);
+	eq_str("devices: its names", dv.v[0], "n1 nvme0n1 259:0");
+	eq_u64("devices: every counter in its place",
+	       dv.d.reads + dv.d.reads_merged * 10 + dv.d.sectors_read * 100 + dv.d.ms_reading * 1000 +
+		       dv.d.writes * 10000 + dv.d.flushes * 100000 + dv.d.sectors_discarded * 1000000 +
+		       dv.d.in_flight * 10000000,
+	       1 + 20 + 300 + 4000 + 50000 + 1400000 + 13000000 + 90000000);
+	eq_u64("devices: the rest", dv.d.writes_merged + dv.d.sectors_written + dv.d.ms_writing + dv.d.ms_io +
+					    dv.d.ms_weighted + dv.d.discards, 6 + 7 + 8 + 10 + 11 + 12);
+
+	struct strs_seen sm = {0};
+	ok_r("samples: one source", store_samples(s, &day2, "nfs", keep_sample, &sm), s);
+	eq_u64("samples: one source's rows", sm.n, 1);
+	eq_str("samples: text with tab, backslash and newline", sm.v[0], "n1|nfs|/mnt/a\tb\\c\nd|retrans|1");
+	eq_i64("samples: a negative value", sm.num[0], -5);
+	sm = (struct strs_seen){0};
+	ok_r("samples: every source", store_samples(s, &day2, NULL, keep_sample, &sm), s);
+	eq_u64("samples: every source's rows", sm.n, 2);
+	eq_str("samples: ordered by source", sm.v[0], "n1|lustre|ost0|read_bytes|0");
+	eq_i64("samples: a counter's value", sm.num[0], 1 << 20);
+
+	struct strs_seen di = {0};
+	ok_r("dists", store_dists(s, &day2, keep_dist, &di), s);
+	eq_u64("dists: rows", di.n, 1);
+	eq_str("dists: names", di.v[0], "n1|mount /mnt/a|write");
+	eq_u64("dists: requests", di.x.requests, 128);
+	eq_u64("dists: wait histogram, all 32 buckets", di.x.wait[0] + di.x.wait[31] * 10 + store_hist_used(di.x.wait) * 100,
+	       3221);
+	eq_u64("dists: service histogram", di.x.service[4] * 100 + store_hist_used(di.x.service), 12805);
+
+	/* a rollback leaves nothing of its transaction */
+	ok_r("begin", store_begin(s), s);
+	struct store_interval gone = interval(T0 + 9000, pk[0], fk[0], STORE_CAT_READ, 7);
+	struct store_node_sec gone_ns = node_sec(T0 + 9000, 2, 7);
+	ok_r("adds before a rollback", store_interval_add(s, &gone) | store_node_sec_add(s, &gone_ns), s);
+	store_rollback(s);
+	ns = (struct secs_seen){0};
+	struct store_node_filter later = {.since_ms = T0 + 9000, .until_ms = T0 + 10000};
+	ok_r("node_secs after a rollback", store_node_secs(s, &later, keep_sec, &ns), s);
+	own = (struct secs_seen){0};
+	ok_r("user_secs after a rollback", store_user_secs(s, 1000, &later, keep_sec, &own), s);
+	eq_u64("rollback: no row of it stays", ns.n + own.n, 0);
+}
+
+static void check_bulk(struct store *s, int64_t kb, int64_t fk)
+{
+	/* more rows than a PostgreSQL transaction keeps in memory (50,000): flushed mid-way, merged
+	 * with the same key again after */
+	struct store_proc p = proc(kb, 30, 3000, "", STORE_PROC_LIVE);
+	int r = store_begin(s);
+	r |= store_proc_put(s, &p);
+	int64_t base = T0 + 2 * DAY;
+	for (int i = 0; i < 60000; i++) {
+		struct store_interval iv = interval(base + i, p.key, fk, STORE_CAT_WRITE, i % 7);
+		r |= store_interval_add(s, &iv);
+	}
+	for (int i = 0; i < 60000; i += 10000) {
+		struct store_interval iv = interval(base + i, p.key, fk, STORE_CAT_WRITE, 1000);
+		r |= store_interval_add(s, &iv);
+	}
+	ok_r("bulk: 60,006 interval rows in one transaction", r, s);
+	ok_r("bulk: commit", store_commit(s), s);
+	struct secs_seen c = {0};
+	struct store_node_filter f = {.since_ms = base};
+	ok_r("bulk: user_secs", store_user_secs(s, 3000, &f, keep_sec, &c), s);
+	eq_u64("bulk: one row per interval", c.n, 60000);
+	/* sum of i % 7 over 0..59999: 8571 full cycles of 21, then 0+1+2 */
+	eq_u64("bulk: bytes written add up", c.bytes_written, 8571 * 21 + 3 + 6 * 1000);
+	eq_u64("bulk: writes add up", c.writes, 60006 * 2);
+}
+
+static void check_report(struct store *s, int64_t ka, int64_t kb)
+{
+	const char *findings[] = {"{\"id\":\"small_writes\"}", "{\"id\":\"metadata\"}"};
+	ok_r("begin", store_begin(s), s);
+	ok_r("job_report_put", store_job_report_put(s, ka, "job 100\n  reads: 2\n", "{\"job\":\"100\"}"), s);
+	ok_r("job_findings_put", store_job_findings_put(s, ka, findings, 2), s);
+	ok_r("job_findings_put again (replaces)", store_job_findings_put(s, ka, findings + 1, 1), s);
+	ok_r("commit", store_commit(s), s);
+	char *text = NULL, *json = NULL, *none = (char *)"x";
+	ok_r("job_report: text", store_job_report(s, ka, 0, &text), s);
+	ok_r("job_report: json", store_job_report(s, ka, 1, &json), s);
+	ok_r("job_report: none stored", store_job_report(s, kb, 0, &none), s);
+	eq_str("job_report: the text", text, "job 100\n  reads: 2\n");
+	eq_str("job_report: the JSON", json, "{\"job\":\"100\"}");
+	check("job_report: NULL when none was stored", none == NULL, "got \"%s\"", none ? none : "");
+	free(text);
+	free(json);
+	eq_i64("findings: replaced, not added", direct_int("SELECT count(*) FROM findings"), 1);
+	eq_i64("findings: the one kept is the second", direct_int("SELECT count(*) FROM findings WHERE finding LIKE '%metadata%'"), 1);
+}
+
+/* PostgreSQL keeps the newest batch's facts; SQLite (seq always 0 from the daemon) takes each. */
+static void check_seq(struct store *s, int64_t ka)
+{
+	struct store_job j = job("300", "n9", 1000, "alice", 100);
+	j.seq = 5;
+	j.end_ms = 500;
+	ok_r("begin", store_begin(s), s);
+	ok_r("seq: job put at 5", store_job_put(s, &j), s);
+	struct store_job late = j;
+	late.seq = 3;
+	late.end_ms = 300;
+	ok_r("seq: job put at 3", store_job_put(s, &late), s);
+	ok_r("commit", store_commit(s), s);
+	struct jobs_seen c = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .job = "300"});
+	eq_i64(is_pg ? "seq: an older batch does not overwrite a job" : "seq: sqlite takes every write", c.j[0].end_ms,
+	       is_pg ? 500 : 300);
+	late.seq = 0;
+	late.end_ms = 301;
+	ok_r("seq: job put at 0", store_job_put(s, &late), s);
+	c = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .job = "300"});
+	eq_i64("seq: 0 always writes", c.j[0].end_ms, 301);
+	late.seq = 7;
+	late.end_ms = 700;
+	ok_r("seq: job put at 7", store_job_put(s, &late), s);
+	late.seq = 6;
+	late.end_ms = 600;
+	ok_r("seq: job put at 6", store_job_put(s, &late), s);
+	c = jobs_of(s, (struct store_job_filter){.uid = STORE_ANY_UID, .job = "300"});
+	eq_i64(is_pg ? "seq: the highest batch's end stays" : "seq: sqlite, the last write's end", c.j[0].end_ms,
+	       is_pg ? 700 : 600);
+
+	struct store_proc p = proc(ka, 40, 1000, "", STORE_PROC_KILLED);
+	p.seq = 5;
+	p.end_ms = 40;
+	ok_r("seq: a killed process", store_proc_put(s, &p), s);
+	struct store_proc back = proc(ka, 40, 1000, "", STORE_PROC_LIVE);
+	back.seq = 6;
+	ok_r("seq: the same process put live at a later batch", store_proc_put(s, &back), s);
+	int64_t key;
+	enum store_proc_state st;
+	ok_r("proc_find", store_proc_find(s, "n1", 40, p.start_ns, &key, &st), s);
+	eq_i64(is_pg ? "seq: a killed process never goes back to live" : "seq: sqlite, the last state", st,
+	       is_pg ? STORE_PROC_KILLED : STORE_PROC_LIVE);
+	struct store_proc older = proc(ka, 40, 1000, "", STORE_PROC_ENDED);
+	older.seq = 2;
+	older.key = key;
+	ok_r("seq: an older batch's state", store_proc_put(s, &older), s);
+	ok_r("proc_find", store_proc_find(s, "n1", 40, p.start_ns, &key, &st), s);
+	eq_i64(is_pg ? "seq: an older batch does not change a process" : "seq: sqlite, the last state", st,
+	       is_pg ? STORE_PROC_KILLED : STORE_PROC_ENDED);
+}
+
+static int keep_csv_line(const char *csv, size_t len, int line, char *out, size_t outlen)
+{
+	const char *p = csv, *end = csv + len;
+	for (int i = 0; i < line && p < end; i++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return -1;
+		p = nl + 1;
+	}
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	snprintf(out, outlen, "%.*s", (int)((nl ? nl : end) - p), p);
+	return 0;
+}
+
+static void check_retention(struct store *s, const char *dir)
+{
+	struct store_node_filter d1 = {.since_ms = D1 - 60000, .until_ms = T0}, all = {0}; /* a minute starts before */
+	struct secs_seen before = {0}, after = {0}, ubefore = {0}, uafter = {0};
+	ok_r("node_secs before retention", store_node_secs(s, &d1, keep_sec, &before), s);
+	ok_r("user_secs before retention", store_user_secs(s, 1000, &d1, keep_sec, &ubefore), s);
+	eq_u64("retention: raw node-seconds of day 1", before.n, 2);
+	uint64_t moved = 0;
+	ok_r("retain", store_retain(s, T0, dir, 1000000, &moved), s);
+	/* day 1: 3 intervals rows, 2 node-seconds, 1 device, 2 samples, 1 distribution */
+	eq_u64("retain: raw rows moved", moved, 3 + 2 + 1 + 2 + 1);
+	ok_r("node_secs after retention", store_node_secs(s, &d1, keep_sec, &after), s);
+	ok_r("user_secs after retention", store_user_secs(s, 1000, &d1, keep_sec, &uafter), s);
+	eq_u64("retention: node minutes of day 1", after.n, 2);
+	eq_u64("retention: all are minute roll-ups", after.rows_60s, 2);
+	eq_u64("retention: roll-up bytes read = raw", after.bytes_read, before.bytes_read);
+	eq_u64("retention: roll-up bytes written = raw", after.bytes_written, before.bytes_written);
+	eq_u64("retention: roll-up reads/writes/meta = raw", after.reads + after.writes + after.meta_ops,
+	       before.reads + before.writes + before.meta_ops);
+	eq_u64("retention: roll-up has no histogram", store_hist_used(after.ns[0].read_hist), 0);
+	eq_u64("retention: user roll-up bytes = raw", uafter.bytes_read + uafter.bytes_written,
+	       ubefore.bytes_read + ubefore.bytes_written);
+	eq_u64("retention: user roll-up calls = raw", uafter.reads + uafter.writes + uafter.meta_ops,
+	       ubefore.reads + ubefore.writes + ubefore.meta_ops);
+	struct strs_seen dv = {0};
+	ok_r("devices after retention", store_devices(s, &all, keep_device, &dv), s);
+	eq_u64("retention: devices of day 2 stay", dv.n, 1);
+
+	char path[512], *csv = NULL, err[256], line[256];
+	size_t len = 0;
+	snprintf(path, sizeof path, "%s/node_seconds-%lld-%lld.csv.zst", dir, (long long)(D1 + 1000),
+		 (long long)(D1 + 62000));
+	int r = store_archive_read(path, &csv, &len, err, sizeof err);
+	check("retention: the node-seconds archive, named by its range", r == 0, "%s", err);
+	if (r == 0) {
+		keep_csv_line(csv, len, 0, line, sizeof line);
+		eq_str("archive: first line", line, "# iostrata archive 1 node_seconds");
+		keep_csv_line(csv, len, 2, line, sizeof line);
+		eq_str("archive: a row", line, "1699913601000,1000,n1,1,100,200,10,20,3,\"0,3,0,100\",1");
+		free(csv);
+	}
+	snprintf(path, sizeof path, "%s/intervals-%lld-%lld.csv.zst", dir, (long long)(D1 + 1000), (long long)(D1 + 62000));
+	r = store_archive_read(path, &csv, &len, err, sizeof err);
+	check("retention: the intervals archive", r == 0, "%s", err);
+	if (r == 0) {
+		keep_csv_line(csv, len, 2, line, sizeof line);
+		eq_str("archive: an interval row, names not keys", line,
+		       "1699913601000,1000,100,n1,alice,1000,10,2,/bin/app,/data/in.dat,1,read,200,4,100");
+		keep_csv_line(csv, len, 3, line, sizeof line);
+		eq_str("archive: a quoted file name", line,
+		       "1699913601000,1000,100,n1,alice,1000,10,2,/bin/app,\"/data/out,\"\"q\"\".dat\",1,write,30,2,50");
+		free(csv);
+	}
+	snprintf(path, sizeof path, "%s/samples-%lld-%lld.csv.zst", dir, (long long)(D1 + 1000), (long long)(D1 + 1000));
+	r = store_archive_read(path, &csv, &len, err, sizeof err);
+	check("retention: the samples archive", r == 0, "%s", err);
+	if (r == 0) {
+		eq_u64("archive: samples, a quoted field with a newline", strstr(csv, "\"/mnt/a\tb\\c\nd\"") != NULL, 1);
+		free(csv);
+	}
+	if (is_pg)
+		eq_i64("retention: day 1's partitions dropped, day 2's and 3's stay",
+		       direct_int("SELECT count(*) FROM pg_inherits WHERE inhparent IN ('intervals'::regclass,"
+				  " 'node_seconds'::regclass)"),
+		       4);
+	moved = 1;
+	ok_r("retain again", store_retain(s, T0, dir, 1000000, &moved), s);
+	eq_u64("retain again: nothing left to move", moved, 0);
+}
+
+static void check_newer(void)
+{
+	struct store *s = NULL;
+	char err[512];
+	int64_t set = direct_int(is_pg ? "UPDATE schema_version SET version = 99" : "PRAGMA user_version = 99");
+	eq_i64("newer schema: set", set, 0);
+	int r = store_open(url, STORE_CREATE, &s, err, sizeof err);
+	eq_i64("newer schema: refused with -EPROTO", r, -EPROTO);
+	check("newer schema: one line that says so", strstr(err, "newer") && !strchr(err, '\n'), "got \"%s\"", err);
+	store_close(s);
+	direct_int(is_pg ? "UPDATE schema_version SET version = 5" : "PRAGMA user_version = 5");
+	r = store_open(url, STORE_READONLY, &s, err, sizeof err);
+	check("schema back at this version: opens read-only", r == 0, "%s", err);
+	store_close(s);
+}
+
+static int unwritable(void)
+{
+	struct store *s = NULL;
+	char err[512];
+	int r = store_open(url, 0, &s, err, sizeof err);
+	if (!ok_r("unwritable: opens", r, NULL)) {
+		printf("# %s\n", err);
+		return 1;
+	}
+	struct store_job j = job("999", "n1", 1, "x", 1);
+	r = store_begin(s);
+	if (r == 0)
+		r = store_job_put(s, &j);
+	check("unwritable: a write is refused (-EACCES or -EROFS)", r == -EACCES || r == -EROFS, "returned %d: %s", r,
+	      store_error(s));
+	check("unwritable: one line", !strchr(store_error(s), '\n'), "%s", store_error(s));
+	store_rollback(s);
+	store_close(s);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[64] = "/tmp/iostrata-store.XXXXXX", file[128], archive[128];
+	const char *mode = argc > 2 ? argv[1] : "";
+	url = argc > 2 ? argv[2] : argc > 1 ? argv[1] : NULL;
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(file, sizeof file, "sqlite:%s/store.db", dir);
+	snprintf(archive, sizeof archive, "%s/archive", dir);
+	if (!url)
+		url = file;
+	is_pg = !strncmp(url, "postgres", 8);
+	struct store *s = NULL;
+	char err[512];
+	int r;
+	if (!strcmp(mode, "--unwritable")) {
+		r = unwritable();
+		goto out;
+	}
+	r = store_open(url, STORE_CREATE, &s, err, sizeof err);
+	if (!ok_r("open (create)", r, NULL)) {
+		printf("# %s\n", err);
+		r = 1;
+		goto out;
+	}
+	if (!strcmp(mode, "--fill")) {
+		r = fill(s);
+		ok_r("fill", r, s);
+		store_close(s);
+		goto out;
+	}
+	int64_t ka = 0, kb = 0, pk[2] = {0}, fk[2] = {0};
+	check_jobs(s, &ka, &kb);
+	check_procs(s, ka, pk, fk);
+	check_rows(s, pk, fk);
+	check_bulk(s, kb, fk[1]);
+	check_report(s, ka, kb);
+	check_seq(s, ka);
+	check_retention(s, archive);
+	store_close(s);
+	check_newer();
+	r = failures ? 1 : 0;
+out:;
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+	return r;
+}

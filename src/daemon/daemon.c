@@ -978,8 +978,13 @@ static int put_job(struct dmn *d, struct dmn_job *j, int64_t now)
 	int r = store_job_put(d->st, &sj);
 	if (r == 0)
 		j->key = sj.key;
-	if (r == 0 && d->batch)
-		r = store_batch_job(d->batch, &sj);
+	if (r == 0 && d->batch) {
+		int changed = !j->batched || j->batched_running != sj.running || j->batched_end_ms != sj.end_ms;
+		r = changed ? store_batch_job(d->batch, &sj) : store_batch_job_lazy(d->batch, &sj);
+		j->batched = 1;
+		j->batched_running = sj.running;
+		j->batched_end_ms = sj.end_ms;
+	}
 	return r;
 }
 
@@ -1176,7 +1181,9 @@ static int store_interval(struct dmn *d, int64_t now)
 	size_t len = 0;
 	if (r >= 0 && b && !(data = store_batch_finish(b, &len)))
 		r = -EFBIG;
-	for (int i = 0; i < d->nsinks && r >= 0; i++)
+	if (data && !store_batch_records(b))
+		data = NULL; /* nothing happened: nothing to send */
+	for (int i = 0; i < d->nsinks && r >= 0 && data; i++)
 		if (d->sinks[i]->spool)
 			r = store_outbox_put(d->st, d->sinks[i]->spool, seq, now, data, len, d->cfg.spool_max);
 	if (r >= 0)
@@ -1185,7 +1192,7 @@ static int store_interval(struct dmn *d, int64_t now)
 		store_rollback(d->st);
 		return r;
 	}
-	for (int i = 0; i < d->nsinks; i++)
+	for (int i = 0; i < d->nsinks && data; i++)
 		if (!d->sinks[i]->spool && d->sinks[i]->committed)
 			d->sinks[i]->committed(d->sinks[i], data, len);
 	return r;
@@ -1369,7 +1376,7 @@ int dmn_interval(struct dmn *d)
 			p->key = 0;
 		}
 		for (size_t i = 0; i < d->njobs; i++)
-			d->jobs[i]->key = 0;
+			d->jobs[i]->key = d->jobs[i]->batched = 0;
 		dmn_samplers_done(d->samplers, 0);
 		return r;
 	}

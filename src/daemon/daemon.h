@@ -38,6 +38,9 @@ struct dmn_job {
 	int64_t sched_next_ms;  /* when to ask again */
 	int merged;             /* its logs here were merged (or could not be: said once) */
 	int64_t add_bytes[STORE_NCATS], add_calls[STORE_NCATS]; /* this interval's, user layers */
+	/* what the sinks' batches last carried of it (running, end): a change is sent, not the rest */
+	int batched, batched_running;
+	int64_t batched_end_ms;
 };
 
 struct dmn_proc {

@@ -86,7 +86,16 @@ struct store_batch {
 	unsigned char *p;
 	size_t n, cap;
 	int failed;
+	uint64_t records;
 	struct keyset files;
+	/* jobs given lazily: their encoded records, written before the first record that uses them */
+	struct lazy {
+		int64_t key;
+		unsigned char *rec;
+		size_t len;
+		int written;
+	} *lazy;
+	size_t nlazy, caplazy;
 };
 
 struct store_batch *store_batch_new(void)
@@ -94,10 +103,19 @@ struct store_batch *store_batch_new(void)
 	return calloc(1, sizeof(struct store_batch));
 }
 
+static void lazy_clear(struct store_batch *b)
+{
+	for (size_t i = 0; i < b->nlazy; i++)
+		free(b->lazy[i].rec);
+	b->nlazy = 0;
+}
+
 void store_batch_free(struct store_batch *b)
 {
 	if (!b)
 		return;
+	lazy_clear(b);
+	free(b->lazy);
 	free(b->p);
 	free(b->files.k);
 	free(b);
@@ -166,7 +184,9 @@ void store_batch_start(struct store_batch *b, const char *host, uint64_t seq, in
 {
 	b->n = 0;
 	b->failed = 0;
+	b->records = 0;
 	keyset_clear(&b->files);
+	lazy_clear(b);
 	if (room(b, 5) == 0) {
 		memcpy(b->p, STORE_BATCH_MAGIC, 4);
 		b->p[4] = STORE_BATCH_VERSION;
@@ -178,8 +198,55 @@ void store_batch_start(struct store_batch *b, const char *host, uint64_t seq, in
 	put_s(b, host);
 }
 
+/* A lazy job's record, written now if a record about to be written uses it. */
+static void need_job(struct store_batch *b, int64_t key)
+{
+	for (size_t i = 0; i < b->nlazy; i++)
+		if (b->lazy[i].key == key && !b->lazy[i].written) {
+			if (room(b, b->lazy[i].len) == 0) {
+				memcpy(b->p + b->n, b->lazy[i].rec, b->lazy[i].len);
+				b->n += b->lazy[i].len;
+				b->records++;
+			}
+			b->lazy[i].written = 1;
+		}
+}
+
+int store_batch_job_lazy(struct store_batch *b, const struct store_job *j)
+{
+	size_t at = b->n;
+	int r = store_batch_job(b, j);
+	if (r < 0)
+		return r;
+	b->records--;
+	if (b->nlazy == b->caplazy) {
+		size_t cap = b->caplazy ? b->caplazy * 2 : 64;
+		struct lazy *v = realloc(b->lazy, cap * sizeof *v);
+		if (!v)
+			return b->failed = -ENOMEM;
+		b->lazy = v;
+		b->caplazy = cap;
+	}
+	struct lazy *l = &b->lazy[b->nlazy];
+	if (!(l->rec = malloc(b->n - at)))
+		return b->failed = -ENOMEM;
+	memcpy(l->rec, b->p + at, b->n - at);
+	l->len = b->n - at;
+	l->key = j->key;
+	l->written = 0;
+	b->nlazy++;
+	b->n = at;
+	return 0;
+}
+
+uint64_t store_batch_records(const struct store_batch *b)
+{
+	return b->records;
+}
+
 int store_batch_job(struct store_batch *b, const struct store_job *j)
 {
+	b->records++;
 	put_u(b, R_JOB);
 	put_i(b, j->key);
 	put_s(b, j->job);
@@ -195,6 +262,8 @@ int store_batch_job(struct store_batch *b, const struct store_job *j)
 
 int store_batch_sched(struct store_batch *b, const struct store_job *j)
 {
+	need_job(b, j->key);
+	b->records++;
 	put_u(b, R_SCHED);
 	put_i(b, j->key);
 	put_s(b, j->sched);
@@ -209,6 +278,8 @@ int store_batch_sched(struct store_batch *b, const struct store_job *j)
 
 int store_batch_proc(struct store_batch *b, const struct store_proc *p)
 {
+	need_job(b, p->job_key);
+	b->records++;
 	put_u(b, R_PROC);
 	put_i(b, p->key);
 	put_i(b, p->job_key);
@@ -228,6 +299,7 @@ int store_batch_proc(struct store_batch *b, const struct store_proc *p)
 
 int store_batch_interval(struct store_batch *b, const struct store_interval *iv, const char *path)
 {
+	b->records++;
 	int r = keyset_add(&b->files, iv->file_key);
 	if (r < 0)
 		return b->failed = r;
@@ -250,6 +322,8 @@ int store_batch_interval(struct store_batch *b, const struct store_interval *iv,
 int store_batch_totals(struct store_batch *b, int64_t job_key, const int64_t bytes[STORE_NCATS],
 		       const int64_t calls[STORE_NCATS])
 {
+	need_job(b, job_key);
+	b->records++;
 	put_u(b, R_TOTALS);
 	put_i(b, job_key);
 	for (unsigned c = 0; c < STORE_NCATS; c++) {
@@ -261,6 +335,7 @@ int store_batch_totals(struct store_batch *b, int64_t job_key, const int64_t byt
 
 int store_batch_node_sec(struct store_batch *b, const struct store_node_sec *ns)
 {
+	b->records++;
 	put_u(b, R_NODE);
 	put_u(b, ns->layer);
 	put_u(b, ns->bytes_read);
@@ -275,6 +350,7 @@ int store_batch_node_sec(struct store_batch *b, const struct store_node_sec *ns)
 
 int store_batch_device(struct store_batch *b, const struct store_device_sample *d)
 {
+	b->records++;
 	put_u(b, R_DEVICE);
 	put_s(b, d->device);
 	put_u(b, d->major);
@@ -289,6 +365,7 @@ int store_batch_device(struct store_batch *b, const struct store_device_sample *
 
 int store_batch_sample(struct store_batch *b, const struct store_sample *x)
 {
+	b->records++;
 	put_u(b, R_SAMPLE);
 	put_s(b, x->source);
 	put_s(b, x->instance);
@@ -300,6 +377,7 @@ int store_batch_sample(struct store_batch *b, const struct store_sample *x)
 
 int store_batch_dist(struct store_batch *b, const struct store_dist *x)
 {
+	b->records++;
 	put_u(b, R_DIST);
 	put_i(b, x->t_ms);
 	put_s(b, x->server);
@@ -312,6 +390,8 @@ int store_batch_dist(struct store_batch *b, const struct store_dist *x)
 
 int store_batch_report(struct store_batch *b, int64_t job_key, const char *text, const char *json)
 {
+	need_job(b, job_key);
+	b->records++;
 	put_u(b, R_REPORT);
 	put_i(b, job_key);
 	put_s(b, text);
@@ -321,6 +401,8 @@ int store_batch_report(struct store_batch *b, int64_t job_key, const char *text,
 
 int store_batch_findings(struct store_batch *b, int64_t job_key, const char *const *findings, size_t n)
 {
+	need_job(b, job_key);
+	b->records++;
 	put_u(b, R_FINDINGS);
 	put_i(b, job_key);
 	put_u(b, n);

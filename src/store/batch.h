@@ -34,6 +34,9 @@ void store_batch_start(struct store_batch *b, const char *host, uint64_t seq, in
 /* Each appends one record: 0, or -ENOMEM / -EFBIG (past STORE_BATCH_MAX; the batch is then
  * unusable until the next start). The host of every record is the batch's. */
 int store_batch_job(struct store_batch *b, const struct store_job *j);
+/* A job the batch carries only if a later record uses it (a process, totals, facts, a report):
+ * the daemon gives every job each interval, and an unchanged job nothing uses is not sent. */
+int store_batch_job_lazy(struct store_batch *b, const struct store_job *j);
 int store_batch_sched(struct store_batch *b, const struct store_job *j);
 int store_batch_proc(struct store_batch *b, const struct store_proc *p); /* the cursor stays home */
 /* An interval row; path is its file's (written once per batch). */
@@ -46,6 +49,8 @@ int store_batch_sample(struct store_batch *b, const struct store_sample *x);
 int store_batch_dist(struct store_batch *b, const struct store_dist *x);
 int store_batch_report(struct store_batch *b, int64_t job_key, const char *text, const char *json);
 int store_batch_findings(struct store_batch *b, int64_t job_key, const char *const *findings, size_t n);
+/* The records written so far (a batch of none need not be sent). */
+uint64_t store_batch_records(const struct store_batch *b);
 /* Ends the batch: its bytes (valid until the next start or free), or NULL after a failed append. */
 const void *store_batch_finish(struct store_batch *b, size_t *len);
 

@@ -130,8 +130,8 @@ void strm_redis_close(struct strm_redis *r)
 int strm_xadd(struct strm_redis *r, const char *stream, uint32_t maxlen, const char *node, uint64_t first,
 	      uint64_t last, size_t n, const void *msg, size_t len, char *id, size_t idlen, char *err, size_t errlen)
 {
-	redisReply *rep = redisCommand(r->c, "XADD %s MAXLEN ~ %u * node %s first %llu last %llu n %zu data %b", stream,
-				       maxlen, node, (unsigned long long)first, (unsigned long long)last, n, msg, len);
+	redisReply *rep = redisCommand(r->c, "XADD %s MAXLEN ~ %u * node %s first %llu last %llu n %llu data %b", stream,
+				       maxlen, node, (unsigned long long)first, (unsigned long long)last, (unsigned long long)n, msg, len);
 	if (!rep || rep->type != REDIS_REPLY_STRING)
 		return reply_fail(r, rep, "XADD", err, errlen);
 	if (id)

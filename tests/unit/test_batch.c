@@ -223,6 +223,26 @@ int main(void)
 	check("a byte after the end record: refused", r == -EBADMSG && strstr(err, "after the end"), "%s", err);
 	free(longer);
 
+	/* lazy jobs: carried only when a record uses them */
+	store_batch_start(b2, "node-a", 2, 0, 1000);
+	struct store_job lj = {.key = 7, .job = "used", .uid = 1};
+	store_batch_job_lazy(b2, &lj);
+	lj.key = 8, lj.job = "idle";
+	store_batch_job_lazy(b2, &lj);
+	struct store_proc lp = {.key = 3, .job_key = 7, .pid = 1};
+	store_batch_proc(b2, &lp);
+	eq_u64("lazy jobs: 2 records (the used job, its process)", store_batch_records(b2), 2);
+	data2 = store_batch_finish(b2, &len2);
+	struct store_batch *b3 = store_batch_new();
+	struct again a2 = {.b = b3};
+	r = store_batch_decode(data2, len2, &again_v, &a2, err, sizeof err);
+	check("lazy jobs: the batch decodes (the job before its process)", r == 0, "%s", err);
+	eq_u64("lazy jobs: begin, 1 job, 1 process", a2.calls, 3);
+	store_batch_free(b3);
+	store_batch_start(b2, "node-a", 3, 0, 1000);
+	store_batch_job_lazy(b2, &lj);
+	eq_u64("an interval where nothing used a job: no record", store_batch_records(b2), 0);
+
 	/* a key used before it is defined */
 	store_batch_start(b2, "node-a", 1, 0, 1000);
 	struct store_interval iv = {.proc_key = 99, .file_key = 1, .layer = 1, .bytes = 1, .calls = 1};

@@ -23,6 +23,9 @@
 #include "check.h"
 #include "store/store.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 #define DAY INT64_C(86400000)
 /* 2023-11-14 22:13:20 UTC: a day's partition starts at T0 - 80000000 */
 #define T0 INT64_C(1700000000000)
@@ -699,7 +702,7 @@ static void check_newer(void)
 	eq_i64("newer schema: refused with -EPROTO", r, -EPROTO);
 	check("newer schema: one line that says so", strstr(err, "newer") && !strchr(err, '\n'), "got \"%s\"", err);
 	store_close(s);
-	direct_int(is_pg ? "UPDATE schema_version SET version = 5" : "PRAGMA user_version = 5");
+	direct_int(is_pg ? "UPDATE schema_version SET version = " STR(STORE_SCHEMA_VERSION) : "PRAGMA user_version = " STR(STORE_SCHEMA_VERSION));
 	r = store_open(url, STORE_READONLY, &s, err, sizeof err);
 	check("schema back at this version: opens read-only", r == 0, "%s", err);
 	store_close(s);

@@ -115,3 +115,13 @@ pg_stop() {
 	PG_DIR=
 	return 0
 }
+
+# pg_resume: starts a server pg_halt stopped, on the same data.
+pg_resume() {
+	_pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 30 start >/dev/null 2>&1
+}
+
+# pg_q SQL: one query as the superuser, rows unaligned, columns split by '|' (as sqlite3 prints).
+pg_q() {
+	_pg_as psql -X -q -A -t -h "$PG_SOCK" -p "$PG_PORT" -d iostrata -c "$1"
+}

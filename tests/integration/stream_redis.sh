@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The Redis Streams transport end to end, as root: two nodes (two daemons, each on its own live
 # root and node name) in two node groups (two Redis servers with ACL users whose passwords are in
-# root-only files), and `iostrata ingest` workers writing into a central store. Every job's totals
-# and report there equal the node's own store and `iostrata report` of its job directory exactly;
+# root-only files), and `iostrata ingest` workers writing into PostgreSQL (a throwaway cluster,
+# roles for ingest and for reading). Every job's totals and report there equal the node's own
+# store and `iostrata report` of its job directory exactly;
 # then the faults: entries delivered twice count once; a worker that read entries and died is
 # replaced by one that claims them (XAUTOCLAIM); a worker killed with SIGKILL mid-backlog loses
 # nothing; a Redis restarted (append-only file) while its node goes on gets everything from the
-# node's spool; a malformed entry goes to the dead-letter stream with the reason.
+# node's spool; PostgreSQL stopped while entries come: the worker backs off, nothing is lost when
+# it returns; a malformed entry goes to the dead-letter stream with the reason.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_redis.sh"
+source "$(dirname "$0")/lib_pg.sh"
 if [ "$(id -u)" -ne 0 ]; then
 	skip "stream" "needs root (the daemons read every user's live logs)"
 	exit 0
@@ -17,9 +20,16 @@ if ! command -v redis-server >/dev/null; then
 	skip "stream" "redis-server is not installed (scripts/install-deps test)"
 	exit 0
 fi
+if ! why=$(pg_usable); then
+	skip "stream" "$why"
+	exit 0
+fi
 DAEMON="$B/iostratad"
 PIDS=""
-trap 'for p in $PIDS; do kill -9 "$p" 2>/dev/null; done; redis_stop_all; rm -rf "$T"' EXIT
+trap 'for p in $PIDS; do kill -9 "$p" 2>/dev/null; done; redis_stop_all; pg_stop; rm -rf "$T"' EXIT
+pg_start || { fail "postgresql starts" "see above"; exit 1; }
+CENTRAL=$PG_INGEST_URL
+READER=$PG_WEB_URL
 redis_start g1 || { fail "redis g1 starts" "$(tail -3 "$T/redis-g1/redis.log")"; exit 1; }
 redis_start g2 || { fail "redis g2 starts" "$(tail -3 "$T/redis-g2/redis.log")"; exit 1; }
 ok "two Redis servers with ACL users"
@@ -82,7 +92,7 @@ totals() { # STORE JOB: bytes_read bytes_written reads writes meta_ops processes
 		'.jobs[] | select(.job == $j) | "\(.host) \(.bytes_read) \(.bytes_written) \(.reads) \(.writes) \(.meta_ops) \(.processes)"'
 }
 cat >"$T/ingest.conf" <<EOC
-store = sqlite:$T/central.db
+store = $CENTRAL
 redis = 127.0.0.1:$(redis_port g1)
 redis = 127.0.0.1:$(redis_port g2)
 redis_user = ingest
@@ -107,32 +117,33 @@ eq "ingest: no dead letter" 1 "$(grep -c ' 0 dead letters' "$T/ingest1.err")"
 for pair in "1 jobA" "2 jobB"; do
 	set -- $pair
 	node=$(totals "sqlite:$T/n$1/store/store.db" "$2")
-	central=$(totals "sqlite:$T/central.db" "$2")
+	central=$(totals "$READER" "$2")
 	eq "$2: central totals = node n$1's store" "$node" "$central"
 	want=$("$IOSTRATA" report --json "$T/$2" | jq -r '[.layers.posix.bytes_read, .layers.posix.bytes_written] | @tsv' | tr '\t' ' ')
 	eq "$2: central bytes = its report's (POSIX layer)" "$want" "$(echo "$central" | awk '{print $2, $3}')"
 	eq "$2: from node n$1" "n$1" "$(echo "$central" | awk '{print $1}')"
 	"$IOSTRATA" report "$T/$2" >"$T/$2.report"
-	"$IOSTRATA" job "$2" --store "sqlite:$T/central.db" >"$T/$2.central" 2>&1
+	"$IOSTRATA" job "$2" --store "$READER" >"$T/$2.central" 2>&1
 	eq "$2: central report = iostrata report of its job directory" "" "$(diff "$T/$2.report" "$T/$2.central")"
 done
 cmp_intervals() { # JOB: the interval rows' sums in the central store and in its node's
 	local q="SELECT layer, category, sum(bytes), sum(calls) FROM interval_stats WHERE job = '$1' GROUP BY 1, 2 ORDER BY 1, 2"
-	eq "$1: interval statistics per layer and category = the node's" "$(sqlite3 "$2" "$q")" "$(sqlite3 "$T/central.db" "$q")"
+	eq "$1: interval statistics per layer and category = the node's" "$(sqlite3 "$2" "$q")" "$(pg_q "$q")"
 }
 cmp_intervals jobA "$T/n1/store/store.db"
 cmp_intervals jobB "$T/n2/store/store.db"
 q="SELECT layer, sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds WHERE host = 'n1' GROUP BY 1"
-eq "node-seconds of n1: central = node" "$(sqlite3 "$T/n1/store/store.db" "$q")" "$(sqlite3 "$T/central.db" "$q")"
+eq "node-seconds: the node's own order" "$(sqlite3 "$T/n1/store/store.db" "$q ORDER BY 1")" "$(sqlite3 "$T/n1/store/store.db" "$q")"
+eq "node-seconds of n1: central = node" "$(sqlite3 "$T/n1/store/store.db" "$q")" "$(pg_q "$q ORDER BY 1")"
 
 # --- every entry delivered again: counted once ---
-before=$(totals "sqlite:$T/central.db" jobA)
+before=$(totals "$READER" jobA)
 for g in g1 g2; do rcli "$g" XGROUP SETID iostrata:batches iostrata-ingest 0 >/dev/null; done
 ingest 2>"$T/ingest2.err"
 eq "redelivered: all batches seen as duplicates" 1 "$(grep -cE '[0-9]+ batches \(([0-9]+) duplicates\)' "$T/ingest2.err")"
 b=$(sed -nE 's/.* ([0-9]+) batches \(([0-9]+) duplicates\).*/\1 \2/p' "$T/ingest2.err")
 eq "redelivered: duplicates = batches" "$(echo "$b" | awk '{print $1}')" "$(echo "$b" | awk '{print $2}')"
-eq "redelivered: jobA's totals unchanged" "$before" "$(totals "sqlite:$T/central.db" jobA)"
+eq "redelivered: jobA's totals unchanged" "$before" "$(totals "$READER" jobA)"
 
 # --- a worker read entries and died before acknowledging them: another claims them ---
 job_on 1 jobC 64
@@ -146,12 +157,16 @@ ingest 2>"$T/ingest3.err"
 claimed=$(sed -nE 's/.* ([0-9]+) claimed.*/\1/p' "$T/ingest3.err")
 eq "a live worker claimed them all" "$pending" "$claimed"
 eq "nothing pending after" 0 "$(rcli g1 XPENDING iostrata:batches iostrata-ingest | head -1)"
-eq "jobC: central totals = node's" "$(totals "sqlite:$T/n1/store/store.db" jobC)" "$(totals "sqlite:$T/central.db" jobC)"
+eq "jobC: central totals = node's" "$(totals "sqlite:$T/n1/store/store.db" jobC)" "$(totals "$READER" jobC)"
 
 # --- a worker killed with SIGKILL in the middle of a backlog ---
 node_stop 1
-for i in 1 2 3 4 5 6; do job_on 1 "jobK$i" 32 & done
-wait
+jpids=""
+for i in 1 2 3 4 5 6; do
+	job_on 1 "jobK$i" 32 &
+	jpids="$jpids $!"
+done
+wait $jpids
 sleep 0.3
 node_start 1
 for i in 1 2 3 4 5 6; do settled 1 "jobK$i"; done
@@ -164,7 +179,7 @@ sleep 1.2
 ingest 2>"$T/ingest5.err"
 allk=1
 for i in 1 2 3 4 5 6; do
-	[ "$(totals "sqlite:$T/n1/store/store.db" "jobK$i")" = "$(totals "sqlite:$T/central.db" "jobK$i")" ] || allk=0
+	[ "$(totals "sqlite:$T/n1/store/store.db" "jobK$i")" = "$(totals "$READER" "jobK$i")" ] || allk=0
 done
 eq "a worker killed mid-backlog: six jobs' totals exact" 1 "$allk"
 
@@ -182,8 +197,25 @@ redis_start g1
 settled 1 jobR
 eq "Redis back: the spool drains" 0 $?
 ingest 2>"$T/ingest6.err"
-eq "jobR: central totals = node's" "$(totals "sqlite:$T/n1/store/store.db" jobR)" "$(totals "sqlite:$T/central.db" jobR)"
-eq "jobA still exact after the restart (append-only file)" "$before" "$(totals "sqlite:$T/central.db" jobA)"
+eq "jobR: central totals = node's" "$(totals "sqlite:$T/n1/store/store.db" jobR)" "$(totals "$READER" jobR)"
+eq "jobA still exact after the restart (append-only file)" "$before" "$(totals "$READER" jobA)"
+
+# --- PostgreSQL stopped while entries come: the worker backs off; nothing lost when it returns ---
+pg_halt
+"$IOSTRATA" ingest --config "$T/ingest.conf" --consumer patient 2>"$T/ingest8.err" &
+IPID=$!
+PIDS="$PIDS $IPID"
+job_on 2 jobP 50
+settled 2 jobP
+sleep 1
+eq "PostgreSQL down: the worker says so once" 1 "$(grep -c 'entries wait in Redis' "$T/ingest8.err")"
+eq "PostgreSQL down: its entries wait, pending" yes "$([ "$(rcli g2 XPENDING iostrata:batches iostrata-ingest | head -1)" -gt 0 ] && echo yes)"
+pg_resume
+for i in $(seq 100); do [ "$(rcli g2 XPENDING iostrata:batches iostrata-ingest | head -1)" = 0 ] && break; sleep 0.2; done
+kill "$IPID"
+wait "$IPID" 2>/dev/null
+eq "PostgreSQL back: the worker writes again" 1 "$(grep -c 'writing again' "$T/ingest8.err")"
+eq "jobP: central totals = node's" "$(totals "sqlite:$T/n2/store/store.db" jobP)" "$(totals "$READER" jobP)"
 
 # --- a malformed entry: the dead-letter stream, with the reason; the worker goes on ---
 rcli g2 XADD iostrata:batches '*' node evil data 'not a message' >/dev/null
@@ -195,7 +227,7 @@ settled 2 jobD
 ingest 2>"$T/ingest7.err"
 eq "two dead letters" 2 "$(rcli g2 XLEN iostrata:batches:dead)"
 eq "their reasons are kept" 2 "$(rcli g2 XRANGE iostrata:batches:dead - + | grep -c 'zstd\|not a message')"
-eq "the worker carried on: jobD exact" "$(totals "sqlite:$T/n2/store/store.db" jobD)" "$(totals "sqlite:$T/central.db" jobD)"
+eq "the worker carried on: jobD exact" "$(totals "sqlite:$T/n2/store/store.db" jobD)" "$(totals "$READER" jobD)"
 eq "dead letters said on stderr" 2 "$(grep -c 'dead-letter stream' "$T/ingest7.err")"
 
 # --- credentials: the node user cannot read the stream; a readable password file is refused ---

@@ -120,22 +120,30 @@ static int take_entry(struct worker *w, int g, const struct strm_entry *e)
 	}
 	if (r < 0)
 		goto dead;
-	if ((r = store_begin(w->st)) < 0)
-		return r;
-	struct apply_ctx ac = {w, err, sizeof err};
-	r = store_msg_unpack(e->data, e->len, apply_batch, &ac, err, sizeof err);
-	if (r >= 0)
-		r = store_commit(w->st);
+	/* a store whose connection broke is opened again (the server came back) */
+	if (!w->st && (r = store_open(c->store, STORE_CREATE, &w->st, err, sizeof err)) < 0)
+		w->st = NULL;
+	else if ((r = store_begin(w->st)) >= 0) {
+		struct apply_ctx ac = {w, err, sizeof err};
+		r = store_msg_unpack(e->data, e->len, apply_batch, &ac, err, sizeof err);
+		if (r >= 0)
+			r = store_commit(w->st);
+	} else
+		snprintf(err, sizeof err, "%s", store_error(w->st));
 	if (r < 0) {
-		store_rollback(w->st);
+		if (w->st) {
+			store_rollback(w->st);
+			store_close(w->st); /* whatever broke, the next try starts from a new connection */
+			w->st = NULL;
+		}
 		w->stats->store_failures++;
 		if (!w->store_down)
-			say("%s: %s; entries wait in Redis, retried", c->store, err[0] ? err : store_error(w->st));
+			say("the store cannot be written (%s); entries wait in Redis, retried", err);
 		w->store_down = 1;
 		return r;
 	}
 	if (w->store_down)
-		say("%s: writing again", c->store);
+		say("the store: writing again");
 	w->store_down = 0;
 	w->stats->entries++;
 	return 0;

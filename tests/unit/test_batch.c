@@ -166,6 +166,28 @@ int main(void)
 	const void *data = sample_batch(b, 9, 1700000000000, 16 * 1048576, &len);
 	check("a batch of every kind encodes", data != NULL && len > 0, "finish failed");
 
+	/* IOSTRATA_FUZZ_SEEDS=DIR: this batch and a message of it become the batch fuzzer's seeds */
+	const char *seeds = getenv("IOSTRATA_FUZZ_SEEDS");
+	if (seeds) {
+		char p[512];
+		struct store_batch_ref ref = {data, len};
+		void *msg;
+		size_t mlen;
+		snprintf(p, sizeof p, "%s/batch", seeds);
+		FILE *f = fopen(p, "w");
+		if (f) {
+			fwrite(data, 1, len, f);
+			fclose(f);
+		}
+		if (store_msg_pack(&ref, 1, &msg, &mlen) == 0) {
+			snprintf(p, sizeof p, "%s/message", seeds);
+			if ((f = fopen(p, "w"))) {
+				fwrite(msg, 1, mlen, f);
+				fclose(f);
+			}
+			free(msg);
+		}
+	}
 	struct again a = {.b = b2};
 	char err[256];
 	int r = store_batch_decode(data, len, &again_v, &a, err, sizeof err);

@@ -1181,9 +1181,9 @@ static int store_interval(struct dmn *d, int64_t now)
 	size_t len = 0;
 	if (r >= 0 && b && !(data = store_batch_finish(b, &len)))
 		r = -EFBIG;
-	if (data && !store_batch_records(b))
-		data = NULL; /* nothing happened: nothing to send */
-	for (int i = 0; i < d->nsinks && r >= 0 && data; i++)
+	/* nothing happened: nothing to send (an in-memory sink still sees the interval) */
+	int send = data && store_batch_records(b);
+	for (int i = 0; i < d->nsinks && r >= 0 && send; i++)
 		if (d->sinks[i]->spool)
 			r = store_outbox_put(d->st, d->sinks[i]->spool, seq, now, data, len, d->cfg.spool_max);
 	if (r >= 0)

@@ -202,14 +202,14 @@ chmod 600 "$T/pw"
 daemon_conf "influxdb = $URL" "merge_logs = none" "influxdb_user = ios" "influxdb_password_file = $T/pw"
 : >"$T/daemon.err"
 daemon_start || fail "daemon starts with a password file" "$(tail -3 "$T/daemon.err")"
-"$IOSTRATA" run -q -o "$T/j3" --job job3 -- dd if=/dev/zero of="$T/w3.dat" bs=1000 count=7 status=none
+"$IOSTRATA" run -q -o "$T/j3" --job job3 -- dd if=/dev/zero of="$T/w3.dat" bs=1024 count=7 status=none
 wait_until job_ended job3 || fail "job 3 ended in the store" "still running after 90 s"
 eq "wrong password: refused once (HTTP 401), the batches wait" "1 yes" \
 	"$(grep -c 'influxdb .*HTTP 401.*its batches wait in the spool' "$T/daemon.err") $([ "$(spool)" -ge 1 ] && echo yes)"
 echo Right-pw-1 >"$T/pw"
 wait_until spool_empty || fail "the right password: spool empties" "$(spool) batches left"
 check_job job3 "$T/j3"
-eq "job 3: 7,000 bytes written (its report)" 7000 "$(jcount "$T/j3" posix "$T/w3.dat" bytes_written)"
+eq "job 3: 7,168 bytes written (its report)" 7168 "$(jcount "$T/j3" posix "$T/w3.dat" bytes_written)"
 eq "no password in the daemon's messages" 0 "$(grep -c -e Wrong-pw-2 -e Right-pw-1 "$T/daemon.err")"
 chmod 644 "$T/pw"
 daemon_stop

@@ -202,7 +202,7 @@ chmod 600 "$T/pw"
 daemon_conf "influxdb = $URL" "merge_logs = none" "influxdb_user = ios" "influxdb_password_file = $T/pw"
 : >"$T/daemon.err"
 daemon_start || fail "daemon starts with a password file" "$(tail -3 "$T/daemon.err")"
-"$IOSTRATA" run -q -o "$T/j3" --job job3 -- dd if=/dev/zero of="$T/w3.dat" bs=1024 count=7 status=none
+"$IOSTRATA" run -q -o "$T/j3" --job job3 -- sh -c "head -c 7168 /dev/zero > $T/w3.dat"
 wait_until job_ended job3 || fail "job 3 ended in the store" "still running after 90 s"
 eq "wrong password: refused once (HTTP 401), the batches wait" "1 yes" \
 	"$(grep -c 'influxdb .*HTTP 401.*its batches wait in the spool' "$T/daemon.err") $([ "$(spool)" -ge 1 ] && echo yes)"

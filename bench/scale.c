@@ -12,7 +12,8 @@
  *
  * With --speed 0 simulated time runs as fast as the machine goes (a backlog: the rates of the
  * sends are then the generator's and Redis's, not the nodes'); with --speed 1 in real time, the
- * batches' t_ms being wall-clock ms, and --lag-file gets "host seq write_ms" per batch sent, the
+ * batches' t_ms being wall-clock ms, and --lag-file gets "host seq write_ms" per batch sent
+ * (those whose interval ended at least one delay before the end, which every node has sent), the
  * write taken at the start of the batch's interval (the earliest write it can hold), so that
  * the time from a write to its row is an upper bound.
  *

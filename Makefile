@@ -176,6 +176,11 @@ $(B)/bench/store: bench/store.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
 
+# bench/scale replays a daemon's batches as many nodes: the store (batches, messages) and the stream.
+$(B)/bench/scale: bench/scale.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
+
 $(B)/bench/%: bench/%.c bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lm
@@ -247,6 +252,14 @@ bench-daemon:
 	$(Q)scripts/install-deps build test
 	$(Q)$(MAKE) --no-print-directory all $(B)/bench/store
 	$(Q)bench/daemon
+
+# recorded daemon output replayed as 10,000 and 100,000 nodes through Redis into PostgreSQL
+# ingest workers: messages per I/O event, bytes, ingest rows/s, lag. Root. docs/BENCHMARKS.md, "Scale".
+.PHONY: bench-scale
+bench-scale:
+	$(Q)scripts/install-deps build test
+	$(Q)$(MAKE) --no-print-directory all $(B)/bench/scale
+	$(Q)bench/scale
 
 bench-kernel:
 	$(Q)scripts/install-deps build bench

@@ -61,7 +61,8 @@ BPFTOOL ?= bpftool
 # discovery and recovery (livelog.c) nor job archives (archive.c), which only the commands use; it
 # reaches src/sys through header-only parsers alone.
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(filter-out src/log/livelog.c src/log/jobdir.c src/log/archive.c,$(LOG_SRC)) $(CAP_SRC))
-CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC) $(STORE_SRC) $(STREAM_SRC))
+CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC) $(STORE_SRC) $(STREAM_SRC)) \
+	$(B)/obj/gen/assets.o
 # what CORE_OBJ needs: the store's SQLite and PostgreSQL (libpq), the stream's Redis client (hiredis), OTF2
 CORE_LIBS = -lm $(OTF2_LIBS) -lsqlite3 -lpq -lhiredis
 DMN_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(DMN_SRC))
@@ -97,6 +98,29 @@ $(B)/obj/pic/%.o: src/%.c $(HDRS)
 	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
 
 $(B)/obj/cli/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<",true)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# Web assets: uPlot, pinned, from the npm registry into $(NPM_DIR) (shared by every build directory;
+# installed only when missing or of another version, so `make` works offline once it is there),
+# embedded by scripts/embed-assets into a generated C file (src/analysis/assets.h). Nothing from
+# npm is committed; the HTML report and the web UI never fetch it at run time.
+UPLOT_VERSION := 1.6.32
+NPM_DIR ?= build/npm
+UPLOT_DIR := $(NPM_DIR)/node_modules/uplot
+UPLOT_STAMP := $(NPM_DIR)/uplot-$(UPLOT_VERSION).stamp
+$(UPLOT_STAMP):
+	@mkdir -p $(NPM_DIR)
+	$(Q)grep -qs '"version": "$(UPLOT_VERSION)"' $(UPLOT_DIR)/package.json || { scripts/install-deps npm && \
+		npm install --prefix $(NPM_DIR) --no-save --no-audit --no-fund uplot@$(UPLOT_VERSION); }
+	$(Q)touch $@
+$(B)/gen/assets.c: $(UPLOT_STAMP) scripts/embed-assets src/analysis/report_html.js src/analysis/report_html.css
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@",true)
+	$(Q)scripts/embed-assets $@ uplot.js=$(UPLOT_DIR)/dist/uPlot.iife.min.js uplot.css=$(UPLOT_DIR)/dist/uPlot.min.css \
+		uplot.LICENSE=$(UPLOT_DIR)/LICENSE report.js=src/analysis/report_html.js report.css=src/analysis/report_html.css
+$(B)/obj/gen/assets.o: $(B)/gen/assets.c src/analysis/assets.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
@@ -192,7 +216,7 @@ deps:
 	$(Q)scripts/install-deps
 
 test:
-	$(Q)scripts/install-deps build test
+	$(Q)scripts/install-deps build test npm
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)tests/run
 

@@ -358,7 +358,7 @@ static int build_timeline(struct ana_job *j, unsigned flags, char *err, size_t e
 		return r;
 	}
 	j->traced = 1;
-	if (tl_sci(&j->tl, &j->sci) < 0 || tl_breakdown(&j->tl, &j->bd) < 0)
+	if (tl_sci(&j->tl, &j->sci) < 0 || tl_breakdown(&j->tl, &j->bd) < 0 || tl_series_build(&j->tl, &j->series) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -465,6 +465,7 @@ void ana_job_free(struct ana_job *j)
 	if (j->traced) {
 		tl_sci_free(&j->sci);
 		tl_breakdown_free(&j->bd);
+		tl_series_free(&j->series);
 	}
 	tl_free(&j->tl);
 	ana_findings_free(&j->findings);

@@ -4,7 +4,7 @@
  * (report, timeline, run's summary, and later the daemon and the web API). In order:
  *   scan (log/jobdir.h) → read each log (unreadable or damaged ones become warnings) → merge the
  *   profile (profile.h) → I/O mode (iomode.c) → layer stack (stack.h) → timeline, SCI and the
- *   per-call breakdown of a traced job (timeline.h) → findings (findings.h).
+ *   per-call breakdown and time series of a traced job (timeline.h, series.h) → findings (findings.h).
  * Renderers (report_text.c, report_json.c) only render a job. Nothing here prints.
  */
 #ifndef IOSTRATA_ANALYSIS_JOB_H
@@ -14,6 +14,7 @@
 
 #include "analysis/findings.h"
 #include "analysis/profile.h"
+#include "analysis/series.h"
 #include "analysis/stack.h"
 #include "analysis/timeline.h"
 #include "iostrata/reader.h"
@@ -43,10 +44,11 @@ struct ana_job {
 	size_t nmounts;
 	struct ana_stack stack;   /* stack.present when the job has a kernel log */
 	struct ana_findings findings;
-	int traced;               /* the job had a trace and it merged: tl, sci, bd are set */
+	int traced;               /* the job had a trace and it merged: tl, sci, bd, series are set */
 	struct timeline tl;
 	struct tl_sci sci;
 	struct tl_breakdown bd;
+	struct tl_series series; /* bytes and calls per time bucket, per layer and per process */
 };
 
 /*

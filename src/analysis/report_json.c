@@ -206,7 +206,7 @@ static void json_ranks(struct ana_jw *w, const struct ana_profile *p)
 	ana_jw_close(w, '}');
 }
 
-static void json_files(struct ana_jw *w, const struct ana_profile *p)
+static void json_files(struct ana_jw *w, const struct ana_profile *p, int counters)
 {
 	ana_jw_open(w, "files", '[');
 	for (size_t i = 0; i < p->nfiles; i++) {
@@ -226,7 +226,8 @@ static void json_files(struct ana_jw *w, const struct ana_profile *p)
 		ana_jw_bool(w, "data_file", ana_is_data_file(x));
 		ana_jw_bool(w, "job_view", x->job_view);
 		json_core(w, x->c);
-		json_counters(w, x->c);
+		if (counters)
+			json_counters(w, x->c);
 		if (x->layer == LOG_LAYER_MOUNT) {
 			ana_jw_i64(w, "requesting_pid", x->pid);
 			json_hist(w, "read_lat_hist", x->read_lat_hist);
@@ -670,7 +671,7 @@ int ana_report_json(FILE *f, const struct ana_job *j, const struct ana_report_op
 	json_trace(&w, j);
 	json_ranks(&w, p);
 	json_processes(&w, p);
-	json_files(&w, p);
+	json_files(&w, p, !(o && o->no_counters));
 	json_findings(&w, &j->findings);
 	ana_jw_open(&w, "warnings", '[');
 	for (size_t i = 0; i < p->nwarnings; i++)

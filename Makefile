@@ -49,7 +49,7 @@ ANA_SRC := $(wildcard src/analysis/*.c)
 STORE_SRC := $(wildcard src/store/*.c)
 STREAM_SRC := $(wildcard src/stream/*.c)
 DMN_SRC := $(wildcard src/daemon/*.c)
-CLI_SRC := $(wildcard src/cli/*.c)
+CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/web/*.c)
 KERN_BPF := $(wildcard src/kernel/*.bpf.c)
 KERN_SRC := $(filter-out %.bpf.c,$(wildcard src/kernel/*.c))
 MNT_SRC := $(wildcard src/mount/*.c)
@@ -152,7 +152,7 @@ $(B)/libiostrata.so: $(LIB_OBJ)
 
 $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
-	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lbpf -lelf -lz -lfuse3 -lpthread
+	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lbpf -lelf -lz -lfuse3 -lmicrohttpd -lpthread
 
 # The node daemon: its own binary, over the same store, analysis, log and sys objects.
 # It reads the kernel layer's pinned maps (src/kernel/pinned.c) with libbpf.

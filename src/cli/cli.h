@@ -29,6 +29,7 @@ int cmd_jobs(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_node(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Room for a path in the commands' buffers. */
 #define CLI_PATH 4096

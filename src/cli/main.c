@@ -30,6 +30,7 @@ static const struct {
 	{"jobs", cmd_jobs, "jobs the node daemon (iostratad) has seen: running and ended"},
 	{"job", cmd_job, "one job's report, from the node daemon's store"},
 	{"node", cmd_node, "the node's I/O per second and its devices, from the node daemon's store"},
+	{"serve", cmd_serve, "the JSON API (and later the web UI) over a store, over HTTP"},
 	{"ingest", cmd_ingest, "a worker taking node batches from Redis Streams into a store (PostgreSQL)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -49,6 +49,8 @@ struct store_ops {
 		     int (*fn)(const struct store_dist *x, void *ctx), void *ctx);
 	int (*user_secs)(struct store *s, uint32_t uid, const struct store_node_filter *f,
 			 int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
+	int (*job_series)(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
+			  int (*fn)(const struct store_series_point *pt, void *ctx), void *ctx);
 	int (*retain)(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows,
 		      uint64_t *moved);
 	/* NULL where a backend has none (store.c returns -EOPNOTSUPP) */
@@ -61,6 +63,20 @@ struct store_ops {
 	int (*outbox_state)(struct store *s, unsigned sink, uint64_t *batches, uint64_t *bytes, uint64_t *dropped);
 	int (*batch_mark)(struct store *s, const char *host, uint64_t seq);
 };
+
+/* store_job_series's statement, in either backend's parameter spelling (job key, resolution,
+ * grouping) and with the collation its host order needs. The raw rows and the minute roll-ups
+ * both count: retention moves rows from one to the other without changing a sum. */
+#define STORE_SERIES_SQL(KEY, RES, BY, COLL)                                                                 \
+	"SELECT CASE WHEN " RES " > 0 THEN i.t_ms / " RES " * " RES " ELSE i.t_ms END AS b,"                    \
+	" (CASE WHEN " BY " = 1 THEN p.host ELSE '' END)" COLL " AS h, CASE WHEN " BY " = 2 THEN p.rank ELSE -1 END AS r,"  \
+	" i.layer, SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"  \
+	" SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"         \
+	" SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END)"                                                       \
+	" FROM (SELECT t_ms, proc_id, layer, cat, bytes, calls FROM intervals UNION ALL"                        \
+	" SELECT t_ms, proc_id, layer, cat, bytes, calls FROM intervals_minute) i"                              \
+	" JOIN processes p ON p.id = i.proc_id WHERE p.job_id = " KEY                                          \
+	" GROUP BY b, h, r, i.layer ORDER BY b, h, r, i.layer"
 
 /* The backends' openers (store_open picks one by the URL's scheme). */
 int store_sqlite_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen);

@@ -1294,6 +1294,39 @@ static int pg_user_secs(struct store *s, uint32_t uid, const struct store_node_f
 			  &p, fn, ctx);
 }
 
+static int pg_job_series(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
+			 int (*fn)(const struct store_series_point *pt, void *ctx), void *ctx)
+{
+	struct params p = {0};
+	int r = flush_for_read(s);
+	if (r < 0)
+		return r;
+	p_i64(&p, job_key);
+	p_i64(&p, resolution_ms);
+	p_i64(&p, (int64_t)by);
+	PGresult *res = run(s, "reading a job's series", STORE_SERIES_SQL("$1::bigint", "$2::bigint", "$3::bigint",
+									   " COLLATE \"C\""), &p, &r);
+	if (!res)
+		return r;
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct store_series_point pt = {
+			.t_ms = col_i64(res, i, 0),
+			.host = col_text(res, i, 1),
+			.rank = (int32_t)col_i64(res, i, 2),
+			.layer = (unsigned)col_i64(res, i, 3),
+			.bytes_read = (uint64_t)col_i64(res, i, 4),
+			.bytes_written = (uint64_t)col_i64(res, i, 5),
+			.reads = (uint64_t)col_i64(res, i, 6),
+			.writes = (uint64_t)col_i64(res, i, 7),
+			.meta_ops = (uint64_t)col_i64(res, i, 8),
+		};
+		if (fn(&pt, ctx))
+			break;
+	}
+	PQclear(res);
+	return 0;
+}
+
 static int pg_devices(struct store *s, const struct store_node_filter *f,
 		      int (*fn)(const struct store_device_sample *d, void *ctx), void *ctx)
 {
@@ -1633,6 +1666,7 @@ static const struct store_ops store_pg_ops = {
 	.samples = pg_samples,
 	.dists = pg_dists,
 	.user_secs = pg_user_secs,
+	.job_series = pg_job_series,
 	.retain = pg_retain,
 	.batch_mark = pg_batch_mark,
 };

@@ -180,44 +180,48 @@ static const char *job_state(const struct store_job *j)
 	return j->running ? "running" : "ended";
 }
 
+void store_job_json(struct ana_jw *w, const struct store_job *j)
+{
+	ana_jw_str(w, "job", j->job);
+	ana_jw_str(w, "host", j->host);
+	ana_jw_u64(w, "uid", j->uid);
+	ana_jw_str(w, "user", j->user);
+	ana_jw_str(w, "state", job_state(j));
+	ana_jw_i64(w, "start_ms", j->start_ms);
+	if (j->end_ms)
+		ana_jw_i64(w, "end_ms", j->end_ms);
+	else
+		ana_jw_null(w, "end_ms");
+	ana_jw_u64(w, "processes", j->nprocs);
+	ana_jw_str(w, "exe", j->exe);
+	ana_jw_str(w, "jobdir", j->jobdir);
+	ana_jw_u64(w, "bytes_read", j->bytes[STORE_CAT_READ]);
+	ana_jw_u64(w, "bytes_written", j->bytes[STORE_CAT_WRITE]);
+	ana_jw_u64(w, "reads", j->calls[STORE_CAT_READ]);
+	ana_jw_u64(w, "writes", j->calls[STORE_CAT_WRITE]);
+	ana_jw_u64(w, "meta_ops", j->calls[STORE_CAT_META]);
+	if (j->sched) {
+		ana_jw_open(w, "scheduler", '{');
+		ana_jw_str(w, "name", j->sched);
+		ana_jw_str(w, "job_name", j->sched_name);
+		ana_jw_str(w, "state", j->sched_state);
+		ana_jw_str(w, "nodes", j->sched_nodes);
+		ana_jw_i64(w, "submit_ms", j->submit_ms);
+		ana_jw_i64(w, "start_ms", j->sched_start_ms);
+		ana_jw_i64(w, "end_ms", j->sched_end_ms);
+		ana_jw_close(w, '}');
+	} else {
+		ana_jw_null(w, "scheduler");
+	}
+}
+
 static int job_row(const struct store_job *j, void *arg)
 {
 	struct jobs_ctx *c = arg;
 	if (c->json) {
-		struct ana_jw *w = &c->w;
-		ana_jw_open(w, NULL, '{');
-		ana_jw_str(w, "job", j->job);
-		ana_jw_str(w, "host", j->host);
-		ana_jw_u64(w, "uid", j->uid);
-		ana_jw_str(w, "user", j->user);
-		ana_jw_str(w, "state", job_state(j));
-		ana_jw_i64(w, "start_ms", j->start_ms);
-		if (j->end_ms)
-			ana_jw_i64(w, "end_ms", j->end_ms);
-		else
-			ana_jw_null(w, "end_ms");
-		ana_jw_u64(w, "processes", j->nprocs);
-		ana_jw_str(w, "exe", j->exe);
-		ana_jw_str(w, "jobdir", j->jobdir);
-		ana_jw_u64(w, "bytes_read", j->bytes[STORE_CAT_READ]);
-		ana_jw_u64(w, "bytes_written", j->bytes[STORE_CAT_WRITE]);
-		ana_jw_u64(w, "reads", j->calls[STORE_CAT_READ]);
-		ana_jw_u64(w, "writes", j->calls[STORE_CAT_WRITE]);
-		ana_jw_u64(w, "meta_ops", j->calls[STORE_CAT_META]);
-		if (j->sched) {
-			ana_jw_open(w, "scheduler", '{');
-			ana_jw_str(w, "name", j->sched);
-			ana_jw_str(w, "job_name", j->sched_name);
-			ana_jw_str(w, "state", j->sched_state);
-			ana_jw_str(w, "nodes", j->sched_nodes);
-			ana_jw_i64(w, "submit_ms", j->submit_ms);
-			ana_jw_i64(w, "start_ms", j->sched_start_ms);
-			ana_jw_i64(w, "end_ms", j->sched_end_ms);
-			ana_jw_close(w, '}');
-		} else {
-			ana_jw_null(w, "scheduler");
-		}
-		ana_jw_close(w, '}');
+		ana_jw_open(&c->w, NULL, '{');
+		store_job_json(&c->w, j);
+		ana_jw_close(&c->w, '}');
 	} else {
 		char st[32], en[32], rd[32], wr[32];
 		if (c->n == 0)
@@ -392,30 +396,35 @@ static void hist_csv(FILE *f, const uint64_t *h)
 	fputc('"', f);
 }
 
+void store_node_sec_json(struct ana_jw *w, const struct store_node_sec *ns)
+{
+	double secs = ns->dt_ms > 0 ? (double)ns->dt_ms / 1000.0 : 1.0;
+	ana_jw_i64(w, "t_ms", ns->t_ms);
+	ana_jw_i64(w, "dt_ms", ns->dt_ms);
+	ana_jw_str(w, "host", ns->host);
+	ana_jw_str(w, "layer", log_layer_name(ns->layer));
+	ana_jw_u64(w, "bytes_read", ns->bytes_read);
+	ana_jw_u64(w, "bytes_written", ns->bytes_written);
+	ana_jw_u64(w, "reads", ns->reads);
+	ana_jw_u64(w, "writes", ns->writes);
+	ana_jw_u64(w, "meta_ops", ns->meta_ops);
+	ana_jw_double(w, "read_bw", (double)ns->bytes_read / secs);
+	ana_jw_double(w, "write_bw", (double)ns->bytes_written / secs);
+	ana_jw_double(w, "iops", (double)(ns->reads + ns->writes) / secs);
+	ana_jw_double(w, "mdops", (double)ns->meta_ops / secs);
+	hist_json(w, "read_sizes", ns->read_hist);
+	hist_json(w, "write_sizes", ns->write_hist);
+}
+
 static int node_row(const struct store_node_sec *ns, void *arg)
 {
 	struct node_ctx *c = arg;
 	double secs = ns->dt_ms > 0 ? (double)ns->dt_ms / 1000.0 : 1.0;
 	const char *layer = log_layer_name(ns->layer);
 	if (c->json) {
-		struct ana_jw *w = &c->w;
-		ana_jw_open(w, NULL, '{');
-		ana_jw_i64(w, "t_ms", ns->t_ms);
-		ana_jw_i64(w, "dt_ms", ns->dt_ms);
-		ana_jw_str(w, "host", ns->host);
-		ana_jw_str(w, "layer", layer);
-		ana_jw_u64(w, "bytes_read", ns->bytes_read);
-		ana_jw_u64(w, "bytes_written", ns->bytes_written);
-		ana_jw_u64(w, "reads", ns->reads);
-		ana_jw_u64(w, "writes", ns->writes);
-		ana_jw_u64(w, "meta_ops", ns->meta_ops);
-		ana_jw_double(w, "read_bw", (double)ns->bytes_read / secs);
-		ana_jw_double(w, "write_bw", (double)ns->bytes_written / secs);
-		ana_jw_double(w, "iops", (double)(ns->reads + ns->writes) / secs);
-		ana_jw_double(w, "mdops", (double)ns->meta_ops / secs);
-		hist_json(w, "read_sizes", ns->read_hist);
-		hist_json(w, "write_sizes", ns->write_hist);
-		ana_jw_close(w, '}');
+		ana_jw_open(&c->w, NULL, '{');
+		store_node_sec_json(&c->w, ns);
+		ana_jw_close(&c->w, '}');
 	} else if (c->csv) {
 		if (c->n == 0)
 			fprintf(c->out, "t_ms,dt_ms,host,layer,bytes_read,bytes_written,reads,writes,meta_ops,read_bw,write_bw,"
@@ -444,28 +453,32 @@ static int node_row(const struct store_node_sec *ns, void *arg)
 	return 0;
 }
 
+void store_device_json(struct ana_jw *w, const struct store_device_sample *d)
+{
+	ana_jw_i64(w, "t_ms", d->t_ms);
+	ana_jw_i64(w, "dt_ms", d->dt_ms);
+	ana_jw_str(w, "host", d->host);
+	ana_jw_str(w, "device", d->device);
+	ana_jw_u64(w, "reads", d->reads);
+	ana_jw_u64(w, "sectors_read", d->sectors_read);
+	ana_jw_u64(w, "ms_reading", d->ms_reading);
+	ana_jw_u64(w, "writes", d->writes);
+	ana_jw_u64(w, "sectors_written", d->sectors_written);
+	ana_jw_u64(w, "ms_writing", d->ms_writing);
+	ana_jw_u64(w, "in_flight", d->in_flight);
+	ana_jw_u64(w, "ms_io", d->ms_io);
+	ana_jw_u64(w, "ms_weighted", d->ms_weighted);
+	ana_jw_u64(w, "discards", d->discards);
+	ana_jw_u64(w, "flushes", d->flushes);
+}
+
 static int device_row(const struct store_device_sample *d, void *arg)
 {
 	struct node_ctx *c = arg;
 	if (c->json) {
-		struct ana_jw *w = &c->w;
-		ana_jw_open(w, NULL, '{');
-		ana_jw_i64(w, "t_ms", d->t_ms);
-		ana_jw_i64(w, "dt_ms", d->dt_ms);
-		ana_jw_str(w, "host", d->host);
-		ana_jw_str(w, "device", d->device);
-		ana_jw_u64(w, "reads", d->reads);
-		ana_jw_u64(w, "sectors_read", d->sectors_read);
-		ana_jw_u64(w, "ms_reading", d->ms_reading);
-		ana_jw_u64(w, "writes", d->writes);
-		ana_jw_u64(w, "sectors_written", d->sectors_written);
-		ana_jw_u64(w, "ms_writing", d->ms_writing);
-		ana_jw_u64(w, "in_flight", d->in_flight);
-		ana_jw_u64(w, "ms_io", d->ms_io);
-		ana_jw_u64(w, "ms_weighted", d->ms_weighted);
-		ana_jw_u64(w, "discards", d->discards);
-		ana_jw_u64(w, "flushes", d->flushes);
-		ana_jw_close(w, '}');
+		ana_jw_open(&c->w, NULL, '{');
+		store_device_json(&c->w, d);
+		ana_jw_close(&c->w, '}');
 	} else if (c->csv) {
 		if (c->n == 0)
 			fprintf(c->out, "t_ms,dt_ms,host,device,reads,sectors_read,ms_reading,writes,sectors_written,ms_writing,"
@@ -489,21 +502,25 @@ static int device_row(const struct store_device_sample *d, void *arg)
 	return 0;
 }
 
+void store_sample_json(struct ana_jw *w, const struct store_sample *x)
+{
+	ana_jw_i64(w, "t_ms", x->t_ms);
+	ana_jw_i64(w, "dt_ms", x->dt_ms);
+	ana_jw_str(w, "host", x->host);
+	ana_jw_str(w, "source", x->source);
+	ana_jw_str(w, "instance", x->instance);
+	ana_jw_str(w, "metric", x->metric);
+	ana_jw_i64(w, "value", x->value);
+	ana_jw_str(w, "kind", x->gauge ? "gauge" : "delta");
+}
+
 static int sample_row(const struct store_sample *x, void *arg)
 {
 	struct node_ctx *c = arg;
 	if (c->json) {
-		struct ana_jw *w = &c->w;
-		ana_jw_open(w, NULL, '{');
-		ana_jw_i64(w, "t_ms", x->t_ms);
-		ana_jw_i64(w, "dt_ms", x->dt_ms);
-		ana_jw_str(w, "host", x->host);
-		ana_jw_str(w, "source", x->source);
-		ana_jw_str(w, "instance", x->instance);
-		ana_jw_str(w, "metric", x->metric);
-		ana_jw_i64(w, "value", x->value);
-		ana_jw_str(w, "kind", x->gauge ? "gauge" : "delta");
-		ana_jw_close(w, '}');
+		ana_jw_open(&c->w, NULL, '{');
+		store_sample_json(&c->w, x);
+		ana_jw_close(&c->w, '}');
 	} else if (c->csv) {
 		if (c->n == 0)
 			fprintf(c->out, "t_ms,dt_ms,host,source,instance,metric,value,kind\n");

@@ -23,6 +23,14 @@ struct store_caller {
  * found, a store error), 2 (bad options). */
 int store_query(struct store *s, const struct store_caller *caller, int argc, char **argv, FILE *out, FILE *err);
 
+/* The members (not the braces) of the JSON objects the verbs print, for every front end that
+ * shows the same rows: a job of `jobs --json`, a node-second, a device sample, a sample. */
+struct ana_jw;
+void store_job_json(struct ana_jw *w, const struct store_job *j);
+void store_node_sec_json(struct ana_jw *w, const struct store_node_sec *ns);
+void store_device_json(struct ana_jw *w, const struct store_device_sample *d);
+void store_sample_json(struct ana_jw *w, const struct store_sample *x);
+
 /* "@EPOCH", "2026-11-26", "2026-11-26T12:30[:00]" (local time), or a duration ago: "90s", "10m",
  * "2h", "3d". Wall clock ms into *ms: 0, or -EINVAL. */
 int store_parse_time(const char *s, int64_t now_ms, int64_t *ms);

@@ -901,6 +901,38 @@ static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_f
 			  f, (int64_t)uid, fn, ctx);
 }
 
+static int sq_job_series(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
+			 int (*fn)(const struct store_series_point *pt, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, STORE_SERIES_SQL("?1", "?2", "?3", ""), -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading a job's series");
+	sqlite3_bind_int64(st, 1, job_key);
+	sqlite3_bind_int64(st, 2, resolution_ms);
+	sqlite3_bind_int(st, 3, (int)by);
+	int r;
+	while ((r = step(s, st, "reading a job's series")) == 1) {
+		struct store_series_point pt = {
+			.t_ms = sqlite3_column_int64(st, 0),
+			.host = col_text(st, 1),
+			.rank = sqlite3_column_int(st, 2),
+			.layer = (unsigned)sqlite3_column_int(st, 3),
+			.bytes_read = (uint64_t)sqlite3_column_int64(st, 4),
+			.bytes_written = (uint64_t)sqlite3_column_int64(st, 5),
+			.reads = (uint64_t)sqlite3_column_int64(st, 6),
+			.writes = (uint64_t)sqlite3_column_int64(st, 7),
+			.meta_ops = (uint64_t)sqlite3_column_int64(st, 8),
+		};
+		if (fn(&pt, ctx)) {
+			r = 0;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
 static int sq_devices(struct store *s, const struct store_node_filter *f,
 		  int (*fn)(const struct store_device_sample *d, void *ctx), void *ctx)
 {
@@ -1272,6 +1304,7 @@ static const struct store_ops store_sqlite_ops = {
 	.samples = sq_samples,
 	.dists = sq_dists,
 	.user_secs = sq_user_secs,
+	.job_series = sq_job_series,
 	.retain = sq_retain,
 	.batch_seq_next = sq_batch_seq_next,
 	.outbox_put = sq_outbox_put,

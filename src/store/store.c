@@ -173,6 +173,14 @@ int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filte
 	return OPS(s)->user_secs(s, uid, f, fn, ctx);
 }
 
+int store_job_series(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
+		     int (*fn)(const struct store_series_point *pt, void *ctx), void *ctx)
+{
+	if (resolution_ms < 0 || (unsigned)by > STORE_SERIES_RANK)
+		return -EINVAL;
+	return OPS(s)->job_series(s, job_key, by, resolution_ms, fn, ctx);
+}
+
 int store_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
 {
 	return OPS(s)->retain(s, before_ms, archive_dir, max_rows, moved);

@@ -194,6 +194,20 @@ int store_dists(struct store *s, const struct store_node_filter *f,
  * layer (no size distribution: that lives in the node's records). */
 int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
+/* A job's time series: its interval statistics (raw and per-minute roll-ups) summed per
+ * (bucket, layer) and, by group, per host or per rank as well. A bucket is the interval end t_ms
+ * rounded down to a multiple of resolution_ms (0: every stored interval is its own bucket). Rows
+ * come ordered by bucket, host, rank, layer; host is "" and rank -1 when not grouped by them. */
+enum store_series_by { STORE_SERIES_LAYER = 0, STORE_SERIES_HOST = 1, STORE_SERIES_RANK = 2 };
+struct store_series_point {
+	int64_t t_ms;       /* the bucket's start (or the interval's end when resolution_ms is 0) */
+	const char *host;
+	int32_t rank;
+	unsigned layer;
+	uint64_t bytes_read, bytes_written, reads, writes, meta_ops;
+};
+int store_job_series(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
+		     int (*fn)(const struct store_series_point *pt, void *ctx), void *ctx);
 /* Retention: raw rows (interval statistics, node-seconds, device samples, samples) with t_ms
  * before before_ms leave the store, at most max_rows of each table per call (whole intervals).
  * First each table's rows are written to archive_dir (NULL: no archive) as one zstd-compressed

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The endpoints of /api/v1 (docs/API.md): each reads the store through store.h for a caller and
+ * answers JSON, or an error {"error": "..."} with its status. No HTTP here: server.c hands over
+ * the path, the query arguments and the caller, and sends the reply.
+ */
+#ifndef IOSTRATA_WEB_API_H
+#define IOSTRATA_WEB_API_H
+
+#include <stddef.h>
+
+#include "store/store.h"
+#include "web/auth.h"
+
+#define WEB_ARGS_MAX 16
+struct web_args {
+	size_t n;
+	int too_many;
+	const char *key[WEB_ARGS_MAX], *val[WEB_ARGS_MAX];
+};
+
+struct web_reply {
+	unsigned status;
+	char *body; /* malloc'd */
+	size_t len;
+};
+
+/* path: what follows /api/v1 ("/jobs", "/jobs/12/series" ...). The caller holds the store. */
+void web_api(struct store *s, const struct web_caller *who, const char *path, const struct web_args *a,
+	     struct web_reply *out);
+/* An error reply: {"error": "..."}. */
+void web_reply_error(struct web_reply *out, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -508,6 +508,38 @@ static void check_rows(struct store *s, const int64_t *pk, const int64_t *fk)
 	eq_u64("rollback: no row of it stays", ns.n + own.n, 0);
 }
 
+/* A job's series: its interval rows summed per bucket and layer, by rank when asked. */
+struct series_seen {
+	char text[1024];
+	size_t len;
+};
+
+static int keep_point(const struct store_series_point *pt, void *ctx)
+{
+	struct series_seen *x = ctx;
+	int n = snprintf(x->text + x->len, sizeof x->text - x->len, "%lld/%s/%d/%u:%llu,%llu,%llu,%llu,%llu;",
+			 (long long)(pt->t_ms - T0), pt->host, pt->rank, pt->layer, (unsigned long long)pt->bytes_read,
+			 (unsigned long long)pt->bytes_written, (unsigned long long)pt->reads,
+			 (unsigned long long)pt->writes, (unsigned long long)pt->meta_ops);
+	if (n > 0 && (size_t)n < sizeof x->text - x->len)
+		x->len += (size_t)n;
+	return 0;
+}
+
+static void check_series(struct store *s, int64_t ka)
+{
+	/* check_rows gave job ka, on two days, at t and t + 61 s: rank 2 read 100 twice (2 calls each)
+	 * and wrote 30 (2 calls) at t; rank 0 made 2 metadata calls at t + 61 s; and on the second day
+	 * rank 2 read 100 more (2 calls) at t in a second transaction */
+	struct series_seen every = {{0}, 0}, hours = {{0}, 0};
+	ok_r("job_series: every interval, by layer", store_job_series(s, ka, STORE_SERIES_LAYER, 0, keep_point, &every), s);
+	eq_str("job_series: four intervals, exact sums", every.text,
+	       "-86399000//-1/1:200,30,4,2,0;-86338000//-1/1:0,0,0,0,2;1000//-1/1:300,30,6,2,0;62000//-1/1:0,0,0,0,2;");
+	ok_r("job_series: hourly, by rank", store_job_series(s, ka, STORE_SERIES_RANK, 3600000, keep_point, &hours), s);
+	eq_str("job_series: two hours, two ranks each, rounded down to the hour", hours.text,
+	       "-87200000//0/1:0,0,0,0,2;-87200000//2/1:200,30,4,2,0;-800000//0/1:0,0,0,0,2;-800000//2/1:300,30,6,2,0;");
+}
+
 static void check_bulk(struct store *s, int64_t kb, int64_t fk)
 {
 	/* more rows than a PostgreSQL transaction keeps in memory (50,000): flushed mid-way, merged
@@ -766,6 +798,7 @@ int main(int argc, char **argv)
 	check_jobs(s, &ka, &kb);
 	check_procs(s, ka, pk, fk);
 	check_rows(s, pk, fk);
+	check_series(s, ka);
 	check_bulk(s, kb, fk[1]);
 	check_report(s, ka, kb);
 	check_seq(s, ka);

@@ -4,13 +4,16 @@
  * the step's size from SLURM_PROCID and SLURM_NTASKS), on one node of scripts/cluster, writing
  * into a directory every node shares. Ranks meet through files there, not through MPI, so that
  * the test needs no PMI between Slurm and MPICH:
- *   1. it creates DIR/ready.R, then waits for DIR/go (when GATE is 1): the test cuts a link first;
+ *   1. it creates DIR/ready.R, then (GATE 1) waits for DIR/go: the test cuts a link meanwhile;
  *   2. N-N: rank r write()s (r+1) x 4 blocks of 4096 B to its own DIR/rank<r>.dat and pread()s
  *      block 0 back;
  *   3. N-1: it pwrite()s 8 blocks at offsets (8r ... 8r+7) x 4096 of the shared DIR/shared.dat;
  *   4. it creates DIR/done.R and waits until every rank's done file is there: all ranks exit
  *      within moments of each other, so no node's daemon reports the job directory before
- *      every final log is in it.
+ *      every final log is in it;
+ *   5. (GATE 1) it waits for DIR/exit: the test brings the link back first, so that the tasks'
+ *      exits reach srun and Slurm (a stepd whose message to srun timed out while the link was
+ *      down never tells it again: the step would hang).
  * Every block holds 'a' + r. Usage: cluster_io DIR GATE (0 or 1)
  */
 #include <fcntl.h>
@@ -90,5 +93,7 @@ int main(int argc, char **argv)
 
 	touch(dir, "done", rank);
 	wait_for(dir, "done", ntasks);
+	if (atoi(argv[2]))
+		wait_for(dir, "exit", 0);
 	return 0;
 }

@@ -244,6 +244,14 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo
 
+# A cluster on one machine (docs/CLUSTER.md): 4 nodes in network namespaces, Slurm, Redis and
+# PostgreSQL; one job over the 4 nodes, its profile from PostgreSQL; everything removed at the end.
+cluster-demo:
+	$(Q)scripts/install-deps build test
+	$(Q)$(MAKE) --no-print-directory all $(B)/tests/progs/cluster_io
+	$(Q)scripts/cluster demo
+.PHONY: cluster-demo
+
 bench:
 	$(Q)scripts/install-deps build test bench
 	$(Q)$(MAKE) --no-print-directory tests-build

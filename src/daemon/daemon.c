@@ -931,6 +931,9 @@ static void ask_scheduler(struct dmn *d, int64_t now)
 {
 	for (size_t i = 0; i < d->njobs; i++) {
 		struct dmn_job *j = d->jobs[i];
+		/* a job asked while it ran waits a minute for its next ask; once it ended here, 2 s */
+		if (j->nlive == 0 && j->sched_next_ms > now + SCHED_ENDED_MS)
+			j->sched_next_ms = now + SCHED_ENDED_MS;
 		if (j->sched_done || now < j->sched_next_ms)
 			continue;
 		struct dmn_sched s;

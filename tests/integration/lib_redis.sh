@@ -7,7 +7,10 @@
 #   redis_stop NAME    stops it (its files stay: redis_start NAME again restarts it on the same data)
 #   rcli NAME ARGS...  redis-cli as admin (the password through REDISCLI_AUTH)
 #   redis_stop_all     stops every one started (for the EXIT trap)
+# REDIS_HOST (default 127.0.0.1) is the address they bind and rcli talks to (scripts/cluster: the
+# bridge its node namespaces reach), and the port is free there.
 REDIS_NAMES=""
+REDIS_HOST=${REDIS_HOST:-127.0.0.1}
 
 redis_start() {
 	local name=$1 dir="$T/redis-$1" port
@@ -19,7 +22,7 @@ redis_start() {
 			[ -f "$T/redis-$u.pw" ] || (umask 077; head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$T/redis-$u.pw")
 		done
 		(umask 077; cat >"$dir/redis.conf" <<EOC
-bind 127.0.0.1
+bind $REDIS_HOST
 port $port
 dir $dir
 pidfile $dir/redis.pid
@@ -52,7 +55,7 @@ redis_port() { eval "echo \$REDIS_PORT_$1"; }
 rcli() {
 	local name=$1
 	shift
-	REDISCLI_AUTH="$(cat "$T/redis-admin.pw")" redis-cli --no-auth-warning --user admin -p "$(redis_port "$name")" "$@"
+	REDISCLI_AUTH="$(cat "$T/redis-admin.pw")" redis-cli --no-auth-warning --user admin -h "$REDIS_HOST" -p "$(redis_port "$name")" "$@"
 }
 
 redis_stop() {

@@ -20,6 +20,15 @@
 #
 # slurm_wait_job ID waits (bounded) until a job has finished.
 #
+# Several nodes (scripts/cluster: one slurmd per network namespace): set before slurm_start
+#   SLURM_NODES      "NAME=ADDR ..." the nodes (NodeName, NodeAddr); empty: this machine alone
+#   SLURM_CTLD_ADDR  the address the nodes reach the controller at (SlurmctldHost=HOST(ADDR))
+#   SLURM_ON_NODE    a command run as `$SLURM_ON_NODE NAME slurmd ...` to start a node's slurmd
+#                    in its namespaces (empty: run here)
+#   SLURM_PARENT     where the private directory is made (default /tmp)
+# Each slurmd then has its own spool, pid file and log (%n: the node's name), and slurm_start
+# returns once every node is idle. SLURM_NODE stays the controller's host.
+#
 # What a test can count on: finished jobs stay visible to `scontrol show job` for an hour
 # (MinJobAge=3600); a job's processes have SLURM_JOB_ID, SLURM_JOBID and SLURM_CONF in their
 # environment (/proc/PID/environ), and run under a slurmstepd ("slurmstepd: [ID.batch]" or
@@ -31,6 +40,9 @@
 # load (libpmix is not installed): harmless, MpiDefault=none.
 
 SLURM_DIR=
+SLURM_NODES=${SLURM_NODES:-}
+SLURM_CTLD_ADDR=${SLURM_CTLD_ADDR:-}
+SLURM_ON_NODE=${SLURM_ON_NODE:-}
 SLURM_PARTITION=iost
 SLURM_BOUND=30 # seconds slurm_start waits for a daemon or the node, a bound for a broken setup
 
@@ -87,8 +99,15 @@ _slurm_wait() {
 	return 1
 }
 
+# _slurm_names: the nodes' names, one a line
+_slurm_names() {
+	local n
+	if [ -z "$SLURM_NODES" ]; then echo "$SLURM_NODE"; return; fi
+	for n in $SLURM_NODES; do echo "${n%%=*}"; done
+}
+
 _slurm_node_idle() {
-	[ "$(sinfo -h -N -n "$SLURM_NODE" -o %t 2>/dev/null)" = idle ]
+	[ "$(sinfo -h -N -o '%N %t' 2>/dev/null | sort)" = "$(_slurm_names | sort | sed 's/$/ idle/')" ]
 }
 
 _slurm_ctld_up() {
@@ -111,7 +130,7 @@ slurm_start() {
 	for v in $(compgen -e | grep '^SLURM_'); do unset "$v"; done
 
 	# munged wants its socket's directory searchable by all and its key's directory private.
-	SLURM_DIR=$(mktemp -d /tmp/iostrata-slurm.XXXXXX) || return 1
+	SLURM_DIR=$(mktemp -d "${SLURM_PARENT:-/tmp}/iostrata-slurm.XXXXXX") || return 1
 	chmod 755 "$SLURM_DIR"
 	mkdir -m 755 "$SLURM_DIR/munge" "$SLURM_DIR/run" "$SLURM_DIR/log" "$SLURM_DIR/spool"
 	mkdir -m 700 "$SLURM_DIR/key" "$SLURM_DIR/state"
@@ -126,9 +145,20 @@ slurm_start() {
 	# waits for the controller's next scheduling pass, by default up to 3 s away (0 makes it
 	# the next second; the default still holds until the first pass, 3 s after the start).
 	: >"$SLURM_DIR/plugstack.conf"
+	local nodes="" names n
+	names=$(_slurm_names | paste -sd, -)
+	if [ -z "$SLURM_NODES" ]; then
+		nodes="NodeName=$SLURM_NODE CPUs=$SLURM_CPUS RealMemory=$SLURM_MEM_MB State=UNKNOWN"
+	else
+		for n in $SLURM_NODES; do
+			mkdir -m 755 "$SLURM_DIR/spool/${n%%=*}"
+			nodes="$nodes${nodes:+
+}NodeName=${n%%=*} NodeAddr=${n#*=} CPUs=$SLURM_CPUS RealMemory=$SLURM_MEM_MB State=UNKNOWN"
+		done
+	fi
 	cat >"$SLURM_DIR/slurm.conf" <<EOF
 ClusterName=iostrata
-SlurmctldHost=$SLURM_NODE
+SlurmctldHost=$SLURM_NODE${SLURM_CTLD_ADDR:+($SLURM_CTLD_ADDR)}
 SlurmUser=root
 SlurmdUser=root
 SlurmctldPort=$SLURM_CTLD_PORT
@@ -137,11 +167,11 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$SLURM_DIR/munge/munge.sock
 StateSaveLocation=$SLURM_DIR/state
-SlurmdSpoolDir=$SLURM_DIR/spool
+SlurmdSpoolDir=$SLURM_DIR/spool${SLURM_NODES:+/%n}
 SlurmctldPidFile=$SLURM_DIR/run/slurmctld.pid
-SlurmdPidFile=$SLURM_DIR/run/slurmd.pid
+SlurmdPidFile=$SLURM_DIR/run/slurmd${SLURM_NODES:+-%n}.pid
 SlurmctldLogFile=$SLURM_DIR/log/slurmctld.log
-SlurmdLogFile=$SLURM_DIR/log/slurmd.log
+SlurmdLogFile=$SLURM_DIR/log/slurmd${SLURM_NODES:+-%n}.log
 SlurmctldDebug=info
 SlurmdDebug=info
 PlugStackConfig=$SLURM_DIR/plugstack.conf
@@ -157,8 +187,8 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
 MinJobAge=3600
-NodeName=$SLURM_NODE CPUs=$SLURM_CPUS RealMemory=$SLURM_MEM_MB State=UNKNOWN
-PartitionName=$SLURM_PARTITION Nodes=$SLURM_NODE Default=YES MaxTime=INFINITE State=UP
+$nodes
+PartitionName=$SLURM_PARTITION Nodes=$names Default=YES MaxTime=INFINITE State=UP
 EOF
 	export SLURM_CONF="$SLURM_DIR/slurm.conf"
 
@@ -178,10 +208,17 @@ EOF
 		{ _slurm_fail "slurmctld did not start"; return 1; }
 	_slurm_wait "$SLURM_BOUND" _slurm_ctld_up ||
 		{ _slurm_fail "slurmctld is not up on port $SLURM_CTLD_PORT"; return 1; }
-	slurmd -f "$SLURM_CONF" >"$SLURM_DIR/log/slurmd.out" 2>&1 ||
-		{ _slurm_fail "slurmd did not start"; return 1; }
+	if [ -z "$SLURM_NODES" ]; then
+		slurmd -f "$SLURM_CONF" >"$SLURM_DIR/log/slurmd.out" 2>&1 ||
+			{ _slurm_fail "slurmd did not start"; return 1; }
+	else
+		for n in $(_slurm_names); do
+			$SLURM_ON_NODE "$n" slurmd -f "$SLURM_CONF" -N "$n" >"$SLURM_DIR/log/slurmd-$n.out" 2>&1 ||
+				{ _slurm_fail "slurmd of $n did not start"; return 1; }
+		done
+	fi
 	_slurm_wait "$SLURM_BOUND" _slurm_node_idle ||
-		{ _slurm_fail "node $SLURM_NODE is not idle after $SLURM_BOUND s: $(sinfo -h -N -o '%t %E' 2>&1)"; return 1; }
+		{ _slurm_fail "nodes $names are not all idle after $SLURM_BOUND s: $(sinfo -h -N -o '%N %t %E' 2>&1 | tr '\n' ' ')"; return 1; }
 	return 0
 }
 
@@ -270,7 +307,8 @@ slurm_stop() {
 	fi
 	# All at once: none needs another to shut down (two rounds took 2 s each).
 	mapfile -t pids < <(_slurm_stepds; _slurm_tasks)
-	for p in slurmd slurmctld munged; do
+	for p in "$d"/run/*.pid; do
+		p=$(basename "$p" .pid)
 		p=$(_slurm_pid "$p") && pids+=("$p")
 	done
 	_slurm_kill "${pids[@]}"

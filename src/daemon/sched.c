@@ -45,11 +45,10 @@ static int run_scontrol(const char *id, char **out, size_t *len)
 	}
 	if (pid == 0) {
 		dup2(pfd[1], 1);
+		dup2(pfd[1], 2); /* its complaint tells "no such job" from "no controller" */
 		int nul = open("/dev/null", O_RDWR);
-		if (nul >= 0) {
+		if (nul >= 0)
 			dup2(nul, 0);
-			dup2(nul, 2);
-		}
 		unsetenv("SLURM_TIME_FORMAT");
 		execlp("scontrol", "scontrol", "show", "job", "-o", id, (char *)NULL);
 		_exit(127);
@@ -97,8 +96,15 @@ static int run_scontrol(const char *id, char **out, size_t *len)
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (r == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
-		r = -ENOENT; /* no such job, or no scontrol, or no Slurm */
+	if (r == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		/* no such job, or no scontrol (127), or no Slurm configured: -ENOENT; a controller that
+		 * does not answer (a node cut off, slurmctld restarting): -EAGAIN, asked again later */
+		buf[n] = 0;
+		int unreachable = WIFEXITED(status) && WEXITSTATUS(status) != 127 &&
+				  (strstr(buf, "Unable to contact") || strstr(buf, "Socket timed out") ||
+				   strstr(buf, "Connection refused") || strstr(buf, "communication"));
+		r = unreachable ? -EAGAIN : -ENOENT;
+	}
 	if (r < 0) {
 		free(buf);
 		return r;

@@ -18,7 +18,8 @@ struct dmn_sched {
 	int final; /* the state will not change (COMPLETED, FAILED, CANCELLED, TIMEOUT ...) */
 };
 
-/* 0 with out filled; -ENOENT when Slurm has no such job of uid (or no Slurm here), -errno. */
+/* 0 with out filled; -ENOENT when Slurm has no such job of uid (or no Slurm here); -EAGAIN when the
+ * controller does not answer (asked again later); -errno. */
 int dmn_sched_slurm(const char *job, uid_t uid, struct dmn_sched *out);
 
 #endif

@@ -293,11 +293,14 @@ struct one_ctx {
 	struct store_job j;
 	char *strs[8];
 	size_t n;
+	const char *host; /* --host: that host's row of the job only */
 };
 
 static int keep_job(const struct store_job *j, void *arg)
 {
 	struct one_ctx *c = arg;
+	if (c->host && strcmp(j->host, c->host))
+		return 0;
 	c->n++;
 	if (c->n > 1)
 		return 0; /* counted, not kept */
@@ -322,6 +325,7 @@ static int q_job(struct store *s, const struct store_caller *caller, int argc, c
 	struct store_job_filter f = {.uid = caller->admin ? STORE_ANY_UID : caller->uid, .job = o.job};
 	struct one_ctx c;
 	memset(&c, 0, sizeof c);
+	c.host = o.host;
 	r = store_jobs(s, &f, keep_job, &c);
 	if (r < 0) {
 		fprintf(err, "iostrata job: %s\n", store_error(s));
@@ -329,7 +333,8 @@ static int q_job(struct store *s, const struct store_caller *caller, int argc, c
 		goto out;
 	}
 	if (c.n == 0) {
-		fprintf(err, "iostrata job: no job '%s'%s\n", o.job, caller->admin ? "" : " of yours");
+		fprintf(err, "iostrata job: no job '%s'%s%s%s\n", o.job, o.host ? " on " : "", o.host ? o.host : "",
+			caller->admin ? "" : " of yours");
 		r = 1;
 		goto out;
 	}

@@ -128,6 +128,10 @@ for pair in "1 jobA" "2 jobB"; do
 	"$IOSTRATA" job "$2" --store "$READER" >"$T/$2.central" 2>&1
 	eq "$2: central report = iostrata report of its job directory" "" "$(diff "$T/$2.report" "$T/$2.central")"
 done
+"$IOSTRATA" job jobA --host n1 --store "$READER" >"$T/jobA.n1" 2>&1
+eq "job --host n1: its report" "" "$(diff "$T/jobA.report" "$T/jobA.n1")"
+out=$("$IOSTRATA" job jobA --host n2 --store "$READER" 2>&1)
+eq "job --host n2: none there, exit 1, one line" "1 iostrata job: no job 'jobA' on n2" "$? $out"
 cmp_intervals() { # JOB: the interval rows' sums in the central store and in its node's
 	local q="SELECT layer, category, sum(bytes), sum(calls) FROM interval_stats WHERE job = '$1' GROUP BY 1, 2 ORDER BY 1, 2"
 	eq "$1: interval statistics per layer and category = the node's" "$(sqlite3 "$2" "$q")" "$(pg_q "$q")"

@@ -70,6 +70,11 @@ CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC) $(MNT_SRC)) $(patsubst
 
 PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS := $(patsubst tests/progs/%.c,$(B)/tests/progs/%,$(PROG_SRC))
+# tests/progs/mpi/*.c: MPI programs, built with mpicc (Debian's MPICH) where it is installed
+MPICC ?= mpicc
+HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
+MPI_PROG_SRC := $(wildcard tests/progs/mpi/*.c)
+MPI_PROGS := $(if $(HAVE_MPICC),$(patsubst tests/progs/mpi/%.c,$(B)/tests/progs/%,$(MPI_PROG_SRC)),)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNITS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 BENCH_SRC := $(wildcard bench/*.c)
@@ -169,6 +174,11 @@ $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h bench/ckpt_mix.h
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< $(PROG_LIBS) -lpthread -lrt -lm
 
+$(B)/tests/progs/%: tests/progs/mpi/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $<",true)
+	$(Q)$(MPICC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $<
+
 # test_agg_shm drives the aggregation ring directly: it links the ring's objects too
 $(B)/tests/unit/test_agg_shm: $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
 # test_cursor: the daemon's cursors and their stored form
@@ -209,7 +219,7 @@ $(B)/bench/%: bench/%.c bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lm
 
-tests-build: all $(PROGS) $(UNITS) $(BENCHES)
+tests-build: all $(PROGS) $(MPI_PROGS) $(UNITS) $(BENCHES)
 
 # Debian packages by purpose (scripts/install-deps): `make deps` installs every group.
 deps:
@@ -248,7 +258,7 @@ demo:
 # PostgreSQL; one job over the 4 nodes, its profile from PostgreSQL; everything removed at the end.
 cluster-demo:
 	$(Q)scripts/install-deps build test
-	$(Q)$(MAKE) --no-print-directory all $(B)/tests/progs/cluster_io
+	$(Q)$(MAKE) --no-print-directory all $(B)/tests/progs/cluster_io $(B)/tests/progs/cluster_mpi
 	$(Q)scripts/cluster demo
 .PHONY: cluster-demo
 

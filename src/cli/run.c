@@ -240,8 +240,10 @@ static void print_summary(const char *dir, const char *job, const char *cmd, int
 static void finish_killed(const char *dir, pid_t child, int child_sig)
 {
 	DIR *d = opendir(dir);
+	char host[256] = "";
 	if (!d)
 		return;
+	gethostname(host, sizeof host - 1);
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		size_t l = strlen(de->d_name);
@@ -257,11 +259,16 @@ static void finish_killed(const char *dir, pid_t child, int child_sig)
 		if (log_file_read(target, &lf, err, sizeof err) < 0)
 			continue;
 		int sig = lf.hdr.pid == child ? child_sig : 0;
+		/* a job directory that ranks on several nodes share holds their links too: another
+		 * node's live logs are not this node's to finish */
+		int here = !strcmp(log_file_string(&lf, lf.hdr.host), host);
 		log_file_free(&lf);
+		if (!here)
+			continue;
 		int r = log_live_recover(target, NULL, sig, 0, dst, sizeof dst, err, sizeof err);
 		if (r == 0)
 			fprintf(stderr, "iostrata: a process of the job did not finish; its counters are in %s\n", dst);
-		else if (r < 0)
+		else if (r < 0 && r != -ENOENT) /* -ENOENT: its process finished it meanwhile (another run's) */
 			fprintf(stderr, "iostrata: %s\n", err);
 	}
 	closedir(d);

@@ -78,7 +78,9 @@ eq "traced: posix bytes written shown = 409600" 409600 \
 	"$(jq -r '.figs[] | select(.path == "layers.posix.bytes_written") | .value' "$T/traced.out")"
 
 # an untraced job with a finding: small writes
-"$IOSTRATA" run -q -o "$T/job2" -- dd if=/dev/zero of="$T/y.dat" bs=100 count=2000 status=none
+# (a shell loop, not dd bs=100: dd's aligned_alloc of its odd-sized buffer aborts under the ASan
+# runtime make test-san preloads)
+"$IOSTRATA" run -q -o "$T/job2" -- sh -c "i=0; while [ \$i -lt 2000 ]; do printf '%0100d' 0; i=\$((i + 1)); done >$T/y.dat"
 "$IOSTRATA" report --html "$T/r2.html" "$T/job2" && "$IOSTRATA" report --json "$T/job2" >"$T/r2.json"
 eq "untraced job: report exit 0" 0 "$?"
 eq "untraced job: no time series" null "$(sed -n 's|^<script type="application/json" id="iostrata-series">\(.*\)</script>$|\1|p' "$T/r2.html")"

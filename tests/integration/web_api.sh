@@ -27,11 +27,11 @@ trap 'kill "$SPID" 2>/dev/null; daemon_stop; rm -rf "$T"' EXIT
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 0; }
 
 as_nobody() { setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups "$@"; }
-"$IOSTRATA" run -q -o "$T/jA" --job webA -- dd if=/dev/zero of="$T/a.dat" bs=4096 count=300 status=none
-"$IOSTRATA" run -q -o "$T/jB" --job webB -- sh -c "cat $T/a.dat > /dev/null; dd if=/dev/zero of=$T/b.dat bs=1000 count=7 status=none"
+"$IOSTRATA" run -q -o "$T/jA" --job webA -- sh -c "head -c 1228800 /dev/zero > $T/a.dat"
+"$IOSTRATA" run -q -o "$T/jB" --job webB -- sh -c "cat $T/a.dat > /dev/null; head -c 7000 /dev/zero > $T/b.dat"
 install -d -m 755 -o "$NOBODY" "$T/jN"
 as_nobody env IOSTRATA_LIVE_DIR="$LIVE/iostrata-$NOBODY" "$IOSTRATA" run -q -o "$T/jN" --job webN -- \
-	dd if=/dev/zero of="$T/jN/n.dat" bs=512 count=9 status=none
+	sh -c "head -c 4608 /dev/zero > $T/jN/n.dat"
 
 # every job ended with its report stored
 for _ in $(seq 100); do

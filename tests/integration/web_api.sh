@@ -175,6 +175,7 @@ for _ in $(seq 50); do grep -q 'iostrata events' "$T/sse" && grep -q 'iostrata e
 for _ in $(seq 100); do grep -q '"job": *"webE".*"state": *"ended"' "$T/sse" && break; sleep 0.2; done
 eq "events: the new job appears, and ends" 1 "$(grep -c '"job": *"webE".*"state": *"ended"' "$T/sse")"
 eq "events: event lines are 'event: job'" 1 "$(grep -c '^event: job$' "$T/sse" | awk '{print ($1 >= 2)}')"
+for _ in $(seq 50); do grep -q '^: heartbeat$' "$T/sse" && break; sleep 0.1; done # every 1 s (--heartbeat 1)
 eq "events: a heartbeat comment" 1 "$(grep -c '^: heartbeat$' "$T/sse" | awk '{print ($1 >= 1)}')"
 eq "events: nobody's stream does not show root's job" 0 "$(grep -c 'webE' "$T/sse_nobody")"
 kill "$CPID" "$CPID2" 2>/dev/null; wait "$CPID" "$CPID2" 2>/dev/null

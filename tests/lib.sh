@@ -53,13 +53,5 @@ wait_file() {
 # build (make test-san) needs its runtime loaded first.
 PRELOAD="${IOSTRATA_SAN_RUNTIME:+$IOSTRATA_SAN_RUNTIME:}$(dirname "$IOSTRATA")/libiostrata.so"
 
-# free_port: a TCP port of loopback that nothing uses now, from a random start in 20000..39999
-# (a server the test starts on it still says so itself if another took it meanwhile).
-free_port() {
-	local p=$((20000 + RANDOM % 20000)) i
-	for i in $(seq 200); do
-		ss -Htan "( sport = :$p )" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
-		p=$((p + 1))
-	done
-	return 1
-}
+# free_port: a free loopback TCP port (also for bench/ scripts, which do not source this file)
+source "$ROOT/tests/lib_port.sh"

@@ -27,10 +27,6 @@ pg_usable() {
 	return 0
 }
 
-_pg_port_used() {
-	ss -Htan "( sport = :$1 )" 2>/dev/null | grep -q .
-}
-
 _pg_as() {
 	runuser -u postgres -- "$@"
 }
@@ -55,11 +51,7 @@ pg_start() {
 	PG_SOCK="$PG_DIR/sock"
 	mkdir -m 700 "$PG_DIR" "$PG_DIR/sock" || return 1
 	chown postgres: "$PG_DIR" "$PG_DIR/sock"
-	PG_PORT=$((25432 + RANDOM % 2000))
-	for ((i = 0; i < 2000; i++)); do
-		_pg_port_used "$PG_PORT" || break
-		PG_PORT=$((PG_PORT + 1))
-	done
+	PG_PORT=$(free_port) || { _pg_fail "no free port"; return 1; }
 	_pg_as "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres -E UTF8 --locale=C.UTF-8 --auth-local=peer \
 		--auth-host=scram-sha-256 >"$PG_DIR/initdb.log" 2>&1 || { _pg_fail "initdb failed: $(tail -1 "$PG_DIR/initdb.log")"; return 1; }
 	# the superuser by peer on the socket only; the iostrata roles by password, socket or TCP

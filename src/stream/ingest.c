@@ -52,53 +52,42 @@ static void nap(const struct worker *w, int ms)
 
 /* ---- one entry ---- */
 
-struct check_ctx {
-	char *err;
-	size_t errlen;
-	size_t n;
-};
-
-static int check_batch(const void *batch, size_t len, void *ctx)
-{
-	struct check_ctx *cc = ctx;
-	char e[256];
-	cc->n++;
-	if (store_batch_decode(batch, len, NULL, NULL, e, sizeof e) < 0) {
-		snprintf(cc->err, cc->errlen, "batch %zu: %s", cc->n, e);
-		return -EBADMSG;
-	}
-	return 0;
-}
-
+/* Each batch of a message, inside the entry's transaction: checked whole first (a bad one makes
+ * the entry a dead letter, and the transaction's rollback takes back the batches before it), then
+ * marked, then applied. The message is decompressed once. */
 struct apply_ctx {
 	struct worker *w;
 	char *err;
 	size_t errlen;
+	size_t n;
+	int store_failed; /* the store, not the message, failed: the entry waits */
 };
 
 static int apply_batch(const void *batch, size_t len, void *ctx)
 {
 	struct apply_ctx *ac = ctx;
 	struct worker *w = ac->w;
-	char host[256];
+	char host[256], e[256];
 	uint64_t seq, records = 0;
-	int r = store_batch_peek(batch, len, host, sizeof host, &seq);
-	if (r < 0) {
-		snprintf(ac->err, ac->errlen, "a batch without a header");
-		return r;
+	ac->n++;
+	if (store_batch_decode(batch, len, NULL, NULL, e, sizeof e) < 0 ||
+	    store_batch_peek(batch, len, host, sizeof host, &seq) < 0) {
+		snprintf(ac->err, ac->errlen, "batch %zu: %s", ac->n, e);
+		return -EBADMSG;
 	}
-	if ((r = store_batch_mark(w->st, host, seq)) < 0) {
+	int r = store_batch_mark(w->st, host, seq);
+	if (r == 0)
+		r = store_batch_apply(w->st, batch, len, &records, ac->err, ac->errlen);
+	if (r < 0) {
 		snprintf(ac->err, ac->errlen, "%s", store_error(w->st));
+		ac->store_failed = 1;
 		return r;
 	}
 	w->stats->batches++;
-	if (r == 1) { /* applied before: delivered twice, counted once */
+	if (r == 1) /* applied before: delivered twice, counted once */
 		w->stats->duplicates++;
-		return 0;
-	}
-	r = store_batch_apply(w->st, batch, len, &records, ac->err, ac->errlen);
 	w->stats->records += records;
-	return r;
+	return 0;
 }
 
 /* 0 when the entry is done (applied, or a dead letter): it may be acknowledged; -errno when the
@@ -112,24 +101,28 @@ static int take_entry(struct worker *w, int g, const struct strm_entry *e)
 		snprintf(err, sizeof err, "entry without data (trimmed while pending, or not the daemon's)");
 		goto dead;
 	}
-	struct check_ctx cc = {err, sizeof err, 0};
-	int r = store_msg_unpack(e->data, e->len, check_batch, &cc, err, sizeof err);
-	if (r == -ENOTSUP) {
-		snprintf(err, sizeof err, "zstd cannot be loaded: messages cannot be read");
-		return -ENOTSUP;
-	}
-	if (r < 0)
-		goto dead;
+	int r, bad = 0;
+	struct apply_ctx ac = {w, err, sizeof err, 0, 0};
 	/* a store whose connection broke is opened again (the server came back) */
 	if (!w->st && (r = store_open(c->store, STORE_CREATE, &w->st, err, sizeof err)) < 0)
 		w->st = NULL;
 	else if ((r = store_begin(w->st)) >= 0) {
-		struct apply_ctx ac = {w, err, sizeof err};
 		r = store_msg_unpack(e->data, e->len, apply_batch, &ac, err, sizeof err);
+		/* the message, or one of its batches, is bad (not the store) */
+		bad = r == -EBADMSG && !ac.store_failed;
+		if (r == -ENOTSUP) {
+			store_rollback(w->st);
+			snprintf(err, sizeof err, "zstd cannot be loaded: messages cannot be read");
+			return -ENOTSUP;
+		}
 		if (r >= 0)
 			r = store_commit(w->st);
 	} else
 		snprintf(err, sizeof err, "%s", store_error(w->st));
+	if (bad) {
+		store_rollback(w->st);
+		goto dead;
+	}
 	if (r < 0) {
 		if (w->st) {
 			store_rollback(w->st);

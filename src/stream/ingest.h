@@ -2,10 +2,11 @@
 /*
  * An ingest worker (`iostrata ingest`, docs/STREAM.md): one consumer of a consumer group on the
  * stream of every node group's Redis, writing what it reads into a store (PostgreSQL at a
- * facility; any store.h backend). For each entry: the message unpacked and every batch checked
- * first (a bad one sends the whole entry to the dead-letter stream with the reason, and the
- * worker carries on); then, in one store transaction, each batch not applied before (its
- * (node, seq) marked) is applied; the transaction commits; only then the entry is acknowledged.
+ * facility; any store.h backend). For each entry, in one store transaction: the message
+ * unpacked once, and each batch checked whole, then (its (node, seq) marked) applied unless it
+ * was applied before; a bad message or batch rolls the transaction back and sends the whole entry
+ * to the dead-letter stream with the reason (the worker carries on); else the transaction commits,
+ * and only then the entry is acknowledged.
  * Delivery is at least once (a worker killed before its XACK leaves the entry pending, and a
  * live worker claims it with XAUTOCLAIM after claim_idle), the effect exactly once. A store that
  * fails (PostgreSQL stopped) is retried with a doubling back-off: the entries wait in Redis.

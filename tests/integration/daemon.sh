@@ -53,6 +53,13 @@ printf 'interval = fast\n' >"$T/bad.conf"
 out=$("$DAEMON" --config "$T/bad.conf" --foreground 2>&1); rc=$?
 eq "bad config: exit 2" 2 "$rc"
 eq "bad config: one line naming file, line and value" "iostratad: $T/bad.conf:1: bad value 'fast' for interval" "$out"
+# the sinks' keys: a bad value of each is one line naming file, line and value, exit 2
+for kv in "send_delay=-1" "spool_max=12Q" "redis=has space" "redis_maxlen=5" "redis_stream=" \
+	"redis_password_file=relative.pw" "prometheus_max_jobs=lots" "influxdb_password_file=x"; do
+	printf '%s = %s\n' "${kv%%=*}" "${kv#*=}" >"$T/bad.conf"
+	out=$("$DAEMON" --config "$T/bad.conf" --foreground 2>&1); rc=$?
+	eq "bad ${kv%%=*}: exit 2, one line" "2 1 1" "$rc $(echo "$out" | wc -l) $(echo "$out" | grep -c "^iostratad: $T/bad.conf:1: bad value")"
+done
 printf 'store = sqlite:%s/missing/store.db\nsocket = %s/sock2\n' "$T" "$T" >"$T/missing.conf"
 out=$("$DAEMON" --config "$T/missing.conf" --foreground 2>&1); rc=$?
 eq "missing store directory: exit 1" 1 "$rc"

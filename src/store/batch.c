@@ -30,6 +30,7 @@ enum rec_type {
 	R_DIST = 10,
 	R_REPORT = 11,
 	R_FINDINGS = 12,
+	R_RUN = 13,
 };
 
 /* ---------- a set of keys (the keys a batch has defined) ---------- */
@@ -87,6 +88,7 @@ struct store_batch {
 	size_t n, cap;
 	int failed;
 	uint64_t records;
+	int64_t t_ms; /* the batch's interval: runs' times are written from it */
 	struct keyset files;
 	/* jobs given lazily: their encoded records, written before the first record that uses them */
 	struct lazy {
@@ -185,6 +187,7 @@ void store_batch_start(struct store_batch *b, const char *host, uint64_t seq, in
 	b->n = 0;
 	b->failed = 0;
 	b->records = 0;
+	b->t_ms = t_ms;
 	keyset_clear(&b->files);
 	lazy_clear(b);
 	if (room(b, 5) == 0) {
@@ -316,6 +319,37 @@ int store_batch_interval(struct store_batch *b, const struct store_interval *iv,
 	put_i(b, iv->bytes);
 	put_i(b, iv->calls);
 	put_i(b, iv->dur_ns);
+	return done(b);
+}
+
+/* A run: its file defined once per batch as an interval's is; its times from the batch's
+ * interval (start) and from its start (end), so that they take a few bytes, not nine. */
+int store_batch_run(struct store_batch *b, const struct store_run *x, const char *path)
+{
+	b->records++;
+	int r = keyset_add(&b->files, x->file_key);
+	if (r < 0)
+		return b->failed = r;
+	if (r) {
+		put_u(b, R_FILE);
+		put_i(b, x->file_key);
+		put_s(b, path);
+	}
+	put_u(b, R_RUN);
+	put_i(b, x->proc_key);
+	put_i(b, x->file_key);
+	put_i(b, x->tid);
+	put_u(b, x->idx);
+	put_u(b, x->layer);
+	put_u(b, x->op);
+	put_i(b, x->offset);
+	put_u(b, x->size);
+	put_u(b, x->count);
+	put_i(b, (int64_t)((uint64_t)x->start_ns - (uint64_t)b->t_ms * 1000000u));
+	put_i(b, (int64_t)((uint64_t)x->end_ns - (uint64_t)x->start_ns));
+	put_u(b, x->busy_ns);
+	put_u(b, x->min_ns);
+	put_i(b, x->result);
 	return done(b);
 }
 
@@ -626,6 +660,33 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 			iv.dur_ns = get_i(r);
 			if (!r->bad)
 				rc = CALL(interval, &iv);
+			break;
+		}
+		case R_RUN: {
+			struct store_run x = {.t_ms = t_ms};
+			x.proc_key = get_ref(r, &procs, "process");
+			x.file_key = get_ref(r, &files, "file");
+			int64_t tid = get_i(r);
+			if (!r->bad && (tid <= 0 || tid > INT32_MAX))
+				fault(r, "thread id %lld out of range", (long long)tid);
+			x.tid = (int32_t)tid;
+			x.idx = get_u(r);
+			x.layer = (unsigned)get_max(r, LOG_LAYER_MAX, "layer");
+			x.op = (unsigned)get_max(r, LOG_NOPS - 1, "op");
+			x.offset = get_i(r);
+			if (!r->bad && x.offset < -1)
+				fault(r, "run offset %lld", (long long)x.offset);
+			x.size = get_u(r);
+			x.count = get_u(r);
+			if (!r->bad && x.count == 0)
+				fault(r, "a run of no calls");
+			x.start_ns = (int64_t)((uint64_t)t_ms * 1000000u + (uint64_t)get_i(r));
+			x.end_ns = (int64_t)((uint64_t)x.start_ns + (uint64_t)get_i(r));
+			x.busy_ns = get_u(r);
+			x.min_ns = get_u(r);
+			x.result = get_i(r);
+			if (!r->bad)
+				rc = CALL(run, &x);
 			break;
 		}
 		case R_TOTALS: {
@@ -975,6 +1036,16 @@ static int ap_interval(void *ctx, const struct store_interval *iv)
 	return store_interval_add(a->s, &x);
 }
 
+static int ap_run(void *ctx, const struct store_run *x)
+{
+	((struct apply *)ctx)->records++;
+	struct apply *a = ctx;
+	struct store_run y = *x;
+	y.proc_key = keymap_get(&a->procs, x->proc_key);
+	y.file_key = keymap_get(&a->files, x->file_key);
+	return store_run_add(a->s, &y);
+}
+
 static int ap_totals(void *ctx, int64_t job_key, const int64_t bytes[STORE_NCATS], const int64_t calls[STORE_NCATS])
 {
 	((struct apply *)ctx)->records++;
@@ -1025,7 +1096,7 @@ int store_batch_apply(struct store *s, const void *data, size_t len, uint64_t *r
 	static const struct store_batch_visitor v = {
 		.job = ap_job, .sched = ap_sched, .proc = ap_proc, .file = ap_file, .interval = ap_interval,
 		.totals = ap_totals, .node_sec = ap_node_sec, .device = ap_device, .sample = ap_sample,
-		.dist = ap_dist, .report = ap_report, .findings = ap_findings,
+		.dist = ap_dist, .report = ap_report, .findings = ap_findings, .run = ap_run,
 	};
 	struct apply a = {.s = s};
 	int r = store_batch_decode(data, len, &v, &a, err, errlen);

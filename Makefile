@@ -303,6 +303,14 @@ bench-scale:
 	$(Q)$(MAKE) --no-print-directory all $(B)/bench/scale
 	$(Q)bench/scale
 
+# traced jobs' runs (seed 001's merged records) per call and their wire bytes. Root.
+# docs/BENCHMARKS.md, "Runs on the wire".
+.PHONY: bench-runs
+bench-runs:
+	$(Q)scripts/install-deps build test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/runs
+
 bench-kernel:
 	$(Q)scripts/install-deps build bench
 	$(Q)$(MAKE) --no-print-directory all

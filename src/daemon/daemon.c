@@ -1187,8 +1187,11 @@ static int store_interval(struct dmn *d, int64_t now)
 	}
 	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
 		struct dmn_proc *p = d->procs[i];
-		/* an image that counted nothing (a forked child before its exec) is not stored */
-		if (!p->key && dmn_cursor_zero(p->has_next ? &p->next : &p->cur))
+		/* an image that counted nothing (a forked child before its exec) is not stored, unless
+		 * runs of its trace were taken (calls its records do not count, on inherited
+		 * descriptors) */
+		const struct dmn_cursor *c = p->has_next ? &p->next : &p->cur;
+		if (!p->key && dmn_cursor_zero(c) && !c->nt)
 			continue;
 		if (p->changed || p->next_state != p->state || !p->key)
 			r = put_proc(d, p);

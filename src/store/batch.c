@@ -81,6 +81,34 @@ static void keyset_clear(struct keyset *s)
 	s->n = 0;
 }
 
+/* ---------- runs: each a delta from the batch's previous run ---------- */
+
+/* What a run is written against: the previous run of the batch (the first: zeros, and the
+ * batch's interval as the previous end), as the trace's entries are (docs/FORMAT.md). */
+struct run_ctx {
+	int64_t proc, file, tid;
+	uint64_t next_idx;  /* the previous run's idx + 1 */
+	int64_t expect;     /* offset + size * count of the previous run that had an offset */
+	int64_t end_ns;
+};
+
+static void run_ctx_start(struct run_ctx *c, int64_t t_ms)
+{
+	memset(c, 0, sizeof *c);
+	c->end_ns = (int64_t)((uint64_t)t_ms * 1000000u);
+}
+
+static void run_ctx_after(struct run_ctx *c, const struct store_run *x)
+{
+	c->proc = x->proc_key;
+	c->file = x->file_key;
+	c->tid = x->tid;
+	c->next_idx = x->idx + 1;
+	if (x->offset >= 0)
+		c->expect = (int64_t)((uint64_t)x->offset + x->size * x->count);
+	c->end_ns = x->end_ns;
+}
+
 /* ---------- encoding ---------- */
 
 struct store_batch {
@@ -88,7 +116,7 @@ struct store_batch {
 	size_t n, cap;
 	int failed;
 	uint64_t records;
-	int64_t t_ms; /* the batch's interval: runs' times are written from it */
+	struct run_ctx run; /* the previous run, what the next is written against */
 	struct keyset files;
 	/* jobs given lazily: their encoded records, written before the first record that uses them */
 	struct lazy {
@@ -187,7 +215,7 @@ void store_batch_start(struct store_batch *b, const char *host, uint64_t seq, in
 	b->n = 0;
 	b->failed = 0;
 	b->records = 0;
-	b->t_ms = t_ms;
+	run_ctx_start(&b->run, t_ms);
 	keyset_clear(&b->files);
 	lazy_clear(b);
 	if (room(b, 5) == 0) {
@@ -322,10 +350,11 @@ int store_batch_interval(struct store_batch *b, const struct store_interval *iv,
 	return done(b);
 }
 
-/* A run: its file defined once per batch as an interval's is; its times from the batch's
- * interval (start) and from its start (end), so that they take a few bytes, not nine. */
+/* A run: its file defined once per batch as an interval's is; every field a delta from the
+ * batch's previous run, so that a run takes a few bytes (docs/STREAM.md, record 13). */
 int store_batch_run(struct store_batch *b, const struct store_run *x, const char *path)
 {
+	struct run_ctx *c = &b->run;
 	b->records++;
 	int r = keyset_add(&b->files, x->file_key);
 	if (r < 0)
@@ -336,20 +365,24 @@ int store_batch_run(struct store_batch *b, const struct store_run *x, const char
 		put_s(b, path);
 	}
 	put_u(b, R_RUN);
-	put_i(b, x->proc_key);
-	put_i(b, x->file_key);
-	put_i(b, x->tid);
-	put_u(b, x->idx);
+	put_i(b, x->proc_key - c->proc);
+	put_i(b, x->file_key - c->file);
+	put_i(b, x->tid - c->tid);
+	put_i(b, (int64_t)(x->idx - c->next_idx));
 	put_u(b, x->layer);
 	put_u(b, x->op);
-	put_i(b, x->offset);
+	/* the offset: 0 for none, else 1 + zigzag of its distance from where the previous run ended */
+	put_u(b, x->offset < 0 ? 0 : 1 + sys_zigzag((int64_t)((uint64_t)x->offset - (uint64_t)c->expect)));
 	put_u(b, x->size);
 	put_u(b, x->count);
-	put_i(b, (int64_t)((uint64_t)x->start_ns - (uint64_t)b->t_ms * 1000000u));
+	put_i(b, (int64_t)((uint64_t)x->start_ns - (uint64_t)c->end_ns));
 	put_i(b, (int64_t)((uint64_t)x->end_ns - (uint64_t)x->start_ns));
-	put_u(b, x->busy_ns);
-	put_u(b, x->min_ns);
+	if (x->count > 1) { /* one call: its busy and fastest time are its span */
+		put_u(b, x->busy_ns);
+		put_u(b, x->min_ns);
+	}
 	put_i(b, x->result);
+	run_ctx_after(c, x);
 	return done(b);
 }
 
@@ -579,6 +612,8 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 	uint64_t seq = get_u(r);
 	int64_t t_ms = get_i(r), dt_ms = get_i(r);
 	const char *host = get_s_req(r, "host");
+	struct run_ctx run;
+	run_ctx_start(&run, t_ms);
 	if (!r->bad && (rc = CALL(begin, host, seq, t_ms, dt_ms)))
 		goto out;
 	for (;;) {
@@ -664,29 +699,40 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 		}
 		case R_RUN: {
 			struct store_run x = {.t_ms = t_ms};
-			x.proc_key = get_ref(r, &procs, "process");
-			x.file_key = get_ref(r, &files, "file");
-			int64_t tid = get_i(r);
+			x.proc_key = (int64_t)((uint64_t)run.proc + (uint64_t)get_i(r));
+			if (!r->bad && !keyset_has(&procs, x.proc_key))
+				fault(r, "process key %lld used before the batch defines it", (long long)x.proc_key);
+			x.file_key = (int64_t)((uint64_t)run.file + (uint64_t)get_i(r));
+			if (!r->bad && !keyset_has(&files, x.file_key))
+				fault(r, "file key %lld used before the batch defines it", (long long)x.file_key);
+			int64_t tid = (int64_t)((uint64_t)run.tid + (uint64_t)get_i(r));
 			if (!r->bad && (tid <= 0 || tid > INT32_MAX))
 				fault(r, "thread id %lld out of range", (long long)tid);
 			x.tid = (int32_t)tid;
-			x.idx = get_u(r);
+			x.idx = run.next_idx + (uint64_t)get_i(r);
 			x.layer = (unsigned)get_max(r, LOG_LAYER_MAX, "layer");
 			x.op = (unsigned)get_max(r, LOG_NOPS - 1, "op");
-			x.offset = get_i(r);
-			if (!r->bad && x.offset < -1)
+			uint64_t off = get_u(r);
+			x.offset = off ? (int64_t)((uint64_t)run.expect + (uint64_t)sys_unzigzag(off - 1)) : -1;
+			if (!r->bad && off && x.offset < 0)
 				fault(r, "run offset %lld", (long long)x.offset);
 			x.size = get_u(r);
 			x.count = get_u(r);
 			if (!r->bad && x.count == 0)
 				fault(r, "a run of no calls");
-			x.start_ns = (int64_t)((uint64_t)t_ms * 1000000u + (uint64_t)get_i(r));
+			x.start_ns = (int64_t)((uint64_t)run.end_ns + (uint64_t)get_i(r));
 			x.end_ns = (int64_t)((uint64_t)x.start_ns + (uint64_t)get_i(r));
-			x.busy_ns = get_u(r);
-			x.min_ns = get_u(r);
+			if (x.count > 1) {
+				x.busy_ns = get_u(r);
+				x.min_ns = get_u(r);
+			} else {
+				x.busy_ns = x.min_ns = (uint64_t)(x.end_ns - x.start_ns);
+			}
 			x.result = get_i(r);
-			if (!r->bad)
+			if (!r->bad) {
+				run_ctx_after(&run, &x);
 				rc = CALL(run, &x);
+			}
 			break;
 		}
 		case R_TOTALS: {

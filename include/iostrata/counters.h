@@ -76,7 +76,14 @@ enum log_counter_kind { LOG_K_SUM, LOG_K_MAX, LOG_K_TIME, LOG_K_TMAX, LOG_K_FIRS
 	X(AGG_MEDIUM, SUM, "aggregated file: application writes copied into the node's shared ring")        \
 	X(AGG_DIRECT, SUM, "aggregated file: application writes issued directly (>= threshold or passed through)")\
 	X(AGG_ISSUED_WRITES, SUM, "aggregated file: write calls this process issued to write buffered bytes back")\
-	X(AGG_ISSUED_BYTES, SUM, "aggregated file: bytes those write-back calls wrote")
+	X(AGG_ISSUED_BYTES, SUM, "aggregated file: bytes those write-back calls wrote")                       \
+	X(COLL_READS, SUM, "MPI-IO: collective reads (_all, _at_all, _ordered, split and non-blocking collectives); READS minus these were independent")\
+	X(COLL_WRITES, SUM, "MPI-IO: collective writes; WRITES minus these were independent")                 \
+	X(NB_OPS, SUM, "MPI-IO: non-blocking reads and writes (iread, iwrite ...), counted when MPI_Wait or MPI_Test completed them")\
+	X(NONCONTIG_VIEWS, SUM, "MPI-IO: MPI_File_set_view calls whose file type is not contiguous")          \
+	X(CB_DISABLED, SUM, "MPI-IO: opens whose hints in effect disable collective buffering (romio_cb_read or romio_cb_write = disable)")\
+	X(DS_DISABLED, SUM, "MPI-IO: opens whose hints in effect disable data sieving (romio_ds_read or romio_ds_write = disable)")\
+	X(CB_NODES, MAX, "MPI-IO: the cb_nodes hint in effect after open (collective buffering's aggregators)")
 
 enum log_counter {
 #define LOG_X_ENUM(name, kind, doc) LOG_C_##name,

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define LOG_MAGIC "IOSTRATA" /* 8 bytes, not NUL-terminated in the file */
-#define LOG_VERSION 3
+#define LOG_VERSION 4
 #define LOG_HEADER_SIZE 4096
 #define LOG_ENDIAN_MARK 0x01020304u
 #define LOG_MAX_SECTIONS 8
@@ -26,7 +26,7 @@ enum log_layer {
 	LOG_LAYER_NONE = 0,
 	LOG_LAYER_POSIX = 1,
 	LOG_LAYER_STDIO = 2,
-	LOG_LAYER_MPIIO = 3,     /* MPI_File_* calls (uprobes in the kernel layer) */
+	LOG_LAYER_MPIIO = 3,     /* MPI_File_* calls: the MPI companion library (PMPI) or kernel uprobes */
 	LOG_LAYER_SYSCALL = 4,   /* system calls seen by the kernel layer (eBPF) */
 	LOG_LAYER_MOUNT = 5,     /* requests at a FUSE mount point (the mount monitor, src/mount) */
 	LOG_LAYER_PAGECACHE = 6, /* page cache: read-in, eviction, dirtying, faults, readahead */
@@ -120,7 +120,7 @@ struct log_record {
 	 * (docs/KERNEL.md, "Known gap"), and their bytes by direction; 0 in other layers. Seen +
 	 * unseen = what the device did. */
 	uint64_t unseen_requests, unseen_bytes_read, unseen_bytes_written;
-	uint64_t reserved[5];
+	uint64_t reserved[6];
 };
 
 /* One event of an EVENTS section: 64 bytes, times CLOCK_MONOTONIC ns (also in a live file). */

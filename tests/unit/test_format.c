@@ -681,7 +681,7 @@ static void test_corruption(void)
 	memcpy(h->magic, LOG_MAGIC, 8);
 
 	h->version = 7;
-	expect_error("bad version", buf, size, "unsupported format version 7 (this reader reads 3)");
+	expect_error("bad version", buf, size, "unsupported format version 7 (this reader reads 4)");
 	h->version = LOG_VERSION;
 	h->endian = __builtin_bswap32(LOG_ENDIAN_MARK);
 	expect_error("other byte order", buf, size, "other byte order");
@@ -692,10 +692,10 @@ static void test_corruption(void)
 	expect_error("bad header_size", buf, size, "header size 2048, expected 4096");
 	h->header_size = LOG_HEADER_SIZE;
 	h->record_size = 1024;
-	expect_error("bad record_size", buf, size, "record size 1024, expected 1920");
+	expect_error("bad record_size", buf, size, "record size 1024, expected 1984");
 	h->record_size = sizeof(struct log_record);
 	h->ncounters = LOG_NCOUNTERS + 1;
-	expect_error("bad ncounters", buf, size, "61 counters per record, expected 60");
+	expect_error("bad ncounters", buf, size, "68 counters per record, expected 67");
 	h->ncounters = LOG_NCOUNTERS;
 	h->nsections = 9;
 	expect_error("too many sections", buf, size, "9 sections, at most 8 allowed");
@@ -750,7 +750,7 @@ static void test_corruption(void)
 	h->nrecords = h->max_records = 2;
 	h->sections[1].count = 3;
 	expect_error("records section too small for its count", buf, size,
-		     "records section holds 3 records of 1920 bytes but is 3840 bytes");
+		     "records section holds 3 records of 1984 bytes but is 3968 bytes");
 	h->sections[1].count = 2;
 
 	/* Strings. */

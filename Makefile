@@ -75,6 +75,9 @@ MPICC ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
 MPI_PROG_SRC := $(wildcard tests/progs/mpi/*.c)
 MPI_PROGS := $(if $(HAVE_MPICC),$(patsubst tests/progs/mpi/%.c,$(B)/tests/progs/%,$(MPI_PROG_SRC)),)
+# The MPI companion of the preload library (src/capture/mpi/, docs/ARCHITECTURE.md): compiled
+# against Debian's MPICH where mpicc is installed, never linked with it.
+MPI_LIB := $(if $(HAVE_MPICC),$(B)/libiostrata-mpich.so,)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNITS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 BENCH_SRC := $(wildcard bench/*.c)
@@ -84,7 +87,7 @@ HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
 .PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel bench-mount bench-aggregate bench-report tests-build \
 	install uninstall version FORCE
-all: $(B)/iostrata $(B)/iostratad $(B)/libiostrata.so
+all: $(B)/iostrata $(B)/iostratad $(B)/libiostrata.so $(MPI_LIB)
 
 # Rewritten only when the version string changes, so main.c is recompiled only then.
 $(B)/version.h: FORCE
@@ -154,6 +157,15 @@ $(B)/obj/kern/%.o: src/kernel/%.c $(HDRS) $(KERN_SKEL)
 $(B)/libiostrata.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) -shared -o $@ $^ $(LDSAN) -ldl -lpthread -Wl,-z,now
+
+$(B)/obj/mpi/%.o: src/capture/mpi/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $<",true)
+	$(Q)$(MPICC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
+
+$(B)/libiostrata-mpich.so: $(B)/obj/mpi/mpiio.o
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) -shared -o $@ $^ $(LDSAN) -ldl -lpthread
 
 $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)

@@ -29,8 +29,10 @@
 #include <unistd.h>
 #include <linux/kcmp.h>
 
+#include "capture/companion.h"
 #include "log/live.h"
 #include "log/writer.h"
+#include "sys/elfneeds.h"
 
 struct cap_state cap;
 struct cap_real real;
@@ -42,13 +44,17 @@ __thread int cap_guard __attribute__((tls_model("initial-exec")));
 
 static char cwd_buf[2][CAP_PATH_MAX];
 static int cwd_cur; /* index of the current cwd buffer */
-static char saved_env[12][CAP_PATH_MAX + 32]; /* IOSTRATA_* and LD_PRELOAD for exec */
+static char saved_env[14][CAP_PATH_MAX + 32]; /* IOSTRATA_* and LD_PRELOAD for exec */
 static int nsaved_env;
 static uint64_t ticks_per_sec_guess;
 static char **prefix_excl;
 static char **prefix_incl;
 static uint64_t forked_start_ns; /* IOSTRATA_FORKED of this image: its forked predecessor's start */
 static char forked_env[64];      /* IOSTRATA_FORKED=PID:START_NS for the image exec'd next */
+/* IOSTRATA_MPI_LIB: the MPI companion (capture/mpi/), preloaded only into images that link MPI;
+ * empty under `run --kernel`, whose MPI-IO uprobes record that layer already */
+static char mpi_lib[CAP_PATH_MAX];
+static char preload_env[2 * CAP_PATH_MAX + 16]; /* LD_PRELOAD=... for the image exec'd next */
 
 /* ---------- messages ---------- */
 
@@ -153,6 +159,24 @@ static void calibrate_start(void)
 			ticks_per_sec_guess = (uint64_t)((double)tk * 1e9 / (double)el);
 	}
 	cap.calib_next = __rdtsc() + ticks_per_sec_guess;
+}
+
+/* ---------- companions ---------- */
+
+static const struct cap_companion_api companion_api = {
+	.version = CAP_COMPANION_VERSION,
+	.size = sizeof(struct cap_companion_api),
+	.state = &cap,
+	.record = cap_record,
+	.abspath = cap_abspath,
+	.excluded = cap_path_excluded,
+	.say = cap_say,
+	.note_failure = cap_note_failure,
+};
+
+CAP_EXPORT const struct cap_companion_api *iostrata_companion_api(void)
+{
+	return &companion_api;
 }
 
 /* ---------- strings and records ---------- */
@@ -761,7 +785,7 @@ static void choose_live_dir(void)
 static void save_env(const char *name)
 {
 	const char *v = getenv(name);
-	if (v && nsaved_env < 12)
+	if (v && nsaved_env < 14)
 		snprintf(saved_env[nsaved_env++], sizeof saved_env[0], "%s=%s", name, v);
 }
 
@@ -1158,6 +1182,9 @@ static int cap_start(int argc, char **argv)
 	save_env("IOSTRATA_TRACE");
 	save_env("IOSTRATA_TRACE_MB");
 	save_env("IOSTRATA_AGGREGATE");
+	save_env("IOSTRATA_MPI_LIB");
+	e = getenv("IOSTRATA_MPI_LIB");
+	snprintf(mpi_lib, sizeof mpi_lib, "%s", e && !strchr(e, ':') && !getenv("IOSTRATA_KERNEL") ? e : "");
 	choose_live_dir();
 	out_dir_setup();
 
@@ -1389,10 +1416,81 @@ static int is_forked_var(const char *e)
 	return !strncmp(e, "IOSTRATA_FORKED=", 16);
 }
 
-char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked)
+static char *const *exec_env_base(char *const envp[], char **buf, size_t nbuf, int forked);
+
+static long raw_pread(int fd, void *b, size_t n, off_t off)
+{
+	return syscall(SYS_pread64, fd, b, n, off);
+}
+
+/* 1 when the program path (a PATH search when it has no '/') links MPICH. Raw system calls: no
+ * wrapper counts them. */
+static int exec_links_mpi(const char *path)
+{
+	char full[CAP_PATH_MAX];
+	const char *dirs = strchr(path, '/') ? "" : getenv("PATH");
+	if (!dirs)
+		dirs = "/usr/local/bin:/usr/bin:/bin";
+	for (;;) {
+		const char *end = strchrnul(dirs, ':');
+		if (*path && strchr(path, '/'))
+			snprintf(full, sizeof full, "%s", path);
+		else
+			snprintf(full, sizeof full, "%.*s/%s", (int)(end - dirs), dirs, path);
+		long fd = syscall(SYS_openat, AT_FDCWD, full, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			unsigned needs = sys_elf_needs((int)fd, raw_pread);
+			syscall(SYS_close, fd);
+			return (needs & SYS_NEEDS_MPICH) != 0;
+		}
+		if (!*end || strchr(path, '/'))
+			return 0;
+		dirs = end + 1;
+	}
+}
+
+/* LD_PRELOAD's value cur with the MPI companion added (want) or taken out, into out; 1 when it
+ * differs from cur. */
+static int preload_with_mpi(const char *cur, int want, char *out, size_t len)
+{
+	size_t k = 0, ml = strlen(mpi_lib);
+	out[0] = 0;
+	for (const char *p = cur; *p;) {
+		size_t w = strcspn(p, ": ");
+		if (w && !(w == ml && !strncmp(p, mpi_lib, ml)))
+			k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s%.*s", k ? ":" : "", (int)w, p);
+		p += w;
+		p += *p != 0;
+	}
+	if (want)
+		k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s%s", k ? ":" : "", mpi_lib);
+	return k < len && strcmp(out, cur) != 0;
+}
+
+char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked, const char *path)
+{
+	char *const *env = exec_env_base(envp, buf, nbuf, forked);
+	if (!env || !mpi_lib[0] || !path)
+		return env;
+	size_t n = 0, pre = SIZE_MAX;
+	for (; env[n]; n++)
+		if (!strncmp(env[n], "LD_PRELOAD=", 11))
+			pre = n;
+	if (pre == SIZE_MAX || n + 1 > nbuf)
+		return env;
+	memcpy(preload_env, "LD_PRELOAD=", 11);
+	if (!preload_with_mpi(env[pre] + 11, exec_links_mpi(path), preload_env + 11, sizeof preload_env - 11))
+		return env;
+	if (env != buf)
+		memcpy(buf, env, (n + 1) * sizeof *buf);
+	buf[pre] = preload_env;
+	return buf;
+}
+
+static char *const *exec_env_base(char *const envp[], char **buf, size_t nbuf, int forked)
 {
 	size_t n = 0;
-	int have[12] = {0}, stale = 0;
+	int have[14] = {0}, stale = 0;
 	if (!envp)
 		return envp;
 	for (; envp[n]; n++) {

@@ -254,8 +254,9 @@ void cap_aio_reset(void);
 
 /* Build envp for exec that keeps capture on in the new image. Returns envp or a new array in buf.
  * forked: when cap.exec_no_log, IOSTRATA_FORKED is added for the exec'd image (docs/FORMAT.md,
- * "Forked children that exec"); a stale one in envp is always left out. */
-char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked);
+ * "Forked children that exec"); a stale one in envp is always left out. path: the program about to
+ * run, whose LD_PRELOAD gets the MPI companion when it links MPI and loses it otherwise. */
+char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked, const char *path);
 
 /* The real function, resolving every symbol first if a wrapper runs before our constructor
  * (another library's constructor may do I/O before ours has run). */

@@ -31,9 +31,9 @@ CAP_EXPORT pid_t vfork(void)
 
 /* ---------- exec ---------- */
 
-static char **env_with_capture(char *const envp[], char **buf, size_t nbuf, int forked)
+static char **env_with_capture(char *const envp[], char **buf, size_t nbuf, int forked, const char *path)
 {
-	return (char **)cap_exec_env(envp, buf, nbuf, forked);
+	return (char **)cap_exec_env(envp, buf, nbuf, forked, path);
 }
 
 /*
@@ -81,7 +81,7 @@ static int exec_common(int (*fn)(const char *, char *const[], char *const[]), co
 	char **buf = alloca((n + CAP_ENV_SLOTS + 1) * sizeof(char *));
 	/* finalize first: whether this image leaves a log decides what the next one is told */
 	cap_finalize(CAP_END_EXEC);
-	char *const *env = env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1, cap.exec_no_log);
+	char *const *env = env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1, cap.exec_no_log, path);
 	int r = fn(path, argv, env);
 	int e = errno;
 	cap_exec_failed();
@@ -191,7 +191,7 @@ CAP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 	while (envp[n])
 		n++;
 	char **buf = alloca((n + CAP_ENV_SLOTS + 1) * sizeof(char *));
-	return real.posix_spawn(pid, path, fa, at, argv, env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1, 0));
+	return real.posix_spawn(pid, path, fa, at, argv, env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1, 0, path));
 }
 
 CAP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
@@ -205,7 +205,7 @@ CAP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 	while (envp[n])
 		n++;
 	char **buf = alloca((n + CAP_ENV_SLOTS + 1) * sizeof(char *));
-	return real.posix_spawnp(pid, file, fa, at, argv, env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1, 0));
+	return real.posix_spawnp(pid, file, fa, at, argv, env_with_capture(envp, buf, n + CAP_ENV_SLOTS + 1, 0, file));
 }
 
 /* ---------- exit ---------- */

@@ -28,6 +28,7 @@
 #include "kernel/collect.h"
 #include "kernel/session.h"
 #include "capture/agg_shm.h"
+#include "sys/elfneeds.h"
 
 static void usage(FILE *f)
 {
@@ -175,6 +176,32 @@ static int find_command(const char *cmd, char *out, size_t len)
 		p = *e ? e + 1 : e;
 	}
 	return -1;
+}
+
+/* The MPI companion (libiostrata-mpich.so) beside the preload library lib: 0, or -1 when it was
+ * not built (no mpicc at build time). */
+static int mpi_lib_path(const char *lib, char *out, size_t len)
+{
+	const char *slash = strrchr(lib, '/');
+	if (!slash || snprintf(out, len, "%.*s/libiostrata-mpich.so", (int)(slash - lib), lib) >= (int)len)
+		return -1;
+	return access(out, R_OK);
+}
+
+static long plain_pread(int fd, void *buf, size_t len, off_t off)
+{
+	return pread(fd, buf, len, off);
+}
+
+/* 1 when the program at path links MPICH (its DT_NEEDED). */
+static int command_links_mpi(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	unsigned needs = sys_elf_needs(fd, plain_pread);
+	close(fd);
+	return (needs & SYS_NEEDS_MPICH) != 0;
 }
 
 /* The summary on stderr: the job through the same pipeline as `iostrata report` (its layer
@@ -577,12 +604,21 @@ int cmd_run(int argc, char **argv)
 			absout, strerror(errno));
 	}
 
-	char preload[3 * CLI_PATH];
+	char preload[4 * CLI_PATH];
 	const char *old = getenv("LD_PRELOAD");
 	/* a sanitizer build of the library needs its runtime loaded first (make test-san) */
 	const char *san = getenv("IOSTRATA_SAN_RUNTIME");
-	snprintf(preload, sizeof preload, "%s%s%s%s%s", san && *san ? san : "", san && *san ? ":" : "", lib,
-		 old && *old ? ":" : "", old && *old ? old : "");
+	char mpilib[CLI_PATH], cmdpath[CLI_PATH];
+	int mpi = !kernel && mpi_lib_path(lib, mpilib, sizeof mpilib) == 0;
+	int cmd_mpi = mpi && find_command(argv[i], cmdpath, sizeof cmdpath) == 0 && command_links_mpi(cmdpath);
+	snprintf(preload, sizeof preload, "%s%s%s%s%s%s%s", san && *san ? san : "", san && *san ? ":" : "", lib,
+		 cmd_mpi ? ":" : "", cmd_mpi ? mpilib : "", old && *old ? ":" : "", old && *old ? old : "");
+	/* every exec below adds the companion for a program that links MPI and drops it otherwise
+	 * (cap_exec_env); under --kernel the MPI-IO uprobes record that layer instead */
+	if (mpi)
+		setenv("IOSTRATA_MPI_LIB", mpilib, 1);
+	else
+		unsetenv("IOSTRATA_MPI_LIB");
 	char hz[32];
 	snprintf(hz, sizeof hz, "%llu", tsc_hz());
 	setenv("LD_PRELOAD", preload, 1);

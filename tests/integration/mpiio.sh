@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# MPI-IO through the profiling interface: the MPI companion (libiostrata-mpich.so) under
+# `iostrata run -- mpiexec -n 4`, with Debian's MPICH, no root. tests/progs/mpi/mpiio_forms.c
+# calls every read/write form (its header lists them); per rank, in report --json's files[]:
+#   shared  (DIR/shared.dat on MPI_COMM_WORLD) and perrank (DIR/rank<R>.dat on MPI_COMM_SELF):
+#           opens 2, closes 2, reads 14 (8 collective), writes 21 (9 collective), 14336 B read,
+#           22528 B written, non-blocking 15, seeks 8, syncs 1, stats 1, other 3, one view with
+#           holes, err_writes 1 (a write on the read-only open), the furthest write end
+#           (base + 16 KiB: base = 64 KiB x rank when shared, 0 per rank), rank = the MPI rank;
+#           DIR/no/such.dat: err_opens 1 per rank and nothing else;
+#           the mpiio layer's totals in the text summary; the POSIX layer below it holds the
+#           bytes MPI-IO wrote (its data file's written bytes >= 4 x 22528 less the overlapping
+#           holes: exactly the file's distinct bytes are checked through its size)
+#   killed  rank 1 dies by SIGKILL after one 2 KiB write_at and a sync, the others are ended by
+#           mpiexec: every rank's record still holds writes 1, 2048 B, syncs 1.
+# And the companion is mapped only where MPI is: `iostrata run -- cat /proc/self/maps` and
+# `iostrata run -- mpiexec -n 2 sh -c 'cat /proc/self/maps >FILE'` (exec'd by MPICH's proxy, whose
+# environment names the companion) map libiostrata.so but neither the companion nor libmpich;
+# an MPI program run the same way maps both.
+source "$(dirname "$0")/../lib.sh"
+for tool in mpicc mpiexec jq; do
+	command -v "$tool" >/dev/null || { skip "mpiio" "$tool is not installed (scripts/install-deps: mpich, libmpich-dev)"; exit 0; }
+done
+PROG="$PROGS/mpiio_forms"
+[ -x "$PROG" ] || { fail "mpiio" "$PROG is not built (make tests-build)"; exit 0; }
+[ -f "$(dirname "$IOSTRATA")/libiostrata-mpich.so" ] || { fail "mpiio" "libiostrata-mpich.so is not built"; exit 0; }
+T=$(realpath "$T")
+export IOSTRATA_LIVE_DIR="$T/live"
+unset IOSTRATA_EXCLUDE IOSTRATA_INCLUDE IOSTRATA_MAX_RECORDS IOSTRATA_DISABLE IOSTRATA_QUIET IOSTRATA_KERNEL
+
+# mpiio_counters JSON RANK PATH: the counters that matter of the mpiio entry of (RANK, PATH).
+mpiio_counters() {
+	jq -r --argjson r "$2" --arg p "$3" '[.files[] | select(.layer == "mpiio" and .path == $p and .rank == $r)]
+		| if length != 1 then "\(length) entries" else .[0].counters
+		| "opens \(.opens) closes \(.closes) reads \(.reads) coll \(.coll_reads) writes \(.writes) coll \(.coll_writes) bytes \(.bytes_read) \(.bytes_written) nb \(.nb_ops) seeks \(.seeks) syncs \(.fsyncs) stats \(.stats) other \(.meta_other) noncontig \(.noncontig_views) err \(.err_opens) \(.err_reads) \(.err_writes) end \(.max_write_end)" end' "$1"
+}
+
+for mode in shared perrank; do
+	D="$T/$mode"
+	mkdir -p "$D"
+	"$IOSTRATA" run -o "$T/job.$mode" -- mpiexec -n 4 "$PROG" "$D" "$mode" >"$T/$mode.out" 2>"$T/$mode.err"
+	eq "$mode: the MPI program ran under iostrata run" 0 "$?"
+	"$IOSTRATA" report --json "$T/job.$mode" >"$T/$mode.json" || fail "$mode: report --json" "failed"
+	for r in 0 1 2 3; do
+		if [ $mode = shared ]; then
+			f="$D/shared.dat" base=$((r * 65536))
+		else
+			f="$D/rank$r.dat" base=0
+		fi
+		eq "$mode: rank $r: $(basename "$f")'s mpiio record" \
+			"opens 2 closes 2 reads 14 coll 8 writes 21 coll 9 bytes 14336 22528 nb 15 seeks 8 syncs 1 stats 1 other 3 noncontig 1 err 0 0 1 end $((base + 16384))" \
+			"$(mpiio_counters "$T/$mode.json" $r "$f")"
+		eq "$mode: rank $r: the failed open of no/such.dat" \
+			"opens 0 closes 0 reads 0 coll 0 writes 0 coll 0 bytes 0 0 nb 0 seeks 0 syncs 0 stats 0 other 0 noncontig 0 err 1 0 0 end 0" \
+			"$(mpiio_counters "$T/$mode.json" $r "$D/no/such.dat")"
+	done
+	eq "$mode: mpiio records: one per (file, rank), 8 in all" 8 \
+		"$(jq '[.files[] | select(.layer == "mpiio")] | length' "$T/$mode.json")"
+	eq "$mode: the summary's mpiio line" "iostrata:   mpiio     56 reads (56.0 KiB), 84 writes (88.0 KiB), 68 metadata ops" \
+		"$(grep -o '^iostrata:   mpiio .*metadata ops' "$T/$mode.err")"
+	# the POSIX layer below: ROMIO's writes of each data file reach at least its furthest byte
+	for f in $( [ $mode = shared ] && echo "$D/shared.dat" || echo "$D"/rank?.dat); do
+		eq "$mode: $(basename "$f"): POSIX writes under MPI-IO reach its size" "yes" \
+			"$(jq -r --arg p "$f" --argjson s "$(stat -c %s "$f")" '[.files[] | select(.layer == "posix" and .path == $p)
+				| .counters.max_write_end] | if max >= $s and $s > 0 then "yes" else "no: \(max) < \($s)" end' "$T/$mode.json")"
+	done
+done
+
+# a rank killed before MPI_Finalize, the others ended by mpiexec: nothing lost
+D="$T/killed"
+mkdir -p "$D"
+"$IOSTRATA" run -q -o "$T/job.killed" -- mpiexec -n 4 "$PROG" "$D" killed >/dev/null 2>&1
+"$IOSTRATA" report --json "$T/job.killed" >"$T/killed.json" 2>/dev/null
+for r in 0 1 2 3; do
+	eq "killed: rank $r: shared.dat's writes, bytes, syncs" "1 2048 1" \
+		"$(jq -r --argjson r $r --arg p "$D/shared.dat" '.files[] | select(.layer == "mpiio" and .path == $p and .rank == $r)
+			| .counters | "\(.writes) \(.bytes_written) \(.fsyncs)"' "$T/killed.json")"
+done
+
+# who maps the companion
+maps_of() { # label, command...: how many of the maps printed (one per process) name libiostrata.so,
+	# the companion and libmpich: each map starts at its line of the program's own stack
+	local out="$T/maps.$1"
+	shift
+	"$IOSTRATA" run -q -o "$out.job" -- "$@" >"$out" 2>/dev/null
+	awk '/\[stack\]/ { n++ } /\/libiostrata\.so/ { a[n] = 1 } /libiostrata-mpich\.so/ { b[n] = 1 } /libmpich/ { c[n] = 1 }
+		END { print length(a), length(b), length(c) }' "$out"
+}
+eq "maps: a program without MPI maps the library only" "1 0 0" "$(maps_of plain cat /proc/self/maps)"
+# two ranks print at once: each writes its own file, printed one after the other
+mkdir -p "$T/maps.two"
+eq "maps: a program without MPI started by mpiexec, twice, maps the library only" "2 0 0" \
+	"$(maps_of mpiexec sh -c 'mpiexec -n 2 sh -c "cat /proc/self/maps >$0/\$\$" "$0" && cat "$0"/*' "$T/maps.two")"
+cat >"$T/maps_mpi.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+	char line[4096];
+	MPI_Init(&argc, &argv);
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof line, f))
+		fputs(line, stdout);
+	MPI_Finalize();
+	return 0;
+}
+C
+mpicc -O1 -o "$T/maps_mpi" "$T/maps_mpi.c" || { fail "maps: build" "mpicc failed"; exit 0; }
+got=$(maps_of mpi mpiexec -n 1 "$T/maps_mpi")
+eq "maps: an MPI program started by mpiexec maps the companion and MPICH" "yes" \
+	"$(echo "$got" | awk '$1 == 1 && $2 == 1 && $3 == 1 { print "yes"; next } { print "no: " $0 }')"
+eq "maps: an MPI program started directly maps the companion" "yes" \
+	"$(maps_of direct "$T/maps_mpi" | awk '$2 == 1 { print "yes"; next } { print "no: " $0 }')"

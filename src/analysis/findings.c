@@ -99,6 +99,12 @@
  * requests of a few hundred KiB (or many in flight) to stream. */
 #define DIRECT_SMALL_MEAN (256u << 10)
 
+/* MPI-IO (the mpiio layer; Drishti's best-known advice). On a file the ranks share, a hundred
+ * independent calls is where ROMIO's collective buffering would have merged real work, and a
+ * mean under 1 MiB (a typical stripe) means each call is a small, separately locked request. */
+#define MPI_INDEP_MIN MIN_OPS
+#define MPI_SMALL_BYTES (1u << 20)
+
 /* The rules' shared state: what they read and where they write. */
 struct fb {
 	const struct ana_profile *p;
@@ -1259,11 +1265,79 @@ static int small_requests(struct fb *b)
 	return 0;
 }
 
+/*
+ * MPI-IO advice, per file the ranks opened through MPI-IO (the mpiio layer, which only MPI
+ * programs have): a shared file accessed without any collective call, small independent calls on
+ * a shared file, collective calls whose collective buffering a hint disabled.
+ */
+static int mpi_advice(struct fb *b)
+{
+	const struct ana_profile *p = b->p;
+	char pt[PATH_SHOWN + 8], m[ANA_UNIT_LEN];
+	for (size_t i = 0; i < p->npaths; i++) {
+		const struct ana_path *x = &p->paths[i];
+		if (x->layer != LOG_LAYER_MPIIO || !is_real_path(x->rflags, x->path))
+			continue;
+		const uint64_t *c = x->c;
+		uint64_t ops = c[LOG_C_READS] + c[LOG_C_WRITES], coll = c[LOG_C_COLL_READS] + c[LOG_C_COLL_WRITES];
+		uint64_t indep = ops - coll, bytes = c[LOG_C_BYTES_READ] + c[LOG_C_BYTES_WRITTEN];
+		const char *name = path_tail(x->path, pt, sizeof pt);
+		if (x->nranks > 1 && !coll && indep >= MPI_INDEP_MIN) {
+			struct ana_finding *f = add(b, "mpi_no_collective", ANA_SEV_WARNING, LOG_LAYER_MPIIO);
+			if (!f)
+				return -ENOMEM;
+			f->path = x->path;
+			fig(f, "ranks", x->nranks, ANA_U_COUNT);
+			fig(f, "independent_ops", (double)indep, ANA_U_COUNT);
+			fig(f, "collective_ops", 0, ANA_U_COUNT);
+			limit(f, "collective_ops", 0);
+			if (text(f, "%u ranks share %s through MPI-IO in %llu independent calls and no collective one.",
+				 x->nranks, name, (unsigned long long)indep) ||
+			    advise(f, "use the collective forms (MPI_File_write_all, MPI_File_write_at_all and their reads; "
+				      "H5FD_MPIO_COLLECTIVE in HDF5) so that ROMIO merges the ranks' pieces into large "
+				      "contiguous requests made by a few aggregators."))
+				return -ENOMEM;
+		}
+		if (x->nranks > 1 && indep >= MPI_INDEP_MIN && bytes / ops < MPI_SMALL_BYTES) {
+			struct ana_finding *f = add(b, "mpi_small_independent", ANA_SEV_WARNING, LOG_LAYER_MPIIO);
+			if (!f)
+				return -ENOMEM;
+			f->path = x->path;
+			fig(f, "independent_ops", (double)indep, ANA_U_COUNT);
+			fig(f, "mean_request", (double)(bytes / ops), ANA_U_BYTES);
+			limit(f, "mean_request", MPI_SMALL_BYTES);
+			ana_fmt_bytes(m, sizeof m, bytes / ops);
+			if (text(f, "%s, shared by %u ranks, took %llu independent MPI-IO calls of %s on average.", name,
+				 x->nranks, (unsigned long long)indep, m) ||
+			    advise(f, "gather each rank's pieces into fewer, larger calls, or make them collective so that "
+				      "collective buffering turns them into stripe-sized requests."))
+				return -ENOMEM;
+		}
+		if (c[LOG_C_CB_DISABLED] && coll) {
+			struct ana_finding *f = add(b, "mpi_cb_disabled", ANA_SEV_WARNING, LOG_LAYER_MPIIO);
+			if (!f)
+				return -ENOMEM;
+			f->path = x->path;
+			fig(f, "collective_ops", (double)coll, ANA_U_COUNT);
+			fig(f, "cb_disabled_opens", (double)c[LOG_C_CB_DISABLED], ANA_U_COUNT);
+			limit(f, "cb_disabled_opens", 0);
+			if (text(f, "%s was opened with collective buffering disabled (romio_cb_read/romio_cb_write) and "
+				    "then used in %llu collective calls.", name, (unsigned long long)coll) ||
+			    advise(f, "drop the romio_cb_write=disable / romio_cb_read=disable hints (or set them to "
+				      "enable): without collective buffering each rank issues its own pieces and the "
+				      "collective call only adds synchronisation."))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* An MPI job without a kernel log: its MPI-IO calls are seen by the kernel layer's probes on the
- * MPI library only, so the report shows them as the POSIX calls they became (if any were made). */
+ * MPI library only, so the report shows them as the POSIX calls they became (if any were made).
+ * Not when the MPI companion recorded the mpiio layer. */
 static int mpiio_not_captured(struct fb *b)
 {
-	if (!b->mpi || b->p->nkernel_logs)
+	if (!b->mpi || b->p->nkernel_logs || b->p->layers[LOG_LAYER_MPIIO].nrecords)
 		return 0;
 	struct ana_finding *f = add(b, "mpiio_not_captured", ANA_SEV_INFO, LOG_LAYER_MPIIO);
 	if (!f)
@@ -1300,7 +1374,7 @@ int ana_findings_build(const struct ana_profile *p, const struct ana_stack *st, 
 		goto err;
 	if (b.st && (cache_misses(&b) || write_amplification(&b) || small_requests(&b)))
 		goto err;
-	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || mpiio_not_captured(&b))
+	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || mpi_advice(&b) || mpiio_not_captured(&b))
 		goto err;
 	return 0;
 err:

@@ -135,9 +135,16 @@ int ana_classify_io_mode(const struct ana_profile *p, struct ana_io_mode_info *o
 	if (!v || !seen)
 		goto err;
 	/* A path read through stdio and written through POSIX is one file: layers are merged. The
-	 * kernel layers repeat those files further down, except for processes only they saw. */
+	 * kernel layers repeat those files further down, except for processes only they saw. When
+	 * the ranks' MPI-IO calls were recorded, they decide: collective buffering moves a shared
+	 * file's data through a few aggregator ranks, whose POSIX calls alone would say 1-1. */
+	out->layer = LOG_LAYER_POSIX;
 	for (size_t i = 0; i < p->nfiles; i++)
-		if (ana_is_data_file(&p->files[i]) && p->files[i].job_view &&
+		if (p->files[i].layer == LOG_LAYER_MPIIO && ana_is_data_file(&p->files[i]))
+			out->layer = LOG_LAYER_MPIIO;
+	for (size_t i = 0; i < p->nfiles; i++)
+		if (ana_is_data_file(&p->files[i]) &&
+		    (out->layer == LOG_LAYER_MPIIO ? p->files[i].layer == LOG_LAYER_MPIIO : p->files[i].job_view) &&
 		    !(p->mpi && p->ranks[p->files[i].rank_index].rank < 0))
 			v[n++] = (struct path_rank){p->files[i].path, p->files[i].rank_index};
 	qsort(v, n, sizeof *v, cmp_path_rank);

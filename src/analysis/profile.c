@@ -853,6 +853,12 @@ static int merge_record(struct ana_profile *p, size_t pi, const struct log_file 
 	ana_hist_add(f->read_lat_hist, r->read_lat_hist);
 	ana_hist_add(f->write_lat_hist, r->write_lat_hist);
 
+	if (r->layer == LOG_LAYER_MPIIO) {
+		struct ana_rank *k = &p->ranks[rk];
+		k->mpiio_ops += r->counters[LOG_C_READS] + r->counters[LOG_C_WRITES];
+		k->mpiio_bytes += r->counters[LOG_C_BYTES_READ] + r->counters[LOG_C_BYTES_WRITTEN];
+		k->mpiio_time += r->counters[LOG_C_TIME_READ] + r->counters[LOG_C_TIME_WRITE] + r->counters[LOG_C_TIME_META];
+	}
 	if (ana_in_job_view(pr, r->layer)) {
 		f->job_view = 1;
 		rank_add(&p->ranks[rk], r, pr->flags);
@@ -1005,16 +1011,21 @@ static int collect_paths(struct ana_profile *p)
 static void rank_imbalance(struct ana_profile *p)
 {
 	/* Ranks that did no reads or writes (a launcher, a rank that only opens) would pull the mean
-	 * down and make an even job look imbalanced. */
+	 * down and make an even job look imbalanced. With MPI-IO recorded, its calls are what each
+	 * rank asked for: collective buffering has a few aggregators make the POSIX calls of all. */
 	double max_b = 0, max_t = 0, sum_b = 0, sum_t = 0;
+	int mpiio = 0;
+	for (size_t i = 0; i < p->nranks; i++)
+		mpiio |= p->ranks[i].mpiio_ops != 0;
 	for (size_t i = 0; i < p->nranks; i++) {
 		const struct ana_rank *k = &p->ranks[i];
-		if (!k->reads && !k->writes)
+		if (mpiio ? !k->mpiio_ops : !k->reads && !k->writes)
 			continue;
 		if (p->mpi && k->rank < 0) /* a launcher */
 			continue;
-		double b = (double)k->bytes_read + (double)k->bytes_written;
-		double t = (double)k->time_read + (double)k->time_write + (double)k->time_meta;
+		double b = mpiio ? (double)k->mpiio_bytes : (double)k->bytes_read + (double)k->bytes_written;
+		double t = mpiio ? (double)k->mpiio_time
+				 : (double)k->time_read + (double)k->time_write + (double)k->time_meta;
 		p->ranks_with_io++;
 		sum_b += b;
 		sum_t += t;

@@ -36,6 +36,9 @@ struct ana_io_mode_info {
 	size_t data_files;      /* F: distinct data file paths (M of N-M) */
 	size_t shared_files;    /* of those, touched by more than one rank */
 	size_t ranks;           /* N: ranks of the job */
+	unsigned layer;         /* the layer whose files decided: LOG_LAYER_MPIIO when the ranks' MPI-IO was
+				 * recorded (ROMIO's aggregators make a collective N-1 look 1-1 below
+				 * it), else LOG_LAYER_POSIX (the POSIX and stdio layers) */
 };
 
 struct ana_common {
@@ -120,6 +123,10 @@ struct ana_rank {
 	 * calls are already in the POSIX layer (LOG_F_STDIO_SYSCALLS). */
 	uint64_t reads, writes, meta_ops, bytes_read, bytes_written;
 	uint64_t time_read, time_write, time_meta; /* ns */
+	/* its MPI-IO calls (the mpiio layer, which the totals above leave out: the same bytes are in
+	 * the POSIX layer below): what the rank asked for, whichever rank ROMIO's aggregators moved
+	 * it through */
+	uint64_t mpiio_ops, mpiio_bytes, mpiio_time;
 };
 
 /* Totals of one layer: every record of that layer, counters merged by kind. */

@@ -69,6 +69,7 @@ static void json_job(struct ana_jw *w, const struct ana_profile *p)
 	ana_jw_u64(w, "data_files", p->io_mode.data_files);
 	ana_jw_u64(w, "shared_files", p->io_mode.shared_files);
 	ana_jw_u64(w, "ranks", p->io_mode.ranks);
+	ana_jw_str(w, "layer", log_layer_name(p->io_mode.layer ? p->io_mode.layer : LOG_LAYER_POSIX));
 	ana_jw_close(w, '}');
 	ana_jw_u64(w, "nprocs", p->nprocs);
 	ana_jw_u64(w, "nranks", p->nranks);

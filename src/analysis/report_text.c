@@ -235,6 +235,17 @@ static void text_layers(FILE *f, const struct ana_profile *p)
 		snprintf(first, sizeof first, "  %-9s  ", log_layer_name(l));
 		ana_text_wrap(f, first, 13, line);
 	}
+	/* MPI-IO: collective against independent, the first thing an MPI-IO user asks */
+	const uint64_t *mc = p->layers[LOG_LAYER_MPIIO].c;
+	/* (the MPI companion's figures: under --kernel the MPI-IO uprobes, which cannot tell, record it) */
+	if (!p->nkernel_logs && mc[LOG_C_READS] + mc[LOG_C_WRITES]) {
+		char a[U], b[U], c[U], d[U], e[U];
+		fprintf(f, "  MPI-IO: reads %s collective, %s independent; writes %s collective, %s independent; "
+			   "%s non-blocking\n",
+			ana_fmt_count(a, U, mc[LOG_C_COLL_READS]), ana_fmt_count(b, U, mc[LOG_C_READS] - mc[LOG_C_COLL_READS]),
+			ana_fmt_count(c, U, mc[LOG_C_COLL_WRITES]),
+			ana_fmt_count(d, U, mc[LOG_C_WRITES] - mc[LOG_C_COLL_WRITES]), ana_fmt_count(e, U, mc[LOG_C_NB_OPS]));
+	}
 	fprintf(f, "\nTime and rates (BW in I/O: bytes / read+write time; over wall: bytes / wall time)\n");
 	ana_text_row(f, tcols, 8, thead);
 	for (unsigned l = 0; l < ANA_NLAYERS; l++) {

@@ -293,6 +293,13 @@ bench-aggregate:
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)bench/aggregate
 
+# MPI-IO: what the MPI companion and the library add per MPI_File_write_at / _at_all (docs/BENCHMARKS.md)
+.PHONY: bench-mpiio
+bench-mpiio:
+	$(Q)scripts/install-deps build test
+	$(Q)$(MAKE) --no-print-directory all $(B)/tests/progs/bench_mpiio
+	$(Q)bench/mpiio
+
 # `iostrata report` on jobs of 1,000 and 10,000 process logs: time and peak memory (docs/BENCHMARKS.md)
 bench-report:
 	$(Q)scripts/install-deps build bench

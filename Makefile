@@ -78,6 +78,8 @@ MPI_PROGS := $(if $(HAVE_MPICC),$(patsubst tests/progs/mpi/%.c,$(B)/tests/progs/
 # The MPI companion of the preload library (src/capture/mpi/, docs/ARCHITECTURE.md): compiled
 # against Debian's MPICH where mpicc is installed, never linked with it.
 MPI_LIB := $(if $(HAVE_MPICC),$(B)/libiostrata-mpich.so,)
+# The HDF5 companion (src/capture/hdf5/): written against HDF5's ABI, it needs no HDF5 to build.
+H5_LIB := $(B)/libiostrata-hdf5.so
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNITS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 BENCH_SRC := $(wildcard bench/*.c)
@@ -87,7 +89,7 @@ HDRS := $(wildcard include/iostrata/*.h src/*/*.h src/*/*.def)
 
 .PHONY: all test test-san test-tsan demo deps clean fuzz bench bench-trace bench-kernel bench-mount bench-aggregate bench-report tests-build \
 	install uninstall version FORCE
-all: $(B)/iostrata $(B)/iostratad $(B)/libiostrata.so $(MPI_LIB)
+all: $(B)/iostrata $(B)/iostratad $(B)/libiostrata.so $(MPI_LIB) $(H5_LIB)
 
 # Rewritten only when the version string changes, so main.c is recompiled only then.
 $(B)/version.h: FORCE
@@ -166,6 +168,11 @@ $(B)/obj/mpi/%.o: src/capture/mpi/%.c $(HDRS)
 $(B)/libiostrata-mpich.so: $(B)/obj/mpi/mpiio.o
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) -shared -o $@ $^ $(LDSAN) -ldl -lpthread
+
+$(B)/libiostrata-hdf5.so: src/capture/hdf5/hdf5.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC(so)  $<",true)
+	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -ftls-model=initial-exec -shared -o $@ $< $(LDSAN) -ldl -lpthread
 
 $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	@$(if $(Q),echo "  LD      $@",true)

@@ -83,7 +83,17 @@ enum log_counter_kind { LOG_K_SUM, LOG_K_MAX, LOG_K_TIME, LOG_K_TMAX, LOG_K_FIRS
 	X(NONCONTIG_VIEWS, SUM, "MPI-IO: MPI_File_set_view calls whose file type is not contiguous")          \
 	X(CB_DISABLED, SUM, "MPI-IO: opens whose hints in effect disable collective buffering (romio_cb_read or romio_cb_write = disable)")\
 	X(DS_DISABLED, SUM, "MPI-IO: opens whose hints in effect disable data sieving (romio_ds_read or romio_ds_write = disable)")\
-	X(CB_NODES, MAX, "MPI-IO: the cb_nodes hint in effect after open (collective buffering's aggregators)")
+	X(CB_NODES, MAX, "MPI-IO: the cb_nodes hint in effect after open (collective buffering's aggregators)")\
+	X(H5_NDIMS, MAX, "HDF5 dataset: its rank (number of dimensions)")                                    \
+	X(H5_DIM0, MAX, "HDF5 dataset: its first dimension, in elements (the largest it had)")               \
+	X(H5_DIM1, MAX, "HDF5 dataset: its second dimension")                                                \
+	X(H5_DIM2, MAX, "HDF5 dataset: its third dimension")                                                 \
+	X(H5_ELEM_SIZE, MAX, "HDF5 dataset: bytes per element of its file type")                             \
+	X(H5_LAYOUT, MAX, "HDF5 dataset: storage layout + 1 (1 compact, 2 contiguous, 3 chunked, 4 virtual)") \
+	X(H5_CHUNK0, MAX, "HDF5 dataset: the chunk's first dimension (chunked layout)")                      \
+	X(H5_CHUNK1, MAX, "HDF5 dataset: the chunk's second dimension")                                      \
+	X(H5_CHUNK2, MAX, "HDF5 dataset: the chunk's third dimension")                                       \
+	X(H5_FILTERS, MAX, "HDF5 dataset: filters in its pipeline (deflate, shuffle, ...)")
 
 enum log_counter {
 #define LOG_X_ENUM(name, kind, doc) LOG_C_##name,

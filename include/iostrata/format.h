@@ -32,7 +32,8 @@ enum log_layer {
 	LOG_LAYER_PAGECACHE = 6, /* page cache: read-in, eviction, dirtying, faults, readahead */
 	LOG_LAYER_FS = 7,        /* filesystem tracepoints (ext4, xfs) */
 	LOG_LAYER_BLOCK = 8,     /* block requests: per file when attributable, per device otherwise */
-	LOG_LAYER_MAX = 8,
+	LOG_LAYER_HDF5 = 9,      /* HDF5 files and datasets ("FILE:/DATASET"): the HDF5 companion library */
+	LOG_LAYER_MAX = 9,
 };
 
 enum log_section_kind {
@@ -120,7 +121,7 @@ struct log_record {
 	 * (docs/KERNEL.md, "Known gap"), and their bytes by direction; 0 in other layers. Seen +
 	 * unseen = what the device did. */
 	uint64_t unseen_requests, unseen_bytes_read, unseen_bytes_written;
-	uint64_t reserved[6];
+	uint64_t reserved[4];
 };
 
 /* One event of an EVENTS section: 64 bytes, times CLOCK_MONOTONIC ns (also in a live file). */

@@ -1227,8 +1227,10 @@ int ana_is_mount_log(const struct log_file *lf)
 
 int ana_layer_is_kernel(unsigned layer)
 {
+	/* mpiio and hdf5 sit above the POSIX layer, which holds the same bytes again: like the
+	 * kernel layers they are further views of the I/O, kept out of the ranks' totals */
 	return layer == LOG_LAYER_SYSCALL || layer == LOG_LAYER_PAGECACHE || layer == LOG_LAYER_FS ||
-	       layer == LOG_LAYER_BLOCK || layer == LOG_LAYER_MPIIO;
+	       layer == LOG_LAYER_BLOCK || layer == LOG_LAYER_MPIIO || layer == LOG_LAYER_HDF5;
 }
 
 int ana_layer_has_patterns(unsigned layer)

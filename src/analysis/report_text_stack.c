@@ -21,8 +21,8 @@ static void stack_layers(FILE *f, const struct ana_profile *p)
 	static const struct ana_col cols[] = {{9, 1}, {10, 0}, {10, 0}, {11, 0}, {13, 0}, {10, 0}, {10, 0}};
 	static const char *const head[] = {"layer", "reads", "writes", "bytes read", "bytes written", "I/O time",
 					   "mean"};
-	static const unsigned order[] = {LOG_LAYER_MPIIO, LOG_LAYER_STDIO, LOG_LAYER_POSIX, LOG_LAYER_SYSCALL,
-					 LOG_LAYER_FS, LOG_LAYER_BLOCK};
+	static const unsigned order[] = {LOG_LAYER_HDF5, LOG_LAYER_MPIIO, LOG_LAYER_STDIO, LOG_LAYER_POSIX,
+					 LOG_LAYER_SYSCALL, LOG_LAYER_FS, LOG_LAYER_BLOCK};
 	char c[6][U];
 
 	ana_text_row(f, cols, 7, head);

@@ -44,7 +44,7 @@ __thread int cap_guard __attribute__((tls_model("initial-exec")));
 
 static char cwd_buf[2][CAP_PATH_MAX];
 static int cwd_cur; /* index of the current cwd buffer */
-static char saved_env[14][CAP_PATH_MAX + 32]; /* IOSTRATA_* and LD_PRELOAD for exec */
+static char saved_env[15][CAP_PATH_MAX + 32]; /* IOSTRATA_* and LD_PRELOAD for exec */
 static int nsaved_env;
 static uint64_t ticks_per_sec_guess;
 static char **prefix_excl;
@@ -54,7 +54,10 @@ static char forked_env[64];      /* IOSTRATA_FORKED=PID:START_NS for the image e
 /* IOSTRATA_MPI_LIB: the MPI companion (capture/mpi/), preloaded only into images that link MPI;
  * empty under `run --kernel`, whose MPI-IO uprobes record that layer already */
 static char mpi_lib[CAP_PATH_MAX];
-static char preload_env[2 * CAP_PATH_MAX + 16]; /* LD_PRELOAD=... for the image exec'd next */
+/* IOSTRATA_HDF5_LIB: the HDF5 companion (capture/hdf5/), preloaded into images that link libhdf5
+ * and into Python (h5py loads libhdf5 with dlopen, which no DT_NEEDED shows) */
+static char hdf5_lib[CAP_PATH_MAX];
+static char preload_env[3 * CAP_PATH_MAX + 16]; /* LD_PRELOAD=... for the image exec'd next */
 
 /* ---------- messages ---------- */
 
@@ -785,7 +788,7 @@ static void choose_live_dir(void)
 static void save_env(const char *name)
 {
 	const char *v = getenv(name);
-	if (v && nsaved_env < 14)
+	if (v && nsaved_env < 15)
 		snprintf(saved_env[nsaved_env++], sizeof saved_env[0], "%s=%s", name, v);
 }
 
@@ -1185,6 +1188,9 @@ static int cap_start(int argc, char **argv)
 	save_env("IOSTRATA_MPI_LIB");
 	e = getenv("IOSTRATA_MPI_LIB");
 	snprintf(mpi_lib, sizeof mpi_lib, "%s", e && !strchr(e, ':') && !getenv("IOSTRATA_KERNEL") ? e : "");
+	save_env("IOSTRATA_HDF5_LIB");
+	e = getenv("IOSTRATA_HDF5_LIB");
+	snprintf(hdf5_lib, sizeof hdf5_lib, "%s", e && !strchr(e, ':') ? e : "");
 	choose_live_dir();
 	out_dir_setup();
 
@@ -1423,11 +1429,13 @@ static long raw_pread(int fd, void *b, size_t n, off_t off)
 	return syscall(SYS_pread64, fd, b, n, off);
 }
 
-/* 1 when the program path (a PATH search when it has no '/') links MPICH. Raw system calls: no
- * wrapper counts them. */
-static int exec_links_mpi(const char *path)
+/* The SYS_NEEDS_* bits of the program path (a PATH search when it has no '/'), plus
+ * SYS_NEEDS_HDF5 for a Python interpreter. Raw system calls: no wrapper counts them. */
+static unsigned exec_needs(const char *path)
 {
 	char full[CAP_PATH_MAX];
+	const char *base = strrchr(path, '/');
+	unsigned py = !strncmp(base ? base + 1 : path, "python", 6) ? SYS_NEEDS_HDF5 : 0;
 	const char *dirs = strchr(path, '/') ? "" : getenv("PATH");
 	if (!dirs)
 		dirs = "/usr/local/bin:/usr/bin:/bin";
@@ -1441,36 +1449,40 @@ static int exec_links_mpi(const char *path)
 		if (fd >= 0) {
 			unsigned needs = sys_elf_needs((int)fd, raw_pread);
 			syscall(SYS_close, fd);
-			return (needs & SYS_NEEDS_MPICH) != 0;
+			return needs | py;
 		}
 		if (!*end || strchr(path, '/'))
-			return 0;
+			return py;
 		dirs = end + 1;
 	}
 }
 
-/* LD_PRELOAD's value cur with the MPI companion added (want) or taken out, into out; 1 when it
- * differs from cur. */
-static int preload_with_mpi(const char *cur, int want, char *out, size_t len)
+/* LD_PRELOAD's value cur with each companion lib[i] (empty: none) added when want[i] or taken
+ * out, into out; 1 when it differs from cur. */
+static int preload_with(const char *cur, const char *const lib[2], const int want[2], char *out, size_t len)
 {
-	size_t k = 0, ml = strlen(mpi_lib);
+	size_t k = 0;
 	out[0] = 0;
 	for (const char *p = cur; *p;) {
 		size_t w = strcspn(p, ": ");
-		if (w && !(w == ml && !strncmp(p, mpi_lib, ml)))
+		int ours = 0;
+		for (int i = 0; i < 2; i++)
+			ours |= lib[i][0] && w == strlen(lib[i]) && !strncmp(p, lib[i], w);
+		if (w && !ours)
 			k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s%.*s", k ? ":" : "", (int)w, p);
 		p += w;
 		p += *p != 0;
 	}
-	if (want)
-		k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s%s", k ? ":" : "", mpi_lib);
+	for (int i = 0; i < 2; i++)
+		if (want[i] && lib[i][0])
+			k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s%s", k ? ":" : "", lib[i]);
 	return k < len && strcmp(out, cur) != 0;
 }
 
 char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked, const char *path)
 {
 	char *const *env = exec_env_base(envp, buf, nbuf, forked);
-	if (!env || !mpi_lib[0] || !path)
+	if (!env || (!mpi_lib[0] && !hdf5_lib[0]) || !path)
 		return env;
 	size_t n = 0, pre = SIZE_MAX;
 	for (; env[n]; n++)
@@ -1478,8 +1490,11 @@ char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forke
 			pre = n;
 	if (pre == SIZE_MAX || n + 1 > nbuf)
 		return env;
+	unsigned needs = exec_needs(path);
+	const char *const libs[2] = {mpi_lib, hdf5_lib};
+	const int want[2] = {(needs & SYS_NEEDS_MPICH) != 0, (needs & SYS_NEEDS_HDF5) != 0};
 	memcpy(preload_env, "LD_PRELOAD=", 11);
-	if (!preload_with_mpi(env[pre] + 11, exec_links_mpi(path), preload_env + 11, sizeof preload_env - 11))
+	if (!preload_with(env[pre] + 11, libs, want, preload_env + 11, sizeof preload_env - 11))
 		return env;
 	if (env != buf)
 		memcpy(buf, env, (n + 1) * sizeof *buf);
@@ -1490,7 +1505,7 @@ char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forke
 static char *const *exec_env_base(char *const envp[], char **buf, size_t nbuf, int forked)
 {
 	size_t n = 0;
-	int have[14] = {0}, stale = 0;
+	int have[15] = {0}, stale = 0;
 	if (!envp)
 		return envp;
 	for (; envp[n]; n++) {

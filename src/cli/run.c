@@ -178,12 +178,12 @@ static int find_command(const char *cmd, char *out, size_t len)
 	return -1;
 }
 
-/* The MPI companion (libiostrata-mpich.so) beside the preload library lib: 0, or -1 when it was
- * not built (no mpicc at build time). */
-static int mpi_lib_path(const char *lib, char *out, size_t len)
+/* A companion library (libiostrata-mpich.so, libiostrata-hdf5.so) beside the preload library
+ * lib: 0, or -1 when it was not built. */
+static int companion_path(const char *lib, const char *name, char *out, size_t len)
 {
 	const char *slash = strrchr(lib, '/');
-	if (!slash || snprintf(out, len, "%.*s/libiostrata-mpich.so", (int)(slash - lib), lib) >= (int)len)
+	if (!slash || snprintf(out, len, "%.*s/%s", (int)(slash - lib), lib, name) >= (int)len)
 		return -1;
 	return access(out, R_OK);
 }
@@ -193,15 +193,18 @@ static long plain_pread(int fd, void *buf, size_t len, off_t off)
 	return pread(fd, buf, len, off);
 }
 
-/* 1 when the program at path links MPICH (its DT_NEEDED). */
-static int command_links_mpi(const char *path)
+/* The SYS_NEEDS_* bits of the program at path (its DT_NEEDED), HDF5 for a Python interpreter
+ * (h5py loads libhdf5 with dlopen), as cap_exec_env decides for every exec below. */
+static unsigned command_needs(const char *path)
 {
+	const char *base = strrchr(path, '/');
+	unsigned needs = !strncmp(base ? base + 1 : path, "python", 6) ? SYS_NEEDS_HDF5 : 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	unsigned needs = sys_elf_needs(fd, plain_pread);
+		return needs;
+	needs |= sys_elf_needs(fd, plain_pread);
 	close(fd);
-	return (needs & SYS_NEEDS_MPICH) != 0;
+	return needs;
 }
 
 /* The summary on stderr: the job through the same pipeline as `iostrata report` (its layer
@@ -608,17 +611,24 @@ int cmd_run(int argc, char **argv)
 	const char *old = getenv("LD_PRELOAD");
 	/* a sanitizer build of the library needs its runtime loaded first (make test-san) */
 	const char *san = getenv("IOSTRATA_SAN_RUNTIME");
-	char mpilib[CLI_PATH], cmdpath[CLI_PATH];
-	int mpi = !kernel && mpi_lib_path(lib, mpilib, sizeof mpilib) == 0;
-	int cmd_mpi = mpi && find_command(argv[i], cmdpath, sizeof cmdpath) == 0 && command_links_mpi(cmdpath);
-	snprintf(preload, sizeof preload, "%s%s%s%s%s%s%s", san && *san ? san : "", san && *san ? ":" : "", lib,
-		 cmd_mpi ? ":" : "", cmd_mpi ? mpilib : "", old && *old ? ":" : "", old && *old ? old : "");
-	/* every exec below adds the companion for a program that links MPI and drops it otherwise
-	 * (cap_exec_env); under --kernel the MPI-IO uprobes record that layer instead */
+	char mpilib[CLI_PATH], h5lib[CLI_PATH], cmdpath[CLI_PATH];
+	int mpi = !kernel && companion_path(lib, "libiostrata-mpich.so", mpilib, sizeof mpilib) == 0;
+	int h5 = companion_path(lib, "libiostrata-hdf5.so", h5lib, sizeof h5lib) == 0;
+	unsigned needs = find_command(argv[i], cmdpath, sizeof cmdpath) == 0 ? command_needs(cmdpath) : 0;
+	int cmd_mpi = mpi && (needs & SYS_NEEDS_MPICH), cmd_h5 = h5 && (needs & SYS_NEEDS_HDF5);
+	snprintf(preload, sizeof preload, "%s%s%s%s%s%s%s%s%s", san && *san ? san : "", san && *san ? ":" : "", lib,
+		 cmd_mpi ? ":" : "", cmd_mpi ? mpilib : "", cmd_h5 ? ":" : "", cmd_h5 ? h5lib : "",
+		 old && *old ? ":" : "", old && *old ? old : "");
+	/* every exec below adds a companion for a program that links its library and drops it
+	 * otherwise (cap_exec_env); under --kernel the MPI-IO uprobes record that layer instead */
 	if (mpi)
 		setenv("IOSTRATA_MPI_LIB", mpilib, 1);
 	else
 		unsetenv("IOSTRATA_MPI_LIB");
+	if (h5)
+		setenv("IOSTRATA_HDF5_LIB", h5lib, 1);
+	else
+		unsetenv("IOSTRATA_HDF5_LIB");
 	char hz[32];
 	snprintf(hz, sizeof hz, "%llu", tsc_hz());
 	setenv("LD_PRELOAD", preload, 1);

@@ -81,6 +81,7 @@ static const char *const layer_names[LOG_LAYER_MAX + 1] = {
 	[LOG_LAYER_NONE] = "none",     [LOG_LAYER_POSIX] = "posix",   [LOG_LAYER_STDIO] = "stdio",
 	[LOG_LAYER_MPIIO] = "mpiio",   [LOG_LAYER_SYSCALL] = "syscall", [LOG_LAYER_MOUNT] = "mount",
 	[LOG_LAYER_PAGECACHE] = "pagecache", [LOG_LAYER_FS] = "fs", [LOG_LAYER_BLOCK] = "block",
+	[LOG_LAYER_HDF5] = "hdf5",
 };
 
 const char *log_layer_name(unsigned layer)

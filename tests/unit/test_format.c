@@ -566,9 +566,9 @@ static void test_events(void)
 			       "events section cut short: 3 of 4 events present");
 		h->sections[2].count = 3;
 		struct log_event *e = (struct log_event *)(f + h->sections[2].offset);
-		e[1].layer = 9;
+		e[1].layer = LOG_LAYER_MAX + 1;
 		expect_warning("events: bad layer: the event before it kept", f, (size_t)st.st_size, 1,
-			       "event 1: layer 9 or op 2 out of range; 1 events kept");
+			       "event 1: layer 10 or op 2 out of range; 1 events kept");
 		e[1].layer = LOG_LAYER_BLOCK;
 		e[1].op = LOG_NOPS;
 		expect_warning("events: bad op: the event before it kept", f, (size_t)st.st_size, 1, "out of range");
@@ -692,10 +692,10 @@ static void test_corruption(void)
 	expect_error("bad header_size", buf, size, "header size 2048, expected 4096");
 	h->header_size = LOG_HEADER_SIZE;
 	h->record_size = 1024;
-	expect_error("bad record_size", buf, size, "record size 1024, expected 1984");
+	expect_error("bad record_size", buf, size, "record size 1024, expected 2048");
 	h->record_size = sizeof(struct log_record);
 	h->ncounters = LOG_NCOUNTERS + 1;
-	expect_error("bad ncounters", buf, size, "68 counters per record, expected 67");
+	expect_error("bad ncounters", buf, size, "78 counters per record, expected 77");
 	h->ncounters = LOG_NCOUNTERS;
 	h->nsections = 9;
 	expect_error("too many sections", buf, size, "9 sections, at most 8 allowed");
@@ -750,7 +750,7 @@ static void test_corruption(void)
 	h->nrecords = h->max_records = 2;
 	h->sections[1].count = 3;
 	expect_error("records section too small for its count", buf, size,
-		     "records section holds 3 records of 1984 bytes but is 3968 bytes");
+		     "records section holds 3 records of 2048 bytes but is 4096 bytes");
 	h->sections[1].count = 2;
 
 	/* Strings. */
@@ -800,7 +800,7 @@ static void test_corruption(void)
 		r[1].layer = 0;
 		expect_error("record with layer 0", buf, size, "record 1 (id 0000000000001002): layer 0 out of range");
 		r[1].layer = LOG_LAYER_MAX + 1;
-		expect_error("record with layer 9", buf, size, "layer 9 out of range (1..8)");
+		expect_error("record with layer 10", buf, size, "layer 10 out of range (1..9)");
 		r[1].flags |= LOG_R_DEAD;
 		{
 			struct log_file lf;

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The hdf5 layer: the HDF5 companion (libiostrata-hdf5.so) under `iostrata run`, no root, with
+# Debian's HDF5 1.10 (tests/progs/hdf5/h5io.c and h5py_io.py list what they do). Expected:
+#   serial (libhdf5_serial): serial.h5 opens 2, closes 2, flushes (fsyncs) 1; its datasets
+#     contig   opens 2 closes 2, writes 1 (16384 B), reads 2 (32768 B); 2 dims 64 x 32, 8 B,
+#              layout contiguous (2), no chunk, no filter
+#     chunked  writes 16 (16384 B), reads 4 (4096 B); 1 dim 4096, 4 B, chunked (3), chunk 256, 1 filter
+#     ext      3 set_extent (meta_other), writes 3 (1200 B); dim 300 (the largest), chunk 100
+#     small    writes 1 (40 B), compact (1)
+#   parallel (libhdf5_mpich, mpiexec -n 4), per rank: par.h5 opens 1 closes 1; par.h5:/coll
+#     writes 1 and reads 1 of 8192 B, both collective; par.h5:/indep writes 1 of 8192 B,
+#     independent, chunk 1024; below it, the mpiio layer's par.h5 record of each rank has
+#     collective writes and reads (HDF5's own metadata writes vary, so those are not exact)
+#   h5py (python3, which loads libhdf5 with dlopen): py.h5 opens 1 closes 1; py.h5:/d opens 1,
+#     closes 1 (h5py drops its last reference: H5Idec_ref), writes 1 of 8000 B, reads 1 of 4000 B
+#   maps: cat maps neither the companion nor libhdf5; the serial program maps both.
+source "$(dirname "$0")/../lib.sh"
+H5S=/usr/include/hdf5/serial H5P=/usr/include/hdf5/mpich
+[ -f $H5S/hdf5.h ] || { skip "hdf5" "libhdf5-dev is not installed (scripts/install-deps test)"; exit 0; }
+[ -f "$(dirname "$IOSTRATA")/libiostrata-hdf5.so" ] || { fail "hdf5" "libiostrata-hdf5.so is not built"; exit 0; }
+T=$(realpath "$T")
+export IOSTRATA_LIVE_DIR="$T/live"
+unset IOSTRATA_EXCLUDE IOSTRATA_INCLUDE IOSTRATA_MAX_RECORDS IOSTRATA_DISABLE IOSTRATA_QUIET IOSTRATA_KERNEL
+SRC="$ROOT/tests/progs/hdf5"
+
+# h5 JSON PATH [RANK]: the hdf5 record's counters that matter, as one line
+h5() {
+	jq -r --arg p "$2" --argjson r "${3:--2}" '[.files[] | select(.layer == "hdf5" and .path == $p and ($r == -2 or .rank == $r))]
+		| if length != 1 then "\(length) entries" else .[0].counters
+		| "opens \(.opens) closes \(.closes) reads \(.reads) \(.bytes_read) writes \(.writes) \(.bytes_written) coll \(.coll_reads) \(.coll_writes) syncs \(.fsyncs) other \(.meta_other) dims \(.h5_ndims) \(.h5_dim0) \(.h5_dim1) elem \(.h5_elem_size) layout \(.h5_layout) chunk \(.h5_chunk0) filters \(.h5_filters)" end' "$1"
+}
+
+gcc -O1 -I$H5S -o "$T/h5s" "$SRC/h5io.c" -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 || { fail "hdf5: build serial" "gcc failed"; exit 0; }
+mkdir -p "$T/s"
+"$IOSTRATA" run -q -o "$T/job.s" -- "$T/h5s" "$T/s"
+eq "serial: the program ran" 0 "$?"
+"$IOSTRATA" report --json "$T/job.s" >"$T/s.json"
+F="$T/s/serial.h5"
+eq "serial: the file" "opens 2 closes 2 reads 0 0 writes 0 0 coll 0 0 syncs 1 other 0 dims 0 0 0 elem 0 layout 0 chunk 0 filters 0" "$(h5 "$T/s.json" "$F")"
+eq "serial: contig" "opens 2 closes 2 reads 2 32768 writes 1 16384 coll 0 0 syncs 0 other 0 dims 2 64 32 elem 8 layout 2 chunk 0 filters 0" "$(h5 "$T/s.json" "$F:/contig")"
+eq "serial: chunked" "opens 1 closes 1 reads 4 4096 writes 16 16384 coll 0 0 syncs 0 other 0 dims 1 4096 0 elem 4 layout 3 chunk 256 filters 1" "$(h5 "$T/s.json" "$F:/chunked")"
+eq "serial: ext" "opens 1 closes 1 reads 0 0 writes 3 1200 coll 0 0 syncs 0 other 3 dims 1 300 0 elem 4 layout 3 chunk 100 filters 0" "$(h5 "$T/s.json" "$F:/ext")"
+eq "serial: small" "opens 1 closes 1 reads 0 0 writes 1 40 coll 0 0 syncs 0 other 0 dims 1 10 0 elem 4 layout 1 chunk 0 filters 0" "$(h5 "$T/s.json" "$F:/small")"
+eq "serial: hdf5 records" 5 "$(jq '[.files[] | select(.layer == "hdf5")] | length' "$T/s.json")"
+eq "serial: the hdf5 layer's totals: reads, writes, bytes read, written" "6 21 36864 34008" \
+	"$(jq -r '.layers.hdf5 | "\(.reads) \(.writes) \(.bytes_read) \(.bytes_written)"' "$T/s.json")"
+
+if command -v mpicc >/dev/null && [ -f $H5P/hdf5.h ]; then
+	mpicc -O1 -I$H5P -o "$T/h5p" "$SRC/h5io.c" -L/usr/lib/x86_64-linux-gnu/hdf5/mpich -lhdf5 || fail "hdf5: build parallel" "mpicc failed"
+	mkdir -p "$T/p"
+	"$IOSTRATA" run -q -o "$T/job.p" -- mpiexec -n 4 "$T/h5p" "$T/p"
+	eq "parallel: the program ran" 0 "$?"
+	"$IOSTRATA" report --json "$T/job.p" >"$T/p.json"
+	F="$T/p/par.h5"
+	for r in 0 1 2 3; do
+		eq "parallel: rank $r: the file" "opens 1 closes 1 reads 0 0 writes 0 0 coll 0 0 syncs 0 other 0 dims 0 0 0 elem 0 layout 0 chunk 0 filters 0" "$(h5 "$T/p.json" "$F" $r)"
+		eq "parallel: rank $r: coll" "opens 1 closes 1 reads 1 8192 writes 1 8192 coll 1 1 syncs 0 other 0 dims 1 4096 0 elem 8 layout 2 chunk 0 filters 0" "$(h5 "$T/p.json" "$F:/coll" $r)"
+		eq "parallel: rank $r: indep" "opens 1 closes 1 reads 0 0 writes 1 8192 coll 0 0 syncs 0 other 0 dims 1 4096 0 elem 8 layout 3 chunk 1024 filters 0" "$(h5 "$T/p.json" "$F:/indep" $r)"
+		eq "parallel: rank $r: MPI-IO below HDF5 has collective reads and writes" "yes" \
+			"$(jq -r --arg p "$F" --argjson r $r '.files[] | select(.layer == "mpiio" and .path == $p and .rank == $r) | .counters
+				| if .coll_writes > 0 and .coll_reads > 0 and .opens == 1 then "yes" else "no: \(.)" end' "$T/p.json")"
+	done
+else
+	skip "hdf5: parallel" "mpicc or libhdf5-mpich-dev is not installed (scripts/install-deps test)"
+fi
+
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+	mkdir -p "$T/y"
+	"$IOSTRATA" run -q -o "$T/job.y" -- /usr/bin/python3 "$SRC/h5py_io.py" "$T/y"
+	eq "h5py: the program ran" 0 "$?"
+	"$IOSTRATA" report --json "$T/job.y" >"$T/y.json"
+	eq "h5py: the file" "opens 1 closes 1 reads 0 0 writes 0 0 coll 0 0 syncs 0 other 0 dims 0 0 0 elem 0 layout 0 chunk 0 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5")"
+	eq "h5py: d" "opens 1 closes 1 reads 1 4000 writes 1 8000 coll 0 0 syncs 0 other 0 dims 1 1000 0 elem 8 layout 3 chunk 100 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5:/d")"
+else
+	skip "hdf5: h5py" "python3-h5py is not installed (scripts/install-deps test)"
+fi
+
+# who maps what
+"$IOSTRATA" run -q -o "$T/job.m" -- cat /proc/self/maps >"$T/cat.maps"
+eq "maps: cat maps neither the HDF5 companion nor libhdf5" "0 0" \
+	"$(grep -c 'libiostrata-hdf5' "$T/cat.maps") $(grep -c 'libhdf5' "$T/cat.maps")"
+cat >"$T/maps.c" <<'C'
+#include <hdf5.h>
+#include <stdio.h>
+int main(void)
+{
+	char line[4096];
+	H5open();
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof line, f))
+		fputs(line, stdout);
+	return 0;
+}
+C
+gcc -O1 -I$H5S -o "$T/maps" "$T/maps.c" -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 && \
+	"$IOSTRATA" run -q -o "$T/job.m2" -- "$T/maps" >"$T/h5.maps"
+eq "maps: a program linking HDF5 maps the companion" "yes" \
+	"$(grep -q 'libiostrata-hdf5' "$T/h5.maps" && grep -q libhdf5_serial "$T/h5.maps" && echo yes || echo no)"
+
+# the reports with an hdf5 layer follow the report's schema
+for j in "$T"/s.json "$T"/p.json "$T"/y.json; do
+	[ -f "$j" ] || continue
+	eq "schema: $(basename "$j")" "ok" \
+		"$(/usr/bin/python3 "$ROOT/tests/integration/tools/validate_json.py" "$ROOT/docs/report.schema.json" "$(basename "$j")" "$j" | sed 's/^ok - .*/ok/')"
+done

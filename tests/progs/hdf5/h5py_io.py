@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: MIT
+# h5py as a real program for tests/integration/hdf5.sh: h5py_io.py DIR writes DIR/py.h5 with one
+# chunked dataset "d" (1000 float64, chunks of 100), written whole in one assignment (8000 B) and
+# half of it read back (4000 B).
+import sys
+
+import h5py
+import numpy as np
+
+with h5py.File(sys.argv[1] + "/py.h5", "w") as f:
+    d = f.create_dataset("d", shape=(1000,), dtype="f8", chunks=(100,))
+    d[...] = np.arange(1000, dtype="f8")
+    a = d[0:500]
+assert a[499] == 499

@@ -105,6 +105,12 @@
 #define MPI_INDEP_MIN MIN_OPS
 #define MPI_SMALL_BYTES (1u << 20)
 
+/* HDF5: a chunk is HDF5's unit of I/O and of its chunk cache (1 MiB by default); under 64 KiB a
+ * chunk costs a B-tree lookup and a file system request for little data, and a hundred of them is
+ * where that becomes the dataset's I/O pattern. */
+#define H5_SMALL_CHUNK_BYTES (64u << 10)
+#define H5_SMALL_CHUNKS_MIN 100
+
 /* The rules' shared state: what they read and where they write. */
 struct fb {
 	const struct ana_profile *p;
@@ -1332,6 +1338,44 @@ static int mpi_advice(struct fb *b)
 	return 0;
 }
 
+/* HDF5 datasets stored in many small chunks (the hdf5 layer's shape counters; the first three
+ * dimensions are recorded, which is what such datasets have). */
+static int hdf5_chunks(struct fb *b)
+{
+	const struct ana_profile *p = b->p;
+	char pt[PATH_SHOWN + 8], m[ANA_UNIT_LEN];
+	for (size_t i = 0; i < p->npaths; i++) {
+		const struct ana_path *x = &p->paths[i];
+		const uint64_t *c = x->c;
+		if (x->layer != LOG_LAYER_HDF5 || c[LOG_C_H5_LAYOUT] != 3 || !c[LOG_C_H5_CHUNK0] || !c[LOG_C_H5_ELEM_SIZE])
+			continue;
+		uint64_t chunk = c[LOG_C_H5_ELEM_SIZE], nchunks = 1;
+		for (unsigned d = 0; d < 3 && d < c[LOG_C_H5_NDIMS]; d++) {
+			uint64_t cd = c[LOG_C_H5_CHUNK0 + d], dd = c[LOG_C_H5_DIM0 + d];
+			if (!cd)
+				break;
+			chunk *= cd;
+			nchunks *= (dd + cd - 1) / cd;
+		}
+		if (chunk >= H5_SMALL_CHUNK_BYTES || nchunks < H5_SMALL_CHUNKS_MIN)
+			continue;
+		struct ana_finding *f = add(b, "hdf5_small_chunks", ANA_SEV_WARNING, LOG_LAYER_HDF5);
+		if (!f)
+			return -ENOMEM;
+		f->path = x->path;
+		fig(f, "chunks", (double)nchunks, ANA_U_COUNT);
+		fig(f, "chunk_bytes", (double)chunk, ANA_U_BYTES);
+		limit(f, "chunk_bytes", H5_SMALL_CHUNK_BYTES);
+		ana_fmt_bytes(m, sizeof m, chunk);
+		if (text(f, "HDF5 dataset %s is stored in %llu chunks of %s.", path_tail(x->path, pt, sizeof pt),
+			 (unsigned long long)nchunks, m) ||
+		    advise(f, "choose chunks of 64 KiB to 1 MiB (H5Pset_chunk, h5py's chunks=) shaped like the reads "
+			      "and writes, and a chunk cache that holds the chunks a read spans (H5Pset_chunk_cache)."))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* An MPI job without a kernel log: its MPI-IO calls are seen by the kernel layer's probes on the
  * MPI library only, so the report shows them as the POSIX calls they became (if any were made).
  * Not when the MPI companion recorded the mpiio layer. */
@@ -1374,7 +1418,7 @@ int ana_findings_build(const struct ana_profile *p, const struct ana_stack *st, 
 		goto err;
 	if (b.st && (cache_misses(&b) || write_amplification(&b) || small_requests(&b)))
 		goto err;
-	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || mpi_advice(&b) || mpiio_not_captured(&b))
+	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || mpi_advice(&b) || hdf5_chunks(&b) || mpiio_not_captured(&b))
 		goto err;
 	return 0;
 err:

@@ -21,4 +21,4 @@ fi
 # the environment the program sees is its own: env -i leaves nothing but what we must add
 out=$("$IOSTRATA" run -q -o "$T/job2" -- env -i /usr/bin/env)
 eq "env -i: the program's environment holds only capture's variables" "" \
-	"$(echo "$out" | grep -v -E '^(LD_PRELOAD|IOSTRATA_[A-Z_]+)=')"
+	"$(echo "$out" | grep -v -E '^(LD_PRELOAD|IOSTRATA_[A-Z0-9_]+)=')"

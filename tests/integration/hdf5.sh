@@ -12,7 +12,9 @@
 #     independent, chunk 1024; below it, the mpiio layer's par.h5 record of each rank has
 #     collective writes and reads (HDF5's own metadata writes vary, so those are not exact)
 #   h5py (python3, which loads libhdf5 with dlopen): py.h5 opens 1 closes 1; py.h5:/d opens 1,
-#     closes 1 (h5py drops its last reference: H5Idec_ref), writes 1 of 8000 B, reads 1 of 4000 B
+#     closes 1 (h5py drops its last reference: H5Idec_ref), writes 1 of 8000 B, reads 1 of 4000 B;
+#     py.h5:/tiny writes 1 of 800000 B in 1000 chunks of 800 B: hdf5_small_chunks (d's 10 chunks
+#     of 800 B are too few)
 #   maps: cat maps neither the companion nor libhdf5; the serial program maps both.
 source "$(dirname "$0")/../lib.sh"
 H5S=/usr/include/hdf5/serial H5P=/usr/include/hdf5/mpich
@@ -71,6 +73,9 @@ if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
 	"$IOSTRATA" report --json "$T/job.y" >"$T/y.json"
 	eq "h5py: the file" "opens 1 closes 1 reads 0 0 writes 0 0 coll 0 0 syncs 0 other 0 dims 0 0 0 elem 0 layout 0 chunk 0 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5")"
 	eq "h5py: d" "opens 1 closes 1 reads 1 4000 writes 1 8000 coll 0 0 syncs 0 other 0 dims 1 1000 0 elem 8 layout 3 chunk 100 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5:/d")"
+	eq "h5py: tiny" "opens 1 closes 1 reads 0 0 writes 1 800000 coll 0 0 syncs 0 other 0 dims 1 100000 0 elem 8 layout 3 chunk 100 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5:/tiny")"
+	eq "h5py: hdf5_small_chunks for tiny alone, its figures" "$T/y/py.h5:/tiny 1000 800 65536" \
+		"$(jq -r '[.findings[] | select(.id == "hdf5_small_chunks")] | map("\(.path) \(.figures[] | select(.name == "chunks") | .value) \(.figures[] | select(.name == "chunk_bytes") | .value) \(.threshold.value)") | join(", ")' "$T/y.json")"
 else
 	skip "hdf5: h5py" "python3-h5py is not installed (scripts/install-deps test)"
 fi

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # h5py as a real program for tests/integration/hdf5.sh: h5py_io.py DIR writes DIR/py.h5 with one
 # chunked dataset "d" (1000 float64, chunks of 100), written whole in one assignment (8000 B) and
-# half of it read back (4000 B).
+# half of it read back (4000 B); and "tiny", 100000 float64 in chunks of 100 (800 B: 1000 chunks),
+# written whole from its data (800000 B).
 import sys
 
 import h5py
@@ -11,4 +12,5 @@ with h5py.File(sys.argv[1] + "/py.h5", "w") as f:
     d = f.create_dataset("d", shape=(1000,), dtype="f8", chunks=(100,))
     d[...] = np.arange(1000, dtype="f8")
     a = d[0:500]
+    f.create_dataset("tiny", data=np.zeros(100000), chunks=(100,))
 assert a[499] == 499

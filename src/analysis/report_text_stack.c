@@ -78,7 +78,7 @@ static void stack_pagecache(FILE *f, const struct ana_profile *p, const struct a
 /* How many calls of the program became how many system calls, on the data files. */
 static void stack_calls(FILE *f, const struct ana_stack *st)
 {
-	static const unsigned order[] = {LOG_LAYER_MPIIO, LOG_LAYER_STDIO, LOG_LAYER_POSIX};
+	static const unsigned order[] = {LOG_LAYER_HDF5, LOG_LAYER_MPIIO, LOG_LAYER_STDIO, LOG_LAYER_POSIX};
 	char line[512], a[U], b[U];
 	size_t n = 0;
 

@@ -85,11 +85,13 @@ static int cmp_file_bytes(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* The program's own calls on a file: MPI-IO above stdio above POSIX (each lower one carries the
- * calls of the one above it, so the topmost is what the program wrote in its source). */
+/* The program's own calls on a file: HDF5 above MPI-IO above stdio above POSIX (each lower one
+ * carries the calls of the one above it, so the topmost is what the program wrote in its source). */
 static int user_rank(unsigned layer)
 {
 	switch (layer) {
+	case LOG_LAYER_HDF5:
+		return 4;
 	case LOG_LAYER_MPIIO:
 		return 3;
 	case LOG_LAYER_STDIO:
@@ -109,6 +111,28 @@ static void add_layer(struct ana_stack_file *f, int sl, const uint64_t *c)
 	f->ops[sl][1] += c[LOG_C_WRITES];
 }
 
+/* The HDF5 calls on the datasets of the file path: the hdf5 records named "PATH:/DATASET", which
+ * sort together after PATH + ":" in paths[]; their reads and writes added into c. */
+static void hdf5_datasets(const struct ana_profile *p, const char *path, uint64_t *c)
+{
+	size_t n = strlen(path), lo = 0, hi = p->npaths;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strncmp(p->paths[mid].path, path, n);
+		if (r < 0 || (r == 0 && p->paths[mid].path[n] < ':'))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < p->npaths && !strncmp(p->paths[i].path, path, n) && p->paths[i].path[n] == ':'; i++)
+		if (p->paths[i].layer == LOG_LAYER_HDF5 && p->paths[i].path[n + 1] == '/')
+			for (int k = 0; k < 4; k++) {
+				static const enum log_counter which[] = {LOG_C_READS, LOG_C_WRITES, LOG_C_BYTES_READ,
+									 LOG_C_BYTES_WRITTEN};
+				c[which[k]] += p->paths[i].c[which[k]];
+			}
+}
+
 /* Per data file (paths[] is sorted by path, then layer): bytes and calls at each layer. */
 static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 {
@@ -121,6 +145,12 @@ static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 		for (; j < p->npaths && !strcmp(p->paths[j].path, f.path); j++) {
 			const struct ana_path *x = &p->paths[j];
 			const uint64_t *c = x->c;
+			uint64_t h5[LOG_NCOUNTERS];
+			if (x->layer == LOG_LAYER_HDF5) { /* the file's record: its datasets' calls are the file's */
+				memset(h5, 0, sizeof h5);
+				hdf5_datasets(p, f.path, h5);
+				c = h5;
+			}
 			if (x->rflags & (LOG_R_PSEUDO | LOG_R_OVERFLOW))
 				real = 0;
 			if (user_rank(x->layer) > user_rank(f.user_layer) && c[LOG_C_READS] + c[LOG_C_WRITES]) {

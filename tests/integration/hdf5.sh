@@ -15,6 +15,8 @@
 #     closes 1 (h5py drops its last reference: H5Idec_ref), writes 1 of 8000 B, reads 1 of 4000 B;
 #     py.h5:/tiny writes 1 of 800000 B in 1000 chunks of 800 B: hdf5_small_chunks (d's 10 chunks
 #     of 800 B are too few)
+#   down the stack (root, --kernel): serial.h5's top layer is hdf5, with its datasets' 6 reads,
+#     21 writes, 36864 and 34008 B
 #   maps: cat maps neither the companion nor libhdf5; the serial program maps both.
 source "$(dirname "$0")/../lib.sh"
 H5S=/usr/include/hdf5/serial H5P=/usr/include/hdf5/mpich
@@ -78,6 +80,17 @@ if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
 		"$(jq -r '[.findings[] | select(.id == "hdf5_small_chunks")] | map("\(.path) \(.figures[] | select(.name == "chunks") | .value) \(.figures[] | select(.name == "chunk_bytes") | .value) \(.threshold.value)") | join(", ")' "$T/y.json")"
 else
 	skip "hdf5: h5py" "python3-h5py is not installed (scripts/install-deps test)"
+fi
+
+# down the stack (kernel layer, root): the file's HDF5 calls are its top layer
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir -p "$T/k"
+	"$IOSTRATA" run --kernel -q -o "$T/job.k" -- "$T/h5s" "$T/k" 2>/dev/null
+	"$IOSTRATA" report --json "$T/job.k" >"$T/k.json"
+	eq "stack: serial.h5 starts at hdf5: reads, writes, bytes" "hdf5 6 21 36864 34008" \
+		"$(jq -r --arg p "$T/k/serial.h5" '.kernel.files[] | select(.path == $p) | "\(.user_layer) \(.user.reads) \(.user.writes) \(.user.bytes_read) \(.user.bytes_written)"' "$T/k.json")"
+else
+	skip "hdf5: down the stack" "the kernel layer needs root (CI runs as root)"
 fi
 
 # who maps what

@@ -80,6 +80,10 @@ MPI_PROGS := $(if $(HAVE_MPICC),$(patsubst tests/progs/mpi/%.c,$(B)/tests/progs/
 # The MPI companion of the preload library (src/capture/mpi/, docs/ARCHITECTURE.md): compiled
 # against Debian's MPICH where mpicc is installed, never linked with it.
 MPI_LIB := $(if $(HAVE_MPICC),$(B)/libiostrata-mpich.so,)
+# and against Open MPI (mpicc.openmpi, Debian's openmpi-bin), from the same source
+MPICC_OMPI ?= mpicc.openmpi
+HAVE_OMPI := $(shell command -v $(MPICC_OMPI) 2>/dev/null)
+MPI_LIB += $(if $(HAVE_OMPI),$(B)/libiostrata-ompi.so,)
 # The HDF5 companion (src/capture/hdf5/): written against HDF5's ABI, it needs no HDF5 to build.
 H5_LIB := $(B)/libiostrata-hdf5.so
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -168,6 +172,15 @@ $(B)/obj/mpi/%.o: src/capture/mpi/%.c $(HDRS)
 	$(Q)$(MPICC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
 
 $(B)/libiostrata-mpich.so: $(B)/obj/mpi/mpiio.o
+	@$(if $(Q),echo "  LD      $@",true)
+	$(Q)$(CC) -shared -o $@ $^ $(LDSAN) -ldl -lpthread
+
+$(B)/obj/ompi/%.o: src/capture/mpi/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $< (Open MPI)",true)
+	$(Q)$(MPICC_OMPI) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
+
+$(B)/libiostrata-ompi.so: $(B)/obj/ompi/mpiio.o
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) -shared -o $@ $^ $(LDSAN) -ldl -lpthread
 
@@ -384,11 +397,13 @@ install: all
 	chmod 0644 $(INST_UNIT)/iostratad.service
 	[ -e $(INST_CONF)/iostratad.conf ] || install -m 0644 scripts/iostratad.conf $(INST_CONF)/iostratad.conf
 	install -m 0644 $(B)/libiostrata.so $(INST_LIB)/libiostrata.so
+	$(if $(strip $(MPI_LIB) $(H5_LIB)),install -m 0644 $(MPI_LIB) $(H5_LIB) $(INST_LIB)/,)
 	install -m 0644 $(MAN_PAGES) $(INST_MAN)/
 	install -m 0644 scripts/completion/iostrata.bash $(INST_COMP)/iostrata
 
 uninstall:
 	rm -f $(INST_BIN)/iostrata $(INST_BIN)/iostratad $(INST_UNIT)/iostratad.service $(INST_LIB)/libiostrata.so $(INST_COMP)/iostrata \
+		$(addprefix $(INST_LIB)/,libiostrata-mpich.so libiostrata-ompi.so libiostrata-hdf5.so) \
 		$(addprefix $(INST_MAN)/,$(notdir $(MAN_PAGES)))
 	# the configuration goes only when nobody changed it
 	if cmp -s scripts/iostratad.conf $(INST_CONF)/iostratad.conf; then rm -f $(INST_CONF)/iostratad.conf; fi

@@ -44,7 +44,7 @@ __thread int cap_guard __attribute__((tls_model("initial-exec")));
 
 static char cwd_buf[2][CAP_PATH_MAX];
 static int cwd_cur; /* index of the current cwd buffer */
-static char saved_env[15][CAP_PATH_MAX + 32]; /* IOSTRATA_* and LD_PRELOAD for exec */
+static char saved_env[16][CAP_PATH_MAX + 32]; /* IOSTRATA_* and LD_PRELOAD for exec */
 static int nsaved_env;
 static uint64_t ticks_per_sec_guess;
 static char **prefix_excl;
@@ -54,10 +54,12 @@ static char forked_env[64];      /* IOSTRATA_FORKED=PID:START_NS for the image e
 /* IOSTRATA_MPI_LIB: the MPI companion (capture/mpi/), preloaded only into images that link MPI;
  * empty under `run --kernel`, whose MPI-IO uprobes record that layer already */
 static char mpi_lib[CAP_PATH_MAX];
+/* IOSTRATA_OMPI_LIB: the same for Open MPI (libmpi.so), built from the same source */
+static char ompi_lib[CAP_PATH_MAX];
 /* IOSTRATA_HDF5_LIB: the HDF5 companion (capture/hdf5/), preloaded into images that link libhdf5
  * and into Python (h5py loads libhdf5 with dlopen, which no DT_NEEDED shows) */
 static char hdf5_lib[CAP_PATH_MAX];
-static char preload_env[3 * CAP_PATH_MAX + 16]; /* LD_PRELOAD=... for the image exec'd next */
+static char preload_env[4 * CAP_PATH_MAX + 16]; /* LD_PRELOAD=... for the image exec'd next */
 
 /* ---------- messages ---------- */
 
@@ -788,7 +790,7 @@ static void choose_live_dir(void)
 static void save_env(const char *name)
 {
 	const char *v = getenv(name);
-	if (v && nsaved_env < 15)
+	if (v && nsaved_env < 16)
 		snprintf(saved_env[nsaved_env++], sizeof saved_env[0], "%s=%s", name, v);
 }
 
@@ -1188,6 +1190,9 @@ static int cap_start(int argc, char **argv)
 	save_env("IOSTRATA_MPI_LIB");
 	e = getenv("IOSTRATA_MPI_LIB");
 	snprintf(mpi_lib, sizeof mpi_lib, "%s", e && !strchr(e, ':') && !getenv("IOSTRATA_KERNEL") ? e : "");
+	save_env("IOSTRATA_OMPI_LIB");
+	e = getenv("IOSTRATA_OMPI_LIB");
+	snprintf(ompi_lib, sizeof ompi_lib, "%s", e && !strchr(e, ':') && !getenv("IOSTRATA_KERNEL") ? e : "");
 	save_env("IOSTRATA_HDF5_LIB");
 	e = getenv("IOSTRATA_HDF5_LIB");
 	snprintf(hdf5_lib, sizeof hdf5_lib, "%s", e && !strchr(e, ':') ? e : "");
@@ -1459,21 +1464,21 @@ static unsigned exec_needs(const char *path)
 
 /* LD_PRELOAD's value cur with each companion lib[i] (empty: none) added when want[i] or taken
  * out, into out; 1 when it differs from cur. */
-static int preload_with(const char *cur, const char *const lib[2], const int want[2], char *out, size_t len)
+static int preload_with(const char *cur, const char *const lib[3], const int want[3], char *out, size_t len)
 {
 	size_t k = 0;
 	out[0] = 0;
 	for (const char *p = cur; *p;) {
 		size_t w = strcspn(p, ": ");
 		int ours = 0;
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 3; i++)
 			ours |= lib[i][0] && w == strlen(lib[i]) && !strncmp(p, lib[i], w);
 		if (w && !ours)
 			k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s%.*s", k ? ":" : "", (int)w, p);
 		p += w;
 		p += *p != 0;
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (want[i] && lib[i][0])
 			k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s%s", k ? ":" : "", lib[i]);
 	return k < len && strcmp(out, cur) != 0;
@@ -1482,7 +1487,7 @@ static int preload_with(const char *cur, const char *const lib[2], const int wan
 char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked, const char *path)
 {
 	char *const *env = exec_env_base(envp, buf, nbuf, forked);
-	if (!env || (!mpi_lib[0] && !hdf5_lib[0]) || !path)
+	if (!env || (!mpi_lib[0] && !ompi_lib[0] && !hdf5_lib[0]) || !path)
 		return env;
 	size_t n = 0, pre = SIZE_MAX;
 	for (; env[n]; n++)
@@ -1491,8 +1496,8 @@ char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forke
 	if (pre == SIZE_MAX || n + 1 > nbuf)
 		return env;
 	unsigned needs = exec_needs(path);
-	const char *const libs[2] = {mpi_lib, hdf5_lib};
-	const int want[2] = {(needs & SYS_NEEDS_MPICH) != 0, (needs & SYS_NEEDS_HDF5) != 0};
+	const char *const libs[3] = {mpi_lib, ompi_lib, hdf5_lib};
+	const int want[3] = {(needs & SYS_NEEDS_MPICH) != 0, (needs & SYS_NEEDS_OMPI) != 0, (needs & SYS_NEEDS_HDF5) != 0};
 	memcpy(preload_env, "LD_PRELOAD=", 11);
 	if (!preload_with(env[pre] + 11, libs, want, preload_env + 11, sizeof preload_env - 11))
 		return env;
@@ -1505,7 +1510,7 @@ char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forke
 static char *const *exec_env_base(char *const envp[], char **buf, size_t nbuf, int forked)
 {
 	size_t n = 0;
-	int have[15] = {0}, stale = 0;
+	int have[16] = {0}, stale = 0;
 	if (!envp)
 		return envp;
 	for (; envp[n]; n++) {

@@ -178,7 +178,7 @@ static int find_command(const char *cmd, char *out, size_t len)
 	return -1;
 }
 
-/* A companion library (libiostrata-mpich.so, libiostrata-hdf5.so) beside the preload library
+/* A companion library (libiostrata-mpich.so, -ompi.so, -hdf5.so) beside the preload library
  * lib: 0, or -1 when it was not built. */
 static int companion_path(const char *lib, const char *name, char *out, size_t len)
 {
@@ -607,24 +607,30 @@ int cmd_run(int argc, char **argv)
 			absout, strerror(errno));
 	}
 
-	char preload[4 * CLI_PATH];
+	char preload[5 * CLI_PATH];
 	const char *old = getenv("LD_PRELOAD");
 	/* a sanitizer build of the library needs its runtime loaded first (make test-san) */
 	const char *san = getenv("IOSTRATA_SAN_RUNTIME");
-	char mpilib[CLI_PATH], h5lib[CLI_PATH], cmdpath[CLI_PATH];
+	char mpilib[CLI_PATH], ompilib[CLI_PATH], h5lib[CLI_PATH], cmdpath[CLI_PATH];
 	int mpi = !kernel && companion_path(lib, "libiostrata-mpich.so", mpilib, sizeof mpilib) == 0;
+	int ompi = !kernel && companion_path(lib, "libiostrata-ompi.so", ompilib, sizeof ompilib) == 0;
 	int h5 = companion_path(lib, "libiostrata-hdf5.so", h5lib, sizeof h5lib) == 0;
 	unsigned needs = find_command(argv[i], cmdpath, sizeof cmdpath) == 0 ? command_needs(cmdpath) : 0;
 	int cmd_mpi = mpi && (needs & SYS_NEEDS_MPICH), cmd_h5 = h5 && (needs & SYS_NEEDS_HDF5);
-	snprintf(preload, sizeof preload, "%s%s%s%s%s%s%s%s%s", san && *san ? san : "", san && *san ? ":" : "", lib,
-		 cmd_mpi ? ":" : "", cmd_mpi ? mpilib : "", cmd_h5 ? ":" : "", cmd_h5 ? h5lib : "",
-		 old && *old ? ":" : "", old && *old ? old : "");
+	int cmd_ompi = ompi && (needs & SYS_NEEDS_OMPI);
+	snprintf(preload, sizeof preload, "%s%s%s%s%s%s%s%s%s%s%s", san && *san ? san : "", san && *san ? ":" : "", lib,
+		 cmd_mpi ? ":" : "", cmd_mpi ? mpilib : "", cmd_ompi ? ":" : "", cmd_ompi ? ompilib : "",
+		 cmd_h5 ? ":" : "", cmd_h5 ? h5lib : "", old && *old ? ":" : "", old && *old ? old : "");
 	/* every exec below adds a companion for a program that links its library and drops it
 	 * otherwise (cap_exec_env); under --kernel the MPI-IO uprobes record that layer instead */
 	if (mpi)
 		setenv("IOSTRATA_MPI_LIB", mpilib, 1);
 	else
 		unsetenv("IOSTRATA_MPI_LIB");
+	if (ompi)
+		setenv("IOSTRATA_OMPI_LIB", ompilib, 1);
+	else
+		unsetenv("IOSTRATA_OMPI_LIB");
 	if (h5)
 		setenv("IOSTRATA_HDF5_LIB", h5lib, 1);
 	else

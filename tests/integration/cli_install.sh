@@ -9,7 +9,8 @@ source "$(dirname "$0")/../lib.sh"
 T=$(realpath "$T")
 BUILD=${IOSTRATA_BUILD:-build}
 # install what the tests run against, never rebuild it (a sanitizer build needs its flags)
-MK=(make -s -C "$ROOT" B="$BUILD" -o "$BUILD/iostrata" -o "$BUILD/iostratad" -o "$BUILD/libiostrata.so")
+MK=(make -s -C "$ROOT" B="$BUILD" -o "$BUILD/iostrata" -o "$BUILD/iostratad" -o "$BUILD/libiostrata.so"
+	-o "$BUILD/libiostrata-mpich.so" -o "$BUILD/libiostrata-ompi.so" -o "$BUILD/libiostrata-hdf5.so")
 P="$T/prefix"
 
 PAGES=$(cd "$ROOT/docs/man" && ls *.1)
@@ -20,6 +21,10 @@ expected() { # PREFIX [ETC]: the files make install puts there (the configuratio
 		echo "$1/lib/systemd/system/iostratad.service"
 		echo "${2:-$1/etc}/iostrata/iostratad.conf"
 		echo "$1/lib/iostrata/libiostrata.so"
+		# the companions this build made (MPICH, Open MPI: where their compilers are installed)
+		for c in mpich ompi hdf5; do
+			[ -f "$ROOT/$BUILD/libiostrata-$c.so" ] && echo "$1/lib/iostrata/libiostrata-$c.so"
+		done
 		echo "$1/share/bash-completion/completions/iostrata"
 		for p in $PAGES; do echo "$1/share/man/man1/$p"; done
 	} | sort

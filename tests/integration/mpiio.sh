@@ -16,7 +16,9 @@
 # And the companion is mapped only where MPI is: `iostrata run -- cat /proc/self/maps` and
 # `iostrata run -- mpiexec -n 2 sh -c 'cat /proc/self/maps >FILE'` (exec'd by MPICH's proxy, whose
 # environment names the companion) map libiostrata.so but neither the companion nor libmpich;
-# an MPI program run the same way maps both.
+# an MPI program run the same way maps both. Everything again with Open MPI (mpicc.openmpi,
+# mpiexec.openmpi; libiostrata-ompi.so): same counts, and an Open MPI program maps its companion
+# and not MPICH's.
 source "$(dirname "$0")/../lib.sh"
 for tool in mpicc mpiexec jq; do
 	command -v "$tool" >/dev/null || { skip "mpiio" "$tool is not installed (scripts/install-deps: mpich, libmpich-dev)"; exit 0; }
@@ -35,47 +37,65 @@ mpiio_counters() {
 		| "opens \(.opens) closes \(.closes) reads \(.reads) coll \(.coll_reads) writes \(.writes) coll \(.coll_writes) bytes \(.bytes_read) \(.bytes_written) nb \(.nb_ops) seeks \(.seeks) syncs \(.fsyncs) stats \(.stats) other \(.meta_other) noncontig \(.noncontig_views) err \(.err_opens) \(.err_reads) \(.err_writes) end \(.max_write_end)" end' "$1"
 }
 
-for mode in shared perrank; do
-	D="$T/$mode"
-	mkdir -p "$D"
-	"$IOSTRATA" run -o "$T/job.$mode" -- mpiexec -n 4 "$PROG" "$D" "$mode" >"$T/$mode.out" 2>"$T/$mode.err"
-	eq "$mode: the MPI program ran under iostrata run" 0 "$?"
-	"$IOSTRATA" report --json "$T/job.$mode" >"$T/$mode.json" || fail "$mode: report --json" "failed"
-	for r in 0 1 2 3; do
-		if [ $mode = shared ]; then
-			f="$D/shared.dat" base=$((r * 65536))
-		else
-			f="$D/rank$r.dat" base=0
-		fi
-		eq "$mode: rank $r: $(basename "$f")'s mpiio record" \
-			"opens 2 closes 2 reads 14 coll 8 writes 21 coll 9 bytes 14336 22528 nb 15 seeks 8 syncs 1 stats 1 other 3 noncontig 1 err 0 0 1 end $((base + 16384))" \
-			"$(mpiio_counters "$T/$mode.json" $r "$f")"
-		eq "$mode: rank $r: the failed open of no/such.dat" \
-			"opens 0 closes 0 reads 0 coll 0 writes 0 coll 0 bytes 0 0 nb 0 seeks 0 syncs 0 stats 0 other 0 noncontig 0 err 1 0 0 end 0" \
-			"$(mpiio_counters "$T/$mode.json" $r "$D/no/such.dat")"
+# forms_checks FLAVOR PROG MPIEXEC...: the checks above for one MPI (FLAVOR names them)
+forms_checks() {
+	local F=$1 PROG=$2 mode D r f base
+	shift 2
+	local RUN=("$@")
+	for mode in shared perrank; do
+		D="$T/$F/$mode"
+		mkdir -p "$D"
+		"$IOSTRATA" run -o "$T/$F.job.$mode" -- "${RUN[@]}" -n 4 "$PROG" "$D" "$mode" >"$T/$F.$mode.out" 2>"$T/$F.$mode.err"
+		eq "$F: $mode: the MPI program ran under iostrata run" 0 "$?"
+		"$IOSTRATA" report --json "$T/$F.job.$mode" >"$T/$F.$mode.json" || fail "$F: $mode: report --json" "failed"
+		for r in 0 1 2 3; do
+			if [ $mode = shared ]; then
+				f="$D/shared.dat" base=$((r * 65536))
+			else
+				f="$D/rank$r.dat" base=0
+			fi
+			eq "$F: $mode: rank $r: $(basename "$f")'s mpiio record" \
+				"opens 2 closes 2 reads 14 coll 8 writes 21 coll 9 bytes 14336 22528 nb 15 seeks 8 syncs 1 stats 1 other 3 noncontig 1 err 0 0 1 end $((base + 16384))" \
+				"$(mpiio_counters "$T/$F.$mode.json" $r "$f")"
+			eq "$F: $mode: rank $r: the failed open of no/such.dat" \
+				"opens 0 closes 0 reads 0 coll 0 writes 0 coll 0 bytes 0 0 nb 0 seeks 0 syncs 0 stats 0 other 0 noncontig 0 err 1 0 0 end 0" \
+				"$(mpiio_counters "$T/$F.$mode.json" $r "$D/no/such.dat")"
+		done
+		eq "$F: $mode: mpiio records: one per (file, rank), 8 in all" 8 \
+			"$(jq '[.files[] | select(.layer == "mpiio")] | length' "$T/$F.$mode.json")"
+		eq "$F: $mode: the summary's mpiio line" "iostrata:   mpiio     56 reads (56.0 KiB), 84 writes (88.0 KiB), 68 metadata ops" \
+			"$(grep -o '^iostrata:   mpiio .*metadata ops' "$T/$F.$mode.err")"
+		# the POSIX layer below: ROMIO's writes of each data file reach at least its furthest byte
+		for f in $( [ $mode = shared ] && echo "$D/shared.dat" || echo "$D"/rank?.dat); do
+			eq "$F: $mode: $(basename "$f"): POSIX writes under MPI-IO reach its size" "yes" \
+				"$(jq -r --arg p "$f" --argjson s "$(stat -c %s "$f")" '[.files[] | select(.layer == "posix" and .path == $p)
+					| .counters.max_write_end] | if max >= $s and $s > 0 then "yes" else "no: \(max) < \($s)" end' "$T/$F.$mode.json")"
+		done
 	done
-	eq "$mode: mpiio records: one per (file, rank), 8 in all" 8 \
-		"$(jq '[.files[] | select(.layer == "mpiio")] | length' "$T/$mode.json")"
-	eq "$mode: the summary's mpiio line" "iostrata:   mpiio     56 reads (56.0 KiB), 84 writes (88.0 KiB), 68 metadata ops" \
-		"$(grep -o '^iostrata:   mpiio .*metadata ops' "$T/$mode.err")"
-	# the POSIX layer below: ROMIO's writes of each data file reach at least its furthest byte
-	for f in $( [ $mode = shared ] && echo "$D/shared.dat" || echo "$D"/rank?.dat); do
-		eq "$mode: $(basename "$f"): POSIX writes under MPI-IO reach its size" "yes" \
-			"$(jq -r --arg p "$f" --argjson s "$(stat -c %s "$f")" '[.files[] | select(.layer == "posix" and .path == $p)
-				| .counters.max_write_end] | if max >= $s and $s > 0 then "yes" else "no: \(max) < \($s)" end' "$T/$mode.json")"
-	done
-done
 
-# a rank killed before MPI_Finalize, the others ended by mpiexec: nothing lost
-D="$T/killed"
-mkdir -p "$D"
-"$IOSTRATA" run -q -o "$T/job.killed" -- mpiexec -n 4 "$PROG" "$D" killed >/dev/null 2>&1
-"$IOSTRATA" report --json "$T/job.killed" >"$T/killed.json" 2>/dev/null
-for r in 0 1 2 3; do
-	eq "killed: rank $r: shared.dat's writes, bytes, syncs" "1 2048 1" \
-		"$(jq -r --argjson r $r --arg p "$D/shared.dat" '.files[] | select(.layer == "mpiio" and .path == $p and .rank == $r)
-			| .counters | "\(.writes) \(.bytes_written) \(.fsyncs)"' "$T/killed.json")"
-done
+	# a rank killed before MPI_Finalize, the others ended by mpiexec: nothing lost
+	D="$T/$F/killed"
+	mkdir -p "$D"
+	"$IOSTRATA" run -q -o "$T/$F.job.killed" -- "${RUN[@]}" -n 4 "$PROG" "$D" killed >/dev/null 2>&1
+	"$IOSTRATA" report --json "$T/$F.job.killed" >"$T/$F.killed.json" 2>/dev/null
+	for r in 0 1 2 3; do
+		eq "$F: killed: rank $r: shared.dat's writes, bytes, syncs" "1 2048 1" \
+			"$(jq -r --argjson r $r --arg p "$D/shared.dat" '.files[] | select(.layer == "mpiio" and .path == $p and .rank == $r)
+				| .counters | "\(.writes) \(.bytes_written) \(.fsyncs)"' "$T/$F.killed.json")"
+	done
+}
+
+forms_checks mpich "$PROG" mpiexec
+# Open MPI (Debian's openmpi-bin, reached by its own names: mpicc and mpiexec stay MPICH's): the
+# same program built with mpicc.openmpi under mpiexec.openmpi gets libiostrata-ompi.so, the same
+# source built against Open MPI's ABI
+if command -v mpicc.openmpi >/dev/null && [ -f "$(dirname "$IOSTRATA")/libiostrata-ompi.so" ]; then
+	mpicc.openmpi -O1 -o "$T/forms_ompi" "$ROOT/tests/progs/mpi/mpiio_forms.c" || fail "ompi: build" "mpicc.openmpi failed"
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+	forms_checks ompi "$T/forms_ompi" mpiexec.openmpi
+else
+	skip "mpiio: Open MPI" "openmpi-bin and libopenmpi-dev are not installed, or libiostrata-ompi.so is not built (scripts/install-deps test)"
+fi
 
 # who maps the companion
 maps_of() { # label, command...: how many of the maps printed (one per process) name libiostrata.so,
@@ -111,3 +131,9 @@ eq "maps: an MPI program started by mpiexec maps the companion and MPICH" "yes" 
 	"$(echo "$got" | awk '$1 == 1 && $2 == 1 && $3 == 1 { print "yes"; next } { print "no: " $0 }')"
 eq "maps: an MPI program started directly maps the companion" "yes" \
 	"$(maps_of direct "$T/maps_mpi" | awk '$2 == 1 { print "yes"; next } { print "no: " $0 }')"
+if command -v mpicc.openmpi >/dev/null && [ -f "$(dirname "$IOSTRATA")/libiostrata-ompi.so" ]; then
+	mpicc.openmpi -O1 -o "$T/maps_ompi" "$T/maps_mpi.c" || fail "maps: build (Open MPI)" "mpicc.openmpi failed"
+	"$IOSTRATA" run -q -o "$T/maps.ompi.job" -- mpiexec.openmpi -n 1 "$T/maps_ompi" >"$T/maps.ompi" 2>/dev/null
+	eq "maps: an Open MPI program maps the Open MPI companion, not MPICH's" "1 0 1" \
+		"$(echo "$(grep -c 'libiostrata-ompi\.so' "$T/maps.ompi" | sed 's/^[1-9][0-9]*$/1/') $(grep -c 'libiostrata-mpich\.so\|libmpich' "$T/maps.ompi") $(grep -c 'libmpi\.so\.40' "$T/maps.ompi" | sed 's/^[1-9][0-9]*$/1/')")"
+fi

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The MPI companion of the preload library (libiostrata-mpich.so): MPI-IO through the profiling
- * interface. MPICH defines MPI_File_* as weak aliases of PMPI_File_*, so a preloaded library that
+ * The MPI companion of the preload library (libiostrata-mpich.so, and libiostrata-ompi.so from the
+ * same source): MPI-IO through the profiling interface. MPICH and Open MPI define MPI_File_* as
+ * weak aliases of PMPI_File_*, so a preloaded library that
  * defines MPI_File_* gets the program's calls and passes them on to PMPI_File_*. It records the
  * `mpiio` layer into the live log of libiostrata.so (found through its companion table,
  * capture/companion.h): one record per file, with the rank from MPI_COMM_WORLD; reads and writes
  * of every form, collective ones also counted apart, non-blocking ones when MPI_Wait/MPI_Test
  * complete them; the view (contiguous or not) and the hints in effect after open.
  *
- * It is built against Debian's MPICH (mpi.h fixes the ABI: handles, MPI_Status) and never linked
- * with libmpich: the PMPI symbols bind to the program's own MPI when the library is loaded, which
- * happens only in images that link MPI (cap_exec_env, `iostrata run`). It does not record the
+ * It is built once per MPI ABI, against Debian's MPICH and Open MPI (mpi.h fixes the ABI: handles,
+ * MPI_Status), and never linked with the MPI library: the PMPI symbols bind to the program's own
+ * MPI when the library is loaded, which happens only in images that link that MPI (cap_exec_env,
+ * `iostrata run`, by DT_NEEDED: libmpich or libmpi). It does not record the
  * large-count (_c) forms, nor I/O of files opened before a fork in the child.
  *
  * The hot path (a read or write on a known handle) takes no lock and makes no system call: a
@@ -172,10 +174,12 @@ static inline uint64_t type_bytes(MPI_Datatype dt, int count)
 	int sz = 0;
 	if (count <= 0)
 		return 0;
+#ifdef MPICH_VERSION
 	/* MPICH's predefined types carry their size in the handle (kind bits 30-31 = 1, size in bits
 	 * 8-15, MPICH's ABI since 3.1): no call for MPI_BYTE, MPI_INT, MPI_DOUBLE ... */
 	if (((unsigned)dt >> 30) == 1 && ((unsigned)dt & 0xff00))
 		return (uint64_t)(((unsigned)dt >> 8) & 0xff) * (uint64_t)count;
+#endif
 	if (PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz <= 0)
 		return 0;
 	return (uint64_t)sz * (uint64_t)count;
@@ -280,9 +284,12 @@ static void note_meta(struct log_record *r, enum log_counter which, int rc, uint
 
 /* ---------- non-blocking requests ---------- */
 
+/* A request handle's bits: an int in MPICH, a pointer in Open MPI. */
 static inline uint32_t hash_req(MPI_Request q)
 {
-	return hash_ptr((uintptr_t)(uint32_t)q + 1, MPIIO_REQS - 1);
+	uintptr_t k = 0;
+	memcpy(&k, &q, sizeof q < sizeof k ? sizeof q : sizeof k);
+	return hash_ptr(k + 1, MPIIO_REQS - 1);
 }
 
 static struct mpiio_req *req_find(MPI_Request q)

@@ -8,9 +8,9 @@
 #           holes, err_writes 1 (a write on the read-only open), the furthest write end
 #           (base + 16 KiB: base = 64 KiB x rank when shared, 0 per rank), rank = the MPI rank;
 #           DIR/no/such.dat: err_opens 1 per rank and nothing else;
-#           the mpiio layer's totals in the text summary; the POSIX layer below it holds the
-#           bytes MPI-IO wrote (its data file's written bytes >= 4 x 22528 less the overlapping
-#           holes: exactly the file's distinct bytes are checked through its size)
+#           the mpiio layer's totals in the text summary; the POSIX layer below it writes up to
+#           the file's size, and (shared, MPICH) equals strace's count of every rank's calls on
+#           the file
 #   killed  rank 1 dies by SIGKILL after one 2 KiB write_at and a sync, the others are ended by
 #           mpiexec: every rank's record still holds writes 1, 2048 B, syncs 1.
 # And the companion is mapped only where MPI is: `iostrata run -- cat /proc/self/maps` and
@@ -86,6 +86,16 @@ forms_checks() {
 }
 
 forms_checks mpich "$PROG" mpiexec
+
+# the POSIX layer under MPI-IO agrees with strace: every rank's calls on the data file (ROMIO's
+# pread/pwrite, its fcntl locks, opens and closes), per process
+if command -v strace >/dev/null; then
+	source "$(dirname "$0")/capture_helpers.sh"
+	mkdir -p "$T/strace"
+	strace_cap forms mpiexec -n 4 "$PROG" "$T/strace" shared && strace_per_pid forms "^$T/strace/shared\\.dat\$"
+else
+	skip "mpiio: strace" "strace is not installed (scripts/install-deps test)"
+fi
 # Open MPI (Debian's openmpi-bin, reached by its own names: mpicc and mpiexec stay MPICH's): the
 # same program built with mpicc.openmpi under mpiexec.openmpi gets libiostrata-ompi.so, the same
 # source built against Open MPI's ABI

@@ -111,6 +111,13 @@
 #define H5_SMALL_CHUNK_BYTES (64u << 10)
 #define H5_SMALL_CHUNKS_MIN 100
 
+/* HDF5 reads that reach the file as many small POSIX reads: chunks missed the chunk cache (or are
+ * too small to be worth one read each). A thousand reads is where per-read cost shows; ten per
+ * H5Dread and under 16 KiB each is a dataset read chunk by chunk in small pieces. */
+#define H5_CACHE_POSIX_MIN 1000
+#define H5_CACHE_PER_CALL 10
+#define H5_CACHE_SMALL_READ (16u << 10)
+
 /* The rules' shared state: what they read and where they write. */
 struct fb {
 	const struct ana_profile *p;
@@ -1376,6 +1383,57 @@ static int hdf5_chunks(struct fb *b)
 	return 0;
 }
 
+/* The paths[] index of (path, layer), or SIZE_MAX. */
+static size_t path_find(const struct ana_profile *p, const char *path, unsigned layer)
+{
+	for (size_t i = 0; i < p->npaths; i++)
+		if (p->paths[i].layer == layer && !strcmp(p->paths[i].path, path))
+			return i;
+	return SIZE_MAX;
+}
+
+/* Per HDF5 file: its datasets' H5Dread calls against the POSIX reads of the file below them. */
+static int hdf5_cache_misses(struct fb *b)
+{
+	const struct ana_profile *p = b->p;
+	char pt[PATH_SHOWN + 8], m[ANA_UNIT_LEN];
+	for (size_t i = 0; i < p->npaths; i++) {
+		const struct ana_path *x = &p->paths[i];
+		if (x->layer != LOG_LAYER_HDF5 || strstr(x->path, ":/"))
+			continue;
+		size_t n = strlen(x->path), k = path_find(p, x->path, LOG_LAYER_POSIX);
+		if (k == SIZE_MAX)
+			continue;
+		uint64_t h5reads = 0;
+		for (size_t j = 0; j < p->npaths; j++)
+			if (p->paths[j].layer == LOG_LAYER_HDF5 && !strncmp(p->paths[j].path, x->path, n) &&
+			    p->paths[j].path[n] == ':' && p->paths[j].path[n + 1] == '/')
+				h5reads += p->paths[j].c[LOG_C_READS];
+		const uint64_t *c = p->paths[k].c;
+		uint64_t reads = c[LOG_C_READS], bytes = c[LOG_C_BYTES_READ];
+		if (!h5reads || reads < H5_CACHE_POSIX_MIN || reads < H5_CACHE_PER_CALL * h5reads ||
+		    bytes / reads >= H5_CACHE_SMALL_READ)
+			continue;
+		struct ana_finding *f = add(b, "hdf5_chunk_cache_misses", ANA_SEV_WARNING, LOG_LAYER_HDF5);
+		if (!f)
+			return -ENOMEM;
+		f->path = x->path;
+		fig(f, "hdf5_reads", (double)h5reads, ANA_U_COUNT);
+		fig(f, "posix_reads", (double)reads, ANA_U_COUNT);
+		fig(f, "posix_reads_per_hdf5_read", (double)reads / (double)h5reads, ANA_U_FACTOR);
+		fig(f, "mean_posix_read", (double)(bytes / reads), ANA_U_BYTES);
+		limit(f, "posix_reads_per_hdf5_read", H5_CACHE_PER_CALL);
+		ana_fmt_bytes(m, sizeof m, bytes / reads);
+		if (text(f, "%llu HDF5 reads of %s became %llu POSIX reads of %s on average: the chunks were read one "
+			    "by one (chunk cache misses).", (unsigned long long)h5reads, path_tail(x->path, pt, sizeof pt),
+			 (unsigned long long)reads, m) ||
+		    advise(f, "give the dataset a chunk cache that holds the chunks one read spans (H5Pset_chunk_cache, "
+			      "h5py's rdcc_nbytes and rdcc_nslots), and chunks of 64 KiB or more."))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* An MPI job without a kernel log: its MPI-IO calls are seen by the kernel layer's probes on the
  * MPI library only, so the report shows them as the POSIX calls they became (if any were made).
  * Not when the MPI companion recorded the mpiio layer. */
@@ -1418,7 +1476,8 @@ int ana_findings_build(const struct ana_profile *p, const struct ana_stack *st, 
 		goto err;
 	if (b.st && (cache_misses(&b) || write_amplification(&b) || small_requests(&b)))
 		goto err;
-	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || mpi_advice(&b) || hdf5_chunks(&b) || mpiio_not_captured(&b))
+	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || mpi_advice(&b) || hdf5_chunks(&b) || hdf5_cache_misses(&b) ||
+	    mpiio_not_captured(&b))
 		goto err;
 	return 0;
 err:

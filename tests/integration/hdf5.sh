@@ -11,10 +11,11 @@
 #     writes 1 and reads 1 of 8192 B, both collective; par.h5:/indep writes 1 of 8192 B,
 #     independent, chunk 1024; below it, the mpiio layer's par.h5 record of each rank has
 #     collective writes and reads (HDF5's own metadata writes vary, so those are not exact)
-#   h5py (python3, which loads libhdf5 with dlopen): py.h5 opens 1 closes 1; py.h5:/d opens 1,
+#   h5py (python3, which loads libhdf5 with dlopen): py.h5 opens 2 closes 2; py.h5:/d opens 1,
 #     closes 1 (h5py drops its last reference: H5Idec_ref), writes 1 of 8000 B, reads 1 of 4000 B;
 #     py.h5:/tiny writes 1 of 800000 B in 1000 chunks of 800 B: hdf5_small_chunks (d's 10 chunks
-#     of 800 B are too few)
+#     of 800 B are too few); opened again (H5Oopen) and read whole: reads 1 of 800000 B, which the
+#     file's POSIX layer saw as over 1000 small reads: hdf5_chunk_cache_misses
 #   down the stack (root, --kernel): serial.h5's top layer is hdf5, with its datasets' 6 reads,
 #     21 writes, 36864 and 34008 B
 #   maps: cat maps neither the companion nor libhdf5; the serial program maps both.
@@ -73,9 +74,12 @@ if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
 	"$IOSTRATA" run -q -o "$T/job.y" -- /usr/bin/python3 "$SRC/h5py_io.py" "$T/y"
 	eq "h5py: the program ran" 0 "$?"
 	"$IOSTRATA" report --json "$T/job.y" >"$T/y.json"
-	eq "h5py: the file" "opens 1 closes 1 reads 0 0 writes 0 0 coll 0 0 syncs 0 other 0 dims 0 0 0 elem 0 layout 0 chunk 0 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5")"
+	eq "h5py: the file" "opens 2 closes 2 reads 0 0 writes 0 0 coll 0 0 syncs 0 other 0 dims 0 0 0 elem 0 layout 0 chunk 0 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5")"
 	eq "h5py: d" "opens 1 closes 1 reads 1 4000 writes 1 8000 coll 0 0 syncs 0 other 0 dims 1 1000 0 elem 8 layout 3 chunk 100 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5:/d")"
-	eq "h5py: tiny" "opens 1 closes 1 reads 0 0 writes 1 800000 coll 0 0 syncs 0 other 0 dims 1 100000 0 elem 8 layout 3 chunk 100 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5:/tiny")"
+	eq "h5py: tiny (opened again by f[name]: H5Oopen)" "opens 2 closes 2 reads 1 800000 writes 1 800000 coll 0 0 syncs 0 other 0 dims 1 100000 0 elem 8 layout 3 chunk 100 filters 0" "$(h5 "$T/y.json" "$T/y/py.h5:/tiny")"
+	posix_reads=$(jq -r --arg p "$T/y/py.h5" '.files[] | select(.layer == "posix" and .path == $p) | .counters.reads' "$T/y.json")
+	eq "h5py: hdf5_chunk_cache_misses on py.h5: its 2 HDF5 reads, the file's POSIX reads (>= 1000)" "$T/y/py.h5 2 $posix_reads 10 yes" \
+		"$(jq -r '.findings[] | select(.id == "hdf5_chunk_cache_misses") | "\(.path) \(.figures[] | select(.name == "hdf5_reads") | .value) \(.figures[] | select(.name == "posix_reads") | .value) \(.threshold.value)"' "$T/y.json") $([ "${posix_reads:-0}" -ge 1000 ] && echo yes || echo no)"
 	eq "h5py: hdf5_small_chunks for tiny alone, its figures" "$T/y/py.h5:/tiny 1000 800 65536" \
 		"$(jq -r '[.findings[] | select(.id == "hdf5_small_chunks")] | map("\(.path) \(.figures[] | select(.name == "chunks") | .value) \(.figures[] | select(.name == "chunk_bytes") | .value) \(.threshold.value)") | join(", ")' "$T/y.json")"
 else

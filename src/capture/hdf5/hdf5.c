@@ -2,7 +2,8 @@
 /*
  * The HDF5 companion of the preload library (libiostrata-hdf5.so): the `hdf5` layer. It defines
  * the HDF5 calls a program makes on files and datasets (H5Fcreate/open/flush/close,
- * H5Dcreate2/open2/read/write/set_extent/close, and H5Idec_ref, with which h5py closes them), passes each to the real one and records, into
+ * H5Dcreate2/open2/read/write/set_extent/close; H5Oopen of a dataset and H5Idec_ref, with which h5py
+ * opens and closes them), passes each to the real one and records, into
  * libiostrata.so's live log (capture/companion.h): a record per file (opens, closes, flushes) and
  * one per dataset, "FILE:/DATASET", with its dimensions, element size, layout, chunk dimensions
  * and filters, its reads and writes (points selected x element size) and, with the parallel
@@ -38,6 +39,7 @@ typedef long long hssize_t;
 #define H5S_ALL ((hid_t)0)
 #define H5D_CHUNKED 2
 #define H5FD_MPIO_COLLECTIVE 1
+#define H5I_DATASET 5
 
 #define H5_DSETS 1024 /* open datasets tracked at once (power of two) */
 #define H5_FILES 256
@@ -55,6 +57,8 @@ struct h5_real {
 	herr_t (*Dset_extent)(hid_t, const hsize_t *);
 	herr_t (*Dclose)(hid_t);
 	int (*Idec_ref)(hid_t);
+	hid_t (*Oopen)(hid_t, const char *, hid_t);
+	int (*Iget_type)(hid_t);
 	ssize_t (*Fget_name)(hid_t, char *, size_t);
 	ssize_t (*Iget_name)(hid_t, char *, size_t);
 	hid_t (*Dget_space)(hid_t);
@@ -125,7 +129,7 @@ static void h5_resolve(void)
 #define H5_GET(f) *(void **)&h5.f = h5_sym(#f)
 	H5_GET(Fcreate); H5_GET(Fopen); H5_GET(Fflush); H5_GET(Fclose);
 	H5_GET(Dcreate2); H5_GET(Dopen2); H5_GET(Dread); H5_GET(Dwrite); H5_GET(Dset_extent); H5_GET(Dclose);
-	H5_GET(Idec_ref);
+	H5_GET(Idec_ref); H5_GET(Oopen); H5_GET(Iget_type);
 	H5_GET(Fget_name); H5_GET(Iget_name); H5_GET(Dget_space); H5_GET(Dget_type); H5_GET(Dget_create_plist);
 	H5_GET(Sget_simple_extent_dims); H5_GET(Sget_select_npoints); H5_GET(Sclose); H5_GET(Tget_size);
 	H5_GET(Tclose); H5_GET(Pget_layout); H5_GET(Pget_chunk); H5_GET(Pget_nfilters); H5_GET(Pclose);
@@ -370,6 +374,19 @@ CAP_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
 	hid_t d = H5_REAL(Dopen2)(loc, name, dapl);
 	depth--;
 	return dset_opened(d, t0);
+}
+
+/* h5py opens an existing dataset as an object (f["name"]): a dataset is recorded as by H5Dopen2. */
+CAP_EXPORT hid_t H5Oopen(hid_t loc, const char *name, hid_t lapl)
+{
+	if (!h5_active())
+		return H5_REAL(Oopen)(loc, name, lapl);
+	uint64_t t0 = h5_now();
+	depth++;
+	hid_t o = H5_REAL(Oopen)(loc, name, lapl);
+	int dset = o >= 0 && h5.Iget_type && h5.Iget_type(o) == H5I_DATASET;
+	depth--;
+	return dset ? dset_opened(o, t0) : o;
 }
 
 /* After H5Dread/H5Dwrite: the points the file selection holds (the whole extent for H5S_ALL)

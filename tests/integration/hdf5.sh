@@ -50,7 +50,12 @@ eq "serial: hdf5 records" 5 "$(jq '[.files[] | select(.layer == "hdf5")] | lengt
 eq "serial: the hdf5 layer's totals: reads, writes, bytes read, written" "6 21 36864 34008" \
 	"$(jq -r '.layers.hdf5 | "\(.reads) \(.writes) \(.bytes_read) \(.bytes_written)"' "$T/s.json")"
 
-if command -v mpicc >/dev/null && [ -f $H5P/hdf5.h ]; then
+if [ -n "${IOSTRATA_SAN_RUNTIME:-}" ]; then
+	# measured 2026-11-26: with AddressSanitizer's runtime preloaded, MPICH's MPI_Init in a program
+	# linking libhdf5_mpich waits forever in duplocale on glibc's setlocale lock (without iostrata
+	# too); the serial and h5py cases run, ending with _exit (h5io.c)
+	optional "hdf5: parallel" "not under AddressSanitizer: MPI_Init of a program linking libhdf5_mpich hangs in duplocale there, iostrata or not"
+elif command -v mpicc >/dev/null && [ -f $H5P/hdf5.h ]; then
 	mpicc -O1 -I$H5P -o "$T/h5p" "$SRC/h5io.c" -L/usr/lib/x86_64-linux-gnu/hdf5/mpich -lhdf5 || fail "hdf5: build parallel" "mpicc failed"
 	mkdir -p "$T/p"
 	"$IOSTRATA" run -q -o "$T/job.p" -- mpiexec -n 4 "$T/h5p" "$T/p"
@@ -104,6 +109,7 @@ eq "maps: cat maps neither the HDF5 companion nor libhdf5" "0 0" \
 cat >"$T/maps.c" <<'C'
 #include <hdf5.h>
 #include <stdio.h>
+#include <unistd.h>
 int main(void)
 {
 	char line[4096];
@@ -111,7 +117,8 @@ int main(void)
 	FILE *f = fopen("/proc/self/maps", "r");
 	while (f && fgets(line, sizeof line, f))
 		fputs(line, stdout);
-	return 0;
+	fflush(stdout);
+	_exit(0); /* as h5io.c does, for make test-san */
 }
 C
 gcc -O1 -I$H5S -o "$T/maps" "$T/maps.c" -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 && \

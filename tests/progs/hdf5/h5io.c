@@ -8,10 +8,12 @@
  * compact); a flush; the file opened again read-only and "contig" read once more. Parallel, every
  * rank: DIR/par.h5 (MPI-IO driver) with "coll" (1024 doubles per rank, contiguous, written and
  * read back collectively) and "indep" (the same, chunks of 1024, written independently).
+ * It ends with _exit (see there).
  */
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef H5_HAVE_PARALLEL
 #include <mpi.h>
 #endif
@@ -116,5 +118,8 @@ int main(int argc, char **argv)
 	H5Dclose(contig);
 	H5Fclose(f);
 #endif
-	return 0;
+	/* not exit(): with AddressSanitizer's runtime preloaded (make test-san), a program linking
+	 * Debian's libhdf5 hangs in p11-kit's exit destructor (freelocale waits on the setlocale
+	 * lock), iostrata or not */
+	_exit(0);
 }

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+// Drives the web UI of `iostrata serve` in Debian's Chromium (playwright-core, no browser
+// download) and prints what web_ui.sh checks, as JSON; it decides nothing. Every request outside
+// the servers is routed to a failure and listed. For each view: console errors, each chart's
+// labels and drawn pixels, and every figure shown (data-src, data-fig, data-value) compared with
+// the API's answer at data-src fetched with the same credentials (the list of those that differ).
+// Screenshots go to ART.
+//   node web_check.js CONFIG.json
+// CONFIG: {url, url_none (a server asking every caller for a token), admin_token, nobody_token,
+//          job_a (root's job id), job_n (nobody's), live_job (its name), live_cmd (argv starting
+//          it), run_job, run_cmd (a job running while the system view is open), art (screenshot
+//          directory)}
+"use strict";
+const fs = require("fs");
+const { spawn } = require("child_process");
+const { chromium } = require("playwright-core");
+
+const C = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const out = { outside: [] };
+const logs = []; // every context's log, printed when the run fails
+const step = (name) => process.stderr.write("step: " + name + "\n");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function context(browser, token) {
+	const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+	if (token) await ctx.addInitScript((t) => sessionStorage.setItem("iostrata.token", t), token);
+	const page = await ctx.newPage();
+	const log = { console: [], requests: [] };
+	logs.push(log);
+	page.on("console", (m) => { if (m.type() === "error") log.console.push({ text: m.text(), url: m.location().url }); });
+	page.on("pageerror", (e) => log.console.push({ text: String(e), url: "" }));
+	page.on("request", (r) => log.requests.push({ url: r.url(), auth: r.headers()["authorization"] || "" }));
+	await ctx.route("**/*", (route) => {
+		const u = route.request().url();
+		if (u.startsWith(C.url + "/") || u.startsWith(C.url_none + "/")) return route.continue();
+		out.outside.push(u);
+		return route.abort();
+	});
+	return { ctx, page, log };
+}
+
+async function waitRendered(page, name, ms = 20000) {
+	step("wait for the " + name + " view");
+	await page.waitForFunction((n) => document.body.dataset.rendered === n, name, { timeout: ms });
+}
+
+// Every figure of the page against the API: [{src, path, shown, api}] of those that differ.
+async function mismatches(page, token) {
+	const figs = await page.evaluate(() => [...document.querySelectorAll("[data-src][data-fig]")]
+		.map((e) => ({ src: e.dataset.src, path: e.dataset.fig, value: e.dataset.value })));
+	const docs = {}, bad = [];
+	for (const f of figs) {
+		if (!(f.src in docs)) {
+			const r = await fetch(C.url + f.src, { headers: token ? { Authorization: "Bearer " + token } : {} });
+			docs[f.src] = await r.json();
+		}
+		let v = docs[f.src];
+		const keys = f.path.split(".");
+		for (let k = 0; k < keys.length; k++) {
+			if (keys[k] === "length" && k === keys.length - 1 && Array.isArray(v)) { v = v.length; break; }
+			v = v === null || v === undefined ? v : v[keys[k]];
+		}
+		const same = typeof v === "number" ? Number(f.value) === v : typeof v === "string" ? f.value === v : false;
+		if (!same) bad.push({ src: f.src, path: f.path, shown: f.value, api: v === undefined ? "undefined" : v });
+	}
+	return { n: figs.length, bad };
+}
+
+async function charts(page) {
+	return page.evaluate(() => (window.iostrataCharts || []).map((c) => {
+		const [x, y, w, h] = c.plot.map(Math.round);
+		const d = c.canvas.getContext("2d").getImageData(x, y, Math.max(1, w), Math.max(1, h)).data;
+		let drawn = 0;
+		for (let i = 3; i < d.length; i += 4) if (d[i]) drawn++;
+		return { title: c.title, xlabel: c.xlabel, ylabel: c.ylabel, drawn };
+	}));
+}
+
+(async () => {
+	const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true,
+		args: ["--no-sandbox", "--no-proxy-server"] });
+
+	// ---- the admin on loopback, without a token ----
+	const A = await context(browser, null);
+	const p = A.page;
+	await p.goto(C.url + "/");
+	await waitRendered(p, "jobs");
+	await p.evaluate(() => { window.notReloaded = 1; });
+	out.list_rows = await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
+	out.list_live = await p.textContent("#live");
+	// a job started now appears without a reload, and its row ends
+	const t0 = Date.now();
+	const child = spawn(C.live_cmd[0], C.live_cmd.slice(1), { stdio: "ignore" });
+	let seen = -1;
+	while (Date.now() - t0 <= 3000) {
+		if (await p.$(`tr[data-job="${C.live_job}"]`)) { seen = Date.now() - t0; break; }
+		await sleep(50);
+	}
+	out.live_appeared_within_3s = seen >= 0;
+	out.live_first_state = seen >= 0 ? await p.getAttribute(`tr[data-job="${C.live_job}"]`, "data-state") : "";
+	const exited = new Promise((r) => child.on("exit", (code) => r(code)));
+	out.live_exit = await exited;
+	for (let k = 0; k < 300; k++) {
+		if (await p.$(`tr[data-job="${C.live_job}"][data-state="ended"]`)) break;
+		await sleep(100);
+	}
+	out.live_ended_row = await p.$$eval(`tr[data-job="${C.live_job}"]`, (rs) => rs.map((r) => r.dataset.state));
+	out.live_no_reload = await p.evaluate(() => window.notReloaded === 1);
+	// the row may change again after it ended (the daemon's last writes come as events too):
+	// the page follows; compare once it agrees, or after 10 s
+	for (let k = 0; k < 50; k++) {
+		out.list = await mismatches(p, null);
+		if (!out.list.bad.length) break;
+		await sleep(200);
+	}
+	await p.screenshot({ path: C.art + "/web_ui_jobs.png", fullPage: true });
+
+	// filters map to the API: state=running shows none now, app=the live job's program shows it
+	await p.selectOption("select[name=state]", "ended");
+	await p.fill("input[name=user]", "nobody");
+	await p.click("#filters button[type=submit]");
+	await p.waitForFunction(() => location.hash.includes("user=nobody"));
+	await waitRendered(p, "jobs");
+	out.filter_hash = await p.evaluate(() => location.hash);
+	out.filter_rows = await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
+	out.filter_figs = await mismatches(p, null);
+
+	// ---- root's job: the application view ----
+	await p.goto(C.url + "/#/");
+	await waitRendered(p, "jobs");
+	await p.click(`tr[data-job-id="${C.job_a}"] a`);
+	await waitRendered(p, "job");
+	out.job_hash = await p.evaluate(() => location.hash);
+	out.job_charts = await charts(p);
+	out.job = await mismatches(p, null);
+	out.job_findings = await p.$$eval(".finding", (fs) => fs.map((f) => ({ id: f.dataset.finding, zoom: !!f.querySelector("button.zoom") })));
+	await p.screenshot({ path: C.art + "/web_ui_job.png", fullPage: true });
+	// zoom from the first finding with a time range of some length
+	const rep = await (await fetch(C.url + "/api/v1/jobs/" + C.job_a + "/findings")).json();
+	out.api_findings = rep.findings.map((f) => ({ id: f.id, time: f.time }));
+	const zi = rep.findings.findIndex((f) => f.time && f.time.end_ns > f.time.start_ns);
+	out.zoom_index = zi;
+	if (zi >= 0) {
+		await p.click(`button[data-zoom="${zi}"]`);
+		out.zoom_want = [rep.findings[zi].time.start_ns / 1e9, rep.findings[zi].time.end_ns / 1e9];
+		out.zoom_got = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.scales.x.min, u.scales.x.max]));
+		out.zoom_active = await p.$$eval(".finding.active", (fs) => fs.map((f) => f.dataset.index));
+		out.zoom_charts = await charts(p);
+		await p.screenshot({ path: C.art + "/web_ui_zoom.png", fullPage: true });
+		await p.click("#zoom-reset");
+		out.unzoom_got = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.scales.x.min, u.scales.x.max]));
+		out.unzoom_want = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.data[0][0], u.data[0][u.data[0].length - 1]]));
+	}
+
+	// ---- the system view, while a job runs ----
+	const run = spawn(C.run_cmd[0], C.run_cmd.slice(1), { stdio: "ignore" });
+	const runExit = new Promise((r) => run.on("exit", (code) => r(code)));
+	for (let k = 0; k < 100; k++) {
+		const j = await (await fetch(C.url + "/api/v1/jobs?state=running")).json();
+		if (j.jobs.some((x) => x.job === C.run_job && x.bytes_written > 0)) break;
+		await sleep(100);
+	}
+	await p.goto(C.url + "/#/system");
+	await waitRendered(p, "system");
+	for (let k = 0; k < 100 && !(await p.$(`#running tr[data-job="${C.run_job}"]`)); k++) await sleep(100);
+	out.system_running_rows = await p.$$eval("#running tbody tr", (rs) => rs.map((r) => r.dataset.job));
+	out.system_charts = await charts(p);
+	out.system = await mismatches(p, null);
+	out.system_alerts = await p.$$eval("#alerts tbody tr", (rs) => rs.length);
+	await p.screenshot({ path: C.art + "/web_ui_system.png", fullPage: true });
+	out.run_exit = await runExit;
+	out.admin_console = A.log.console;
+	out.admin_api_requests = A.log.requests.filter((r) => r.url.includes("/api/")).length;
+
+	// ---- nobody, with a token: not root's job, not the system view ----
+	const N = await context(browser, C.nobody_token);
+	const q = N.page;
+	await q.goto(C.url + "/");
+	await waitRendered(q, "jobs");
+	out.nobody_rows = await q.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
+	out.nobody_who = await q.textContent("#who");
+	out.nobody_list = await mismatches(q, C.nobody_token);
+	await q.goto(C.url + "/#/job/" + C.job_a);
+	await waitRendered(q, "job");
+	out.nobody_other_job = await q.$$eval("[data-error]", (e) => e.map((x) => ({ status: x.dataset.error, text: x.textContent })));
+	out.nobody_other_job_charts = await q.evaluate(() => window.iostrataCharts.length);
+	const r404 = await fetch(C.url + "/api/v1/jobs/" + C.job_a, { headers: { Authorization: "Bearer " + C.nobody_token } });
+	out.nobody_other_job_api = r404.status;
+	await q.goto(C.url + "/#/job/" + C.job_n);
+	await waitRendered(q, "job");
+	out.nobody_own_job = await mismatches(q, C.nobody_token);
+	out.nobody_own_job_charts = await charts(q);
+	await q.goto(C.url + "/#/system");
+	await waitRendered(q, "system");
+	out.nobody_system = await q.$$eval("[data-error]", (e) => e.map((x) => ({ status: x.dataset.error, text: x.textContent })));
+	out.nobody_system_link_hidden = await q.evaluate(() => document.getElementById("nav-system").hidden);
+	await q.screenshot({ path: C.art + "/web_ui_nobody_system.png", fullPage: true });
+	const n404 = C.url + "/api/v1/jobs/" + C.job_a;
+	out.nobody_console = N.log.console.filter((m) => !(m.url === n404 && /status of 404/.test(m.text)));
+	out.nobody_console_404 = N.log.console.length - out.nobody_console.length;
+	out.nobody_requests_without_token = N.log.requests.filter((r) => r.url.includes("/api/") && r.auth !== "Bearer " + C.nobody_token).length;
+	out.nobody_cookies = (await N.ctx.cookies()).length;
+
+	// ---- a server that asks everyone for a token: the token form ----
+	const L = await context(browser, null);
+	const s = L.page;
+	await s.goto(C.url_none + "/");
+	await waitRendered(s, "login");
+	out.login_form = !!(await s.$("#login input[type=password]"));
+	await s.fill("#token", C.nobody_token);
+	await s.click("#login button[type=submit]");
+	await waitRendered(s, "jobs");
+	out.login_rows = await s.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
+	out.login_stored = await s.evaluate(() => sessionStorage.getItem("iostrata.token") !== null);
+	out.login_cookies = (await L.ctx.cookies()).length;
+	await s.click("#forget");
+	await waitRendered(s, "login");
+	out.login_forgotten = await s.evaluate(() => sessionStorage.getItem("iostrata.token") === null);
+	// the 401s of the login flow are the answers that ask for a token
+	out.login_console = L.log.console.filter((m) => !/status of 401/.test(m.text));
+
+	await browser.close();
+	process.stdout.write(JSON.stringify(out) + "\n");
+})().catch((e) => {
+	process.stderr.write("web_check: " + (e && e.stack || e) + "\n" + JSON.stringify(logs.map((l) => l.console)) + "\n");
+	process.exit(1);
+});

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# The web UI of `iostrata serve`, as root: a private iostratad stores jobs of root and of user
+# nobody run under `iostrata run` (the user layer, and a job under `run --kernel` when this
+# kernel lets us load eBPF); `iostrata serve` reads its store on a free loopback port with a tokens
+# file. First with curl: the UI's files are served by exact name with their types, the
+# Content-Security-Policy allows scripts and styles from the server only and the page holds no
+# inline script, style or event handler; /../, %2e%2e, ..%2f and their kin are 404. Then in
+# Debian's Chromium (playwright-core from npm into build/npm-test, driven by tools/web_check.js,
+# every request outside the servers routed to a failure): the jobs list, a job started during the
+# test appearing within 3 s without a reload and its row ending, the filters mapped to the API;
+# root's job with every chart labelled and drawn, every figure shown equal to the API's answer
+# exactly, a finding's zoom landing on its time range (the charts' x scale) and back; the system
+# view; nobody's token cannot open root's job (the UI says not found, the API said 404) nor the
+# system view; a server that asks everyone for a token shows the token form, and the token lives
+# in sessionStorage, never a cookie. No console error, no request outside the server; screenshots
+# in build/test-artifacts/web_ui_*.png.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/lib_daemon.sh"
+if [ "$(id -u)" -ne 0 ]; then
+	skip "web_ui" "needs root (jobs of two users, a private daemon)"
+	exit 0
+fi
+PW_VERSION=1.65.1
+NPM_TEST="$ROOT/build/npm-test"
+ART="$ROOT/build/test-artifacts"
+mkdir -p "$ART"
+chmod 755 "$T"
+NOBODY=$(id -u nobody)
+NOGROUP=$(id -g nobody)
+daemon_conf "samplers = live diskstats"
+install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$LIVE/iostrata-$NOBODY"
+SPID= SPID2=
+trap 'kill $SPID $SPID2 2>/dev/null; daemon_stop; rm -rf "$T"' EXIT
+daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 0; }
+
+as_nobody() { setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups "$@"; }
+# root's job: 2,000 writes of 100 B (a small_writes finding with a time range), then 1.2 MB in
+# large writes and a read back, spread over about 2 s so its series has several intervals
+"$IOSTRATA" run -q -o "$T/jA" --job uiA -- sh -c "i=0; while [ \$i -lt 2000 ]; do printf '%0100d' 0; i=\$((i + 1)); done > $T/y.dat
+sleep 1; head -c 1228800 /dev/zero > $T/a.dat; sleep 1; cat $T/a.dat > /dev/null"
+eq "root's job ran" 0 "$?"
+install -d -m 755 -o "$NOBODY" "$T/jN"
+as_nobody env IOSTRATA_LIVE_DIR="$LIVE/iostrata-$NOBODY" "$IOSTRATA" run -q -o "$T/jN" --job uiN -- \
+	sh -c "head -c 4608 /dev/zero > $T/jN/n.dat; sleep 1; cat $T/jN/n.dat > /dev/null"
+eq "nobody's job ran" 0 "$?"
+
+for _ in $(seq 100); do
+	n=$("$IOSTRATA" jobs --json 2>/dev/null | jq '[.jobs[] | select(.state == "ended")] | length')
+	[ "$n" = 2 ] && "$IOSTRATA" job uiN --json 2>/dev/null | grep -q report_version &&
+		"$IOSTRATA" job uiA --json 2>/dev/null | grep -q report_version && break
+	sleep 0.2
+done
+eq "two jobs ended in the store, with their reports" 2 "$n"
+
+ADMIN_TOKEN=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+NOBODY_TOKEN=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+printf '%s root admin\n%s nobody\n' "$ADMIN_TOKEN" "$NOBODY_TOKEN" >"$T/tokens"
+chmod 600 "$T/tokens"
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT"
+(exec "$IOSTRATA" serve --store "sqlite:$T/store/store.db" --listen "127.0.0.1:$PORT" --tokens "$T/tokens" 2>"$T/serve.err") &
+SPID=$!
+PORT2=$(free_port)
+URL2="http://127.0.0.1:$PORT2"
+(exec "$IOSTRATA" serve --store "sqlite:$T/store/store.db" --listen "127.0.0.1:$PORT2" --tokens "$T/tokens" \
+	--loopback-user none 2>"$T/serve2.err") &
+SPID2=$!
+for _ in $(seq 100); do curl -s -o /dev/null "$URL/" && curl -s -o /dev/null "$URL2/" && break; sleep 0.1; done
+
+# --- the files, with curl ---
+get() { # NAME PATH: body $T/o_NAME, headers $T/o_NAME.h, status printed
+	curl -s --path-as-is -D "$T/o_$1.h" -o "$T/o_$1" -w '%{http_code}' "$URL$2"
+}
+hdr() { tr -d '\r' <"$T/o_$1.h" | sed -n "s/^$2: //Ip" | head -1; }
+for f in "/|text/html; charset=utf-8" "/index.html|text/html; charset=utf-8" "/ui/app.js|text/javascript; charset=utf-8" \
+	"/ui/app.css|text/css; charset=utf-8" "/ui/charts.js|text/javascript; charset=utf-8" \
+	"/ui/uplot.js|text/javascript; charset=utf-8" "/ui/uplot.css|text/css; charset=utf-8" \
+	"/ui/uplot.LICENSE|text/plain; charset=utf-8" "/ui/favicon.svg|image/svg+xml"; do
+	code=$(get f "${f%%|*}")
+	eq "${f%%|*}: 200, ${f#*|}, the CSP, nosniff, no cookie" "200 ${f#*|} 1 nosniff 0" \
+		"$code $(hdr f Content-Type) $(grep -c "^Content-Security-Policy: default-src 'self'; script-src 'self'" "$T/o_f.h") $(hdr f X-Content-Type-Options) $(grep -ci '^Set-Cookie' "$T/o_f.h")"
+done
+eq "uPlot's licence is served" 1 "$(get lic /ui/uplot.LICENSE >/dev/null; grep -c 'Copyright (c) 2022 Leon Sorokin' "$T/o_lic")"
+eq "app.js served is src/web/ui/app.js byte for byte" "same" "$(get js /ui/app.js >/dev/null; cmp -s "$T/o_js" "$ROOT/src/web/ui/app.js" && echo same)"
+get idx / >/dev/null
+eq "the CSP names no inline source and no other host (style-src falls back to 'self')" "0 0" \
+	"$(hdr idx Content-Security-Policy | grep -c "unsafe-inline\|unsafe-eval\|http\|style-src") $(hdr idx Content-Security-Policy | grep -c '\*')"
+eq "the page: 3 scripts, each from the server; no inline script, style or handler; no URL" "3 3 0 0 0 0" \
+	"$(grep -o '<script' "$T/o_idx" | wc -l) $(grep -o '<script src="/ui/[a-z]*\.js"></script>' "$T/o_idx" | wc -l) \
+$(grep -c '<style' "$T/o_idx") $(grep -ci ' style=' "$T/o_idx") $(grep -ciE ' on[a-z]+=' "$T/o_idx") $(grep -c '://' "$T/o_idx")"
+eq "no inline handler or eval in the UI's scripts" "0" "$(cat "$ROOT/src/web/ui/app.js" "$ROOT/src/analysis/charts.js" | grep -cE 'innerHTML|eval\(|new Function|setAttribute\("on')"
+for p in "/../ui/app.js" "/ui/../index.html" "/ui/../../etc/passwd" "/%2e%2e/%2e%2e/etc/passwd" "/ui/%2e%2e/index.html" \
+	"/ui/..%2fapp.js" "/ui/..%2f..%2fetc%2fpasswd" "/ui//app.js" "/ui/app.js/" "/UI/app.js" "/ui/app.js%00" "/ui/" "/ui" \
+	"/./index.html" "/ui/./app.js" "/ui/uplot.js/../../etc/passwd" "/src/web/ui/app.js"; do
+	code=$(get tr "$p")
+	eq "static path $p: 404, not a file" "404 0 0" "$code $(grep -c 'root:' "$T/o_tr") $(grep -c 'iostrata' "$T/o_tr" | awk '{print ($1 > 1)}')"
+done
+
+# --- in the browser ---
+if [ ! -d "$NPM_TEST/node_modules/playwright-core" ]; then
+	npm install --prefix "$NPM_TEST" --no-save --no-audit --no-fund "playwright-core@$PW_VERSION" >"$T/npm.log" 2>&1 ||
+		{ fail "npm install playwright-core@$PW_VERSION" "$(tail -1 "$T/npm.log")"; exit 0; }
+fi
+if [ ! -x /usr/bin/chromium ]; then
+	fail "chromium" "/usr/bin/chromium is missing (scripts/install-deps test)"
+	exit 0
+fi
+jobs_json=$(curl -s "$URL/api/v1/jobs")
+A=$(jq -r '.jobs[] | select(.job == "uiA") | .id' <<<"$jobs_json")
+N=$(jq -r '.jobs[] | select(.job == "uiN") | .id' <<<"$jobs_json")
+jq -n --arg url "$URL" --arg url2 "$URL2" --arg at "$ADMIN_TOKEN" --arg nt "$NOBODY_TOKEN" --arg a "$A" --arg n "$N" \
+	--arg art "$ART" --arg io "$IOSTRATA" --arg t "$T" '{url: $url, url_none: $url2, admin_token: $at,
+	nobody_token: $nt, job_a: $a, job_n: $n, art: $art, live_job: "uiLive",
+	live_cmd: [$io, "run", "-q", "-o", ($t + "/jL"), "--job", "uiLive", "--", "sh", "-c",
+		("head -c 65536 /dev/zero > " + $t + "/l.dat; sleep 2; head -c 65536 /dev/zero >> " + $t + "/l.dat")],
+	run_job: "uiRun", run_cmd: [$io, "run", "-q", "-o", ($t + "/jR"), "--job", "uiRun", "--", "sh", "-c",
+		("head -c 8192 /dev/zero > " + $t + "/r.dat; sleep 6")]}' >"$T/conf.json"
+NODE_PATH="$NPM_TEST/node_modules" node "$ROOT/tests/integration/tools/web_check.js" "$T/conf.json" >"$T/ui.json" 2>"$T/ui.err"
+rc=$?
+if [ "$rc" -eq 0 ]; then ok "web_check.js ran in chromium"; else fail "web_check.js ran in chromium" "exit $rc: $(grep -v '^step: ' "$T/ui.err" | head -3)"; fi
+o() { jq -c "$1" "$T/ui.json"; }
+
+# the jobs list, live
+eq "jobs list: root's view, both jobs" '["uiA","uiN"]' "$(o '.list_rows | sort')"
+eq "jobs list: the event stream is connected" '"live"' "$(o .list_live)"
+eq "a job started during the test appears within 3 s, running, without a reload" "true \"running\" true" \
+	"$(o .live_appeared_within_3s) $(o .live_first_state) $(o .live_no_reload)"
+eq "its row ends (one row, ended) and the job exited 0" '["ended"] 0' "$(o .live_ended_row) $(o .live_exit)"
+eq "jobs list: every figure shown equals the API's (21 figures or more)" "[] true" "$(o .list.bad) $(o '.list.n >= 21')"
+eq "filters: state and user go to the API's parameters" '"#/?user=nobody&state=ended&limit=25" ["uiN"] []' \
+	"$(o .filter_hash) $(o .filter_rows) $(o .filter_figs.bad)"
+
+# the application view
+eq "job view: opened from its row" "\"#/job/$A\"" "$(o .job_hash)"
+eq "job view: charts" '["Bandwidth per layer","IOPS per layer","Metadata rate per layer","Bytes per rank over time (posix)","Request sizes: stdio","Request sizes: posix","Bytes per rank"]' \
+	"$(o '[.job_charts[].title]')"
+eq "job view: every chart has axis labels" "[]" "$(o '[.job_charts[] | select(.xlabel == "" or .ylabel == "") | .title]')"
+eq "job view: no chart's plot area is blank" "[]" "$(o '[.job_charts[] | select(.drawn == 0) | .title]')"
+eq "job view: every figure shown equals the API's" "[]" "$(o .job.bad)"
+curl -s "$URL/api/v1/jobs/$A/report" >"$T/repA.json"
+"$IOSTRATA" report --json "$T/jA" >"$T/cliA.json"
+eq "the API's report is iostrata report --json of the job directory" "same" "$(cmp -s "$T/repA.json" "$T/cliA.json" && echo same)"
+eq "job view: findings shown = the report's, a zoom button where a time is" \
+	"$(jq -c '[.findings[] | {id, zoom: (.time != null)}]' "$T/repA.json")" "$(o .job_findings)"
+eq "job view: the small_writes finding has a time range" "1" "$(jq '[.findings[] | select(.id == "small_writes" and .time.end_ns > .time.start_ns)] | length' "$T/repA.json")"
+eq "zoom: every time chart's x scale is the finding's time range" "true 3" \
+	"$(jq -c '.zoom_index >= 0 and ([.zoom_got[] | . == $w] | all)' --argjson w "$(o .zoom_want)" "$T/ui.json") $(o '.zoom_got | length')"
+eq "zoom: the finding is highlighted" "[\"$(o .zoom_index)\"]" "$(o .zoom_active)"
+eq "zoom: 'whole job' gives the whole series back" "true" "$(o '.unzoom_got == .unzoom_want')"
+eq "zoom: the zoomed charts are still drawn" "[]" "$(o '[.zoom_charts[] | select(.drawn == 0) | .title]')"
+
+# the system view
+ndev=$(curl -s "$URL/api/v1/devices?since=1h" | jq '.devices | length')
+eq "system view: charts (a device chart when the API has device rows: $ndev)" \
+	"$(jq -nc --argjson d "$ndev" '["Aggregate bandwidth per layer (all nodes)","Bytes per node (posix, load balance)","Bytes per node over time (posix)"] + (if $d > 0 then ["Bandwidth per device"] else [] end)')" \
+	"$(o '[.system_charts[].title]')"
+eq "system view: the running job ranked, and it ended 0" '["uiRun"] 0' "$(o .system_running_rows) $(o .run_exit)"
+eq "system view: every chart labelled and drawn" "[]" "$(o '[.system_charts[] | select(.xlabel == "" or .ylabel == "" or .drawn == 0) | .title]')"
+eq "system view: every figure shown equals the API's" "[]" "$(o .system.bad)"
+eq "system view: alerts = the findings of the ended jobs" \
+	"$(curl -s "$URL/api/v1/alerts?since=1h" | jq '.alerts | length')" "$(o .system_alerts)"
+eq "admin: no console error" "[]" "$(o .admin_console)"
+
+# nobody
+eq "nobody's token: nobody's jobs only, named" '["uiN"] true []' "$(o .nobody_rows) $(o '.nobody_who | test("nobody")') $(o .nobody_list.bad)"
+eq "nobody's token cannot open root's job: the UI says not found, the API said 404" '"404" true 0 404' \
+	"$(o '.nobody_other_job[0].status') $(o '.nobody_other_job[0].text | test("^Not found")') $(o .nobody_other_job_charts) $(o .nobody_other_job_api)"
+eq "nobody's own job opens, figures equal the API's, charts drawn" "[] []" \
+	"$(o .nobody_own_job.bad) $(o '[.nobody_own_job_charts[] | select(.drawn == 0) | .title]')"
+eq "nobody cannot see the system view: a message, no link" '"403" true true' \
+	"$(o '.nobody_system[0].status') $(o '.nobody_system[0].text | test("for admins")') $(o .nobody_system_link_hidden)"
+eq "nobody: every API request carried the token, no cookie" "0 0" "$(o .nobody_requests_without_token) $(o .nobody_cookies)"
+eq "nobody: no console error but the one 404 of root's job" "[] 1" "$(o .nobody_console) $(o .nobody_console_404)"
+
+# the token form
+eq "a server asking everyone for a token: the form, then nobody's jobs" 'true ["uiN"] true 0' \
+	"$(o .login_form) $(o .login_rows) $(o .login_stored) $(o .login_cookies)"
+eq "'forget token' empties sessionStorage and asks again" "true" "$(o .login_forgotten)"
+eq "token form: no console error but the 401s that ask for a token" "[]" "$(o .login_console)"
+
+eq "no request outside the server" "[]" "$(o .outside)"
+eq "screenshots kept" "5" "$(ls "$ART"/web_ui_{jobs,job,zoom,system,nobody_system}.png 2>/dev/null | wc -l)"
+kill "$SPID" "$SPID2"; wait "$SPID" "$SPID2" 2>/dev/null
+SPID= SPID2=

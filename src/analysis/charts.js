@@ -28,6 +28,7 @@
 		return i ? v.toFixed(1) + " " + u[i] : n + " B";
 	};
 	D.secs = function (s) {
+		if (s < 0) return "-" + D.secs(-s);
 		return s >= 1 ? s.toFixed(2) + " s" : s >= 1e-3 ? (s * 1e3).toFixed(2) + " ms" : (s * 1e6).toFixed(1) + " µs";
 	};
 	/* a figure of a JSON document: its text, with its path and exact value for tests */

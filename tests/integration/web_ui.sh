@@ -44,13 +44,19 @@ as_nobody env IOSTRATA_LIVE_DIR="$LIVE/iostrata-$NOBODY" "$IOSTRATA" run -q -o "
 	sh -c "head -c 4608 /dev/zero > $T/jN/n.dat; sleep 1; cat $T/jN/n.dat > /dev/null"
 eq "nobody's job ran" 0 "$?"
 
+# the kernel layer: O_DIRECT writes seen as system calls and block requests (eBPF)
+"$IOSTRATA" run -q --kernel -o "$T/jK" --job uiK -- dd if=/dev/zero of="$T/k.dat" bs=4096 count=64 oflag=direct status=none 2>"$T/k.err"
+rc=$?
+eq "root's kernel-layer job ran" "0" "$rc$(head -1 "$T/k.err" | sed 's/^/: /')"
+
 for _ in $(seq 100); do
 	n=$("$IOSTRATA" jobs --json 2>/dev/null | jq '[.jobs[] | select(.state == "ended")] | length')
-	[ "$n" = 2 ] && "$IOSTRATA" job uiN --json 2>/dev/null | grep -q report_version &&
-		"$IOSTRATA" job uiA --json 2>/dev/null | grep -q report_version && break
+	[ "$n" = 3 ] && "$IOSTRATA" job uiN --json 2>/dev/null | grep -q report_version &&
+		"$IOSTRATA" job uiA --json 2>/dev/null | grep -q report_version &&
+		"$IOSTRATA" job uiK --json 2>/dev/null | grep -q report_version && break
 	sleep 0.2
 done
-eq "two jobs ended in the store, with their reports" 2 "$n"
+eq "three jobs ended in the store, with their reports" 3 "$n"
 
 ADMIN_TOKEN=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
 NOBODY_TOKEN=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
@@ -108,9 +114,10 @@ fi
 jobs_json=$(curl -s "$URL/api/v1/jobs")
 A=$(jq -r '.jobs[] | select(.job == "uiA") | .id' <<<"$jobs_json")
 N=$(jq -r '.jobs[] | select(.job == "uiN") | .id' <<<"$jobs_json")
-jq -n --arg url "$URL" --arg url2 "$URL2" --arg at "$ADMIN_TOKEN" --arg nt "$NOBODY_TOKEN" --arg a "$A" --arg n "$N" \
+K=$(jq -r '.jobs[] | select(.job == "uiK") | .id' <<<"$jobs_json")
+jq -n --arg url "$URL" --arg url2 "$URL2" --arg at "$ADMIN_TOKEN" --arg nt "$NOBODY_TOKEN" --arg a "$A" --arg n "$N" --arg k "$K" \
 	--arg art "$ART" --arg io "$IOSTRATA" --arg t "$T" '{url: $url, url_none: $url2, admin_token: $at,
-	nobody_token: $nt, job_a: $a, job_n: $n, art: $art, live_job: "uiLive",
+	nobody_token: $nt, job_a: $a, job_n: $n, job_k: $k, art: $art, live_job: "uiLive",
 	live_cmd: [$io, "run", "-q", "-o", ($t + "/jL"), "--job", "uiLive", "--", "sh", "-c",
 		("head -c 65536 /dev/zero > " + $t + "/l.dat; sleep 2; head -c 65536 /dev/zero >> " + $t + "/l.dat")],
 	run_job: "uiRun", run_cmd: [$io, "run", "-q", "-o", ($t + "/jR"), "--job", "uiRun", "--", "sh", "-c",
@@ -118,10 +125,10 @@ jq -n --arg url "$URL" --arg url2 "$URL2" --arg at "$ADMIN_TOKEN" --arg nt "$NOB
 NODE_PATH="$NPM_TEST/node_modules" node "$ROOT/tests/integration/tools/web_check.js" "$T/conf.json" >"$T/ui.json" 2>"$T/ui.err"
 rc=$?
 if [ "$rc" -eq 0 ]; then ok "web_check.js ran in chromium"; else fail "web_check.js ran in chromium" "exit $rc: $(grep -v '^step: ' "$T/ui.err" | head -3)"; fi
-o() { jq -c "$1" "$T/ui.json"; }
+o() { jq -c "$@" "$T/ui.json"; }
 
 # the jobs list, live
-eq "jobs list: root's view, both jobs" '["uiA","uiN"]' "$(o '.list_rows | sort')"
+eq "jobs list: root's view, every job" '["uiA","uiK","uiN"]' "$(o '.list_rows | sort')"
 eq "jobs list: the event stream is connected" '"live"' "$(o .list_live)"
 eq "a job started during the test appears within 3 s, running, without a reload" "true \"running\" true" \
 	"$(o .live_appeared_within_3s) $(o .live_first_state) $(o .live_no_reload)"
@@ -129,6 +136,8 @@ eq "its row ends (one row, ended) and the job exited 0" '["ended"] 0' "$(o .live
 eq "jobs list: every figure shown equals the API's (21 figures or more)" "[] true" "$(o .list.bad) $(o '.list.n >= 21')"
 eq "filters: state and user go to the API's parameters" '"#/?user=nobody&state=ended&limit=25" ["uiN"] []' \
 	"$(o .filter_hash) $(o .filter_rows) $(o .filter_figs.bad)"
+
+eq "paging: two a page, newest first, then the two before" "$(o .paging_want) []" "$(o .paging_got) $(o .paging_figs.bad)"
 
 # the application view
 eq "job view: opened from its row" "\"#/job/$A\"" "$(o .job_hash)"
@@ -143,11 +152,31 @@ eq "the API's report is iostrata report --json of the job directory" "same" "$(c
 eq "job view: findings shown = the report's, a zoom button where a time is" \
 	"$(jq -c '[.findings[] | {id, zoom: (.time != null)}]' "$T/repA.json")" "$(o .job_findings)"
 eq "job view: the small_writes finding has a time range" "1" "$(jq '[.findings[] | select(.id == "small_writes" and .time.end_ns > .time.start_ns)] | length' "$T/repA.json")"
+# the aggregate_writes finding's time: its file's first and last open/read/write/close timestamps in
+# the logs (iostrata dump), less the start of the job's first process
+want=$(for f in "$T"/jA/*.iost; do "$IOSTRATA" dump --json "$f"; done | jq -rs --arg p "$T/y.dat" '
+	(map(.header.start_ns) | min) as $s
+	| [.[].records[] | select(.layer == "posix" and .path == $p) | .counters] as $c
+	| "\([$c[] | .open_first, .read_first, .write_first, .close_first | select(. > 0)] | min - $s) \([$c[] | .open_last, .read_last, .write_last, .close_last] | max - $s)"')
+eq "aggregate_writes: its time is y.dat's first and last timestamps in the logs" "$want" \
+	"$(jq -r '.findings[] | select(.id == "aggregate_writes") | "\(.time.start_ns) \(.time.end_ns)"' "$T/repA.json")"
 eq "zoom: every time chart's x scale is the finding's time range" "true 3" \
 	"$(jq -c '.zoom_index >= 0 and ([.zoom_got[] | . == $w] | all)' --argjson w "$(o .zoom_want)" "$T/ui.json") $(o '.zoom_got | length')"
 eq "zoom: the finding is highlighted" "[\"$(o .zoom_index)\"]" "$(o .zoom_active)"
 eq "zoom: 'whole job' gives the whole series back" "true" "$(o '.unzoom_got == .unzoom_want')"
 eq "zoom: the zoomed charts are still drawn" "[]" "$(o '[.zoom_charts[] | select(.drawn == 0) | .title]')"
+
+# the kernel-layer job: its layers down the stack, its file through them
+eq "kernel job: charts" '["Bandwidth per layer","IOPS per layer","Metadata rate per layer","Bytes per rank over time (posix)","Request sizes: posix","Request sizes: syscall","Request sizes: fs","Request sizes: block","Bytes per rank"]' \
+	"$(o '[.kjob_charts[].title]')"
+eq "kernel job: every chart labelled and drawn" "[]" "$(o '[.kjob_charts[] | select(.xlabel == "" or .ylabel == "" or .drawn == 0) | .title]')"
+ORD='{"mpiio": 0, "stdio": 1, "posix": 2, "mount": 3, "syscall": 4, "pagecache": 5, "fs": 6, "block": 7}'
+eq "kernel job: the layers top (user) to bottom (block), those the API has" \
+	"$(curl -s "$URL/api/v1/jobs/$K/series?by=layer" | jq -c --argjson ord "$ORD" '[.points[].layer] | unique | map($ord[.]) | sort')" \
+	"$(o --argjson ord "$ORD" '.kjob_layers | map($ord[.])')"
+eq "kernel job: k.dat through the layers, 262144 B written at user, syscall and block" "262144 262144 262144" \
+	"$(o --arg p "$T/k.dat" '.kjob_files[] | select(.[0] == $p) | "\(.[2]) \(.[4]) \(.[6])"' | tr -d '"')"
+eq "kernel job: every figure shown equals the API's" "[] true" "$(o .kjob.bad) $(o '.kjob.n > 40')"
 
 # the system view
 ndev=$(curl -s "$URL/api/v1/devices?since=1h" | jq '.devices | length')
@@ -179,6 +208,6 @@ eq "'forget token' empties sessionStorage and asks again" "true" "$(o .login_for
 eq "token form: no console error but the 401s that ask for a token" "[]" "$(o .login_console)"
 
 eq "no request outside the server" "[]" "$(o .outside)"
-eq "screenshots kept" "5" "$(ls "$ART"/web_ui_{jobs,job,zoom,system,nobody_system}.png 2>/dev/null | wc -l)"
+eq "screenshots kept" "6" "$(ls "$ART"/web_ui_{jobs,job,zoom,kernel_job,system,nobody_system}.png 2>/dev/null | wc -l)"
 kill "$SPID" "$SPID2"; wait "$SPID" "$SPID2" 2>/dev/null
 SPID= SPID2=

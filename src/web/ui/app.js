@@ -256,13 +256,23 @@
 		var box = add(app, el("div"));
 		var pager = add(app, el("div", "pager"));
 		var q = new URLSearchParams();
-		FILTERS.forEach(function (f) { if (params[f[0]]) q.set(f[0], params[f[0]]); });
-		if (!q.has("limit")) q.set("limit", "25");
-		var offset = Math.max(0, parseInt(params.offset || "0", 10) || 0);
-		if (offset) q.set("offset", String(offset));
-		var src = "/api/v1/jobs?" + q.toString();
+		FILTERS.forEach(function (f) { if (params[f[0]] && f[0] !== "limit") q.set(f[0], params[f[0]]); });
+		var limit = Math.min(1000, Math.max(1, parseInt(params.limit || "25", 10) || 25));
+		var pageNo = Math.max(0, parseInt(params.page || "0", 10) || 0);
+		/* The API lists oldest first; the newest are what one looks for (and where a new job
+		 * appears): ask for the total, then for the page counted from the end, shown newest first. */
 		function load() {
-			return api(src).then(function (r) {
+			var head = new URLSearchParams(q);
+			head.set("limit", "1");
+			return api("/api/v1/jobs?" + head.toString()).then(function (r) {
+				if (r.status !== 200) return r;
+				var total = r.body.total, end = Math.max(0, total - limit * pageNo);
+				var pq = new URLSearchParams(q);
+				pq.set("limit", String(Math.max(1, Math.min(limit, end))));
+				if (end > limit) pq.set("offset", String(end - limit));
+				var src = "/api/v1/jobs?" + pq.toString();
+				return api(src).then(function (x) { x.src = src; return x; });
+			}).then(function (r) {
 				if (gen !== view.gen) return;
 				box.textContent = "";
 				pager.textContent = "";
@@ -271,15 +281,16 @@
 					rendered();
 					return;
 				}
-				var L = r.body;
+				var L = r.body, src = r.src;
 				status.textContent = "";
 				add(status, fig(src, "total", L.total, group(L.total) + " jobs"));
-				status.appendChild(document.createTextNode(L.total ? ", " + (L.offset + 1) + " to " + (L.offset + L.jobs.length) + " shown; newest first" : ""));
+				status.appendChild(document.createTextNode(L.jobs.length ? "; shown, newest first: the " +
+					(L.total - L.offset - L.jobs.length + 1) + (L.jobs.length > 1 ? " to " + (L.total - L.offset) : "") + " newest" : ""));
 				var tb = D.table(box, ["id", "job", "user", "host", "command", "state", "started", "ended", "processes",
 					"bytes read", "bytes written", "reads", "writes", "metadata ops"]);
 				tb.parentNode.id = "jobs";
-				L.jobs.forEach(function (j, i) {
-					var p = "jobs." + i + ".";
+				for (var i = L.jobs.length - 1; i >= 0; i--) {
+					var j = L.jobs[i], p = "jobs." + i + ".";
 					var a = el("a", null, String(j.id));
 					a.href = "#/job/" + j.id;
 					var idf = fig(src, p + "id", j.id, "");
@@ -298,20 +309,20 @@
 					tr.setAttribute("data-job-id", String(j.id));
 					tr.setAttribute("data-job", j.job);
 					tr.setAttribute("data-state", j.state);
-				});
+				}
 				if (!L.jobs.length) add(box, el("p", "note", "No job matches."));
-				function page(label, off, enabled) {
+				function page(label, n, enabled) {
 					var b = add(pager, el("button", null, label));
 					b.type = "button";
 					b.disabled = !enabled;
 					b.addEventListener("click", function () {
 						var h = parseHash().params;
-						h.offset = String(off);
+						if (n) h.page = String(n); else delete h.page;
 						location.hash = "#/?" + new URLSearchParams(h).toString();
 					});
 				}
-				page("← newer", Math.max(0, L.offset - L.limit), L.offset > 0);
-				page("older →", L.offset + L.limit, L.offset + L.jobs.length < L.total);
+				page("← newer", pageNo - 1, pageNo > 0);
+				page("older →", pageNo + 1, L.offset > 0);
 				rendered();
 			}).catch(function () {});
 		}
@@ -390,7 +401,7 @@
 				errorBox(over, rs[0].status, "The series could not be read.");
 				return;
 			}
-			drawSeries(over, L.points, K.points, t0ms, res, marks);
+			drawSeries(over, L.points, K.points, t0ms, res, marks, R ? R.job.wall_seconds : (endms - t0ms) / 1000);
 			reset.addEventListener("click", function () { zoom(null); });
 			if (R) drawReport(src, R, marks);
 			rendered();
@@ -421,7 +432,7 @@
 
 	/* The layer and rank series: bandwidth, IOPS and metadata rate per layer, and the
 	 * rank × time heatmap. Buckets without a point are zero. */
-	function drawSeries(parent, lpts, kpts, t0ms, res, marks) {
+	function drawSeries(parent, lpts, kpts, t0ms, res, marks, wall) {
 		if (!lpts.length) {
 			add(parent, el("p", "note", "No interval statistics for this job in the store (the daemon did not see it run)."));
 			return;
@@ -440,13 +451,20 @@
 		}
 		var rate = function (u, v) { return v.map(function (x) { return bytes(x) + "/s"; }); };
 		var opt = function (o) { o.marks = marks; return o; };
+		/* the axis spans the whole job, from its start to its end or the last interval's: a point
+		 * without values at either end where the intervals do not reach */
+		var lo = Math.min(0, xs[0]), hi = Math.max(wall, xs[n - 1] + dt), pre = lo < xs[0], post = hi > xs[n - 1];
+		var txs = (pre ? [lo] : []).concat(xs, post ? [hi] : []);
+		function perLayerT(fn) {
+			return perLayer(fn).map(function (v) { return (pre ? [null] : []).concat(v, post ? [null] : []); });
+		}
 		var timeCharts = window.iostrataUI.timeCharts;
 		timeCharts.push(D.chart(parent, "Bandwidth per layer", "time since start", "bytes/s",
-			[xs].concat(perLayer(function (p) { return p.bytes_read + p.bytes_written; })), layers, opt({ yticks: rate })));
+			[txs].concat(perLayerT(function (p) { return p.bytes_read + p.bytes_written; })), layers, opt({ yticks: rate })));
 		timeCharts.push(D.chart(parent, "IOPS per layer", "time since start", "calls/s",
-			[xs].concat(perLayer(function (p) { return p.reads + p.writes; })), layers, opt({})));
+			[txs].concat(perLayerT(function (p) { return p.reads + p.writes; })), layers, opt({})));
 		timeCharts.push(D.chart(parent, "Metadata rate per layer", "time since start", "metadata ops/s",
-			[xs].concat(perLayer(function (p) { return p.meta_ops; })), layers, opt({})));
+			[txs].concat(perLayerT(function (p) { return p.meta_ops; })), layers, opt({})));
 		/* rank × time: one layer, as a layer's bytes repeat further down the stack */
 		var klayers = orderLayers(kpts.map(function (p) { return p.layer; }).filter(function (l, i, a) { return a.indexOf(l) === i; }));
 		if (!klayers.length) return;
@@ -491,6 +509,7 @@
 		var fs = section(app, "Files through the layers");
 		if (R.kernel && R.kernel.files && R.kernel.files.length) {
 			tb = D.table(fs, ["file", "user read", "user written", "syscall read", "syscall written", "block read", "block written"]);
+			tb.parentNode.id = "kernel-files";
 			R.kernel.files.forEach(function (x, i) {
 				var p = "report.kernel.files." + i + ".";
 				D.row(tb, [fig(src, p + "path", x.path, x.path),

@@ -7,7 +7,7 @@
 // Screenshots go to ART.
 //   node web_check.js CONFIG.json
 // CONFIG: {url, url_none (a server asking every caller for a token), admin_token, nobody_token,
-//          job_a (root's job id), job_n (nobody's), live_job (its name), live_cmd (argv starting
+//          job_a (root's job id), job_k (root's kernel-layer job), job_n (nobody's), live_job (its name), live_cmd (argv starting
 //          it), run_job, run_cmd (a job running while the system view is open), art (screenshot
 //          directory)}
 "use strict";
@@ -125,6 +125,19 @@ async function charts(page) {
 	out.filter_rows = await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
 	out.filter_figs = await mismatches(p, null);
 
+	// paging: two a page, newest first; "older →" goes back in time
+	const all = (await (await fetch(C.url + "/api/v1/jobs")).json()).jobs.map((j) => j.job);
+	out.paging_want = [all.slice(-2).reverse(), all.slice(-4, -2).reverse()];
+	await p.goto(C.url + "/#/?limit=2");
+	await waitRendered(p, "jobs");
+	const page0 = await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
+	await p.click("text=older →");
+	await p.waitForFunction(() => location.hash.includes("page=1"));
+	await waitRendered(p, "jobs");
+	const page1 = await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
+	out.paging_got = [page0, page1];
+	out.paging_figs = await mismatches(p, null);
+
 	// ---- root's job: the application view ----
 	await p.goto(C.url + "/#/");
 	await waitRendered(p, "jobs");
@@ -151,6 +164,18 @@ async function charts(page) {
 		out.unzoom_got = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.scales.x.min, u.scales.x.max]));
 		out.unzoom_want = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.data[0][0], u.data[0][u.data[0].length - 1]]));
 	}
+
+	// ---- the kernel-layer job ----
+	await p.goto(C.url + "/#/job/" + C.job_k);
+	await waitRendered(p, "job");
+	out.kjob_charts = await charts(p);
+	out.kjob_layers = await p.evaluate(() => window.iostrataUI.timeCharts[0].series.slice(1).map((s) => s.label));
+	out.kjob_files = await p.$$eval("#kernel-files tbody tr", (rs) => rs.map((r) => [...r.querySelectorAll("td")].map((d) => {
+		const f = d.querySelector("[data-value]");
+		return f ? f.dataset.value : d.textContent;
+	})));
+	out.kjob = await mismatches(p, null);
+	await p.screenshot({ path: C.art + "/web_ui_kernel_job.png", fullPage: true });
 
 	// ---- the system view, while a job runs ----
 	const run = spawn(C.run_cmd[0], C.run_cmd.slice(1), { stdio: "ignore" });

@@ -46,6 +46,7 @@ struct log_file {
 	uint32_t *args;              /* string offset of argv[i], i < hdr.argc (see log_file_arg) */
 	struct log_record *records;  /* copies of the used, non-dead records; times converted to ns */
 	uint32_t nrecords;
+	uint32_t *record_slots;      /* records[i]'s slot in the RECORDS section (ascending): what a trace run names */
 	int live;                    /* 1 when read from a live file whose process had not finished */
 	struct log_event *events;    /* the EVENTS section, when the log has one */
 	uint64_t nevents;

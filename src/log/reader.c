@@ -934,7 +934,7 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 	out->live = (h.flags & LOG_F_LIVE) && !(h.flags & LOG_F_FINISHED);
 	h.clock_kind = LOG_CLOCK_NS;
 	out->hdr = h;
-	free(slots);
+	out->record_slots = slots;
 	return 0;
 
 nomem:
@@ -1017,6 +1017,7 @@ void log_file_free(struct log_file *lf)
 	free(lf->strings);
 	free(lf->args);
 	free(lf->records);
+	free(lf->record_slots);
 	free(lf->events);
 	free(lf->trace);
 	free(lf->trace_threads);

@@ -30,7 +30,7 @@ NOGROUP=$(id -g nobody)
 daemon_conf "samplers = live diskstats"
 install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$LIVE/iostrata-$NOBODY"
 SPID= SPID2=
-trap 'kill $SPID $SPID2 2>/dev/null; daemon_stop; rm -rf "$T"' EXIT
+trap 'kill $SPID $SPID2 $(cat "$T/serve.pid" 2>/dev/null) 2>/dev/null; daemon_stop; rm -rf "$T"' EXIT
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 0; }
 
 as_nobody() { setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups "$@"; }
@@ -64,7 +64,8 @@ printf '%s root admin\n%s nobody\n' "$ADMIN_TOKEN" "$NOBODY_TOKEN" >"$T/tokens"
 chmod 600 "$T/tokens"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT"
-(exec "$IOSTRATA" serve --store "sqlite:$T/store/store.db" --listen "127.0.0.1:$PORT" --tokens "$T/tokens" 2>"$T/serve.err") &
+SERVE=("$IOSTRATA" serve --store "sqlite:$T/store/store.db" --listen "127.0.0.1:$PORT" --tokens "$T/tokens")
+(exec "${SERVE[@]}" 2>"$T/serve.err") &
 SPID=$!
 PORT2=$(free_port)
 URL2="http://127.0.0.1:$PORT2"
@@ -116,7 +117,11 @@ A=$(jq -r '.jobs[] | select(.job == "uiA") | .id' <<<"$jobs_json")
 N=$(jq -r '.jobs[] | select(.job == "uiN") | .id' <<<"$jobs_json")
 K=$(jq -r '.jobs[] | select(.job == "uiK") | .id' <<<"$jobs_json")
 jq -n --arg url "$URL" --arg url2 "$URL2" --arg at "$ADMIN_TOKEN" --arg nt "$NOBODY_TOKEN" --arg a "$A" --arg n "$N" --arg k "$K" \
-	--arg art "$ART" --arg io "$IOSTRATA" --arg t "$T" '{url: $url, url_none: $url2, admin_token: $at,
+	--arg art "$ART" --arg io "$IOSTRATA" --arg t "$T" --arg spid "$SPID" \
+	--argjson sc "$(printf '%s\n' "${SERVE[@]}" | jq -R . | jq -sc .)" '{url: $url,
+	serve_pid: ($spid | tonumber), serve_cmd: $sc, serve_pid_file: ($t + "/serve.pid"),
+	after_job: "uiAfter", after_cmd: [$io, "run", "-q", "-o", ($t + "/jX"), "--job", "uiAfter", "--", "sh", "-c",
+		("head -c 4096 /dev/zero > " + $t + "/x.dat")], url_none: $url2, admin_token: $at,
 	nobody_token: $nt, job_a: $a, job_n: $n, job_k: $k, art: $art, live_job: "uiLive",
 	live_cmd: [$io, "run", "-q", "-o", ($t + "/jL"), "--job", "uiLive", "--", "sh", "-c",
 		("head -c 65536 /dev/zero > " + $t + "/l.dat; sleep 2; head -c 65536 /dev/zero >> " + $t + "/l.dat")],
@@ -137,6 +142,9 @@ eq "jobs list: every figure shown equals the API's (21 figures or more)" "[] tru
 eq "filters: state and user go to the API's parameters" '"#/?user=nobody&state=ended&limit=25" ["uiN"] []' \
 	"$(o .filter_hash) $(o .filter_rows) $(o .filter_figs.bad)"
 
+eq "filters: application (the command's name) goes to app" '["#/?app=dd&limit=25",["uiK"]]' "$(o .filter_app)"
+eq "filters: a time range goes to since and until (none started before 1970-01-01T00:00:01)" \
+	'["#/?since=1h&until=%401&limit=25",0,"0 jobs"]' "$(o .filter_until)"
 eq "paging: two a page, newest first, then the two before" "$(o .paging_want) []" "$(o .paging_got) $(o .paging_figs.bad)"
 
 # the application view
@@ -190,6 +198,13 @@ eq "system view: alerts = the findings of the ended jobs" \
 	"$(curl -s "$URL/api/v1/alerts?since=1h" | jq '.alerts | length')" "$(o .system_alerts)"
 eq "admin: no console error" "[]" "$(o .admin_console)"
 
+# the server restarts under the open page
+eq "server stopped: the page says offline; started again: live, by itself" '"offline" "live"' "$(o .restart_offline) $(o .restart_live)"
+eq "after the restart a new job appears without a reload (and exited 0)" "1 0 true" \
+	"$(o .restart_job_rows) $(o .restart_job_exit) $(o .restart_no_reload)"
+eq "restart: no console error but the events stream's cut and refused attempts" "[] true" \
+	"$(o .restart_console) $(o '.restart_console_refused >= 1')"
+
 # nobody
 eq "nobody's token: nobody's jobs only, named" '["uiN"] true []' "$(o .nobody_rows) $(o '.nobody_who | test("nobody")') $(o .nobody_list.bad)"
 eq "nobody's token cannot open root's job: the UI says not found, the API said 404" '"404" true 0 404' \
@@ -209,5 +224,5 @@ eq "token form: no console error but the 401s that ask for a token" "[]" "$(o .l
 
 eq "no request outside the server" "[]" "$(o .outside)"
 eq "screenshots kept" "6" "$(ls "$ART"/web_ui_{jobs,job,zoom,kernel_job,system,nobody_system}.png 2>/dev/null | wc -l)"
-kill "$SPID" "$SPID2"; wait "$SPID" "$SPID2" 2>/dev/null
+kill "$SPID" "$SPID2" $(cat "$T/serve.pid" 2>/dev/null) 2>/dev/null; wait "$SPID" "$SPID2" 2>/dev/null
 SPID= SPID2=

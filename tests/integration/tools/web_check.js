@@ -7,6 +7,8 @@
 // Screenshots go to ART.
 //   node web_check.js CONFIG.json
 // CONFIG: {url, url_none (a server asking every caller for a token), admin_token, nobody_token,
+//          serve_pid, serve_cmd, serve_pid_file (the server at url, how to start it again, where
+//          to write its new pid), after_job, after_cmd (a job started once it is back),
 //          job_a (root's job id), job_k (root's kernel-layer job), job_n (nobody's), live_job (its name), live_cmd (argv starting
 //          it), run_job, run_cmd (a job running while the system view is open), art (screenshot
 //          directory)}
@@ -39,9 +41,30 @@ async function context(browser, token) {
 	return { ctx, page, log };
 }
 
+// A navigation, then the view it leads to: the view's generation (app.js counts the views it
+// drew) is noted first, so a view drawn before (the same document keeps it when only the URL's
+// fragment changes) is never taken for the new one; a new document has no note.
+async function unmark(page) {
+	await page.evaluate(() => {
+		window.navFrom = window.iostrataUI ? window.iostrataUI.view.gen : -1;
+		if (document.body) document.body.removeAttribute("data-rendered");
+	}).catch(() => {});
+}
+async function go(page, url, name) {
+	await unmark(page);
+	await page.goto(url);
+	await waitRendered(page, name);
+}
+async function clickTo(page, selector, name) {
+	await unmark(page);
+	await page.click(selector);
+	await waitRendered(page, name);
+}
+
 async function waitRendered(page, name, ms = 20000) {
 	step("wait for the " + name + " view");
-	await page.waitForFunction((n) => document.body.dataset.rendered === n, name, { timeout: ms });
+	await page.waitForFunction((n) => document.body.dataset.rendered === n &&
+		(window.navFrom === undefined || window.iostrataUI.view.gen > window.navFrom), name, { timeout: ms });
 }
 
 // Every figure of the page against the API: [{src, path, shown, api}] of those that differ.
@@ -83,8 +106,7 @@ async function charts(page) {
 	// ---- the admin on loopback, without a token ----
 	const A = await context(browser, null);
 	const p = A.page;
-	await p.goto(C.url + "/");
-	await waitRendered(p, "jobs");
+	await go(p, C.url + "/", "jobs");
 	await p.evaluate(() => { window.notReloaded = 1; });
 	out.list_rows = await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
 	out.list_live = await p.textContent("#live");
@@ -118,31 +140,35 @@ async function charts(page) {
 	// filters map to the API: state=running shows none now, app=the live job's program shows it
 	await p.selectOption("select[name=state]", "ended");
 	await p.fill("input[name=user]", "nobody");
-	await p.click("#filters button[type=submit]");
-	await p.waitForFunction(() => location.hash.includes("user=nobody"));
-	await waitRendered(p, "jobs");
+	await clickTo(p, "#filters button[type=submit]", "jobs");
 	out.filter_hash = await p.evaluate(() => location.hash);
 	out.filter_rows = await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
 	out.filter_figs = await mismatches(p, null);
+	await p.selectOption("select[name=state]", "");
+	await p.fill("input[name=user]", "");
+	await p.fill("input[name=app]", "dd");
+	await clickTo(p, "#filters button[type=submit]", "jobs");
+	out.filter_app = [await p.evaluate(() => location.hash), await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job))];
+	await p.fill("input[name=app]", "");
+	await p.fill("input[name=since]", "1h");
+	await p.fill("input[name=until]", "@1");
+	await clickTo(p, "#filters button[type=submit]", "jobs");
+	out.filter_until = [await p.evaluate(() => location.hash), await p.$$eval("tr[data-job-id]", (rs) => rs.length),
+		await p.textContent("#app [data-fig=total]")];
 
 	// paging: two a page, newest first; "older →" goes back in time
 	const all = (await (await fetch(C.url + "/api/v1/jobs")).json()).jobs.map((j) => j.job);
 	out.paging_want = [all.slice(-2).reverse(), all.slice(-4, -2).reverse()];
-	await p.goto(C.url + "/#/?limit=2");
-	await waitRendered(p, "jobs");
+	await go(p, C.url + "/#/?limit=2", "jobs");
 	const page0 = await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
-	await p.click("text=older →");
-	await p.waitForFunction(() => location.hash.includes("page=1"));
-	await waitRendered(p, "jobs");
+	await clickTo(p, "text=older →", "jobs");
 	const page1 = await p.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
 	out.paging_got = [page0, page1];
 	out.paging_figs = await mismatches(p, null);
 
 	// ---- root's job: the application view ----
-	await p.goto(C.url + "/#/");
-	await waitRendered(p, "jobs");
-	await p.click(`tr[data-job-id="${C.job_a}"] a`);
-	await waitRendered(p, "job");
+	await go(p, C.url + "/#/", "jobs");
+	await clickTo(p, `tr[data-job-id="${C.job_a}"] a`, "job");
 	out.job_hash = await p.evaluate(() => location.hash);
 	out.job_charts = await charts(p);
 	out.job = await mismatches(p, null);
@@ -166,8 +192,7 @@ async function charts(page) {
 	}
 
 	// ---- the kernel-layer job ----
-	await p.goto(C.url + "/#/job/" + C.job_k);
-	await waitRendered(p, "job");
+	await go(p, C.url + "/#/job/" + C.job_k, "job");
 	out.kjob_charts = await charts(p);
 	out.kjob_layers = await p.evaluate(() => window.iostrataUI.timeCharts[0].series.slice(1).map((s) => s.label));
 	out.kjob_files = await p.$$eval("#kernel-files tbody tr", (rs) => rs.map((r) => [...r.querySelectorAll("td")].map((d) => {
@@ -185,8 +210,7 @@ async function charts(page) {
 		if (j.jobs.some((x) => x.job === C.run_job && x.bytes_written > 0)) break;
 		await sleep(100);
 	}
-	await p.goto(C.url + "/#/system");
-	await waitRendered(p, "system");
+	await go(p, C.url + "/#/system", "system");
 	for (let k = 0; k < 100 && !(await p.$(`#running tr[data-job="${C.run_job}"]`)); k++) await sleep(100);
 	out.system_running_rows = await p.$$eval("#running tbody tr", (rs) => rs.map((r) => r.dataset.job));
 	out.system_charts = await charts(p);
@@ -194,29 +218,49 @@ async function charts(page) {
 	out.system_alerts = await p.$$eval("#alerts tbody tr", (rs) => rs.length);
 	await p.screenshot({ path: C.art + "/web_ui_system.png", fullPage: true });
 	out.run_exit = await runExit;
-	out.admin_console = A.log.console;
+	out.admin_console = A.log.console.slice();
 	out.admin_api_requests = A.log.requests.filter((r) => r.url.includes("/api/")).length;
+
+	// ---- the server restarts: the stream backs off, comes back, and the list is live again ----
+	await go(p, C.url + "/#/", "jobs");
+	await p.evaluate(() => { window.notReloaded = 1; });
+	const before = A.log.console.length;
+	process.kill(C.serve_pid, "SIGTERM");
+	for (let k = 0; k < 100 && (await p.textContent("#live")) !== "offline"; k++) await sleep(100);
+	out.restart_offline = await p.textContent("#live");
+	await sleep(1500); // an attempt or two fails against the closed port
+	const sv = spawn(C.serve_cmd[0], C.serve_cmd.slice(1), { stdio: "ignore" });
+	sv.unref(); // it outlives this script: the shell test reads it, then stops it
+	fs.writeFileSync(C.serve_pid_file, String(sv.pid));
+	for (let k = 0; k < 200 && (await p.textContent("#live")) !== "live"; k++) await sleep(100);
+	out.restart_live = await p.textContent("#live");
+	const later = spawn(C.after_cmd[0], C.after_cmd.slice(1), { stdio: "ignore" });
+	const laterExit = new Promise((r) => later.on("exit", (code) => r(code)));
+	for (let k = 0; k < 100 && !(await p.$(`tr[data-job="${C.after_job}"]`)); k++) await sleep(100);
+	out.restart_job_rows = await p.$$eval(`tr[data-job="${C.after_job}"]`, (rs) => rs.length);
+	out.restart_job_exit = await laterExit;
+	out.restart_no_reload = await p.evaluate(() => window.notReloaded === 1);
+	// what a browser says of a stream cut and of a port that refuses: about the events URL only
+	const cut = A.log.console.slice(before);
+	out.restart_console = cut.filter((m) => !(m.url === C.url + "/api/v1/events" && /net::ERR_/.test(m.text)));
+	out.restart_console_refused = cut.length - out.restart_console.length;
 
 	// ---- nobody, with a token: not root's job, not the system view ----
 	const N = await context(browser, C.nobody_token);
 	const q = N.page;
-	await q.goto(C.url + "/");
-	await waitRendered(q, "jobs");
+	await go(q, C.url + "/", "jobs");
 	out.nobody_rows = await q.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
 	out.nobody_who = await q.textContent("#who");
 	out.nobody_list = await mismatches(q, C.nobody_token);
-	await q.goto(C.url + "/#/job/" + C.job_a);
-	await waitRendered(q, "job");
+	await go(q, C.url + "/#/job/" + C.job_a, "job");
 	out.nobody_other_job = await q.$$eval("[data-error]", (e) => e.map((x) => ({ status: x.dataset.error, text: x.textContent })));
 	out.nobody_other_job_charts = await q.evaluate(() => window.iostrataCharts.length);
 	const r404 = await fetch(C.url + "/api/v1/jobs/" + C.job_a, { headers: { Authorization: "Bearer " + C.nobody_token } });
 	out.nobody_other_job_api = r404.status;
-	await q.goto(C.url + "/#/job/" + C.job_n);
-	await waitRendered(q, "job");
+	await go(q, C.url + "/#/job/" + C.job_n, "job");
 	out.nobody_own_job = await mismatches(q, C.nobody_token);
 	out.nobody_own_job_charts = await charts(q);
-	await q.goto(C.url + "/#/system");
-	await waitRendered(q, "system");
+	await go(q, C.url + "/#/system", "system");
 	out.nobody_system = await q.$$eval("[data-error]", (e) => e.map((x) => ({ status: x.dataset.error, text: x.textContent })));
 	out.nobody_system_link_hidden = await q.evaluate(() => document.getElementById("nav-system").hidden);
 	await q.screenshot({ path: C.art + "/web_ui_nobody_system.png", fullPage: true });
@@ -229,17 +273,14 @@ async function charts(page) {
 	// ---- a server that asks everyone for a token: the token form ----
 	const L = await context(browser, null);
 	const s = L.page;
-	await s.goto(C.url_none + "/");
-	await waitRendered(s, "login");
+	await go(s, C.url_none + "/", "login");
 	out.login_form = !!(await s.$("#login input[type=password]"));
 	await s.fill("#token", C.nobody_token);
-	await s.click("#login button[type=submit]");
-	await waitRendered(s, "jobs");
+	await clickTo(s, "#login button[type=submit]", "jobs");
 	out.login_rows = await s.$$eval("tr[data-job-id]", (rs) => rs.map((r) => r.dataset.job));
 	out.login_stored = await s.evaluate(() => sessionStorage.getItem("iostrata.token") !== null);
 	out.login_cookies = (await L.ctx.cookies()).length;
-	await s.click("#forget");
-	await waitRendered(s, "login");
+	await clickTo(s, "#forget", "login");
 	out.login_forgotten = await s.evaluate(() => sessionStorage.getItem("iostrata.token") === null);
 	// the 401s of the login flow are the answers that ask for a token
 	out.login_console = L.log.console.filter((m) => !/status of 401/.test(m.text));

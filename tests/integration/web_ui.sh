@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# The web UI of `iostrata serve`, as root: a private iostratad stores jobs of root and of user
-# nobody run under `iostrata run` (the user layer, and a job under `run --kernel` when this
-# kernel lets us load eBPF); `iostrata serve` reads its store on a free loopback port with a tokens
+# The web UI of `iostrata serve` (docs/WEB.md), as root: a private iostratad (with its device
+# sampler) stores jobs of root and of user nobody run under `iostrata run` (the user layer, and one
+# job under `run --kernel`); `iostrata serve` reads its store on a free loopback port with a tokens
 # file. First with curl: the UI's files are served by exact name with their types, the
 # Content-Security-Policy allows scripts and styles from the server only and the page holds no
-# inline script, style or event handler; /../, %2e%2e, ..%2f and their kin are 404. Then in
-# Debian's Chromium (playwright-core from npm into build/npm-test, driven by tools/web_check.js,
-# every request outside the servers routed to a failure): the jobs list, a job started during the
-# test appearing within 3 s without a reload and its row ending, the filters mapped to the API;
-# root's job with every chart labelled and drawn, every figure shown equal to the API's answer
-# exactly, a finding's zoom landing on its time range (the charts' x scale) and back; the system
-# view; nobody's token cannot open root's job (the UI says not found, the API said 404) nor the
-# system view; a server that asks everyone for a token shows the token form, and the token lives
-# in sessionStorage, never a cookie. No console error, no request outside the server; screenshots
-# in build/test-artifacts/web_ui_*.png.
+# inline script, style or event handler; /../, %2e%2e, ..%2f, %00 and their kin are 404. A
+# finding's time is its file's first and last timestamps in the logs. Then in Debian's Chromium
+# (playwright-core from npm into build/npm-test, driven by tools/web_check.js, every request
+# outside the servers routed to a failure): the jobs list, a job started during the test appearing
+# within 3 s without a reload and its row ending, the filters (user, state, app, since, until)
+# and paging mapped to the API; root's job and the kernel-layer job with every chart labelled and
+# drawn, every figure shown equal to the API's answer exactly, a finding's zoom landing on its
+# time range (the charts' x scale) and back; the system view with a job running; the server
+# stopped and started under the open page (offline, then live again by itself, a new job shown);
+# nobody's token cannot open root's job (the UI says not found, the API said 404) nor the system
+# view; a server that asks everyone for a token shows the token form, and the token lives in
+# sessionStorage, never a cookie. No console error, no request outside the server; screenshots in
+# build/test-artifacts/web_ui_*.png.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
 if [ "$(id -u)" -ne 0 ]; then
@@ -34,7 +37,7 @@ trap 'kill $SPID $SPID2 $(cat "$T/serve.pid" 2>/dev/null) 2>/dev/null; daemon_st
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 0; }
 
 as_nobody() { setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups "$@"; }
-# root's job: 2,000 writes of 100 B (a small_writes finding with a time range), then 1.2 MB in
+# root's job: 2,000 writes of 100 B (an aggregate_writes finding with a time range), then 1.2 MB in
 # large writes and a read back, spread over about 2 s so its series has several intervals
 "$IOSTRATA" run -q -o "$T/jA" --job uiA -- sh -c "i=0; while [ \$i -lt 2000 ]; do printf '%0100d' 0; i=\$((i + 1)); done > $T/y.dat
 sleep 1; head -c 1228800 /dev/zero > $T/a.dat; sleep 1; cat $T/a.dat > /dev/null"
@@ -159,7 +162,7 @@ curl -s "$URL/api/v1/jobs/$A/report" >"$T/repA.json"
 eq "the API's report is iostrata report --json of the job directory" "same" "$(cmp -s "$T/repA.json" "$T/cliA.json" && echo same)"
 eq "job view: findings shown = the report's, a zoom button where a time is" \
 	"$(jq -c '[.findings[] | {id, zoom: (.time != null)}]' "$T/repA.json")" "$(o .job_findings)"
-eq "job view: the small_writes finding has a time range" "1" "$(jq '[.findings[] | select(.id == "small_writes" and .time.end_ns > .time.start_ns)] | length' "$T/repA.json")"
+eq "job view: the aggregate_writes finding has a time range" "1" "$(jq '[.findings[] | select(.id == "aggregate_writes" and .time.end_ns > .time.start_ns)] | length' "$T/repA.json")"
 # the aggregate_writes finding's time: its file's first and last open/read/write/close timestamps in
 # the logs (iostrata dump), less the start of the job's first process
 want=$(for f in "$T"/jA/*.iost; do "$IOSTRATA" dump --json "$f"; done | jq -rs --arg p "$T/y.dat" '

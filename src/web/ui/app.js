@@ -49,9 +49,6 @@
 		e.setAttribute("data-src", src);
 		return e;
 	}
-	function getpath(o, path) {
-		return path.split(".").reduce(function (x, k) { return x === null || x === undefined ? x : x[k]; }, o);
-	}
 	function orderLayers(names) {
 		return names.slice().sort(function (a, b) {
 			var i = LAYER_ORDER.indexOf(a), j = LAYER_ORDER.indexOf(b);
@@ -73,6 +70,8 @@
 		return s;
 	}
 	function clear() {
+		if (refreshTimer) clearTimeout(refreshTimer);
+		refreshTimer = null;
 		app.textContent = "";
 		window.iostrataCharts.length = 0;
 		window.iostrataUI.timeCharts = [];
@@ -170,12 +169,19 @@
 		onJobEvent(j);
 	}
 	/* A job appeared or changed: the list reloads its page (its filters and order are the
-	 * API's); the job's own view reloads when it ends (its report comes then). */
+	 * API's) once the burst of events is over; the job's own view reloads when it ends (its
+	 * report comes then); the system view, which reads every node's series, at most every 5 s. */
+	var lastSystem = 0;
 	function onJobEvent(j) {
-		if (view.name === "jobs" || (view.name === "job" && String(j.id) === view.id && j.state === "ended") ||
-		    view.name === "system") {
+		if (view.name === "jobs" || (view.name === "job" && String(j.id) === view.id && j.state === "ended")) {
 			if (refreshTimer) clearTimeout(refreshTimer);
 			refreshTimer = setTimeout(function () { refreshTimer = null; if (view.refresh) view.refresh(); }, 150);
+		} else if (view.name === "system" && !refreshTimer) {
+			refreshTimer = setTimeout(function () {
+				refreshTimer = null;
+				lastSystem = Date.now();
+				if (view.name === "system" && view.refresh) view.refresh();
+			}, Math.max(150, lastSystem + 5000 - Date.now()));
 		}
 	}
 
@@ -754,6 +760,5 @@
 		}
 	}
 
-	window.iostrataUI.getpath = getpath;
 	boot();
 })();

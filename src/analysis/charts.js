@@ -112,7 +112,10 @@
 
 	/* A heatmap on a canvas: rows (labels, top to bottom) × columns (equal steps from x0 to x1
 	 * seconds, or x0 a text saying what they span), value(r, c) >= 0, darker for more on a log
-	 * scale. The note under it says what the axes are. */
+	 * scale. The note under it says what the axes are. With numeric x0 and x1 the canvas has
+	 * zoom(a, b): it redraws the columns that overlap [a, b] across its width (null: all of them),
+	 * and says which it shows in data-range ("FIRST LAST": column indexes; data-x0 and data-w say
+	 * where column 0 starts and how wide a column is). */
 	D.heatmap = function (parent, title, xlabel, ylabel, rows, ncols, value, x0, x1, unit) {
 		var f = D.add(parent, D.el("figure", "chart"));
 		D.add(f, D.el("figcaption", null, title));
@@ -125,20 +128,39 @@
 		var ctx = c.getContext("2d"), max = 0, r, k;
 		for (r = 0; r < rows.length; r++)
 			for (k = 0; k < ncols; k++) max = Math.max(max, value(r, k));
-		var cw = W / Math.max(1, ncols);
-		for (r = 0; r < rows.length; r++)
-			for (k = 0; k < ncols; k++) {
-				var v = value(r, k);
-				if (!v) continue;
-				var t = Math.log(1 + v) / Math.log(1 + max);
-				ctx.fillStyle = "rgb(" + Math.round(255 - 224 * t) + "," + Math.round(255 - 136 * t) + "," + Math.round(255 - 75 * t) + ")";
-				ctx.fillRect(Math.floor(k * cw), r * rh, Math.ceil(cw), rh);
-			}
-		var span = typeof x0 === "string" ? x0 : (x0 ? D.secs(x0) : "0") + " to " + D.secs(x1);
+		function draw(k0, k1) {
+			var cw = W / (k1 - k0 + 1);
+			ctx.clearRect(0, 0, c.width, c.height);
+			for (var r = 0; r < rows.length; r++)
+				for (var k = k0; k <= k1; k++) {
+					var v = value(r, k);
+					if (!v) continue;
+					var t = Math.log(1 + v) / Math.log(1 + max);
+					ctx.fillStyle = "rgb(" + Math.round(255 - 224 * t) + "," + Math.round(255 - 136 * t) + "," + Math.round(255 - 75 * t) + ")";
+					ctx.fillRect(Math.floor((k - k0) * cw), r * rh, Math.ceil(cw), rh);
+				}
+			c.setAttribute("data-range", k0 + " " + k1);
+		}
+		draw(0, Math.max(0, ncols - 1));
+		var numeric = typeof x0 === "number";
+		var span = numeric ? (x0 ? D.secs(x0) : "0") + " to " + D.secs(x1) : x0;
 		var xl = D.add(inner, D.el("div", "note", xlabel + ": " + span + "; rows: " +
 			(rows.length > 1 ? ylabel + " " + rows[0] + " (top) to " + rows[rows.length - 1] : ylabel + " " + rows[0]) +
 			"; darker: more " + (unit || "bytes") + " (log scale, most " + (unit ? D.group(max) + " " + unit : D.bytes(max)) + " in one cell)"));
 		xl.setAttribute("data-xlabel", xlabel);
+		if (numeric) {
+			c.setAttribute("data-x0", String(x0));
+			c.setAttribute("data-w", String((x1 - x0) / Math.max(1, ncols)));
+		}
+		if (numeric)
+			c.zoom = function (a, b) {
+				var w = (x1 - x0) / Math.max(1, ncols), k0 = 0, k1 = Math.max(0, ncols - 1);
+				if (a !== null) {
+					k0 = Math.min(k1, Math.max(0, Math.floor((a - x0) / w)));
+					k1 = Math.max(k0, Math.min(k1, Math.ceil((b - x0) / w) - 1));
+				}
+				draw(k0, k1);
+			};
 		D.register({ title: title, xlabel: xlabel, ylabel: ylabel, canvas: c, plot: [0, 0, c.width, c.height], u: null });
 		return c;
 	};

@@ -173,6 +173,15 @@ eq "aggregate_writes: its time is y.dat's first and last timestamps in the logs"
 	"$(jq -r '.findings[] | select(.id == "aggregate_writes") | "\(.time.start_ns) \(.time.end_ns)"' "$T/repA.json")"
 eq "zoom: every time chart's x scale is the finding's time range" "true 3" \
 	"$(jq -c '.zoom_index >= 0 and ([.zoom_got[] | . == $w] | all)' --argjson w "$(o .zoom_want)" "$T/ui.json") $(o '.zoom_got | length')"
+# the heatmap's columns are the time charts' intervals; zoomed, it shows those overlapping the range
+# (a range before the first interval or after the last: the nearest one)
+eq "zoom: the heatmap's columns start where the time charts' intervals do, one interval wide" "true true" \
+	"$(o '.zoom_heat | .x0 == .xs[0]') $(o '.zoom_heat | (.xs | length) < 2 or (.xs[1] - .xs[0]) == .w')"
+eq "zoom: the heatmap shows the columns that overlap the finding's range, then all again" \
+	"$(o -r '.zoom_want as $r | .zoom_heat | ((.xs | length) - 1) as $n
+		| ([[($r[0] - .x0) / .w | floor, 0] | max, $n] | min) as $k0
+		| "\($k0) \([[(($r[1] - .x0) / .w | ceil) - 1, $n] | min, $k0] | max)"') 0 $(( $(o '.zoom_heat.xs | length') - 1 ))" \
+	"$(o -r .zoom_heat.range) $(o -r .unzoom_heat)"
 eq "zoom: the finding is highlighted" "[\"$(o .zoom_index)\"]" "$(o .zoom_active)"
 eq "zoom: 'whole job' gives the whole series back" "true" "$(o '.unzoom_got == .unzoom_want')"
 eq "zoom: the zoomed charts are still drawn" "[]" "$(o '[.zoom_charts[] | select(.drawn == 0) | .title]')"

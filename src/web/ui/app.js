@@ -75,6 +75,7 @@
 		app.textContent = "";
 		window.iostrataCharts.length = 0;
 		window.iostrataUI.timeCharts = [];
+		window.iostrataUI.heatmap = null;
 		document.body.removeAttribute("data-rendered");
 		view.gen++;
 	}
@@ -418,8 +419,10 @@
 			var charts = window.iostrataUI.timeCharts;
 			marks.forEach(function (m) { m.active = m.i === i; });
 			[].forEach.call(document.querySelectorAll(".finding.active"), function (e) { e.classList.remove("active"); });
+			var heat = window.iostrataUI.heatmap;
 			if (i === null) {
 				charts.forEach(function (u) { u.setScale("x", { min: u.data[0][0], max: u.data[0][u.data[0].length - 1] }); });
+				if (heat) heat.zoom(null);
 				zoomed.textContent = "";
 				return;
 			}
@@ -427,6 +430,7 @@
 			/* a finding at one instant gets a millisecond around it: a scale needs a width */
 			if (b <= a) { a -= 0.0005; b += 0.0005; }
 			charts.forEach(function (u) { u.setScale("x", { min: a, max: b }); });
+			if (heat) heat.zoom(a, b); /* its columns that overlap the range */
 			zoomed.textContent = "zoomed to " + f.id + ": " + secs(a) + " to " + secs(b);
 			zoomed.setAttribute("data-finding-index", String(i));
 			var d = document.querySelector('.finding[data-index="' + i + '"]');
@@ -481,7 +485,7 @@
 		kpts.forEach(function (p) {
 			if (p.layer === kl) cells[ranks.indexOf(p.rank)][Math.round((p.t_ms - tmin) / res)] += p.bytes_read + p.bytes_written;
 		});
-		D.heatmap(parent, "Bytes per rank over time (" + kl + ")", "time since start", "rank",
+		window.iostrataUI.heatmap = D.heatmap(parent, "Bytes per rank over time (" + kl + ")", "time since start", "rank",
 			ranks.map(function (r) { return r < 0 ? "none (not MPI)" : r; }), n, function (r, c) { return cells[r][c]; },
 			xs[0], xs[n - 1] + dt);
 	}

@@ -174,19 +174,29 @@ async function charts(page) {
 	out.job = await mismatches(p, null);
 	out.job_findings = await p.$$eval(".finding", (fs) => fs.map((f) => ({ id: f.dataset.finding, zoom: !!f.querySelector("button.zoom") })));
 	await p.screenshot({ path: C.art + "/web_ui_job.png", fullPage: true });
-	// zoom from the first finding with a time range of some length
 	const rep = await (await fetch(C.url + "/api/v1/jobs/" + C.job_a + "/findings")).json();
 	out.api_findings = rep.findings.map((f) => ({ id: f.id, time: f.time }));
-	const zi = rep.findings.findIndex((f) => f.time && f.time.end_ns > f.time.start_ns);
+	// the finding with the shortest time range of some length: its zoom shows the most change
+	let zi = -1;
+	rep.findings.forEach((f, i) => {
+		const d = f.time ? f.time.end_ns - f.time.start_ns : 0;
+		if (d > 0 && (zi < 0 || d < rep.findings[zi].time.end_ns - rep.findings[zi].time.start_ns)) zi = i;
+	});
 	out.zoom_index = zi;
 	if (zi >= 0) {
 		await p.click(`button[data-zoom="${zi}"]`);
 		out.zoom_want = [rep.findings[zi].time.start_ns / 1e9, rep.findings[zi].time.end_ns / 1e9];
 		out.zoom_got = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.scales.x.min, u.scales.x.max]));
 		out.zoom_active = await p.$$eval(".finding.active", (fs) => fs.map((f) => f.dataset.index));
+		out.zoom_heat = await p.evaluate(() => {
+			const c = window.iostrataUI.heatmap, u = window.iostrataUI.timeCharts[0];
+			const xs = u.data[0].filter((x, i) => u.data.slice(1).some((s) => s[i] !== null));
+			return { range: c.dataset.range, x0: Number(c.dataset.x0), w: Number(c.dataset.w), xs };
+		});
 		out.zoom_charts = await charts(p);
 		await p.screenshot({ path: C.art + "/web_ui_zoom.png", fullPage: true });
 		await p.click("#zoom-reset");
+		out.unzoom_heat = await p.evaluate(() => window.iostrataUI.heatmap.dataset.range);
 		out.unzoom_got = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.scales.x.min, u.scales.x.max]));
 		out.unzoom_want = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.data[0][0], u.data[0][u.data[0].length - 1]]));
 	}

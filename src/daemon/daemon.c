@@ -1057,10 +1057,14 @@ static int put_job(struct dmn *d, struct dmn_job *j, int64_t now)
 	int ending = 0;
 	for (size_t i = 0; i < d->rows->nending; i++)
 		ending |= d->rows->ending[i].job == j;
+	/* its end, once set, in every later interval too (a job stays in memory after its end while
+	 * the scheduler's last word or its merge is due: that must not clear it) */
+	if (ending && !j->end_ms)
+		j->end_ms = now;
 	struct store_job sj = {
 		.key = j->key, .job = j->job, .host = d->host, .uid = j->uid,
 		.user = user_name(j->uid, user, sizeof user), .exe = j->exe, .jobdir = j->jobdir,
-		.start_ms = j->start_ms, .end_ms = ending ? (j->end_ms ? j->end_ms : now) : 0,
+		.start_ms = j->start_ms, .end_ms = ending || j->ended ? j->end_ms : 0,
 		.running = !ending && !j->ended,
 	};
 	int r = store_job_put(d->st, &sj);

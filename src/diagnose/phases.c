@@ -147,19 +147,48 @@ int dgn_phases(const struct dgn_series *s, struct dgn_phase **out, size_t *n)
 		if (y[i] > peak)
 			peak = y[i];
 	double idle = DGN_IDLE_SHARE * peak;
-	size_t start = SIZE_MAX;
-	for (size_t i = 0; i <= s->n && r == 0; i++) {
+	/* the stretches: [cut[k], cut[k + 1]) for the k with act[k] set */
+	size_t *cut = malloc((s->n + 1) * sizeof *cut), ncut = 0, start = SIZE_MAX;
+	if (!cut) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i <= s->n; i++) {
 		int active = i < s->n && ((peak > 0 && y[i] > idle) || at(s->meta, i) * per_s >= DGN_META_ACTIVE);
 		/* a level step within activity: the denoised bandwidth changes by DGN_STEP_FACTOR */
 		int step = active && start != SIZE_MAX && i > start && y[i - 1] > idle && y[i] > idle &&
 			   (y[i] >= DGN_STEP_FACTOR * y[i - 1] || y[i - 1] >= DGN_STEP_FACTOR * y[i]);
 		if (start != SIZE_MAX && (!active || step)) {
-			r = add_phase(s, start, i, out, n, &cap);
+			cut[ncut++] = start;
+			cut[ncut++] = i;
 			start = SIZE_MAX;
 		}
 		if (active && start == SIZE_MAX)
 			start = i;
 	}
+	/* a stretch of one sample against another (a phase's first or last second, part of it
+	 * idle: the step is the sample's, not the job's) joins the one it touches, the longer
+	 * when it touches two */
+	for (size_t k = 0; k < ncut; k += 2) {
+		if (cut[k + 1] - cut[k] != 1)
+			continue;
+		int left = k >= 2 && cut[k - 1] == cut[k], right = k + 2 < ncut && cut[k + 2] == cut[k + 1];
+		if (left && right && cut[k + 3] - cut[k + 2] > cut[k - 1] - cut[k - 2])
+			left = 0;
+		if (left) {
+			cut[k - 1] = cut[k + 1];
+		} else if (right) {
+			cut[k + 2] = cut[k];
+		} else {
+			continue;
+		}
+		memmove(&cut[k], &cut[k + 2], (ncut - k - 2) * sizeof *cut);
+		ncut -= 2;
+		k -= 2; /* look at what now stands here (k + 2 - 2 after the loop's step) */
+	}
+	for (size_t k = 0; k < ncut && r == 0; k += 2)
+		r = add_phase(s, cut[k], cut[k + 1], out, n, &cap);
+	free(cut);
 out:
 	free(y);
 	if (r < 0) {

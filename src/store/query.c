@@ -15,6 +15,7 @@
 
 #include "analysis/json.h"
 #include "iostrata/format.h"
+#include "store/diagnosis.h"
 
 int store_parse_time(const char *s, int64_t now_ms, int64_t *ms)
 {
@@ -152,7 +153,7 @@ static int parse_opts(const char *verb, int argc, char **argv, const char *want,
 					verb, a, val);
 				return 2;
 			}
-		} else if (a[0] != '-' && !strcmp(verb, "job") && !o->job)
+		} else if (a[0] != '-' && (!strcmp(verb, "job") || !strcmp(verb, "diagnose")) && !o->job)
 			o->job = a;
 		else {
 			fprintf(err, "iostrata %s: unexpected argument '%s'\n", verb, argv[i]);
@@ -367,6 +368,55 @@ static int q_job(struct store *s, const struct store_caller *caller, int argc, c
 		fprintf(out, "  user layers: %" PRIu64 " reads (%s), %" PRIu64 " writes (%s), %" PRIu64 " metadata ops\n",
 			c.j.calls[STORE_CAT_READ], rd, c.j.calls[STORE_CAT_WRITE], wr, c.j.calls[STORE_CAT_META]);
 	}
+	r = 0;
+out:
+	for (size_t i = 0; i < 8; i++)
+		free(c.strs[i]);
+	return r;
+}
+
+/* ---- diagnose ---- */
+
+static int q_diagnose(struct store *s, const struct store_caller *caller, int argc, char **argv, FILE *out, FILE *err)
+{
+	struct qopts o;
+	int r = parse_opts("diagnose", argc, argv, " --json --host ", &o, err);
+	if (r)
+		return r;
+	if (!o.job) {
+		fprintf(err, "iostrata diagnose: which job? (iostrata diagnose ID; iostrata jobs lists them)\n");
+		return 2;
+	}
+	struct store_job_filter f = {.uid = caller->admin ? STORE_ANY_UID : caller->uid, .job = o.job};
+	struct one_ctx c;
+	memset(&c, 0, sizeof c);
+	c.host = o.host;
+	r = store_jobs(s, &f, keep_job, &c);
+	if (r < 0 || c.n == 0) {
+		if (r < 0)
+			fprintf(err, "iostrata diagnose: %s\n", store_error(s));
+		else
+			fprintf(err, "iostrata diagnose: no job '%s'%s%s%s\n", o.job, o.host ? " on " : "", o.host ? o.host : "",
+				caller->admin ? "" : " of yours");
+		r = 1;
+		goto out;
+	}
+	struct store_diagnosis d;
+	if ((r = store_diagnose(s, &c.j, &d)) < 0) {
+		fprintf(err, "iostrata diagnose: %s\n", r == -ENOMEM ? "out of memory" : store_error(s));
+		r = 1;
+		goto out;
+	}
+	if (o.json) {
+		struct ana_jw w = {.f = out};
+		ana_jw_open(&w, NULL, '{');
+		store_diagnosis_json(&w, &c.j, &d);
+		ana_jw_close(&w, '}');
+		fputc('\n', out);
+	} else {
+		store_diagnosis_text(out, &c.j, &d);
+	}
+	store_diagnosis_free(&d);
 	r = 0;
 out:
 	for (size_t i = 0; i < 8; i++)
@@ -654,6 +704,8 @@ int store_query(struct store *s, const struct store_caller *caller, int argc, ch
 		return q_job(s, caller, argc, argv, out, err);
 	if (!strcmp(argv[0], "node"))
 		return q_node(s, caller, argc, argv, out, err);
-	fprintf(err, "iostrata: unknown query '%s' (jobs, job, node)\n", argv[0]);
+	if (!strcmp(argv[0], "diagnose"))
+		return q_diagnose(s, caller, argc, argv, out, err);
+	fprintf(err, "iostrata: unknown query '%s' (jobs, job, node, diagnose)\n", argv[0]);
 	return 2;
 }

@@ -74,6 +74,15 @@ static void steps(void)
 	      p[0].n == 20 && p[1].first == 23 && p[1].n == 20, "n %zu", n);
 	free(p);
 
+	/* a phase's first and last seconds partly idle (a job starting and ending within them):
+	 * the same phase, not phases of their own */
+	double e[10] = {0, 0, 1.4 * MB, 3.8 * MB, 3.8 * MB, 3.8 * MB, 3.8 * MB, 0.5 * MB, 0, 0};
+	s = series(e, 10, 0);
+	r = dgn_phases(&s, &p, &n);
+	check("partial first and last seconds: one phase of 6 s", r == 0 && n == 1 && p[0].first == 2 && p[0].n == 6,
+	      "n %zu: %zu+%zu", n, n ? p[0].first : 0, n ? p[0].n : 0);
+	free(p);
+
 	/* constant bandwidth: one phase, the whole series */
 	double c[16];
 	for (int i = 0; i < 16; i++)

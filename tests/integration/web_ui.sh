@@ -19,6 +19,7 @@
 # build/test-artifacts/web_ui_*.png.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
+source "$(dirname "$0")/lib_kernel.sh"
 if [ "$(id -u)" -ne 0 ]; then
 	skip "web_ui" "needs root (jobs of two users, a private daemon)"
 	exit 0
@@ -33,7 +34,7 @@ NOGROUP=$(id -g nobody)
 daemon_conf "samplers = live diskstats"
 install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$LIVE/iostrata-$NOBODY"
 SPID= SPID2=
-trap 'kill $SPID $SPID2 $(cat "$T/serve.pid" 2>/dev/null) 2>/dev/null; daemon_stop; rm -rf "$T"' EXIT
+trap 'kill $SPID $SPID2 $(cat "$T/serve.pid" 2>/dev/null) 2>/dev/null; daemon_stop; kernel_cleanup' EXIT
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 0; }
 
 as_nobody() { setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups "$@"; }
@@ -47,8 +48,11 @@ as_nobody env IOSTRATA_LIVE_DIR="$LIVE/iostrata-$NOBODY" "$IOSTRATA" run -q -o "
 	sh -c "head -c 4608 /dev/zero > $T/jN/n.dat; sleep 1; cat $T/jN/n.dat > /dev/null"
 eq "nobody's job ran" 0 "$?"
 
-# the kernel layer: O_DIRECT writes seen as system calls and block requests (eBPF)
-"$IOSTRATA" run -q --kernel -o "$T/jK" --job uiK -- dd if=/dev/zero of="$T/k.dat" bs=4096 count=64 oflag=direct status=none 2>"$T/k.err"
+# the kernel layer: O_DIRECT writes seen as system calls and block requests (eBPF), on a device
+# of the test's own (lib_kernel.sh), so that its block requests are the test's alone
+make_fs ext4 32 || fail "ext4 on a loop device" "make_fs failed"
+KDAT="$FS_MNT/k.dat"
+"$IOSTRATA" run -q --kernel -o "$T/jK" --job uiK -- dd if=/dev/zero of="$KDAT" bs=4096 count=64 oflag=direct status=none 2>"$T/k.err"
 rc=$?
 eq "root's kernel-layer job ran" "0" "$rc$(head -1 "$T/k.err" | sed 's/^/: /')"
 
@@ -186,6 +190,12 @@ eq "zoom: the finding is highlighted" "[\"$(o .zoom_index)\"]" "$(o .zoom_active
 eq "zoom: 'whole job' gives the whole series back" "true" "$(o '.unzoom_got == .unzoom_want')"
 eq "zoom: the zoomed charts are still drawn" "[]" "$(o '[.zoom_charts[] | select(.drawn == 0) | .title]')"
 
+# the diagnosis' anomalies (/api/v1/jobs/ID/diagnosis)
+eq "anomalies shown = the diagnosis' findings, at least one" "$(o .api_anomalies) true" "$(o .anomalies) $(o '.anomalies | length >= 1')"
+eq "zoom from an anomaly: every time chart's x scale is its range, the anomaly highlighted" "true 3 [\"a0\"]" \
+	"$(jq -c '.anomaly_zoom_got as $g | .anomaly_zoom_want as $w | [$g[] | . == $w] | all' "$T/ui.json") $(o '.anomaly_zoom_got | length') $(o .anomaly_active)"
+eq "anomalies: every figure shown equals the API's" "[]" "$(o .job_after_anomalies.bad)"
+
 # the kernel-layer job: its layers down the stack, its file through them
 eq "kernel job: charts" '["Bandwidth per layer","IOPS per layer","Metadata rate per layer","Bytes per rank over time (posix)","Request sizes: posix","Request sizes: syscall","Request sizes: fs","Request sizes: block","Bytes per rank"]' \
 	"$(o '[.kjob_charts[].title]')"
@@ -195,7 +205,7 @@ eq "kernel job: the layers top (user) to bottom (block), those the API has" \
 	"$(curl -s "$URL/api/v1/jobs/$K/series?by=layer" | jq -c --argjson ord "$ORD" '[.points[].layer] | unique | map($ord[.]) | sort')" \
 	"$(o --argjson ord "$ORD" '.kjob_layers | map($ord[.])')"
 eq "kernel job: k.dat through the layers, 262144 B written at user, syscall and block" "262144 262144 262144" \
-	"$(o --arg p "$T/k.dat" '.kjob_files[] | select(.[0] == $p) | "\(.[2]) \(.[4]) \(.[6])"' | tr -d '"')"
+	"$(o --arg p "$KDAT" '.kjob_files[] | select(.[0] == $p) | "\(.[2]) \(.[4]) \(.[6])"' | tr -d '"')"
 eq "kernel job: every figure shown equals the API's" "[] true" "$(o .kjob.bad) $(o '.kjob.n > 40')"
 
 # the system view

@@ -392,48 +392,56 @@
 		var zoomBar = add(over, el("div", "pager"));
 		var layerSrc = src + "/series?by=layer&resolution=" + res, rankSrc = src + "/series?by=rank&resolution=" + res;
 		var findings = R ? R.findings : [];
+		/* the time ranges marked on the charts: the report's findings ("f" and their index) and
+		 * the diagnosis' anomalies ("a" and theirs), each with the range its zoom shows */
 		var marks = [];
 		findings.forEach(function (f, i) {
-			if (f.time) marks.push({ x0: f.time.start_ns / 1e9, x1: f.time.end_ns / 1e9, i: i, active: false });
+			if (f.time) marks.push({ x0: f.time.start_ns / 1e9, x1: f.time.end_ns / 1e9, key: "f" + i, label: f.id, active: false });
 		});
+		var diagSrc = src + "/diagnosis";
 		var reset = add(zoomBar, el("button", null, "Whole job"));
 		reset.type = "button";
 		reset.id = "zoom-reset";
 		var zoomed = add(zoomBar, el("span", "note"));
 		zoomed.id = "zoom-range";
-		Promise.all([api(layerSrc), api(rankSrc)]).then(function (rs) {
+		Promise.all([api(layerSrc), api(rankSrc), api(diagSrc)]).then(function (rs) {
 			if (gen !== view.gen) return;
-			var L = rs[0].body, K = rs[1].body;
+			var L = rs[0].body, K = rs[1].body, G = rs[2].status === 200 ? rs[2].body : null;
 			if (rs[0].status !== 200 || rs[1].status !== 200) {
 				errorBox(over, rs[0].status, "The series could not be read.");
 				return;
 			}
+			if (G)
+				G.findings.forEach(function (f, i) {
+					marks.push({ x0: (f.start_ms - t0ms) / 1000, x1: (f.end_ms - t0ms) / 1000, key: "a" + i, label: f.kind, active: false });
+				});
 			drawSeries(over, L.points, K.points, t0ms, res, marks, R ? R.job.wall_seconds : (endms - t0ms) / 1000);
 			reset.addEventListener("click", function () { zoom(null); });
+			drawAnomalies(diagSrc, G, rs[2].status, t0ms);
 			if (R) drawReport(src, R, marks);
 			rendered();
 		}).catch(function () {});
 
-		/* zoom: every time chart to a finding's time range (null: the whole job) */
-		function zoom(i) {
-			var charts = window.iostrataUI.timeCharts;
-			marks.forEach(function (m) { m.active = m.i === i; });
+		/* zoom: every time chart and the heatmap to a mark's range (null: the whole job) */
+		function zoom(key) {
+			var charts = window.iostrataUI.timeCharts, m = null;
+			marks.forEach(function (x) { x.active = x.key === key; if (x.active) m = x; });
 			[].forEach.call(document.querySelectorAll(".finding.active"), function (e) { e.classList.remove("active"); });
 			var heat = window.iostrataUI.heatmap;
-			if (i === null) {
+			if (!m) {
 				charts.forEach(function (u) { u.setScale("x", { min: u.data[0][0], max: u.data[0][u.data[0].length - 1] }); });
 				if (heat) heat.zoom(null);
 				zoomed.textContent = "";
 				return;
 			}
-			var f = findings[i], a = f.time.start_ns / 1e9, b = f.time.end_ns / 1e9;
-			/* a finding at one instant gets a millisecond around it: a scale needs a width */
+			var a = m.x0, b = m.x1;
+			/* a mark at one instant gets a millisecond around it: a scale needs a width */
 			if (b <= a) { a -= 0.0005; b += 0.0005; }
 			charts.forEach(function (u) { u.setScale("x", { min: a, max: b }); });
 			if (heat) heat.zoom(a, b); /* its columns that overlap the range */
-			zoomed.textContent = "zoomed to " + f.id + ": " + secs(a) + " to " + secs(b);
-			zoomed.setAttribute("data-finding-index", String(i));
-			var d = document.querySelector('.finding[data-index="' + i + '"]');
+			zoomed.textContent = "zoomed to " + m.label + ": " + secs(a) + " to " + secs(b);
+			zoomed.setAttribute("data-key", key);
+			var d = document.querySelector('.finding[data-key="' + key + '"]');
 			if (d) d.classList.add("active");
 			over.scrollIntoView();
 		}
@@ -488,6 +496,44 @@
 		window.iostrataUI.heatmap = D.heatmap(parent, "Bytes per rank over time (" + kl + ")", "time since start", "rank",
 			ranks.map(function (r) { return r < 0 ? "none (not MPI)" : r; }), n, function (r, c) { return cells[r][c]; },
 			xs[0], xs[n - 1] + dt);
+	}
+
+	/* The diagnosis: the job's I/O phases and what is abnormal in them, each with its zoom. */
+	function drawAnomalies(dsrc, G, status, t0ms) {
+		var sec = section(app, "Anomalies (diagnosis)");
+		sec.id = "anomalies";
+		if (!G) {
+			add(sec, el("p", "note", "No diagnosis (the API answered " + status + ")."));
+			return;
+		}
+		var p0 = add(sec, el("p", "note"));
+		p0.append(fig(dsrc, "phases.length", G.phases.length, group(G.phases.length)), " I/O phases, compared with ",
+			fig(dsrc, "history", G.history), " similar jobs before; ", fig(dsrc, "neighbours", G.neighbours),
+			" jobs beside it (docs/DIAGNOSIS.md).");
+		if (!G.findings.length) add(sec, el("p", "note", "Nothing abnormal."));
+		G.findings.forEach(function (f, i) {
+			var p = "findings." + i + ".";
+			var d = add(sec, el("div", "finding anomaly " + (f.kind === "not_enough_data" ? "info" : "warning")));
+			d.setAttribute("data-anomaly", f.kind);
+			d.setAttribute("data-key", "a" + i);
+			var h = add(d, el("div"));
+			add(h, el("strong")).appendChild(fig(dsrc, p + "kind", f.kind, f.kind));
+			h.append(" (phase ", fig(dsrc, p + "phase", f.phase), ") ");
+			var b = add(h, el("button", "zoom", "zoom to " + secs((f.start_ms - t0ms) / 1000) + " – " + secs((f.end_ms - t0ms) / 1000)));
+			b.type = "button";
+			b.setAttribute("data-zoom-anomaly", String(i));
+			b.addEventListener("click", function () { view.zoom("a" + i); });
+			add(h, el("span", "hidden-figs")).append(fig(dsrc, p + "start_ms", f.start_ms, ""), fig(dsrc, p + "end_ms", f.end_ms, ""));
+			var t = add(d, el("div", "note"));
+			if (f.kind === "not_enough_data")
+				t.append("had ", fig(dsrc, p + "value", f.value), ", needs ", fig(dsrc, p + "expected", f.expected));
+			else
+				t.append("bandwidth ", fig(dsrc, p + "value", f.value, bytes(f.value) + "/s"), " against ",
+					fig(dsrc, p + "expected", f.expected, bytes(f.expected) + "/s"), " expected (",
+					fig(dsrc, p + "slower", f.slower, Math.round(f.slower * 100) + " % slower"), ")" +
+					(f.resource ? "; shared: " + f.resource : "") + (f.node ? "; node " + f.node : "") +
+					(f.jobs && f.jobs.length ? "; beside " + f.jobs.join(", ") : ""));
+		});
 	}
 
 	function drawReport(src, R, marks) {
@@ -577,6 +623,7 @@
 			var d = add(fd, el("div", "finding " + x.severity));
 			d.setAttribute("data-finding", x.id);
 			d.setAttribute("data-index", String(i));
+			d.setAttribute("data-key", "f" + i);
 			var h = add(d, el("div"));
 			h.appendChild(fig(src, p + "severity", x.severity, x.severity));
 			h.appendChild(document.createTextNode(": "));
@@ -586,7 +633,7 @@
 				var b = add(h, el("button", "zoom", "zoom to " + secs(x.time.start_ns / 1e9) + " – " + secs(x.time.end_ns / 1e9)));
 				b.type = "button";
 				b.setAttribute("data-zoom", String(i));
-				b.addEventListener("click", function () { view.zoom(i); });
+				b.addEventListener("click", function () { view.zoom("f" + i); });
 				add(h, el("span", "hidden-figs")).append(fig(src, p + "time.start_ns", x.time.start_ns, ""), fig(src, p + "time.end_ns", x.time.end_ns, ""));
 			}
 			add(d, el("div", null, x.text));

@@ -172,7 +172,7 @@ async function charts(page) {
 	out.job_hash = await p.evaluate(() => location.hash);
 	out.job_charts = await charts(p);
 	out.job = await mismatches(p, null);
-	out.job_findings = await p.$$eval(".finding", (fs) => fs.map((f) => ({ id: f.dataset.finding, zoom: !!f.querySelector("button.zoom") })));
+	out.job_findings = await p.$$eval("[data-finding]", (fs) => fs.map((f) => ({ id: f.dataset.finding, zoom: !!f.querySelector("button.zoom") })));
 	await p.screenshot({ path: C.art + "/web_ui_job.png", fullPage: true });
 	const rep = await (await fetch(C.url + "/api/v1/jobs/" + C.job_a + "/findings")).json();
 	out.api_findings = rep.findings.map((f) => ({ id: f.id, time: f.time }));
@@ -200,6 +200,23 @@ async function charts(page) {
 		out.unzoom_got = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.scales.x.min, u.scales.x.max]));
 		out.unzoom_want = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.data[0][0], u.data[0][u.data[0].length - 1]]));
 	}
+
+	// the diagnosis' anomalies: listed, and the zoom of the first lands on its range
+	const diag = await (await fetch(C.url + "/api/v1/jobs/" + C.job_a + "/diagnosis")).json();
+	const jobA = await (await fetch(C.url + "/api/v1/jobs/" + C.job_a)).json();
+	out.api_anomalies = diag.findings.map((f) => f.kind);
+	out.anomalies = await p.$$eval("[data-anomaly]", (fs) => fs.map((f) => f.dataset.anomaly));
+	if (diag.findings.length) {
+		const t0ms = jobA.report.job.start_wall_ns / 1e6, f = diag.findings[0];
+		let a = (f.start_ms - t0ms) / 1000, b = (f.end_ms - t0ms) / 1000;
+		if (b <= a) { a -= 0.0005; b += 0.0005; }
+		out.anomaly_zoom_want = [a, b];
+		await p.click('button[data-zoom-anomaly="0"]');
+		out.anomaly_zoom_got = await p.evaluate(() => window.iostrataUI.timeCharts.map((u) => [u.scales.x.min, u.scales.x.max]));
+		out.anomaly_active = await p.$$eval(".finding.active", (fs) => fs.map((x) => x.dataset.key));
+		await p.click("#zoom-reset");
+	}
+	out.job_after_anomalies = await mismatches(p, null);
 
 	// ---- the kernel-layer job ----
 	await go(p, C.url + "/#/job/" + C.job_k, "job");

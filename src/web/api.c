@@ -19,7 +19,6 @@
 
 #include "analysis/json.h"
 #include "iostrata/format.h"
-#include "store/diagnosis.h"
 #include "store/query.h"
 #include "web/jsonpick.h"
 
@@ -512,36 +511,6 @@ out:
 	one_free(&c);
 }
 
-/* The job's diagnosis (src/diagnose/ over what the store holds: store/diagnosis.h), as
- * `iostrata diagnose --json` prints it, with the job's id. */
-static void get_job_diagnosis(struct store *s, const struct web_caller *who, const char *id, const struct web_args *a,
-			      struct web_reply *r)
-{
-	struct one c;
-	struct out o;
-	struct store_diagnosis d;
-	if (args_check(a, " ", r) || find_job(s, who, id, &c, r))
-		return;
-	int rc = store_diagnose(s, &c.j, &d);
-	if (rc < 0) {
-		web_reply_error(r, 500, "diagnosis: %s", rc == -ENOMEM ? "out of memory" : store_error(s));
-		goto out;
-	}
-	if (out_open(&o) < 0) {
-		web_reply_error(r, 500, "out of memory");
-		store_diagnosis_free(&d);
-		goto out;
-	}
-	ana_jw_open(&o.w, NULL, '{');
-	ana_jw_i64(&o.w, "id", c.j.key);
-	store_diagnosis_json(&o.w, &c.j, &d);
-	ana_jw_close(&o.w, '}');
-	store_diagnosis_free(&d);
-	out_finish(&o, r);
-out:
-	one_free(&c);
-}
-
 /* ---- nodes ---- */
 
 /* Node-seconds summed per (bucket, layer); rows arrive ordered by host, t_ms, layer. */
@@ -854,8 +823,6 @@ void web_api(struct store *s, const struct web_caller *who, const char *path, co
 			return get_job_series(s, who, seg[1], a, r);
 		if (n == 3 && !strcmp(seg[2], "nodes"))
 			return get_job_nodes(s, who, seg[1], a, r);
-		if (n == 3 && !strcmp(seg[2], "diagnosis"))
-			return get_job_diagnosis(s, who, seg[1], a, r);
 		if (n == 3)
 			return get_job_part(s, who, seg[1], seg[2], a, r);
 	} else if (!strcmp(seg[0], "nodes")) {

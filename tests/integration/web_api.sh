@@ -99,11 +99,6 @@ for j in A BJ N; do
 		python3 "$TOOLS/api_check.py" series "$T/o_s$j" "$rep" posix
 		valid "s$j" "/api/v1/jobs/{id}/series"
 	done
-	get "d$j" "/api/v1/jobs/$id/diagnosis"
-	valid "d$j" "/api/v1/jobs/{id}/diagnosis"
-	"$IOSTRATA" diagnose --json --store "sqlite:$T/store/store.db" "$(jq_ "d$j" 'd["job"]')" >"$T/diag$j.json"
-	python3 -c "import json,sys; a=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2])); i=a.pop('id'); sys.exit(a != r or i != int(sys.argv[3]))" "$T/o_d$j" "$T/diag$j.json" "$id" &&
-		ok "job $j: /diagnosis is iostrata diagnose --json with the job's id" || fail "job $j: /diagnosis" "differs from iostrata diagnose --json"
 	get "n$j" "/api/v1/jobs/$id/nodes"
 	eq "job $j: one node, its host" "200 $(hostname)" "$(status "n$j") $(jq_ "n$j" '",".join(n["host"] for n in d["nodes"])')"
 	valid "n$j" "/api/v1/jobs/{id}/nodes"
@@ -117,8 +112,6 @@ get nA "/api/v1/jobs/$A/report" "$NOBODY_TOKEN"
 eq "nobody's token cannot read root's job (404, as a job that never ran)" "404 1" "$(status nA) $(jq_ nA '1 if "error" in d else 0')"
 get nAs "/api/v1/jobs/$A/series" "$NOBODY_TOKEN"
 eq "nobody's token cannot read root's series" 404 "$(status nAs)"
-get nAd "/api/v1/jobs/$A/diagnosis" "$NOBODY_TOKEN"
-eq "nobody's token cannot read root's diagnosis" 404 "$(status nAd)"
 get nN "/api/v1/jobs/$N/report" "$NOBODY_TOKEN"
 eq "nobody's token reads nobody's job" "200 same" "$(status nN) $(cmp -s "$T/o_nN" "$T/repN.json" && echo same)"
 get nu "/api/v1/jobs?user=root" "$NOBODY_TOKEN"

@@ -71,55 +71,36 @@ static void rate_over(const struct dgn_series *s, int64_t from, int64_t to, doub
 	*meta = m / secs;
 }
 
-/* A similar phase: its job's series and the phase. */
-struct sim {
-	const struct dgn_series *s;
-	struct dgn_phase p;
-};
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
-/* Is phase me (the last of v) abnormal among v[0..n)? *expected: the group's typical mean
- * bandwidth. 1 abnormal, 0 not, <0 -ENOMEM. */
-static int judge(const struct sim *v, size_t n, double *expected)
+int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal, double *expected)
 {
 	double thmin = 0, thmax = 0;
 	int first = 1, r = -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < v[i].p.n; k++) {
-			const struct dgn_series *s = v[i].s;
-			size_t at = v[i].p.first + k;
-			double bw = ((s->read ? s->read[at] : 0) + (s->write ? s->write[at] : 0)) * 1000.0 / (double)s->dt_ms;
-			if (first || bw < thmin)
-				thmin = bw;
-			if (first || bw > thmax)
-				thmax = bw;
+		for (size_t k = 0; k < v[i].n; k++) {
+			if (first || v[i].bw[k] < thmin)
+				thmin = v[i].bw[k];
+			if (first || v[i].bw[k] > thmax)
+				thmax = v[i].bw[k];
 			first = 0;
 		}
-	double *pts = calloc(n * DGN_D, sizeof *pts), *bw = NULL, *means = malloc(n * sizeof *means);
-	enum dgn_point *kind = malloc(n * sizeof *kind);
-	int *cl = malloc(n * sizeof *cl);
+	double *pts = calloc(n * DGN_D + 1, sizeof *pts), *means = malloc((n + 1) * sizeof *means);
+	enum dgn_point *kind = malloc((n + 1) * sizeof *kind);
+	int *cl = malloc((n + 1) * sizeof *cl);
 	uint32_t vec[DGN_D];
 	if (!pts || !means || !kind || !cl)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		const struct dgn_series *s = v[i].s;
-		free(bw);
-		if (!(bw = malloc((v[i].p.n ? v[i].p.n : 1) * sizeof *bw)))
-			goto out;
-		for (size_t k = 0; k < v[i].p.n; k++) {
-			size_t at = v[i].p.first + k;
-			bw[k] = ((s->read ? s->read[at] : 0) + (s->write ? s->write[at] : 0)) * 1000.0 / (double)s->dt_ms;
-		}
-		dgn_vector(bw, v[i].p.n, thmin, thmax, DGN_D, vec);
+		dgn_vector(v[i].bw, v[i].n, thmin, thmax, DGN_D, vec);
 		/* compared as shares of the phase's samples: phases of one application differ in
 		 * length by a sample or two, which must not make them different */
 		for (unsigned k = 0; k < DGN_D; k++)
-			pts[i * DGN_D + k] = v[i].p.n ? (double)vec[k] / (double)v[i].p.n : 0;
+			pts[i * DGN_D + k] = v[i].n ? (double)vec[k] / (double)v[i].n : 0;
 	}
 	unsigned min_pts = dgn_min_pts(n);
 	double eps = dgn_eps_knee(pts, n, DGN_D, min_pts);
@@ -128,23 +109,35 @@ static int judge(const struct sim *v, size_t n, double *expected)
 	/* what the group does: the median mean bandwidth of its clustered phases (all of them when
 	 * DBSCAN found no cluster) */
 	size_t m = 0;
-	for (size_t i = 0; i + 1 < n; i++)
+	for (size_t i = 0; i < n; i++)
 		if (kind[i] != DGN_NOISE)
-			means[m++] = v[i].p.mean_bw;
+			means[m++] = v[i].mean_bw;
 	if (!m)
-		for (size_t i = 0; i + 1 < n; i++)
-			means[m++] = v[i].p.mean_bw;
+		for (size_t i = 0; i < n; i++)
+			means[m++] = v[i].mean_bw;
 	qsort(means, m, sizeof *means, cmp_double);
-	*expected = m % 2 ? means[m / 2] : (means[m / 2 - 1] + means[m / 2]) / 2;
+	*expected = m ? (m % 2 ? means[m / 2] : (means[m / 2 - 1] + means[m / 2]) / 2) : 0;
 	/* abnormal: DBSCAN's noise, and slower (a phase faster than usual is nobody's problem) */
-	r = kind[n - 1] == DGN_NOISE && v[n - 1].p.mean_bw < (1 - DGN_SLOWER) * *expected;
+	for (size_t i = 0; i < n; i++)
+		abnormal[i] = kind[i] == DGN_NOISE && v[i].mean_bw < (1 - DGN_SLOWER) * *expected;
+	r = 0;
 out:
 	free(pts);
-	free(bw);
 	free(means);
 	free(kind);
 	free(cl);
 	return r;
+}
+
+/* The bandwidth samples (bytes/s) of phase p of s: malloc'd, NULL when out of memory. */
+static double *phase_bw(const struct dgn_series *s, const struct dgn_phase *p)
+{
+	double *bw = malloc((p->n ? p->n : 1) * sizeof *bw);
+	for (size_t k = 0; bw && k < p->n; k++) {
+		size_t at = p->first + k;
+		bw[k] = ((s->read ? s->read[at] : 0) + (s->write ? s->write[at] : 0)) * 1000.0 / (double)s->dt_ms;
+	}
+	return bw;
 }
 
 static int shares(const struct dgn_job *a, const struct dgn_job *b, const char **which)
@@ -247,40 +240,57 @@ static int find_cause(const struct dgn_job *j, const struct dgn_context *ctx, un
 	return 0;
 }
 
-/* The history's phases of type flags `type`, and p last: into *v (n). */
-static int similar(const struct dgn_job *j, const struct dgn_context *ctx, const struct dgn_phase *p,
-		   struct sim **v, size_t *n)
+/* The history's phases, found once per diagnosis, with their bandwidth samples. */
+struct hist {
+	struct dgn_group_phase *v;
+	unsigned *type;
+	size_t n, cap;
+};
+
+static void hist_free(struct hist *h)
 {
-	size_t cap = 16;
-	*n = 0;
-	if (!(*v = malloc(cap * sizeof **v)))
+	for (size_t i = 0; i < h->n; i++)
+		free((double *)h->v[i].bw);
+	free(h->v);
+	free(h->type);
+}
+
+static int hist_add(struct hist *h, const struct dgn_series *s, const struct dgn_phase *p)
+{
+	if (h->n == h->cap) {
+		size_t c = h->cap ? h->cap * 2 : 64;
+		struct dgn_group_phase *v = realloc(h->v, (c + 1) * sizeof *v);
+		if (v)
+			h->v = v;
+		unsigned *t = realloc(h->type, (c + 1) * sizeof *t);
+		if (t)
+			h->type = t;
+		if (!v || !t)
+			return -ENOMEM;
+		h->cap = c;
+	}
+	double *bw = phase_bw(s, p);
+	if (!bw)
 		return -ENOMEM;
-	for (size_t h = 0; h <= ctx->nhistory; h++) {
-		const struct dgn_job *hj = h < ctx->nhistory ? &ctx->history[h] : NULL;
+	h->v[h->n] = (struct dgn_group_phase){bw, p->n, p->mean_bw};
+	h->type[h->n++] = p->type;
+	return 0;
+}
+
+static int hist_load(const struct dgn_job *j, const struct dgn_context *ctx, struct hist *h)
+{
+	for (size_t i = 0; i < ctx->nhistory; i++) {
+		const struct dgn_job *hj = &ctx->history[i];
 		struct dgn_phase *ph = NULL;
 		size_t nph = 0;
-		if (hj && (hj->key == j->key || dgn_phases(&hj->series, &ph, &nph) < 0))
+		if (hj->key == j->key || dgn_phases(&hj->series, &ph, &nph) < 0)
 			continue;
-		if (!hj) { /* the phase itself, last */
-			ph = (struct dgn_phase *)p;
-			nph = 1;
-		}
-		for (size_t i = 0; i < nph; i++) {
-			if (ph[i].type != p->type)
-				continue;
-			if (*n == cap) {
-				struct sim *nv = realloc(*v, (cap *= 2) * sizeof *nv);
-				if (!nv) {
-					if (hj)
-						free(ph);
-					return -ENOMEM;
-				}
-				*v = nv;
+		for (size_t k = 0; k < nph; k++)
+			if (hist_add(h, &hj->series, &ph[k]) < 0) {
+				free(ph);
+				return -ENOMEM;
 			}
-			(*v)[(*n)++] = (struct sim){hj ? &hj->series : &j->series, ph[i]};
-		}
-		if (hj)
-			free(ph);
+		free(ph);
 	}
 	return 0;
 }
@@ -303,24 +313,38 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 	int r = dgn_phases(&j->series, &out->phases, &out->nphases);
 	if (r < 0)
 		goto fail;
+	struct hist h = {0};
+	if ((r = hist_load(j, ctx, &h)) < 0)
+		goto fail;
+	struct dgn_group_phase *v = malloc((h.n + 1) * sizeof *v);
+	unsigned char *abn = malloc(h.n + 1);
+	if (!v || !abn) {
+		r = -ENOMEM;
+		goto fail_h;
+	}
 	int said_short = 0;
 	for (size_t i = 0; i < out->nphases; i++) {
 		const struct dgn_phase *p = &out->phases[i];
-		struct sim *v = NULL;
+		/* the similar phases: the history's of the same type, and this one last */
 		size_t n = 0;
-		if ((r = similar(j, ctx, p, &v, &n)) < 0) {
-			free(v);
-			goto fail;
+		for (size_t k = 0; k < h.n; k++)
+			if (h.type[k] == p->type)
+				v[n++] = h.v[k];
+		double *bw = phase_bw(&j->series, p);
+		if (!bw) {
+			r = -ENOMEM;
+			goto fail_h;
 		}
+		v[n++] = (struct dgn_group_phase){bw, p->n, p->mean_bw};
 		/* too little history: said once, with how much there is and how much is needed */
 		if (n - 1 < dgn_min_pts(n)) {
-			free(v);
+			free(bw);
 			if (said_short)
 				continue;
 			said_short = 1;
 			if (!(f = add(out, &cap, DGN_NOT_ENOUGH_DATA))) {
 				r = -ENOMEM;
-				goto fail;
+				goto fail_h;
 			}
 			f->phase = (unsigned)i;
 			f->value = (double)(n - 1);
@@ -331,15 +355,15 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 			continue;
 		}
 		double expected = 0;
-		r = judge(v, n, &expected);
-		free(v);
+		r = dgn_judge(v, n, abn, &expected);
+		free(bw);
 		if (r < 0)
-			goto fail;
-		if (!r)
+			goto fail_h;
+		if (!abn[n - 1])
 			continue;
 		if (!(f = add(out, &cap, DGN_ABNORMAL_PHASE))) {
 			r = -ENOMEM;
-			goto fail;
+			goto fail_h;
 		}
 		f->phase = (unsigned)i;
 		f->start_ms = p->start_ms;
@@ -349,10 +373,66 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 		f->slower = expected > 0 ? 1 - p->mean_bw / expected : 0;
 		f->history = (unsigned)(n - 1);
 		if ((r = find_cause(j, ctx, (unsigned)i, p, expected, out, &cap)) < 0)
-			goto fail;
+			goto fail_h;
 	}
+	free(v);
+	free(abn);
+	hist_free(&h);
 	return 0;
+fail_h:
+	free(v);
+	free(abn);
+	hist_free(&h);
 fail:
 	dgn_result_free(out);
+	return r;
+}
+
+/* Groups: phases with equal (app, ranks, type), found by sorting an index. */
+static const struct dgn_stored_phase *sort_base;
+static int cmp_group(const void *a, const void *b)
+{
+	const struct dgn_stored_phase *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+	int c = strcmp(x->app, y->app);
+	if (c)
+		return c;
+	if (x->ranks != y->ranks)
+		return x->ranks < y->ranks ? -1 : 1;
+	return (x->type > y->type) - (x->type < y->type);
+}
+
+int dgn_recluster(const struct dgn_stored_phase *p, size_t n, unsigned char *abnormal)
+{
+	size_t *idx = malloc((n ? n : 1) * sizeof *idx);
+	struct dgn_group_phase *v = malloc((n ? n : 1) * sizeof *v);
+	unsigned char *abn = malloc(n ? n : 1);
+	int r = -ENOMEM;
+	if (!idx || !v || !abn)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	sort_base = p;
+	qsort(idx, n, sizeof *idx, cmp_group);
+	memset(abnormal, 0, n);
+	r = 0;
+	for (size_t a = 0; a < n && r == 0;) {
+		size_t b = a + 1;
+		while (b < n && !cmp_group(&idx[a], &idx[b]))
+			b++;
+		/* a group smaller than min_pts + 1 cannot be judged: none of it is abnormal */
+		if (b - a > dgn_min_pts(b - a)) {
+			for (size_t k = a; k < b; k++)
+				v[k - a] = (struct dgn_group_phase){p[idx[k]].bw, p[idx[k]].n, p[idx[k]].mean_bw};
+			double expected;
+			if ((r = dgn_judge(v, b - a, abn, &expected)) == 0)
+				for (size_t k = a; k < b; k++)
+					abnormal[idx[k]] = abn[k - a];
+		}
+		a = b;
+	}
+out:
+	free(idx);
+	free(v);
+	free(abn);
 	return r;
 }

@@ -71,6 +71,33 @@ double dgn_eps_knee(const double *pts, size_t n, unsigned dim, unsigned min_pts)
 /* min_pts for a group of n points (docs/DIAGNOSIS.md): 4, or more for large groups. */
 unsigned dgn_min_pts(size_t n);
 
+/* ---------- judging a group of similar phases (diagnose.c) ---------- */
+
+/* A phase as the judging sees it: its bandwidth samples (bytes/s) and their mean. */
+struct dgn_group_phase {
+	const double *bw;
+	size_t n;
+	double mean_bw;
+};
+
+/* Algorithm 2 over the group, DBSCAN over the vectors (as shares of each phase's samples), and
+ * abnormal[i] for each phase: noise, and DGN_SLOWER slower than *expected (the median mean of
+ * the clustered phases). 0 or -ENOMEM. */
+int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal, double *expected);
+
+/* Every stored phase judged again in its group (same app, ranks and type): abnormal[i]. What a
+ * facility runs when its history has grown; a group too small to judge has no abnormal phase.
+ * 0 or -ENOMEM. */
+struct dgn_stored_phase {
+	const char *app;
+	uint32_t ranks;
+	unsigned type;
+	const double *bw;
+	size_t n;
+	double mean_bw;
+};
+int dgn_recluster(const struct dgn_stored_phase *p, size_t n, unsigned char *abnormal);
+
 /* ---------- a job's diagnosis (diagnose.c) ---------- */
 
 /* A job as diagnosis sees it: its identity for "similar" (application, scale), its series, its

@@ -283,11 +283,35 @@ static void diagnoses(void)
 	      !strcmp(dgn_kind_name(DGN_NOT_ENOUGH_DATA), "not_enough_data"), "names");
 }
 
+static void recluster(void)
+{
+	/* app a: 10 phases near 100 MB/s and one at 40; app b: 3 phases (too few to judge); app a
+	 * with 8 ranks: a group of its own, 1 phase */
+	static double bw[15][20];
+	struct dgn_stored_phase p[15];
+	for (int i = 0; i < 15; i++) {
+		double level = i == 10 ? 40 * MB : 100 * MB, sum = 0;
+		for (int k = 0; k < 20; k++)
+			sum += bw[i][k] = noise(level, 0.03);
+		p[i] = (struct dgn_stored_phase){i < 11 || i == 14 ? "a" : "b", i == 14 ? 8 : 4, DGN_WRITE, bw[i], 20, sum / 20};
+	}
+	p[11].bw = p[12].bw = p[13].bw = bw[10]; /* b's slow-looking phases: never judged */
+	p[11].mean_bw = p[12].mean_bw = p[13].mean_bw = p[10].mean_bw;
+	unsigned char abn[15];
+	int r = dgn_recluster(p, 15, abn);
+	int others = 0;
+	for (int i = 0; i < 15; i++)
+		others += i != 10 && abn[i];
+	check("re-clustering: the slow phase of app a, nothing else (b too small, a/8 ranks alone)",
+	      r == 0 && abn[10] == 1 && others == 0, "r %d abn[10] %u others %d", r, abn[10], others);
+}
+
 int main(void)
 {
 	steps();
 	vectors();
 	dbscan();
 	diagnoses();
+	recluster();
 	return failures ? 1 : 0;
 }

@@ -115,8 +115,8 @@
 	 * scale. The note under it says what the axes are. With numeric x0 and x1 the canvas has
 	 * zoom(a, b): it redraws the columns that overlap [a, b] across its width (null: all of them),
 	 * and says which it shows in data-range ("FIRST LAST": column indexes; data-x0 and data-w say
-	 * where column 0 starts and how wide a column is). */
-	D.heatmap = function (parent, title, xlabel, ylabel, rows, ncols, value, x0, x1, unit) {
+	 * where column 0 starts and how wide a column is: step, or the span over the columns). */
+	D.heatmap = function (parent, title, xlabel, ylabel, rows, ncols, value, x0, x1, unit, step) {
 		var f = D.add(parent, D.el("figure", "chart"));
 		D.add(f, D.el("figcaption", null, title));
 		var box = D.add(f, D.el("div", "heat"));
@@ -148,13 +148,14 @@
 			(rows.length > 1 ? ylabel + " " + rows[0] + " (top) to " + rows[rows.length - 1] : ylabel + " " + rows[0]) +
 			"; darker: more " + (unit || "bytes") + " (log scale, most " + (unit ? D.group(max) + " " + unit : D.bytes(max)) + " in one cell)"));
 		xl.setAttribute("data-xlabel", xlabel);
+		var w = step || (x1 - x0) / Math.max(1, ncols);
 		if (numeric) {
 			c.setAttribute("data-x0", String(x0));
-			c.setAttribute("data-w", String((x1 - x0) / Math.max(1, ncols)));
+			c.setAttribute("data-w", String(w));
 		}
 		if (numeric)
 			c.zoom = function (a, b) {
-				var w = (x1 - x0) / Math.max(1, ncols), k0 = 0, k1 = Math.max(0, ncols - 1);
+				var k0 = 0, k1 = Math.max(0, ncols - 1);
 				if (a !== null) {
 					k0 = Math.min(k1, Math.max(0, Math.floor((a - x0) / w)));
 					k1 = Math.max(k0, Math.min(k1, Math.ceil((b - x0) / w) - 1));

@@ -495,7 +495,7 @@
 		});
 		window.iostrataUI.heatmap = D.heatmap(parent, "Bytes per rank over time (" + kl + ")", "time since start", "rank",
 			ranks.map(function (r) { return r < 0 ? "none (not MPI)" : r; }), n, function (r, c) { return cells[r][c]; },
-			xs[0], xs[n - 1] + dt);
+			xs[0], xs[n - 1] + dt, null, dt);
 	}
 
 	/* The diagnosis: the job's I/O phases and what is abnormal in them, each with its zoom. */

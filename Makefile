@@ -48,6 +48,7 @@ CAP_SRC := $(wildcard src/capture/*.c)
 ANA_SRC := $(wildcard src/analysis/*.c)
 STORE_SRC := $(wildcard src/store/*.c)
 STREAM_SRC := $(wildcard src/stream/*.c)
+DGN_SRC := $(wildcard src/diagnose/*.c)
 DMN_SRC := $(wildcard src/daemon/*.c)
 CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/web/*.c)
 KERN_BPF := $(wildcard src/kernel/*.bpf.c)
@@ -61,10 +62,11 @@ BPFTOOL ?= bpftool
 # discovery and recovery (livelog.c) nor job archives (archive.c), which only the commands use; it
 # reaches src/sys through header-only parsers alone.
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/pic/%.o,$(filter-out src/log/livelog.c src/log/jobdir.c src/log/archive.c,$(LOG_SRC)) $(CAP_SRC))
-CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC) $(STORE_SRC) $(STREAM_SRC)) \
+CORE_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(LOG_SRC) $(SYS_SRC) $(ANA_SRC) $(STORE_SRC) $(STREAM_SRC) $(DGN_SRC)) \
 	$(B)/obj/gen/assets.o
-# what CORE_OBJ needs: the store's SQLite and PostgreSQL (libpq), the stream's Redis client (hiredis), OTF2
-CORE_LIBS = -lm $(OTF2_LIBS) -lsqlite3 -lpq -lhiredis
+# what CORE_OBJ needs: the store's SQLite and PostgreSQL (libpq), the stream's Redis client (hiredis), OTF2,
+# the diagnosis's wavelets (GSL)
+CORE_LIBS = -lm $(OTF2_LIBS) -lsqlite3 -lpq -lhiredis -lgsl -lgslcblas
 DMN_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(DMN_SRC))
 CLI_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(CLI_SRC) $(MNT_SRC)) $(patsubst src/kernel/%.c,$(B)/obj/kern/%.o,$(KERN_SRC)) $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
 
@@ -210,6 +212,11 @@ $(B)/bench/store: bench/store.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
 
+# bench/diagnose_perf times the diagnosis on synthetic data of the issue's sizes: it links src/diagnose.
+$(B)/bench/diagnose_perf: bench/diagnose_perf.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
+
 # bench/scale replays a daemon's batches as many nodes: the store (batches, messages) and the stream.
 $(B)/bench/scale: bench/scale.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -316,6 +323,24 @@ bench-web:
 	$(Q)scripts/install-deps build test
 	$(Q)$(MAKE) --no-print-directory all $(B)/bench/web
 	$(Q)bench/web
+
+# traced jobs' runs (seed 001's merged records) per call and their wire bytes. Root.
+# docs/BENCHMARKS.md, "Runs on the wire".
+.PHONY: bench-runs
+bench-runs:
+	$(Q)scripts/install-deps build test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/runs
+
+# the diagnosis's cost on synthetic data (a 1,000-node 24-hour job, re-clustering 100,000 jobs), and
+# on a labelled corpus of 300 runs with faults injected: precision, recall, F1 against the mean - 2 sd
+# baseline. Root. docs/DIAGNOSIS.md, "Evaluation" and "Cost".
+.PHONY: bench-diagnose
+bench-diagnose:
+	$(Q)scripts/install-deps build test
+	$(Q)$(MAKE) --no-print-directory all $(B)/bench/diagnose_perf
+	$(Q)$(B)/bench/diagnose_perf
+	$(Q)bench/diagnose
 
 bench-kernel:
 	$(Q)scripts/install-deps build bench

@@ -27,6 +27,7 @@ int cmd_unpack(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_job(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
 int cmd_node(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

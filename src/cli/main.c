@@ -29,6 +29,7 @@ static const struct {
 	{"merge", cmd_merge, "combine a job's final logs into one compressed job archive"},
 	{"jobs", cmd_jobs, "jobs the node daemon (iostratad) has seen: running and ended"},
 	{"job", cmd_job, "one job's report, from the node daemon's store"},
+	{"diagnose", cmd_diagnose, "a stored job's I/O phases against its history: anomalies and their causes"},
 	{"node", cmd_node, "the node's I/O per second and its devices, from the node daemon's store"},
 	{"serve", cmd_serve, "the JSON API (and later the web UI) over a store, over HTTP"},
 	{"ingest", cmd_ingest, "a worker taking node batches from Redis Streams into a store (PostgreSQL)"},

@@ -25,6 +25,9 @@ static void usage(FILE *f, const char *verb)
 		fprintf(f, "usage: iostrata jobs [--user U] [--since T] [--running] [--json] [--socket PATH | --store URL]\n");
 	else if (!strcmp(verb, "job"))
 		fprintf(f, "usage: iostrata job ID [--host H] [--json] [--socket PATH | --store URL]\n");
+	else if (!strcmp(verb, "diagnose"))
+		fprintf(f, "usage: iostrata diagnose ID [--host H] [--json] [--socket PATH | --store URL]\n"
+			   "  the job's I/O phases against its application's history: abnormal phases and their cause\n");
 	else
 		fprintf(f, "usage: iostrata node [--since T] [--until T] [--host H] [--devices | --samples SOURCE|all | --dists]\n"
 			   "                     [--json|--csv]\n"
@@ -209,6 +212,11 @@ int cmd_jobs(int argc, char **argv)
 }
 
 int cmd_job(int argc, char **argv)
+{
+	return query(argc, argv);
+}
+
+int cmd_diagnose(int argc, char **argv)
 {
 	return query(argc, argv);
 }

@@ -74,22 +74,64 @@ int dmn_cursor_set(struct dmn_cursor *c, const struct dmn_rec *r)
 	return 0;
 }
 
+static size_t taken_pos(const struct dmn_cursor *c, int32_t tid)
+{
+	size_t lo = 0, hi = c->nt;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->t[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint64_t dmn_cursor_taken(const struct dmn_cursor *c, int32_t tid)
+{
+	size_t i = taken_pos(c, tid);
+	return i < c->nt && c->t[i].tid == tid ? c->t[i].n : 0;
+}
+
+int dmn_cursor_set_taken(struct dmn_cursor *c, int32_t tid, uint64_t n)
+{
+	size_t i = taken_pos(c, tid);
+	if (i < c->nt && c->t[i].tid == tid) {
+		c->t[i].n = n;
+		return 0;
+	}
+	struct dmn_taken *nv = sys_text_grow(c->t, &c->capt, c->nt, sizeof *nv, 4);
+	if (!nv)
+		return -ENOMEM;
+	c->t = nv;
+	memmove(&c->t[i + 1], &c->t[i], (c->nt - i) * sizeof *c->t);
+	c->t[i] = (struct dmn_taken){tid, n};
+	c->nt++;
+	return 0;
+}
+
 int dmn_cursor_copy(struct dmn_cursor *dst, const struct dmn_cursor *src)
 {
 	memset(dst, 0, sizeof *dst);
-	if (!src->n)
-		return 0;
-	dst->r = malloc(src->n * sizeof *dst->r);
-	if (!dst->r)
+	if (src->n && !(dst->r = malloc(src->n * sizeof *dst->r)))
 		return -ENOMEM;
-	memcpy(dst->r, src->r, src->n * sizeof *dst->r);
+	if (src->nt && !(dst->t = malloc(src->nt * sizeof *dst->t))) {
+		dmn_cursor_free(dst);
+		return -ENOMEM;
+	}
+	if (src->n)
+		memcpy(dst->r, src->r, src->n * sizeof *dst->r);
+	if (src->nt)
+		memcpy(dst->t, src->t, src->nt * sizeof *dst->t);
 	dst->n = dst->cap = src->n;
+	dst->nt = dst->capt = src->nt;
 	return 0;
 }
 
 void dmn_cursor_free(struct dmn_cursor *c)
 {
 	free(c->r);
+	free(c->t);
 	memset(c, 0, sizeof *c);
 }
 
@@ -103,16 +145,17 @@ int dmn_cursor_zero(const struct dmn_cursor *c)
 }
 
 /* ---- stored form: "DC1", a varint count, then per record id (8 bytes), pid, layer, the values,
- * the two histograms: each a varint (pid zig-zag). ---- */
+ * the two histograms: each a varint (pid zig-zag). "DC2" when threads' runs were taken: the same,
+ * then a varint count and per thread its tid (zig-zag) and runs taken. ---- */
 
 #define REC_VALUES (2 + DMN_NV + 2 * LOG_HIST_BUCKETS) /* varints per record, 1 byte or more each */
 
 void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len)
 {
-	unsigned char *buf = malloc(3 + 10 + c->n * (8 + 10 * REC_VALUES)), *p = buf;
+	unsigned char *buf = malloc(3 + 10 + c->n * (8 + 10 * REC_VALUES) + 10 + c->nt * 20), *p = buf;
 	if (!buf)
 		return NULL;
-	memcpy(p, "DC1", 3);
+	memcpy(p, c->nt ? "DC2" : "DC1", 3);
 	p += 3;
 	p += sys_varint_put(p, c->n);
 	for (size_t i = 0; i < c->n; i++) {
@@ -128,6 +171,13 @@ void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len)
 		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
 			p += sys_varint_put(p, r->wh[b]);
 	}
+	if (c->nt) {
+		p += sys_varint_put(p, c->nt);
+		for (size_t i = 0; i < c->nt; i++) {
+			p += sys_varint_put(p, sys_zigzag(c->t[i].tid));
+			p += sys_varint_put(p, c->t[i].n);
+		}
+	}
 	*len = (size_t)(p - buf);
 	return buf;
 }
@@ -139,8 +189,9 @@ int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
 	memset(c, 0, sizeof *c);
 	if (len == 0)
 		return 0;
-	if (len < 3 || memcmp(p, "DC1", 3))
+	if (len < 3 || (memcmp(p, "DC1", 3) && memcmp(p, "DC2", 3)))
 		return -EBADMSG;
+	int runs = p[2] == '2';
 	p += 3;
 	/* each record takes at least 8 + REC_VALUES bytes: a count beyond that is a lie */
 	if (sys_varint_get(&p, end, &n) < 0 || n > (uint64_t)(end - p) / (8 + REC_VALUES))
@@ -170,6 +221,26 @@ int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
 		if (dmn_cursor_set(c, &r) < 0) {
 			dmn_cursor_free(c);
 			return -ENOMEM;
+		}
+	}
+	if (runs) {
+		/* each thread takes two bytes at least */
+		if (sys_varint_get(&p, end, &n) < 0 || n == 0 || n > (uint64_t)(end - p) / 2)
+			goto bad;
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t runs;
+			if (sys_varint_get(&p, end, &x) < 0 || sys_varint_get(&p, end, &runs) < 0)
+				goto bad;
+			int64_t tid = sys_unzigzag(x);
+			if (tid < INT32_MIN || tid > INT32_MAX)
+				goto bad;
+			size_t k = taken_pos(c, (int32_t)tid);
+			if (k < c->nt && c->t[k].tid == (int32_t)tid) /* a thread twice */
+				goto bad;
+			if (dmn_cursor_set_taken(c, (int32_t)tid, runs) < 0) {
+				dmn_cursor_free(c);
+				return -ENOMEM;
+			}
 		}
 	}
 	if (p != end)

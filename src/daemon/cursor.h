@@ -29,9 +29,17 @@ struct dmn_rec {
 	uint64_t rh[LOG_HIST_BUCKETS], wh[LOG_HIST_BUCKETS];
 };
 
+/* A traced thread's runs taken so far (trace.h): the next one to take is its n-th. */
+struct dmn_taken {
+	int32_t tid;
+	uint64_t n;
+};
+
 struct dmn_cursor {
 	struct dmn_rec *r; /* sorted by (id, pid) */
 	size_t n, cap;
+	struct dmn_taken *t; /* sorted by tid */
+	size_t nt, capt;
 };
 
 /* A record's cumulative values as the cursor keeps them. */
@@ -40,6 +48,9 @@ void dmn_rec_from_log(struct dmn_rec *out, const struct log_record *r);
 const struct dmn_rec *dmn_cursor_find(const struct dmn_cursor *c, uint64_t id, int32_t pid);
 /* Sets (inserts or replaces) a record: 0 or -ENOMEM. */
 int dmn_cursor_set(struct dmn_cursor *c, const struct dmn_rec *r);
+/* The runs of thread tid taken (0 when none), and setting it: 0 or -ENOMEM. */
+uint64_t dmn_cursor_taken(const struct dmn_cursor *c, int32_t tid);
+int dmn_cursor_set_taken(struct dmn_cursor *c, int32_t tid, uint64_t n);
 int dmn_cursor_copy(struct dmn_cursor *dst, const struct dmn_cursor *src);
 void dmn_cursor_free(struct dmn_cursor *c);
 /* 1 when every value of every record is 0. */

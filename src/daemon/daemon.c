@@ -147,9 +147,18 @@ static void ending_free(struct ending *e)
 	free(e->findings);
 }
 
+/* A traced process's run, until it is stored. */
+struct runrow {
+	struct dmn_proc *p;
+	char *path;
+	struct store_run r; /* without its keys and t_ms */
+};
+
 struct dmn_rowbuf {
 	struct row *v;
 	size_t n, cap;
+	struct runrow *runs;
+	size_t nruns, capruns;
 	struct store_node_sec node[LOG_LAYER_MAX + 1];
 	int node_used[LOG_LAYER_MAX + 1];
 	struct store_device_sample *dev;
@@ -165,6 +174,9 @@ static void rows_clear(struct dmn_rowbuf *rb)
 	for (size_t i = 0; i < rb->n; i++)
 		free(rb->v[i].path);
 	rb->n = 0;
+	for (size_t i = 0; i < rb->nruns; i++)
+		free(rb->runs[i].path);
+	rb->nruns = 0;
 	memset(rb->node, 0, sizeof rb->node);
 	memset(rb->node_used, 0, sizeof rb->node_used);
 	rb->ndev = 0;
@@ -233,6 +245,7 @@ static void proc_free(struct dmn_proc *p)
 		return;
 	dmn_cursor_free(&p->cur);
 	dmn_cursor_free(&p->next);
+	dmn_trace_free(p->trace);
 	free(p->exe);
 	free(p->live_path);
 	free(p->final_path);
@@ -388,6 +401,67 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 	return 0;
 }
 
+/* ---------- runs of traced processes (trace.h) ---------- */
+
+struct run_ctx {
+	struct dmn *d;
+	struct dmn_proc *p;
+};
+
+/* A log's CLOCK_MONOTONIC ns as wall clock ns, through its header's anchor. */
+static int64_t log_wall_ns(const struct log_header *h, uint64_t mono_ns)
+{
+	return (int64_t)h->start_wall_ns + ((int64_t)mono_ns - (int64_t)h->start_ns);
+}
+
+static int run_row(void *arg, const struct log_file *lf, const struct log_trace_entry *e, uint64_t idx)
+{
+	struct run_ctx *x = arg;
+	struct dmn_rowbuf *rb = x->d->rows;
+	const struct log_record *lr = &lf->records[e->record];
+	if (grow(&rb->runs, &rb->capruns, rb->nruns, sizeof *rb->runs) < 0)
+		return -ENOMEM;
+	char *path = strdup(ana_record_path(lf, lr));
+	if (!path)
+		return -ENOMEM;
+	rb->runs[rb->nruns++] = (struct runrow){
+		x->p, path,
+		{.tid = e->tid, .idx = idx, .layer = lr->layer, .op = e->op,
+		 .offset = e->offset == UINT64_MAX ? -1 : (int64_t)e->offset, .size = e->size, .count = e->count,
+		 .start_ns = log_wall_ns(&lf->hdr, e->start_ns), .end_ns = log_wall_ns(&lf->hdr, e->end_ns),
+		 .busy_ns = e->busy_ns, .min_ns = e->min_ns, .result = e->result},
+	};
+	x->p->changed = 1;
+	return 0;
+}
+
+/* The runs of a live file not taken yet, within this interval's budget (final: the process is
+ * gone, all of them). */
+static void take_live_runs(struct dmn *d, struct dmn_proc *p, const struct dmn_trace_area *ta,
+			   const struct log_file *lf, int final)
+{
+	char warn[512] = "";
+	struct run_ctx x = {d, p};
+	if (!d->cfg.runs_max || (!final && !d->runs_budget))
+		return;
+	int64_t n = dmn_trace_take_live(&p->trace, ta, lf, &p->next, final, final ? 0 : d->runs_budget, run_row, &x,
+					warn, sizeof warn);
+	if (n < 0)
+		dmn_say("out of memory taking the runs of %s", p->live_path);
+	else if (!final)
+		d->runs_budget -= (uint64_t)n < d->runs_budget ? (uint64_t)n : d->runs_budget;
+	if (warn[0])
+		dmn_say_once(d, hash_str(0x7ace, p->live_path), "%s: %s", p->live_path, warn);
+}
+
+/* The runs of a final log that its live file did not give. */
+static void take_final_runs(struct dmn *d, struct dmn_proc *p, const struct log_file *lf)
+{
+	struct run_ctx x = {d, p};
+	if (d->cfg.runs_max && lf->ntrace && dmn_trace_take_final(lf, &p->next, run_row, &x) < 0)
+		dmn_say("out of memory taking the runs of %s", p->final_path);
+}
+
 /* ---------- discovery ---------- */
 
 static struct dmn_proc *proc_new(struct dmn *d, const struct log_file *lf, uid_t uid, gid_t gid, const char *live_path)
@@ -438,10 +512,11 @@ static void take_live_file(struct scan_ctx *sc, const char *name)
 	struct dmn *d = sc->d;
 	struct log_file lf;
 	struct stat st;
+	struct dmn_trace_area ta;
 	char err[1024], path[4096 + 256];
 	snprintf(path, sizeof path, "%s/%s", sc->dir, name);
 	dmn_fs_as(sc->uid, sc->gid);
-	int r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, err, sizeof err);
+	int r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, d->cfg.runs_max ? &ta : NULL, err, sizeof err);
 	dmn_fs_as_self();
 	if (r < 0) {
 		/* a process just ending removes its live file, one just starting has not set its
@@ -486,7 +561,13 @@ static void take_live_file(struct scan_ctx *sc, const char *name)
 		p->next_state = h->end_ns ? STORE_PROC_ENDED : STORE_PROC_KILLED;
 		p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
 	}
+	/* a process that ended (finished or killed) makes no more calls: its open runs are final
+	 * and its last counters are these, so its runs are all taken now */
+	if (d->cfg.runs_max && ta.fd >= 0)
+		take_live_runs(d, p, &ta, &lf, p->next_state != STORE_PROC_LIVE);
 out:
+	if (d->cfg.runs_max && ta.fd >= 0)
+		close(ta.fd);
 	log_file_free(&lf);
 }
 
@@ -649,6 +730,8 @@ static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job
 			p->seen = 1;
 			if (!p->final_path || take_log(d, p, &lf) < 0)
 				dmn_say("out of memory taking %s", path);
+			else
+				take_final_runs(d, p, &lf);
 			p->next_state = h->flags & LOG_F_CRASHED ? STORE_PROC_KILLED : STORE_PROC_ENDED;
 			p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
 		}
@@ -726,6 +809,8 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 		if (lf.hdr.pid == p->pid && lf.hdr.start_ns == p->start_ns) {
 			if (take_log(d, p, &lf) < 0)
 				dmn_say("out of memory taking %s", p->final_path);
+			else
+				take_final_runs(d, p, &lf);
 			/* recovered by `iostrata recover` (or run) after it was killed */
 			p->next_state = lf.hdr.flags & LOG_F_CRASHED ? STORE_PROC_KILLED : STORE_PROC_ENDED;
 			p->end_ms = log_wall_ms(&lf.hdr, lf.hdr.end_ns ? lf.hdr.end_ns : log_file_last_ns(&lf));
@@ -972,10 +1057,14 @@ static int put_job(struct dmn *d, struct dmn_job *j, int64_t now)
 	int ending = 0;
 	for (size_t i = 0; i < d->rows->nending; i++)
 		ending |= d->rows->ending[i].job == j;
+	/* its end, once set, in every later interval too (a job stays in memory after its end while
+	 * the scheduler's last word or its merge is due: that must not clear it) */
+	if (ending && !j->end_ms)
+		j->end_ms = now;
 	struct store_job sj = {
 		.key = j->key, .job = j->job, .host = d->host, .uid = j->uid,
 		.user = user_name(j->uid, user, sizeof user), .exe = j->exe, .jobdir = j->jobdir,
-		.start_ms = j->start_ms, .end_ms = ending ? (j->end_ms ? j->end_ms : now) : 0,
+		.start_ms = j->start_ms, .end_ms = ending || j->ended ? j->end_ms : 0,
 		.running = !ending && !j->ended,
 	};
 	int r = store_job_put(d->st, &sj);
@@ -1102,8 +1191,11 @@ static int store_interval(struct dmn *d, int64_t now)
 	}
 	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
 		struct dmn_proc *p = d->procs[i];
-		/* an image that counted nothing (a forked child before its exec) is not stored */
-		if (!p->key && dmn_cursor_zero(p->has_next ? &p->next : &p->cur))
+		/* an image that counted nothing (a forked child before its exec) is not stored, unless
+		 * runs of its trace were taken (calls its records do not count, on inherited
+		 * descriptors) */
+		const struct dmn_cursor *c = p->has_next ? &p->next : &p->cur;
+		if (!p->key && dmn_cursor_zero(c) && !c->nt)
 			continue;
 		if (p->changed || p->next_state != p->state || !p->key)
 			r = put_proc(d, p);
@@ -1126,6 +1218,18 @@ static int store_interval(struct dmn *d, int64_t now)
 			d->values_stored += 3;
 			d->rows_stored++;
 		}
+	}
+	for (size_t i = 0; i < rb->nruns && r >= 0; i++) {
+		struct runrow *w = &rb->runs[i];
+		struct store_run x = w->r;
+		x.t_ms = now;
+		x.proc_key = w->p->key;
+		if ((r = file_key(d, w->path, &x.file_key)) >= 0)
+			r = store_run_add(d->st, &x);
+		if (r >= 0 && b)
+			r = store_batch_run(b, &x, w->path);
+		if (r >= 0)
+			d->runs_stored++;
 	}
 	for (size_t i = 0; i < d->njobs && r >= 0; i++) {
 		struct dmn_job *j = d->jobs[i];
@@ -1324,6 +1428,7 @@ int dmn_interval(struct dmn *d)
 	struct dmn_rowbuf *rb = d->rows;
 	int64_t now = wall_ms();
 	rows_clear(rb);
+	d->runs_budget = d->cfg.runs_max;
 	d->samples.ndists = 0;
 	for (size_t i = 0; i < d->nprocs; i++)
 		d->procs[i]->seen = d->procs[i]->changed = 0;
@@ -1375,6 +1480,10 @@ int dmn_interval(struct dmn *d)
 			dmn_cursor_free(&p->next);
 			p->has_next = 0;
 			p->mnext.has = 0;
+			/* its runs decoded this time were not stored: decoded again from the start, the
+			 * stored ones (the cursor's) skipped */
+			dmn_trace_free(p->trace);
+			p->trace = NULL;
 			p->next_state = p->state;
 			p->key = 0;
 		}
@@ -1703,6 +1812,7 @@ void dmn_fini(struct dmn *d)
 	if (d->rows) {
 		rows_clear(d->rows);
 		free(d->rows->v);
+		free(d->rows->runs);
 		free(d->rows->dev);
 		free(d->rows->ending);
 		free(d->rows);

@@ -20,6 +20,7 @@
 #include "daemon/sched.h"
 #include "daemon/sink.h"
 #include "daemon/source.h"
+#include "daemon/trace.h"
 #include "store/batch.h"
 #include "store/store.h"
 #include "sys/diskstats.h"
@@ -54,6 +55,7 @@ struct dmn_proc {
 	int64_t start_ms, end_ms;
 	enum store_proc_state state, next_state;
 	struct dmn_cursor cur, next; /* taken and stored; taken this interval, not yet stored */
+	struct dmn_trace *trace; /* where its live file's runs were decoded to (trace.h) */
 	int has_next, seen;
 	int changed;            /* a counter moved this interval: its cursor is stored */
 	unsigned alive_checks;
@@ -111,7 +113,8 @@ struct dmn {
 	char merge_exe[DMN_PATH]; /* the iostrata command beside this daemon, whose merge it runs */
 	int64_t last_retain_ms;  /* when retention last ran */
 	int store_failing;      /* the last transaction failed: said once, retried every interval */
-	uint64_t intervals, rows_stored, values_stored;
+	uint64_t intervals, rows_stored, values_stored, runs_stored;
+	uint64_t runs_budget;   /* runs this interval may still take from live files */
 	/* sinks (sink.h): each committed interval is also one batch for them */
 	struct dmn_sink *sinks[4];
 	int nsinks;

@@ -58,8 +58,7 @@ int dmn_open_dir(int parent, const char *name, uid_t want_uid, struct stat *st, 
 	return fd;
 }
 
-/* pread exactly n bytes at off: 0, -ESTALE on a short read (the file shrank), -errno. */
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+int dmn_pread(int fd, void *buf, size_t n, uint64_t off)
 {
 	size_t got = 0;
 	while (got < n) {
@@ -111,12 +110,14 @@ static const struct log_section *find_section(const struct log_header *h, uint32
 }
 
 int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,
-		  struct stat *st, char *err, size_t errlen)
+		  struct stat *st, struct dmn_trace_area *ta, char *err, size_t errlen)
 {
 	struct log_header h;
 	unsigned char *buf = NULL;
 	int r, fd = open_owned(dirfd, name, uid, st, err, errlen);
 	memset(out, 0, sizeof *out);
+	if (ta)
+		ta->fd = -1;
 	if (fd < 0)
 		return fd;
 	if ((uint64_t)st->st_size < LOG_HEADER_SIZE) {
@@ -124,7 +125,7 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 		r = -EINVAL;
 		goto out;
 	}
-	if ((r = pread_all(fd, &h, sizeof h, 0)) < 0) {
+	if ((r = dmn_pread(fd, &h, sizeof h, 0)) < 0) {
 		snprintf(err, errlen, "%s: reading the header: %s", name, r == -ESTALE ? "cut short" : strerror(-r));
 		goto out;
 	}
@@ -174,10 +175,19 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((r = pread_all(fd, buf + soff, sused, ss->offset)) < 0 ||
-	    (r = pread_all(fd, buf + roff, rbytes, rs->offset)) < 0) {
+	if ((r = dmn_pread(fd, buf + soff, sused, ss->offset)) < 0 ||
+	    (r = dmn_pread(fd, buf + roff, rbytes, rs->offset)) < 0) {
 		snprintf(err, errlen, "%s: %s", name, r == -ESTALE ? "cut short while read" : strerror(-r));
 		goto out;
+	}
+	/* a traced log's trace area, as the file's header says (its clock, its blocks) */
+	const struct log_section *ts = find_section(&h, LOG_SEC_TRACE);
+	int traced = ta && ts && h.trace_blocks && h.trace_block_size == LOG_TRACE_BLOCK && ts->offset < fsize;
+	if (traced) {
+		ta->h = h;
+		ta->off = ts->offset;
+		ta->count = ts->count;
+		ta->fsize = fsize;
 	}
 	h.nsections = 2;
 	memset(h.sections, 0, sizeof h.sections);
@@ -187,9 +197,14 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 	h.string_used = (uint32_t)sused;
 	memcpy(buf, &h, sizeof h);
 	r = log_file_parse(buf, len, name, out, err, errlen);
+	if (r == 0 && traced) {
+		ta->fd = fd;
+		fd = -1;
+	}
 out:
 	free(buf);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return r;
 }
 
@@ -230,7 +245,7 @@ int dmn_read_final(const char *path, uid_t uid, gid_t gid, const struct dmn_limi
 		snprintf(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
-	if ((r = pread_all(fd, buf, (size_t)st.st_size, 0)) < 0) {
+	if ((r = dmn_pread(fd, buf, (size_t)st.st_size, 0)) < 0) {
 		snprintf(err, errlen, "%s: %s", path, r == -ESTALE ? "cut short while read" : strerror(-r));
 		goto out;
 	}

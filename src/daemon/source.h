@@ -33,13 +33,24 @@ void dmn_fs_as_self(void);
  * (-EPERM: another owner, or writable by others). st receives its status. */
 int dmn_open_dir(int parent, const char *name, uid_t want_uid, struct stat *st, char *err, size_t errlen);
 
+/* A live file's TRACE area, for trace.h to read a block at a time: the file stays open. */
+struct dmn_trace_area {
+	int fd;                /* -1: the log has no trace (or it was not asked for) */
+	struct log_header h;   /* the header as in the file (its clock, the blocks claimed) */
+	uint64_t off, count;   /* the section: where it starts, its blocks (each LOG_TRACE_BLOCK bytes) */
+	uint64_t fsize;
+};
+
 /* Reads the live file dirfd/name, owned by uid, into out: the header, the used strings and the
  * used records only (a live file reserves far more than it uses, and its trace area is not
- * needed for counters). st receives the file's status (its identity). 0, or -errno with one line
- * in err (-ESTALE: it changed size while read; -EAGAIN: its header is not made yet (all zero magic):
- * try again next time). */
+ * needed for counters). st receives the file's status (its identity). With ta, a traced log's
+ * descriptor stays open there for its trace (the caller closes ta->fd when not -1). 0, or -errno
+ * with one line in err (-ESTALE: it changed size while read; -EAGAIN: its header is not made
+ * yet (all zero magic): try again next time). */
 int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,
-		  struct stat *st, char *err, size_t errlen);
+		  struct stat *st, struct dmn_trace_area *ta, char *err, size_t errlen);
+/* pread of exactly n bytes at off: 0, -ESTALE when the file is shorter, or -errno. */
+int dmn_pread(int fd, void *buf, size_t n, uint64_t off);
 
 /* Reads the final log at path (absolute), which must be uid's regular file, whole, under uid's
  * filesystem identity. 0, -ENOENT when it is not there, or -errno with one line in err. */

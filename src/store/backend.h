@@ -27,6 +27,7 @@ struct store_ops {
 	int (*device_add)(struct store *s, const struct store_device_sample *d);
 	int (*sample_add)(struct store *s, const struct store_sample *x);
 	int (*dist_add)(struct store *s, const struct store_dist *x);
+	int (*run_add)(struct store *s, const struct store_run *x);
 	int (*job_report_put)(struct store *s, int64_t job_key, const char *text, const char *json);
 	int (*job_findings_put)(struct store *s, int64_t job_key, const char *const *findings, size_t n);
 	int (*job_sched_put)(struct store *s, const struct store_job *j);

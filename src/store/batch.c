@@ -30,6 +30,7 @@ enum rec_type {
 	R_DIST = 10,
 	R_REPORT = 11,
 	R_FINDINGS = 12,
+	R_RUN = 13,
 };
 
 /* ---------- a set of keys (the keys a batch has defined) ---------- */
@@ -80,6 +81,34 @@ static void keyset_clear(struct keyset *s)
 	s->n = 0;
 }
 
+/* ---------- runs: each a delta from the batch's previous run ---------- */
+
+/* What a run is written against: the previous run of the batch (the first: zeros, and the
+ * batch's interval as the previous end), as the trace's entries are (docs/FORMAT.md). */
+struct run_ctx {
+	int64_t proc, file, tid;
+	uint64_t next_idx;  /* the previous run's idx + 1 */
+	int64_t expect;     /* offset + size * count of the previous run that had an offset */
+	int64_t end_ns;
+};
+
+static void run_ctx_start(struct run_ctx *c, int64_t t_ms)
+{
+	memset(c, 0, sizeof *c);
+	c->end_ns = (int64_t)((uint64_t)t_ms * 1000000u);
+}
+
+static void run_ctx_after(struct run_ctx *c, const struct store_run *x)
+{
+	c->proc = x->proc_key;
+	c->file = x->file_key;
+	c->tid = x->tid;
+	c->next_idx = x->idx + 1;
+	if (x->offset >= 0)
+		c->expect = (int64_t)((uint64_t)x->offset + x->size * x->count);
+	c->end_ns = x->end_ns;
+}
+
 /* ---------- encoding ---------- */
 
 struct store_batch {
@@ -87,6 +116,7 @@ struct store_batch {
 	size_t n, cap;
 	int failed;
 	uint64_t records;
+	struct run_ctx run; /* the previous run, what the next is written against */
 	struct keyset files;
 	/* jobs given lazily: their encoded records, written before the first record that uses them */
 	struct lazy {
@@ -185,6 +215,7 @@ void store_batch_start(struct store_batch *b, const char *host, uint64_t seq, in
 	b->n = 0;
 	b->failed = 0;
 	b->records = 0;
+	run_ctx_start(&b->run, t_ms);
 	keyset_clear(&b->files);
 	lazy_clear(b);
 	if (room(b, 5) == 0) {
@@ -316,6 +347,42 @@ int store_batch_interval(struct store_batch *b, const struct store_interval *iv,
 	put_i(b, iv->bytes);
 	put_i(b, iv->calls);
 	put_i(b, iv->dur_ns);
+	return done(b);
+}
+
+/* A run: its file defined once per batch as an interval's is; every field a delta from the
+ * batch's previous run, so that a run takes a few bytes (docs/STREAM.md, record 13). */
+int store_batch_run(struct store_batch *b, const struct store_run *x, const char *path)
+{
+	struct run_ctx *c = &b->run;
+	b->records++;
+	int r = keyset_add(&b->files, x->file_key);
+	if (r < 0)
+		return b->failed = r;
+	if (r) {
+		put_u(b, R_FILE);
+		put_i(b, x->file_key);
+		put_s(b, path);
+	}
+	put_u(b, R_RUN);
+	put_i(b, x->proc_key - c->proc);
+	put_i(b, x->file_key - c->file);
+	put_i(b, x->tid - c->tid);
+	put_i(b, (int64_t)(x->idx - c->next_idx));
+	put_u(b, x->layer);
+	put_u(b, x->op);
+	/* the offset: 0 for none, else 1 + zigzag of its distance from where the previous run ended */
+	put_u(b, x->offset < 0 ? 0 : 1 + sys_zigzag((int64_t)((uint64_t)x->offset - (uint64_t)c->expect)));
+	put_u(b, x->size);
+	put_u(b, x->count);
+	put_i(b, (int64_t)((uint64_t)x->start_ns - (uint64_t)c->end_ns));
+	put_i(b, (int64_t)((uint64_t)x->end_ns - (uint64_t)x->start_ns));
+	if (x->count > 1) { /* one call: its busy and fastest time are its span */
+		put_u(b, x->busy_ns);
+		put_u(b, x->min_ns);
+	}
+	put_i(b, x->result);
+	run_ctx_after(c, x);
 	return done(b);
 }
 
@@ -545,6 +612,8 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 	uint64_t seq = get_u(r);
 	int64_t t_ms = get_i(r), dt_ms = get_i(r);
 	const char *host = get_s_req(r, "host");
+	struct run_ctx run;
+	run_ctx_start(&run, t_ms);
 	if (!r->bad && (rc = CALL(begin, host, seq, t_ms, dt_ms)))
 		goto out;
 	for (;;) {
@@ -626,6 +695,44 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 			iv.dur_ns = get_i(r);
 			if (!r->bad)
 				rc = CALL(interval, &iv);
+			break;
+		}
+		case R_RUN: {
+			struct store_run x = {.t_ms = t_ms};
+			x.proc_key = (int64_t)((uint64_t)run.proc + (uint64_t)get_i(r));
+			if (!r->bad && !keyset_has(&procs, x.proc_key))
+				fault(r, "process key %lld used before the batch defines it", (long long)x.proc_key);
+			x.file_key = (int64_t)((uint64_t)run.file + (uint64_t)get_i(r));
+			if (!r->bad && !keyset_has(&files, x.file_key))
+				fault(r, "file key %lld used before the batch defines it", (long long)x.file_key);
+			int64_t tid = (int64_t)((uint64_t)run.tid + (uint64_t)get_i(r));
+			if (!r->bad && (tid <= 0 || tid > INT32_MAX))
+				fault(r, "thread id %lld out of range", (long long)tid);
+			x.tid = (int32_t)tid;
+			x.idx = run.next_idx + (uint64_t)get_i(r);
+			x.layer = (unsigned)get_max(r, LOG_LAYER_MAX, "layer");
+			x.op = (unsigned)get_max(r, LOG_NOPS - 1, "op");
+			uint64_t off = get_u(r);
+			x.offset = off ? (int64_t)((uint64_t)run.expect + (uint64_t)sys_unzigzag(off - 1)) : -1;
+			if (!r->bad && off && x.offset < 0)
+				fault(r, "run offset %lld", (long long)x.offset);
+			x.size = get_u(r);
+			x.count = get_u(r);
+			if (!r->bad && x.count == 0)
+				fault(r, "a run of no calls");
+			x.start_ns = (int64_t)((uint64_t)run.end_ns + (uint64_t)get_i(r));
+			x.end_ns = (int64_t)((uint64_t)x.start_ns + (uint64_t)get_i(r));
+			if (x.count > 1) {
+				x.busy_ns = get_u(r);
+				x.min_ns = get_u(r);
+			} else {
+				x.busy_ns = x.min_ns = (uint64_t)(x.end_ns - x.start_ns);
+			}
+			x.result = get_i(r);
+			if (!r->bad) {
+				run_ctx_after(&run, &x);
+				rc = CALL(run, &x);
+			}
 			break;
 		}
 		case R_TOTALS: {
@@ -975,6 +1082,16 @@ static int ap_interval(void *ctx, const struct store_interval *iv)
 	return store_interval_add(a->s, &x);
 }
 
+static int ap_run(void *ctx, const struct store_run *x)
+{
+	((struct apply *)ctx)->records++;
+	struct apply *a = ctx;
+	struct store_run y = *x;
+	y.proc_key = keymap_get(&a->procs, x->proc_key);
+	y.file_key = keymap_get(&a->files, x->file_key);
+	return store_run_add(a->s, &y);
+}
+
 static int ap_totals(void *ctx, int64_t job_key, const int64_t bytes[STORE_NCATS], const int64_t calls[STORE_NCATS])
 {
 	((struct apply *)ctx)->records++;
@@ -1025,7 +1142,7 @@ int store_batch_apply(struct store *s, const void *data, size_t len, uint64_t *r
 	static const struct store_batch_visitor v = {
 		.job = ap_job, .sched = ap_sched, .proc = ap_proc, .file = ap_file, .interval = ap_interval,
 		.totals = ap_totals, .node_sec = ap_node_sec, .device = ap_device, .sample = ap_sample,
-		.dist = ap_dist, .report = ap_report, .findings = ap_findings,
+		.dist = ap_dist, .report = ap_report, .findings = ap_findings, .run = ap_run,
 	};
 	struct apply a = {.s = s};
 	int r = store_batch_decode(data, len, &v, &a, err, errlen);

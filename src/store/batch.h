@@ -41,6 +41,8 @@ int store_batch_sched(struct store_batch *b, const struct store_job *j);
 int store_batch_proc(struct store_batch *b, const struct store_proc *p); /* the cursor stays home */
 /* An interval row; path is its file's (written once per batch). */
 int store_batch_interval(struct store_batch *b, const struct store_interval *iv, const char *path);
+/* A traced process's run; path is its file's (written once per batch, as for intervals). */
+int store_batch_run(struct store_batch *b, const struct store_run *x, const char *path);
 int store_batch_totals(struct store_batch *b, int64_t job_key, const int64_t bytes[STORE_NCATS],
 		       const int64_t calls[STORE_NCATS]);
 int store_batch_node_sec(struct store_batch *b, const struct store_node_sec *ns);
@@ -72,6 +74,7 @@ struct store_batch_visitor {
 	int (*dist)(void *ctx, const struct store_dist *x);
 	int (*report)(void *ctx, int64_t job_key, const char *text, const char *json);
 	int (*findings)(void *ctx, int64_t job_key, const char *const *findings, size_t n);
+	int (*run)(void *ctx, const struct store_run *x);
 };
 
 /* Checks the whole batch first (a bad one calls nothing: 0 callbacks, -EBADMSG, err names the

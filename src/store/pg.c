@@ -30,7 +30,7 @@
 #define PG_FLUSH_ROWS 50000
 
 /* The buffered tables, in the order a flush merges them. */
-enum pg_buf { BUF_INTERVALS, BUF_NODE_SECONDS, BUF_DEVICES, BUF_SAMPLES, BUF_DISTS, NBUF };
+enum pg_buf { BUF_INTERVALS, BUF_NODE_SECONDS, BUF_DEVICES, BUF_SAMPLES, BUF_DISTS, BUF_RUNS, NBUF };
 
 struct copy_buf {
 	char *data;
@@ -131,7 +131,14 @@ static const struct migration migrations[] = {
 	 " finding text NOT NULL, PRIMARY KEY(job_id, seq));" INTERVAL_STATS_VIEW},
 	/* 6: the node batches an ingest applied (SQLite's outbox and counters are the daemon's: not here) */
 	{6, "CREATE TABLE batches(host text NOT NULL, seq bigint NOT NULL, PRIMARY KEY(host, seq));"},
-	/* 8 (7 is made on another branch): the web API's reads, as SQLite's 8 (docs/STORE.md,
+	/* 7: traced processes' runs (seed 001's merged records), once each */
+	{7, "CREATE TABLE runs(proc_id bigint NOT NULL, tid bigint NOT NULL, idx bigint NOT NULL, t_ms bigint NOT NULL,"
+	    " file_id bigint NOT NULL, layer bigint NOT NULL, op bigint NOT NULL, off bigint NOT NULL,"
+	    " size bigint NOT NULL, count bigint NOT NULL, start_ns bigint NOT NULL, end_ns bigint NOT NULL,"
+	    " busy_ns bigint NOT NULL, min_ns bigint NOT NULL, result bigint NOT NULL,"
+	    " PRIMARY KEY(proc_id, tid, idx));"
+	    "CREATE INDEX runs_t ON runs(t_ms);"},
+	/* 8: the web API's reads, as SQLite's 8 (docs/STORE.md,
 	 * "Indexes"); on the partitioned table, every day's partition gets its own */
 	{8, "CREATE INDEX IF NOT EXISTS intervals_proc ON intervals(proc_id, t_ms);"
 	    "CREATE INDEX IF NOT EXISTS intervals_minute_proc ON intervals_minute(proc_id, t_ms);"
@@ -670,6 +677,14 @@ static const struct buf_spec buf_specs[NBUF] = {
 		       " ON CONFLICT(host, t_ms, server, op) DO UPDATE SET requests = excluded.requests,"
 		       " wait_hist = excluded.wait_hist, service_hist = excluded.service_hist;"
 		       "TRUNCATE stage_server_dists"},
+	/* a run given twice is stored once, the first (as SQLite's INSERT OR IGNORE) */
+	[BUF_RUNS] = {"stage_runs", "CREATE TEMP TABLE IF NOT EXISTS stage_runs(LIKE runs, ord bigint NOT NULL)",
+		      "COPY stage_runs(proc_id, tid, idx, t_ms, file_id, layer, op, off, size, count, start_ns, end_ns,"
+		      " busy_ns, min_ns, result, ord) FROM STDIN",
+		      "INSERT INTO runs SELECT DISTINCT ON (proc_id, tid, idx) proc_id, tid, idx, t_ms, file_id, layer, op, off,"
+		      " size, count, start_ns, end_ns, busy_ns, min_ns, result FROM stage_runs ORDER BY proc_id, tid, idx, ord"
+		      " ON CONFLICT(proc_id, tid, idx) DO NOTHING;"
+		      "TRUNCATE stage_runs"},
 };
 
 /* Sends one buffer with COPY and merges it: 0 or -errno. */
@@ -998,6 +1013,14 @@ static int pg_dist_add(struct store *s, const struct store_dist *x)
 	store_hist_text(wh, sizeof wh, x->wait);
 	store_hist_text(sh, sizeof sh, x->service);
 	int r = buf_row(s, BUF_DISTS, "isssuss", x->t_ms, x->host, x->server, x->op, x->requests, wh, sh);
+	return buffered(s, r);
+}
+
+static int pg_run_add(struct store *s, const struct store_run *x)
+{
+	int r = buf_row(s, BUF_RUNS, "iiiiiiiiuuiiuui", x->proc_key, (int64_t)x->tid, (int64_t)x->idx, x->t_ms,
+			x->file_key, (int64_t)x->layer, (int64_t)x->op, x->offset, x->size, x->count, x->start_ns,
+			x->end_ns, x->busy_ns, x->min_ns, x->result);
 	return buffered(s, r);
 }
 
@@ -1515,6 +1538,12 @@ static const struct table_spec tables[] = {
 	 "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists WHERE t_ms < $1"
 	 " ORDER BY t_ms, host COLLATE \"C\", server COLLATE \"C\", op COLLATE \"C\"",
 	 NULL, 0},
+	{"runs", STORE_ARCHIVE_RUNS,
+	 "SELECT r.t_ms, j.job, p.host, p.uid, p.pid, p.rank, r.tid, r.idx, f.path, r.layer, r.op, r.off, r.size, r.count,"
+	 " r.start_ns, r.end_ns, r.busy_ns, r.min_ns, r.result FROM runs r JOIN processes p ON p.id = r.proc_id"
+	 " JOIN jobs j ON j.id = p.job_id JOIN files f ON f.id = r.file_id WHERE r.t_ms < $1"
+	 " ORDER BY r.t_ms, p.host COLLATE \"C\", p.pid, p.start_ns, r.tid, r.idx",
+	 NULL, 0},
 };
 
 /* The cutoff of this call for a table: before_ms, or sooner so that at most max rows (whole
@@ -1704,6 +1733,7 @@ static const struct store_ops store_pg_ops = {
 	.device_add = pg_device_add,
 	.sample_add = pg_sample_add,
 	.dist_add = pg_dist_add,
+	.run_add = pg_run_add,
 	.job_report_put = pg_job_report_put,
 	.job_findings_put = pg_job_findings_put,
 	.job_sched_put = pg_job_sched_put,

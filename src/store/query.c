@@ -15,6 +15,7 @@
 
 #include "analysis/json.h"
 #include "iostrata/format.h"
+#include "store/diagnosis.h"
 
 int store_parse_time(const char *s, int64_t now_ms, int64_t *ms)
 {
@@ -152,7 +153,7 @@ static int parse_opts(const char *verb, int argc, char **argv, const char *want,
 					verb, a, val);
 				return 2;
 			}
-		} else if (a[0] != '-' && !strcmp(verb, "job") && !o->job)
+		} else if (a[0] != '-' && (!strcmp(verb, "job") || !strcmp(verb, "diagnose")) && !o->job)
 			o->job = a;
 		else {
 			fprintf(err, "iostrata %s: unexpected argument '%s'\n", verb, argv[i]);
@@ -312,6 +313,29 @@ static int keep_job(const struct store_job *j, void *arg)
 	return 0;
 }
 
+/* The job o names (on o->host), as the caller may see it, into c: 0, or 1 with one line said (no
+ * such job, a store error). Of several (hosts or users), the first, and a note. */
+static int find_one(struct store *s, const struct store_caller *caller, const char *verb, const struct qopts *o,
+		    struct one_ctx *c, FILE *err)
+{
+	struct store_job_filter f = {.uid = caller->admin ? STORE_ANY_UID : caller->uid, .job = o->job};
+	memset(c, 0, sizeof *c);
+	c->host = o->host;
+	if (store_jobs(s, &f, keep_job, c) < 0) {
+		fprintf(err, "iostrata %s: %s\n", verb, store_error(s));
+		return 1;
+	}
+	if (c->n == 0) {
+		fprintf(err, "iostrata %s: no job '%s'%s%s%s\n", verb, o->job, o->host ? " on " : "", o->host ? o->host : "",
+			caller->admin ? "" : " of yours");
+		return 1;
+	}
+	if (c->n > 1)
+		fprintf(err, "iostrata %s: %zu jobs named '%s' (hosts or users); showing the first: see iostrata jobs\n",
+			verb, c->n, o->job);
+	return 0;
+}
+
 static int q_job(struct store *s, const struct store_caller *caller, int argc, char **argv, FILE *out, FILE *err)
 {
 	struct qopts o;
@@ -322,25 +346,9 @@ static int q_job(struct store *s, const struct store_caller *caller, int argc, c
 		fprintf(err, "iostrata job: which job? (iostrata job ID; iostrata jobs lists them)\n");
 		return 2;
 	}
-	struct store_job_filter f = {.uid = caller->admin ? STORE_ANY_UID : caller->uid, .job = o.job};
 	struct one_ctx c;
-	memset(&c, 0, sizeof c);
-	c.host = o.host;
-	r = store_jobs(s, &f, keep_job, &c);
-	if (r < 0) {
-		fprintf(err, "iostrata job: %s\n", store_error(s));
-		r = 1;
+	if ((r = find_one(s, caller, "job", &o, &c, err)))
 		goto out;
-	}
-	if (c.n == 0) {
-		fprintf(err, "iostrata job: no job '%s'%s%s%s\n", o.job, o.host ? " on " : "", o.host ? o.host : "",
-			caller->admin ? "" : " of yours");
-		r = 1;
-		goto out;
-	}
-	if (c.n > 1)
-		fprintf(err, "iostrata job: %zu jobs named '%s' (hosts or users); showing the first: see iostrata jobs\n",
-			c.n, o.job);
 	char *rep = NULL;
 	if ((r = store_job_report(s, c.j.key, o.json, &rep)) < 0) {
 		fprintf(err, "iostrata job: %s\n", store_error(s));
@@ -367,6 +375,44 @@ static int q_job(struct store *s, const struct store_caller *caller, int argc, c
 		fprintf(out, "  user layers: %" PRIu64 " reads (%s), %" PRIu64 " writes (%s), %" PRIu64 " metadata ops\n",
 			c.j.calls[STORE_CAT_READ], rd, c.j.calls[STORE_CAT_WRITE], wr, c.j.calls[STORE_CAT_META]);
 	}
+	r = 0;
+out:
+	for (size_t i = 0; i < 8; i++)
+		free(c.strs[i]);
+	return r;
+}
+
+/* ---- diagnose ---- */
+
+static int q_diagnose(struct store *s, const struct store_caller *caller, int argc, char **argv, FILE *out, FILE *err)
+{
+	struct qopts o;
+	int r = parse_opts("diagnose", argc, argv, " --json --host ", &o, err);
+	if (r)
+		return r;
+	if (!o.job) {
+		fprintf(err, "iostrata diagnose: which job? (iostrata diagnose ID; iostrata jobs lists them)\n");
+		return 2;
+	}
+	struct one_ctx c;
+	if ((r = find_one(s, caller, "diagnose", &o, &c, err)))
+		goto out;
+	struct store_diagnosis d;
+	if ((r = store_diagnose(s, &c.j, &d)) < 0) {
+		fprintf(err, "iostrata diagnose: %s\n", r == -ENOMEM ? "out of memory" : store_error(s));
+		r = 1;
+		goto out;
+	}
+	if (o.json) {
+		struct ana_jw w = {.f = out};
+		ana_jw_open(&w, NULL, '{');
+		store_diagnosis_json(&w, &c.j, &d);
+		ana_jw_close(&w, '}');
+		fputc('\n', out);
+	} else {
+		store_diagnosis_text(out, &c.j, &d);
+	}
+	store_diagnosis_free(&d);
 	r = 0;
 out:
 	for (size_t i = 0; i < 8; i++)
@@ -654,6 +700,8 @@ int store_query(struct store *s, const struct store_caller *caller, int argc, ch
 		return q_job(s, caller, argc, argv, out, err);
 	if (!strcmp(argv[0], "node"))
 		return q_node(s, caller, argc, argv, out, err);
-	fprintf(err, "iostrata: unknown query '%s' (jobs, job, node)\n", argv[0]);
+	if (!strcmp(argv[0], "diagnose"))
+		return q_diagnose(s, caller, argc, argv, out, err);
+	fprintf(err, "iostrata: unknown query '%s' (jobs, job, node, diagnose)\n", argv[0]);
 	return 2;
 }

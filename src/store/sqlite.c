@@ -37,6 +37,7 @@ enum stmt_id {
 	ST_JOB_TOTALS,
 	ST_SAMPLE,
 	ST_DIST,
+	ST_RUN,
 	ST_NSTMT
 };
 
@@ -68,6 +69,8 @@ static const char *const stmt_sql[ST_NSTMT] = {
 		      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[ST_DIST] = "INSERT OR REPLACE INTO server_dists(t_ms, host, server, op, requests, wait_hist, service_hist) "
 		    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_RUN] = "INSERT OR IGNORE INTO runs(proc_id, tid, idx, t_ms, file_id, layer, op, off, size, count, start_ns, "
+		   "end_ns, busy_ns, min_ns, result) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 	[ST_JOB_TOTALS] = "UPDATE jobs SET bytes_read = bytes_read + ?2, bytes_written = bytes_written + ?3, "
 			  "bytes_meta = bytes_meta + ?4, reads = reads + ?5, writes = writes + ?6, "
 			  "meta_ops = meta_ops + ?7 WHERE id = ?1",
@@ -179,8 +182,13 @@ static const char *const migrations[] = {
 	"CREATE TABLE outbox(sink INTEGER NOT NULL, seq INTEGER NOT NULL, t_ms INTEGER NOT NULL, data BLOB NOT NULL,"
 	" PRIMARY KEY(sink, seq)) WITHOUT ROWID;"
 	"CREATE TABLE batches(host TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(host, seq)) WITHOUT ROWID;",
-	/* 7: made on another branch (the runs table); this placeholder goes when both meet */
-	"",
+	/* 7: traced processes' runs (seed 001's merged records), once each */
+	"CREATE TABLE runs(proc_id INTEGER NOT NULL, tid INTEGER NOT NULL, idx INTEGER NOT NULL, t_ms INTEGER NOT NULL,"
+	" file_id INTEGER NOT NULL, layer INTEGER NOT NULL, op INTEGER NOT NULL, off INTEGER NOT NULL,"
+	" size INTEGER NOT NULL, count INTEGER NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
+	" busy_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL, result INTEGER NOT NULL,"
+	" PRIMARY KEY(proc_id, tid, idx)) WITHOUT ROWID;"
+	"CREATE INDEX runs_t ON runs(t_ms);",
 	/* 8: the web API's reads (docs/STORE.md, "Indexes"): a job's interval rows by its processes
 	 * (a series read 92,000 rows of 49 million, not all of them), the jobs list walked in its
 	 * order with every filter's column at hand (a page and its count without the rows' reports),
@@ -560,6 +568,15 @@ static void node_where(char *buf, size_t len, const struct store_node_filter *f,
 	snprintf(buf, len, "%s%s%s%s%s%s%s%s%s", f->host ? h : "", f->host ? " = ?1" : "1", f->since_ms ? " AND " : "",
 		 f->since_ms ? t : "", f->since_ms ? " >= ?2" : "", f->until_ms ? " AND " : "", f->until_ms ? t : "",
 		 f->until_ms ? " < ?3" : "", "");
+}
+
+static int sq_run_add(struct store *s, const struct store_run *x)
+{
+	bind(s->st[ST_RUN], "iiiiiiiiuuiiuui", x->proc_key, (int64_t)x->tid, (int64_t)x->idx, x->t_ms, x->file_key,
+	     (int64_t)x->layer, (int64_t)x->op, x->offset, x->size, x->count, x->start_ns, x->end_ns, x->busy_ns,
+	     x->min_ns, x->result);
+	int r = step(s, s->st[ST_RUN], "adding a run");
+	return r < 0 ? r : 0;
 }
 
 static int sq_dists(struct store *s, const struct store_node_filter *f,
@@ -1112,6 +1129,12 @@ static const struct table_spec tables[] = {
 	{"server_dists",
 	 "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists WHERE t_ms < ?1 ORDER BY t_ms",
 	 STORE_ARCHIVE_SERVER_DISTS, NULL, "DELETE FROM server_dists WHERE t_ms < ?1"},
+	{"runs",
+	 "SELECT r.t_ms, j.job, p.host, p.uid, p.pid, p.rank, r.tid, r.idx, f.path, r.layer, r.op, r.off, r.size, r.count,"
+	 " r.start_ns, r.end_ns, r.busy_ns, r.min_ns, r.result FROM runs r JOIN processes p ON p.id = r.proc_id"
+	 " JOIN jobs j ON j.id = p.job_id JOIN files f ON f.id = r.file_id WHERE r.t_ms < ?1"
+	 " ORDER BY r.t_ms, r.proc_id, r.tid, r.idx",
+	 STORE_ARCHIVE_RUNS, NULL, "DELETE FROM runs WHERE t_ms < ?1"},
 };
 
 /* The cutoff of this call for a table: before_ms, or sooner so that at most max rows (whole
@@ -1385,6 +1408,7 @@ static const struct store_ops store_sqlite_ops = {
 	.device_add = sq_device_add,
 	.sample_add = sq_sample_add,
 	.dist_add = sq_dist_add,
+	.run_add = sq_run_add,
 	.job_report_put = sq_job_report_put,
 	.job_findings_put = sq_job_findings_put,
 	.job_sched_put = sq_job_sched_put,

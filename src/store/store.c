@@ -102,6 +102,7 @@ int store_node_sec_add(struct store *s, const struct store_node_sec *ns) { retur
 int store_device_add(struct store *s, const struct store_device_sample *d) { return OPS(s)->device_add(s, d); }
 int store_sample_add(struct store *s, const struct store_sample *x) { return OPS(s)->sample_add(s, x); }
 int store_dist_add(struct store *s, const struct store_dist *x) { return OPS(s)->dist_add(s, x); }
+int store_run_add(struct store *s, const struct store_run *x) { return OPS(s)->run_add(s, x); }
 
 int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json)
 {

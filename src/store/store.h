@@ -120,6 +120,23 @@ struct store_dist {
 	uint64_t wait[STORE_HIST], service[STORE_HIST];
 };
 
+/* One run of a traced process (seed 001, Algorithm 1): count calls of one op and one size at
+ * contiguous offsets, merged by the capture library as it traced them (docs/FORMAT.md, "Runs");
+ * a single call is a run of 1. (process, thread, index) is its identity: a run given twice is
+ * stored once. */
+struct store_run {
+	int64_t t_ms;           /* the interval that took it (retention goes by it) */
+	int64_t proc_key, file_key;
+	int32_t tid;
+	uint64_t idx;           /* its place in the thread's trace: 0, 1, 2 ... */
+	unsigned layer, op;     /* enum log_layer, enum log_op */
+	int64_t offset;         /* the first call's file offset; -1 when the op has none */
+	uint64_t size, count;   /* bytes per call, calls */
+	int64_t start_ns, end_ns; /* wall clock: the first call's start, the last call's end */
+	uint64_t busy_ns, min_ns; /* the calls' durations added; the fastest call's */
+	int64_t result;         /* 0, or -errno of a failed call */
+};
+
 /* Opens (creating and migrating it when asked) the store at url. flags: STORE_CREATE makes the
  * file (mode 0600) and its schema; STORE_READONLY opens for queries only. 0, or -errno with one
  * line in err naming the store and what is wrong (-EPROTO: a schema newer than this program). */
@@ -148,6 +165,8 @@ int store_node_sec_add(struct store *s, const struct store_node_sec *ns);
 int store_device_add(struct store *s, const struct store_device_sample *d);
 int store_sample_add(struct store *s, const struct store_sample *x);
 int store_dist_add(struct store *s, const struct store_dist *x);
+/* A run of a traced process; one already stored (same process, thread and index) is left as it is. */
+int store_run_add(struct store *s, const struct store_run *x);
 /* The job's report, rendered by the job pipeline at its end (text and JSON), and its findings as
  * JSON objects (one per finding, the report's "findings" entries). */
 int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json);

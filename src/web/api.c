@@ -19,6 +19,7 @@
 
 #include "analysis/json.h"
 #include "iostrata/format.h"
+#include "store/diagnosis.h"
 #include "store/query.h"
 #include "web/jsonpick.h"
 
@@ -424,6 +425,36 @@ out:
 	one_free(&c);
 }
 
+/* The job's diagnosis (docs/DIAGNOSIS.md): computed on request from the store, the same JSON as
+ * `iostrata diagnose --json` with the job's id first. */
+static void get_job_diagnosis(struct store *s, const struct web_caller *who, const char *id,
+			      const struct web_args *a, struct web_reply *r)
+{
+	struct one c;
+	struct out o;
+	struct store_diagnosis d;
+	if (args_check(a, " ", r) || find_job(s, who, id, &c, r))
+		return;
+	int rc = store_diagnose(s, &c.j, &d);
+	if (rc < 0) {
+		web_reply_error(r, 500, "store: %s", rc == -ENOMEM ? "out of memory" : store_error(s));
+		goto out;
+	}
+	if (out_open(&o) < 0) {
+		store_diagnosis_free(&d);
+		web_reply_error(r, 500, "out of memory");
+		goto out;
+	}
+	ana_jw_open(&o.w, NULL, '{');
+	ana_jw_i64(&o.w, "id", c.j.key);
+	store_diagnosis_json(&o.w, &c.j, &d);
+	ana_jw_close(&o.w, '}');
+	store_diagnosis_free(&d);
+	out_finish(&o, r);
+out:
+	one_free(&c);
+}
+
 struct series_ctx {
 	struct out *o;
 	enum store_series_by by;
@@ -819,6 +850,8 @@ void web_api(struct store *s, const struct web_caller *who, const char *path, co
 			return get_job_series(s, who, seg[1], a, r);
 		if (n == 3 && !strcmp(seg[2], "nodes"))
 			return get_job_nodes(s, who, seg[1], a, r);
+		if (n == 3 && !strcmp(seg[2], "diagnosis"))
+			return get_job_diagnosis(s, who, seg[1], a, r);
 		if (n == 3)
 			return get_job_part(s, who, seg[1], seg[2], a, r);
 	} else if (!strcmp(seg[0], "nodes")) {

@@ -99,6 +99,11 @@ web_api_checks() {
 		get "n$j" "/api/v1/jobs/$id/nodes"
 		eq "job $j: one node, its host" "200 $(hostname)" "$(status "n$j") $(jq_ "n$j" '",".join(n["host"] for n in d["nodes"])')"
 		valid "n$j" "/api/v1/jobs/{id}/nodes"
+		# the diagnosis: iostrata diagnose --json, the id first (no history here: not enough data)
+		get "d$j" "/api/v1/jobs/$id/diagnosis"
+		want=$("$IOSTRATA" diagnose "web${j:0:1}" --store "$STORE" --json | jq -c --argjson id "$id" '{id: $id} + .')
+		eq "job $j: the diagnosis is iostrata diagnose's" "200 $want" "$(status "d$j") $(jq -c . "$T/o_d$j")"
+		valid "d$j" "/api/v1/jobs/{id}/diagnosis"
 	done
 	eq "job A's writes by series at 1 s" "300" "$(python3 -c "import json; print(sum(p['writes'] for p in json.load(open('$T/o_sA'))['points'] if p['layer']=='posix'))" 2>/dev/null || echo x)" >/dev/null
 

@@ -60,7 +60,7 @@ paths="/api/v1/jobs /api/v1/jobs?state=ended /api/v1/jobs?state=running /api/v1/
 /api/v1/nodes/$H/series?resolution=1000 /api/v1/nodes/$H/series?resolution=60000 /api/v1/nodes/nohost/series
 /api/v1/devices /api/v1/mounts /api/v1/alerts /api/v1/alerts?limit=1 /api/v1/alerts?since=1d /api/v1/whoami"
 for id in $ids; do
-	for p in "" /report /profile /layers /files /findings /ranks /processes /io_mode /nodes /series /series?by=host \
+	for p in "" /report /profile /layers /files /findings /ranks /processes /io_mode /nodes /diagnosis /series /series?by=host \
 		/series?by=rank "/series?by=layer&resolution=1000" "/series?by=rank&resolution=60000" "/series?by=host&resolution=1"; do
 		paths+=" /api/v1/jobs/$id$p"
 	done

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "check.h"
+#include "iostrata/counters.h"
 #include "store/batch.h"
 
 /* ---- a visitor that encodes what it sees into a second batch ---- */
@@ -65,9 +68,19 @@ static int ag_dist(void *ctx, const struct store_dist *x) { ((struct again *)ctx
 static int ag_report(void *ctx, int64_t k, const char *t, const char *j) { ((struct again *)ctx)->calls++; return store_batch_report(((struct again *)ctx)->b, k, t, j); }
 static int ag_findings(void *ctx, int64_t k, const char *const *f, size_t n) { ((struct again *)ctx)->calls++; return store_batch_findings(((struct again *)ctx)->b, k, f, n); }
 
+static int ag_run(void *ctx, const struct store_run *x)
+{
+	struct again *a = ctx;
+	a->calls++;
+	for (size_t i = 0; i < a->nfiles; i++)
+		if (a->key[i] == x->file_key)
+			return store_batch_run(a->b, x, a->path[i]);
+	return -1;
+}
+
 static const struct store_batch_visitor again_v = {
 	ag_begin, ag_job, ag_sched, ag_proc, ag_file, ag_interval, ag_totals, ag_node, ag_device, ag_sample, ag_dist,
-	ag_report, ag_findings,
+	ag_report, ag_findings, ag_run,
 };
 
 /* One batch of every kind: job 7 (two processes 11, 12), files 3 and 5; seq. */
@@ -94,6 +107,15 @@ static const void *sample_batch(struct store_batch *b, uint64_t seq, int64_t t_m
 	store_batch_interval(b, &iv, "/scratch/j/out.dat");
 	iv.file_key = 5, iv.cat = STORE_CAT_META, iv.bytes = 0, iv.calls = 3, iv.dur_ns = -40; /* a correction */
 	store_batch_interval(b, &iv, "/scratch/j/in.dat");
+	/* runs: 16 contiguous 1 MiB writes merged into one; a failed close (no offset) */
+	struct store_run run = {.proc_key = 11, .file_key = 3, .tid = 4242, .idx = 0, .layer = 1, .op = LOG_OP_WRITE,
+				.offset = 0, .size = 1048576, .count = 16, .start_ns = t_ms * 1000000 - 900000000,
+				.end_ns = t_ms * 1000000 - 100000000, .busy_ns = 700000000, .min_ns = 40000000};
+	store_batch_run(b, &run, "/scratch/j/out.dat");
+	run.proc_key = 12, run.file_key = 5, run.tid = 7, run.idx = 41, run.op = LOG_OP_CLOSE, run.offset = -1;
+	run.size = 0, run.count = 1, run.start_ns = t_ms * 1000000 + 5, run.end_ns = run.start_ns + 10;
+	run.busy_ns = run.min_ns = 10, run.result = -EBADF;
+	store_batch_run(b, &run, "/scratch/j/in.dat");
 	int64_t tb[STORE_NCATS] = {4096, bytes, 0}, tc[STORE_NCATS] = {1, 16, 3};
 	store_batch_totals(b, 7, tb, tc);
 	struct store_node_sec ns = {.layer = 1, .bytes_read = 4096, .bytes_written = (uint64_t)bytes, .reads = 1,
@@ -192,7 +214,8 @@ int main(void)
 	char err[256];
 	int r = store_batch_decode(data, len, &again_v, &a, err, sizeof err);
 	check("it decodes", r == 0, "%d %s", r, err);
-	eq_u64("one callback per record (begin, 1 job, 1 sched, 2 procs, 2 files, 3 intervals, 7 more)", a.calls, 17);
+	eq_u64("one callback per record (begin, 1 job, 1 sched, 2 procs, 2 files, 3 intervals, 2 runs, 7 more)",
+	       a.calls, 19);
 	const void *data2 = store_batch_finish(b2, &len2);
 	check("decoded and encoded again: the same bytes", data2 && len2 == len && !memcmp(data, data2, len),
 	      "%zu vs %zu bytes", len2, len);
@@ -291,7 +314,7 @@ int main(void)
 	uint64_t nrec = 0;
 	r = store_batch_apply(s, data, len, &nrec, err, sizeof err);
 	check("batch 10 applies", r == 0, "%s", err);
-	eq_u64("its 16 records counted", nrec, 16);
+	eq_u64("its 18 records counted", nrec, 18);
 	store_commit(s);
 	struct store_job got = {0};
 	struct store_job_filter f = {.uid = STORE_ANY_UID, .job = "slurm-42"};
@@ -312,6 +335,28 @@ int main(void)
 	eq_u64("node-seconds: two rows", sums.n, 2);
 	eq_u64("node-seconds: bytes written", sums.written, 16 * 1048576 + 1000);
 	eq_u64("node-seconds: a histogram bucket", sums.whist16, 32);
+
+	/* runs: batch 10 gave batch 9's two runs again: stored once, exactly as sent */
+	{
+		sqlite3 *db = NULL;
+		sqlite3_stmt *st = NULL;
+		char q[512];
+		snprintf(q, sizeof q, "%s/s.db", dir);
+		sqlite3_open_v2(q, &db, SQLITE_OPEN_READONLY, NULL);
+		sqlite3_prepare_v2(db,
+				   "SELECT count(*), group_concat(printf('%s:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d:%d', f.path, r.tid,"
+				   " r.idx, r.op, r.off, r.size, r.count, r.end_ns - r.start_ns, r.busy_ns, r.min_ns, r.result,"
+				   " r.t_ms), ' ') FROM (SELECT * FROM runs ORDER BY tid DESC) r JOIN files f ON f.id = r.file_id",
+				   -1, &st, NULL);
+		int have = st && sqlite3_step(st) == SQLITE_ROW;
+		eq_u64("runs: two rows after both batches", have ? (uint64_t)sqlite3_column_int64(st, 0) : 0, 2);
+		snprintf(q, sizeof q, "/scratch/j/out.dat:4242:0:%d:0:1048576:16:800000000:700000000:40000000:0:1700000000000 "
+				      "/scratch/j/in.dat:7:41:%d:-1:0:1:10:10:10:%d:1700000000000",
+			 LOG_OP_WRITE, LOG_OP_CLOSE, -EBADF);
+		eq_str("runs: the first batch's, field for field", have ? (const char *)sqlite3_column_text(st, 1) : "", q);
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+	}
 
 	/* the outbox: sequences, a bounded spool that counts what it drops, delivery */
 	uint64_t q1 = 0, q2 = 0, nb, bytes, dropped;

@@ -69,6 +69,34 @@ int main(void)
 	check("an empty blob is an empty cursor", dmn_cursor_decode(&d, "", 0) == 0 && d.n == 0, "n %zu", d.n);
 	free(blob);
 
+	/* runs taken per thread (trace.h): kept apart from the records, stored with them */
+	check("taken: none yet", dmn_cursor_taken(&c, 77) == 0, "not 0");
+	dmn_cursor_set_taken(&c, 4243, 5);
+	dmn_cursor_set_taken(&c, -1, 1ull << 40);
+	dmn_cursor_set_taken(&c, 77, 3);
+	dmn_cursor_set_taken(&c, 4243, 6);
+	check("taken: three threads, by tid, the last value", c.nt == 3 && c.t[0].tid == -1 && c.t[1].tid == 77 &&
+	      dmn_cursor_taken(&c, 4243) == 6, "nt %zu", c.nt);
+	blob = dmn_cursor_encode(&c, &len);
+	rr = dmn_cursor_decode(&d, blob, len);
+	same = rr == 0 && d.n == c.n && d.nt == 3 && !memcmp(d.r, c.r, c.n * sizeof *c.r);
+	for (size_t i = 0; same && i < 3; i++)
+		same = d.t[i].tid == c.t[i].tid && d.t[i].n == c.t[i].n;
+	check("with runs taken: the round trip keeps records and threads", same, "r %d nt %zu", rr, d.nt);
+	dmn_cursor_free(&d);
+	struct dmn_cursor cp;
+	dmn_cursor_copy(&cp, &c);
+	check("copy: threads too", cp.nt == 3 && dmn_cursor_taken(&cp, -1) == 1ull << 40, "nt %zu", cp.nt);
+	dmn_cursor_free(&cp);
+	refused = 1;
+	for (size_t cut = 1; cut < len; cut++) {
+		if (dmn_cursor_decode(&d, blob, cut) == 0)
+			refused = 0;
+		dmn_cursor_free(&d);
+	}
+	check("with runs taken: every cut refused", refused, "a cut decoded");
+	free(blob);
+
 	struct dmn_cursor z = {0};
 	struct dmn_rec zr;
 	memset(&zr, 0, sizeof zr);

@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "iostrata/counters.h"
+#include "store/archive.h"
 #include "store/store.h"
 
 #define STR_(x) #x
@@ -419,12 +421,22 @@ static void check_rows(struct store *s, const int64_t *pk, const int64_t *fk)
 		ds.wait[31] = 2;
 		ds.service[4] = 128;
 		r |= store_dist_add(s, &ds);
+		/* runs: one given twice is stored once */
+		struct store_run ru = {.t_ms = t, .proc_key = pk[0], .file_key = fk[0], .tid = 77, .idx = (uint64_t)d * 10,
+				       .layer = 1, .op = LOG_OP_WRITE, .offset = 4096, .size = 4096, .count = 8,
+				       .start_ns = t * 1000000 - 500000000, .end_ns = t * 1000000 - 100000000,
+				       .busy_ns = 300000000, .min_ns = 30000000};
+		r |= store_run_add(s, &ru) | store_run_add(s, &ru);
+		ru.idx++, ru.op = LOG_OP_CLOSE, ru.offset = -1, ru.size = 0, ru.count = 1, ru.result = -EIO;
+		r |= store_run_add(s, &ru);
 	}
 	ok_r("adds: every row buffered or written", r, s);
 	struct secs_seen own = {0};
 	ok_r("user_secs inside the transaction", store_user_secs(s, 1000, &day2, keep_sec, &own), s);
 	eq_u64("user_secs: a transaction sees its own rows", own.bytes_read, 200);
 	ok_r("commit", store_commit(s), s);
+	eq_i64("runs: 4 rows, the one given twice once", direct_int("SELECT count(*) FROM runs"), 4);
+	eq_i64("runs: their calls", direct_int("SELECT sum(count) FROM runs"), 18);
 
 	/* the same key in a later transaction adds up too */
 	ok_r("begin", store_begin(s), s);
@@ -663,8 +675,8 @@ static void check_retention(struct store *s, const char *dir)
 	eq_u64("retention: raw node-seconds of day 1", before.n, 2);
 	uint64_t moved = 0;
 	ok_r("retain", store_retain(s, T0, dir, 1000000, &moved), s);
-	/* day 1: 3 intervals rows, 2 node-seconds, 1 device, 2 samples, 1 distribution */
-	eq_u64("retain: raw rows moved", moved, 3 + 2 + 1 + 2 + 1);
+	/* day 1: 3 intervals rows, 2 node-seconds, 1 device, 2 samples, 1 distribution, 2 runs */
+	eq_u64("retain: raw rows moved", moved, 3 + 2 + 1 + 2 + 1 + 2);
 	ok_r("node_secs after retention", store_node_secs(s, &d1, keep_sec, &after), s);
 	ok_r("user_secs after retention", store_user_secs(s, 1000, &d1, keep_sec, &uafter), s);
 	eq_u64("retention: node minutes of day 1", after.n, 2);
@@ -707,6 +719,28 @@ static void check_retention(struct store *s, const char *dir)
 		       "1699913601000,1000,100,n1,alice,1000,10,2,/bin/app,\"/data/out,\"\"q\"\".dat\",1,write,30,2,50");
 		free(csv);
 	}
+	snprintf(path, sizeof path, "%s/runs-%lld-%lld.csv.zst", dir, (long long)(D1 + 1000), (long long)(D1 + 1000));
+	r = store_archive_read(path, &csv, &len, err, sizeof err);
+	check("retention: the runs archive", r == 0, "%s", err);
+	if (r == 0) {
+		char want[512];
+		keep_csv_line(csv, len, 1, line, sizeof line);
+		eq_str("archive: the runs' columns", line, STORE_ARCHIVE_RUNS);
+		keep_csv_line(csv, len, 2, line, sizeof line);
+		snprintf(want, sizeof want,
+			 "1699913601000,100,n1,1000,10,2,77,0,/data/in.dat,1,%d,4096,4096,8,1699913600500000000,"
+			 "1699913600900000000,300000000,30000000,0",
+			 LOG_OP_WRITE);
+		eq_str("archive: a run, names not keys", line, want);
+		keep_csv_line(csv, len, 3, line, sizeof line);
+		snprintf(want, sizeof want,
+			 "1699913601000,100,n1,1000,10,2,77,1,/data/in.dat,1,%d,-1,0,1,1699913600500000000,"
+			 "1699913600900000000,300000000,30000000,%d",
+			 LOG_OP_CLOSE, -EIO);
+		eq_str("archive: a failed close, no offset", line, want);
+		free(csv);
+	}
+	eq_i64("retention: day 1's runs gone, day 2's stay", direct_int("SELECT count(*) FROM runs"), 2);
 	snprintf(path, sizeof path, "%s/samples-%lld-%lld.csv.zst", dir, (long long)(D1 + 1000), (long long)(D1 + 1000));
 	r = store_archive_read(path, &csv, &len, err, sizeof err);
 	check("retention: the samples archive", r == 0, "%s", err);

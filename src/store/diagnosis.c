@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A stored job's diagnosis (diagnosis.h): what src/diagnose/ needs, read from a store.
+ *  - The bandwidth: the user layers' (POSIX and stdio) bytes read and written and metadata
+ *    operations per second of the job's interval statistics (the report's layer totals, spread
+ *    over time).
+ *  - "Similar" (seed 001): the same application (its executable and its arguments with every run
+ *    of digits made one '#', from the stored report; a scheduler's job name when it has one) and
+ *    the same scale (processes); the latest STORE_DIAG_HISTORY such ended jobs are the history.
+ *  - Neighbours: jobs of any user on the same node whose time overlaps the job's; their resource
+ *    is the node ("host H": its devices and local file systems), N-1 from their report.
+ *  - Nodes: the job's rows on other hosts (a central store keeps one per node).
+ */
+#include "store/diagnosis.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/json.h"
+#include "iostrata/format.h"
+
+struct store_diag_job {
+	struct store_job j;
+	char *strs[6];
+	char *app;
+	double *rd, *wr, *md;
+	size_t n;
+	int64_t t0;
+	char resource[300];
+	const char *res[1];
+	struct dgn_job dj;
+};
+
+static void djob_free(struct store_diag_job *x)
+{
+	for (size_t i = 0; i < 6; i++)
+		free(x->strs[i]);
+	free(x->app);
+	free(x->rd);
+	free(x->wr);
+	free(x->md);
+}
+
+void store_diagnosis_free(struct store_diagnosis *d)
+{
+	dgn_result_free(&d->res);
+	for (size_t i = 0; i < d->njobs; i++)
+		djob_free(&d->jobs[i]);
+	free(d->jobs);
+	memset(d, 0, sizeof *d);
+}
+
+/* ---- every job row, kept (strings copied) ---- */
+
+struct all_jobs {
+	struct store_diag_job *v;
+	size_t n, cap;
+	int nomem;
+};
+
+static int keep_row(const struct store_job *j, void *arg)
+{
+	struct all_jobs *a = arg;
+	if (a->n == a->cap) {
+		size_t c = a->cap ? a->cap * 2 : 256;
+		struct store_diag_job *v = realloc(a->v, c * sizeof *v);
+		if (!v) {
+			a->nomem = 1;
+			return 1;
+		}
+		a->v = v;
+		a->cap = c;
+	}
+	struct store_diag_job *x = &a->v[a->n];
+	memset(x, 0, sizeof *x);
+	x->j = *j;
+	const char **f[] = {&x->j.job, &x->j.host, &x->j.user, &x->j.exe, &x->j.jobdir, &x->j.sched_name};
+	for (size_t i = 0; i < 6; i++)
+		if (!(*f[i] = x->strs[i] = strdup(*f[i] ? *f[i] : ""))) {
+			djob_free(x);
+			a->nomem = 1;
+			return 1;
+		}
+	x->j.sched = x->j.sched_state = x->j.sched_nodes = NULL;
+	a->n++;
+	return 0;
+}
+
+/* ---- a job's series ---- */
+
+struct pts {
+	struct store_series_point *v;
+	size_t n, cap;
+};
+
+static int keep_point(const struct store_series_point *pt, void *arg)
+{
+	struct pts *p = arg;
+	if (pt->layer != LOG_LAYER_POSIX && pt->layer != LOG_LAYER_STDIO)
+		return 0;
+	if (p->n == p->cap) {
+		size_t c = p->cap ? p->cap * 2 : 64;
+		struct store_series_point *v = realloc(p->v, c * sizeof *v);
+		if (!v)
+			return 1;
+		p->v = v;
+		p->cap = c;
+	}
+	p->v[p->n] = *pt;
+	p->v[p->n++].host = NULL;
+	return 0;
+}
+
+/* The job's per-second series into x: 0 or -errno. */
+static int load_series(struct store *s, struct store_diag_job *x)
+{
+	struct pts p = {0};
+	int r = store_job_series(s, x->j.key, STORE_SERIES_LAYER, 1000, keep_point, &p);
+	if (r < 0)
+		goto out;
+	if (!p.n)
+		goto out;
+	int64_t lo = p.v[0].t_ms, hi = p.v[0].t_ms;
+	for (size_t i = 1; i < p.n; i++) {
+		lo = p.v[i].t_ms < lo ? p.v[i].t_ms : lo;
+		hi = p.v[i].t_ms > hi ? p.v[i].t_ms : hi;
+	}
+	x->n = (size_t)((hi - lo) / 1000 + 1);
+	x->t0 = lo;
+	x->rd = calloc(x->n, sizeof *x->rd);
+	x->wr = calloc(x->n, sizeof *x->wr);
+	x->md = calloc(x->n, sizeof *x->md);
+	if (!x->rd || !x->wr || !x->md) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p.n; i++) {
+		size_t k = (size_t)((p.v[i].t_ms - lo) / 1000);
+		x->rd[k] += (double)p.v[i].bytes_read;
+		x->wr[k] += (double)p.v[i].bytes_written;
+		x->md[k] += (double)p.v[i].meta_ops;
+	}
+out:
+	free(p.v);
+	return r;
+}
+
+/* ---- the application, from the stored report ---- */
+
+/* exe and argv of the report JSON, every run of digits one '#': malloc'd (NULL: out of memory) */
+static char *app_of(struct store *s, const struct store_diag_job *x, int *n_to_1)
+{
+	if (x->j.sched_name && *x->j.sched_name)
+		return strdup(x->j.sched_name);
+	char *rep = NULL;
+	*n_to_1 = 0;
+	if (store_job_report(s, x->j.key, 1, &rep) < 0 || !rep)
+		return strdup(x->j.exe);
+	*n_to_1 = strstr(rep, "\"io_mode\":\"N-1\"") != NULL;
+	const char *a = strstr(rep, "\"argv\":[");
+	size_t len = strlen(x->j.exe);
+	char *out = malloc(len + (a ? strlen(a) : 0) + 2);
+	if (out) {
+		memcpy(out, x->j.exe, len);
+		char *o = out + len;
+		if (a) {
+			/* the array's text up to its closing bracket outside a string */
+			int in = 0, esc = 0;
+			*o++ = ' ';
+			for (const char *c = a + 8; *c; c++) {
+				if (!in && *c == ']')
+					break;
+				if (in && !esc && *c == '"')
+					in = 0;
+				else if (!in && *c == '"')
+					in = 1;
+				else if (!in && isspace((unsigned char)*c))
+					continue; /* the report's indentation */
+				esc = in && !esc && *c == '\\';
+				if (isdigit((unsigned char)*c)) {
+					if (o[-1] != '#')
+						*o++ = '#';
+					continue;
+				}
+				*o++ = *c;
+			}
+		}
+		*o = 0;
+	}
+	free(rep);
+	return out;
+}
+
+static int64_t end_of(const struct store_job *j)
+{
+	if (!j->running && j->end_ms)
+		return j->end_ms;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void fill_dgn(struct store_diag_job *x)
+{
+	snprintf(x->resource, sizeof x->resource, "host %s", x->j.host);
+	x->res[0] = x->resource;
+	x->dj = (struct dgn_job){
+		.key = x->j.key, .app = x->app, .nodes = 1, .ranks = x->j.nprocs, .start_ms = x->j.start_ms,
+		.end_ms = end_of(&x->j),
+		.series = {.t0_ms = x->t0, .dt_ms = 1000, .n = x->n, .read = x->rd, .write = x->wr, .meta = x->md},
+		.resources = x->res, .nresources = 1,
+	};
+	double secs = x->dj.end_ms > x->dj.start_ms ? (double)(x->dj.end_ms - x->dj.start_ms) / 1000.0 : 1;
+	x->dj.bandwidth = (double)(x->j.bytes[STORE_CAT_READ] + x->j.bytes[STORE_CAT_WRITE]) / secs;
+	x->dj.meta_rate = (double)x->j.calls[STORE_CAT_META] / secs;
+}
+
+static int cmp_recent(const void *a, const void *b)
+{
+	const struct store_diag_job *x = a, *y = b;
+	return (x->j.start_ms < y->j.start_ms) - (x->j.start_ms > y->j.start_ms);
+}
+
+int store_diagnose(struct store *s, const struct store_job *j, struct store_diagnosis *d)
+{
+	struct all_jobs all = {0};
+	struct store_job_filter f = {.uid = STORE_ANY_UID};
+	memset(d, 0, sizeof *d);
+	int r = store_jobs(s, &f, keep_row, &all);
+	if (r >= 0 && all.nomem)
+		r = -ENOMEM;
+	if (r < 0)
+		goto fail;
+	/* the job first, then the candidates for its history (same executable and scale, ended,
+	 * latest first), then its neighbours and its other nodes */
+	struct store_diag_job *v = calloc(all.n + 1, sizeof *v);
+	size_t n = 0, self = SIZE_MAX;
+	if (!v) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < all.n; i++)
+		if (all.v[i].j.key == j->key)
+			self = i;
+	if (self == SIZE_MAX) {
+		free(v);
+		r = -ENOENT;
+		goto fail;
+	}
+	v[n++] = all.v[self];
+	memset(&all.v[self], 0, sizeof all.v[self]);
+	int n_to_1 = 0;
+	if (!(v[0].app = app_of(s, &v[0], &n_to_1))) {
+		r = -ENOMEM;
+		goto fail_v;
+	}
+	v[0].dj.n_to_1 = n_to_1;
+	int64_t start = v[0].j.start_ms, end = end_of(&v[0].j);
+	/* history candidates: sorted latest first, the first STORE_DIAG_HISTORY of the same app */
+	qsort(all.v, all.n, sizeof *all.v, cmp_recent);
+	size_t hist = 0;
+	for (size_t i = 0; i < all.n; i++) {
+		struct store_diag_job *x = &all.v[i];
+		if (!x->strs[0] || x->j.key == j->key)
+			continue;
+		int same = !x->j.running && x->j.nprocs == v[0].j.nprocs && !strcmp(x->j.exe, v[0].j.exe) &&
+			   hist < STORE_DIAG_HISTORY && x->j.start_ms < start;
+		int neighbour = !strcmp(x->j.host, v[0].j.host) && x->j.start_ms < end && end_of(&x->j) > start;
+		int node = !strcmp(x->j.job, v[0].j.job) && x->j.uid == v[0].j.uid && strcmp(x->j.host, v[0].j.host);
+		if (!same && !neighbour && !node)
+			continue;
+		if (!(x->app = app_of(s, x, &x->dj.n_to_1))) {
+			r = -ENOMEM;
+			goto fail_v;
+		}
+		same = same && !strcmp(x->app, v[0].app);
+		if (!same && !neighbour && !node) {
+			free(x->app);
+			x->app = NULL;
+			continue;
+		}
+		hist += same;
+		x->dj.nodes = (uint32_t)(same ? 1 : neighbour ? 2 : 3); /* the role, until fill_dgn */
+		v[n++] = *x;
+		memset(x, 0, sizeof *x);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int nt = v[i].dj.n_to_1;
+		if ((r = load_series(s, &v[i])) < 0)
+			goto fail_v;
+		unsigned role = i ? v[i].dj.nodes : 0;
+		fill_dgn(&v[i]);
+		v[i].dj.n_to_1 = nt;
+		v[i].dj.nodes = role; /* kept for the split below */
+	}
+	/* the context: history and neighbours as arrays of dgn_job, the nodes as series */
+	struct dgn_job *h = calloc(n, sizeof *h), *nb = calloc(n, sizeof *nb);
+	const char **names = calloc(n, sizeof *names);
+	struct dgn_series *ns = calloc(n, sizeof *ns);
+	if (!h || !nb || !names || !ns) {
+		free(h);
+		free(nb);
+		free(names);
+		free(ns);
+		r = -ENOMEM;
+		goto fail_v;
+	}
+	size_t nh = 0, nn = 0, nnodes = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (v[i].dj.nodes == 1)
+			h[nh++] = v[i].dj;
+		else if (v[i].dj.nodes == 2)
+			nb[nn++] = v[i].dj;
+		else {
+			names[nnodes + 1] = v[i].j.host;
+			ns[nnodes + 1] = v[i].dj.series;
+			nnodes++;
+		}
+	}
+	for (size_t i = 1; i < n; i++)
+		v[i].dj.nodes = 1;
+	v[0].dj.nodes = 1;
+	if (nnodes) { /* the job on every host: this one first */
+		names[0] = v[0].j.host;
+		ns[0] = v[0].dj.series;
+		v[0].dj.node_names = names;
+		v[0].dj.node_series = ns;
+		v[0].dj.nnodes = nnodes + 1;
+		v[0].dj.nodes = (uint32_t)(nnodes + 1);
+	}
+	struct dgn_context ctx = {.history = h, .nhistory = nh, .neighbours = nb, .nneighbours = nn};
+	r = dgn_diagnose(&v[0].dj, &ctx, &d->res);
+	free(h);
+	free(nb);
+	free(names);
+	free(ns);
+	v[0].dj.node_names = NULL;
+	v[0].dj.node_series = NULL;
+	if (r < 0)
+		goto fail_v;
+	d->jobs = v;
+	d->njobs = n;
+	d->nhistory = nh;
+	d->nneighbours = nn;
+	d->host = v[0].j.host;
+	d->app = v[0].app;
+	for (size_t i = 0; i < all.n; i++)
+		djob_free(&all.v[i]);
+	free(all.v);
+	return 0;
+fail_v:
+	for (size_t i = 0; i < n; i++)
+		djob_free(&v[i]);
+	free(v);
+fail:
+	for (size_t i = 0; i < all.n; i++)
+		djob_free(&all.v[i]);
+	free(all.v);
+	return r;
+}
+
+/* ---- output ---- */
+
+static const char *job_name(const struct store_diagnosis *d, int64_t key)
+{
+	for (size_t i = 0; i < d->njobs; i++)
+		if (d->jobs[i].j.key == key)
+			return d->jobs[i].j.job;
+	return "?";
+}
+
+static void types_json(struct ana_jw *w, const char *key, unsigned t, const char *const *names, unsigned n)
+{
+	ana_jw_open(w, key, '[');
+	for (unsigned i = 0; i < n; i++)
+		if (t & (1u << i))
+			ana_jw_str(w, NULL, names[i]);
+	ana_jw_close(w, ']');
+}
+
+static const char *const io_types[] = {"read", "write", "metadata"};
+static const char *const if_types[] = {"n_to_1", "high_bandwidth", "high_metadata", "many_jobs"};
+
+void store_diagnosis_json(struct ana_jw *w, const struct store_job *j, const struct store_diagnosis *d)
+{
+	ana_jw_str(w, "job", j->job);
+	ana_jw_str(w, "host", j->host);
+	ana_jw_str(w, "app", d->app);
+	ana_jw_u64(w, "history", d->nhistory);
+	ana_jw_u64(w, "neighbours", d->nneighbours);
+	ana_jw_open(w, "phases", '[');
+	for (size_t i = 0; i < d->res.nphases; i++) {
+		const struct dgn_phase *p = &d->res.phases[i];
+		ana_jw_open(w, NULL, '{');
+		ana_jw_i64(w, "start_ms", p->start_ms);
+		ana_jw_i64(w, "end_ms", p->end_ms);
+		ana_jw_double(w, "bytes", p->bytes);
+		ana_jw_double(w, "mean_bw", p->mean_bw);
+		ana_jw_double(w, "peak_bw", p->peak_bw);
+		ana_jw_double(w, "meta_rate", p->meta_rate);
+		types_json(w, "type", p->type, io_types, 3);
+		ana_jw_close(w, '}');
+	}
+	ana_jw_close(w, ']');
+	ana_jw_open(w, "findings", '[');
+	for (size_t i = 0; i < d->res.n; i++) {
+		const struct dgn_finding *f = &d->res.f[i];
+		ana_jw_open(w, NULL, '{');
+		ana_jw_str(w, "kind", dgn_kind_name(f->kind));
+		ana_jw_u64(w, "phase", f->phase);
+		ana_jw_i64(w, "start_ms", f->start_ms);
+		ana_jw_i64(w, "end_ms", f->end_ms);
+		ana_jw_double(w, "value", f->value);
+		ana_jw_double(w, "expected", f->expected);
+		ana_jw_double(w, "slower", f->slower);
+		ana_jw_u64(w, "history", f->history);
+		if (f->kind == DGN_INTERFERENCE) {
+			types_json(w, "types", f->types, if_types, 4);
+			ana_jw_open(w, "jobs", '[');
+			for (size_t k = 0; k < f->njobs; k++)
+				ana_jw_str(w, NULL, job_name(d, f->jobs[k]));
+			ana_jw_close(w, ']');
+		}
+		if (f->resource)
+			ana_jw_str(w, "resource", f->resource);
+		if (f->node)
+			ana_jw_str(w, "node", f->node);
+		ana_jw_close(w, '}');
+	}
+	ana_jw_close(w, ']');
+}
+
+static void clock_of(char *buf, size_t len, int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%H:%M:%S", &tm);
+}
+
+void store_diagnosis_text(FILE *out, const struct store_job *j, const struct store_diagnosis *d)
+{
+	fprintf(out, "job %s on %s: %zu I/O phase%s; %zu similar job%s before (%s), %zu neighbour%s\n", j->job, j->host,
+		d->res.nphases, d->res.nphases == 1 ? "" : "s", d->nhistory, d->nhistory == 1 ? "" : "s", d->app,
+		d->nneighbours, d->nneighbours == 1 ? "" : "s");
+	if (!d->res.n)
+		fprintf(out, "  no anomaly\n");
+	for (size_t i = 0; i < d->res.n; i++) {
+		const struct dgn_finding *f = &d->res.f[i];
+		char a[16], b[16];
+		clock_of(a, sizeof a, f->start_ms);
+		clock_of(b, sizeof b, f->end_ms);
+		switch (f->kind) {
+		case DGN_NOT_ENOUGH_DATA:
+			fprintf(out, "  not enough data: %.0f %s of %.0f needed to judge\n", f->value,
+				d->res.nphases ? "similar phases" : "seconds of I/O", f->expected);
+			break;
+		case DGN_ABNORMAL_PHASE:
+			fprintf(out, "  abnormal phase %u (%s-%s): %.1f MB/s, %.0f%% slower than %.1f MB/s in %u similar phases\n",
+				f->phase + 1, a, b, f->value / 1e6, 100 * f->slower, f->expected / 1e6, f->history);
+			break;
+		case DGN_INTERFERENCE:
+			fprintf(out, "    cause: interference on %s:", f->resource ? f->resource : "?");
+			for (unsigned k = 0; k < 4; k++)
+				if (f->types & (1u << k))
+					fprintf(out, " %s", if_types[k]);
+			fprintf(out, " (");
+			for (size_t k = 0; k < f->njobs; k++)
+				fprintf(out, "%sjob %s", k ? ", " : "", job_name(d, f->jobs[k]));
+			fprintf(out, ")\n");
+			break;
+		case DGN_DEGRADED_NODE:
+			fprintf(out, "    cause: node %s degraded: %.1f MB/s against %.1f MB/s on the job's other nodes; slow in %u jobs before\n",
+				f->node, f->value / 1e6, f->expected / 1e6, f->history);
+			break;
+		case DGN_UNEXPLAINED:
+			fprintf(out, "    cause: none found (no interfering neighbour, no slower node)\n");
+			break;
+		}
+	}
+}

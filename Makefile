@@ -122,11 +122,15 @@ $(UPLOT_STAMP):
 	$(Q)grep -qs '"version": "$(UPLOT_VERSION)"' $(UPLOT_DIR)/package.json || { scripts/install-deps npm && \
 		npm install --prefix $(NPM_DIR) --no-save --no-audit --no-fund uplot@$(UPLOT_VERSION); }
 	$(Q)touch $@
-$(B)/gen/assets.c: $(UPLOT_STAMP) scripts/embed-assets src/analysis/report_html.js src/analysis/report_html.css
+# The web UI's files (src/web/ui/) are embedded the same way; server.c serves them by exact name.
+UI_ASSETS := $(wildcard src/web/ui/*)
+$(B)/gen/assets.c: $(UPLOT_STAMP) scripts/embed-assets src/analysis/report_html.js src/analysis/report_html.css \
+		src/analysis/charts.js $(UI_ASSETS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  GEN     $@",true)
 	$(Q)scripts/embed-assets $@ uplot.js=$(UPLOT_DIR)/dist/uPlot.iife.min.js uplot.css=$(UPLOT_DIR)/dist/uPlot.min.css \
-		uplot.LICENSE=$(UPLOT_DIR)/LICENSE report.js=src/analysis/report_html.js report.css=src/analysis/report_html.css
+		uplot.LICENSE=$(UPLOT_DIR)/LICENSE report.js=src/analysis/report_html.js report.css=src/analysis/report_html.css \
+		charts.js=src/analysis/charts.js $(foreach f,$(UI_ASSETS),ui/$(notdir $(f))=$(f))
 $(B)/obj/gen/assets.o: $(B)/gen/assets.c src/analysis/assets.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)

@@ -226,6 +226,11 @@ $(B)/bench/scale: bench/scale.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
 
+# bench/web fills a store with a facility's week through the store interface.
+$(B)/bench/web: bench/web.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
+
 $(B)/bench/%: bench/%.c bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lm
@@ -313,6 +318,15 @@ bench-scale:
 	$(Q)scripts/install-deps build test
 	$(Q)$(MAKE) --no-print-directory all $(B)/bench/scale
 	$(Q)bench/scale
+
+# iostrata serve over 100,000 jobs and a week of node-seconds of 64 nodes, SQLite and PostgreSQL:
+# p50/p99 latency of the jobs list, series and alerts against targets and baselines. Root.
+# docs/BENCHMARKS.md, "Web".
+.PHONY: bench-web
+bench-web:
+	$(Q)scripts/install-deps build test
+	$(Q)$(MAKE) --no-print-directory all $(B)/bench/web
+	$(Q)bench/web
 
 # traced jobs' runs (seed 001's merged records) per call and their wire bytes. Root.
 # docs/BENCHMARKS.md, "Runs on the wire".

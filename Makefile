@@ -131,11 +131,15 @@ $(UPLOT_STAMP):
 	$(Q)grep -qs '"version": "$(UPLOT_VERSION)"' $(UPLOT_DIR)/package.json || { scripts/install-deps npm && \
 		npm install --prefix $(NPM_DIR) --no-save --no-audit --no-fund uplot@$(UPLOT_VERSION); }
 	$(Q)touch $@
-$(B)/gen/assets.c: $(UPLOT_STAMP) scripts/embed-assets src/analysis/report_html.js src/analysis/report_html.css
+# The web UI's files (src/web/ui/) are embedded the same way; server.c serves them by exact name.
+UI_ASSETS := $(wildcard src/web/ui/*)
+$(B)/gen/assets.c: $(UPLOT_STAMP) scripts/embed-assets src/analysis/report_html.js src/analysis/report_html.css \
+		src/analysis/charts.js $(UI_ASSETS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  GEN     $@",true)
 	$(Q)scripts/embed-assets $@ uplot.js=$(UPLOT_DIR)/dist/uPlot.iife.min.js uplot.css=$(UPLOT_DIR)/dist/uPlot.min.css \
-		uplot.LICENSE=$(UPLOT_DIR)/LICENSE report.js=src/analysis/report_html.js report.css=src/analysis/report_html.css
+		uplot.LICENSE=$(UPLOT_DIR)/LICENSE report.js=src/analysis/report_html.js report.css=src/analysis/report_html.css \
+		charts.js=src/analysis/charts.js $(foreach f,$(UI_ASSETS),ui/$(notdir $(f))=$(f))
 $(B)/obj/gen/assets.o: $(B)/gen/assets.c src/analysis/assets.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
@@ -254,6 +258,11 @@ $(B)/bench/scale: bench/scale.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
 
+# bench/web fills a store with a facility's week through the store interface.
+$(B)/bench/web: bench/web.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
+
 $(B)/bench/%: bench/%.c bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< -lpthread -lm
@@ -348,6 +357,15 @@ bench-scale:
 	$(Q)scripts/install-deps build test
 	$(Q)$(MAKE) --no-print-directory all $(B)/bench/scale
 	$(Q)bench/scale
+
+# iostrata serve over 100,000 jobs and a week of node-seconds of 64 nodes, SQLite and PostgreSQL:
+# p50/p99 latency of the jobs list, series and alerts against targets and baselines. Root.
+# docs/BENCHMARKS.md, "Web".
+.PHONY: bench-web
+bench-web:
+	$(Q)scripts/install-deps build test
+	$(Q)$(MAKE) --no-print-directory all $(B)/bench/web
+	$(Q)bench/web
 
 # traced jobs' runs (seed 001's merged records) per call and their wire bytes. Root.
 # docs/BENCHMARKS.md, "Runs on the wire".

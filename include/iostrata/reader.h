@@ -83,6 +83,12 @@ const char *log_file_arg(const struct log_file *lf, uint32_t i);
 /* Convert a tick count of a header's clock to ns: a timestamp when is_timestamp, else a duration.
  * (Final logs are written by src/log/writer.c, the one writer.) */
 uint64_t log_ticks_to_ns(const struct log_header *h, uint64_t ticks, int is_timestamp);
+/* A trace run (as a live file or a block header holds it) as an entry of thread (pid, tid): its
+ * times from h's clock to ns, a single call's busy and fastest time its span; record UINT32_MAX
+ * and layer 0 (the run names a record slot: the caller maps it). */
+struct log_trace_run;
+void log_trace_entry_of(const struct log_header *h, const struct log_trace_run *r, int32_t pid, int32_t tid,
+			struct log_trace_entry *e);
 
 /* Lower-case key of counter c ("bytes_read"), as printed by dump and report and used in
  * docs/FORMAT.md; NULL when c >= LOG_NCOUNTERS. */

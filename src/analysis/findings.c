@@ -1452,6 +1452,49 @@ static int mpiio_not_captured(struct fb *b)
 			 "whether it was collective.");
 }
 
+/* The rank index a finding is about (its rank, or with none the process labelling a rank), or
+ * SIZE_MAX. */
+static size_t finding_rank_index(const struct ana_profile *p, const struct ana_finding *f)
+{
+	for (size_t k = 0; k < p->nranks; k++) {
+		const struct ana_rank *r = &p->ranks[k];
+		if (f->rank >= 0 ? r->rank == f->rank : f->pid > 0 && r->rank < 0 && r->pid == f->pid)
+			return k;
+	}
+	return SIZE_MAX;
+}
+
+/* A finding's time (findings.h): the span of its subject's files' timestamps. */
+static void finding_time(const struct ana_profile *p, struct ana_finding *f)
+{
+	static const unsigned firsts[] = {LOG_C_OPEN_FIRST, LOG_C_READ_FIRST, LOG_C_WRITE_FIRST, LOG_C_CLOSE_FIRST};
+	static const unsigned lasts[] = {LOG_C_OPEN_LAST, LOG_C_READ_LAST, LOG_C_WRITE_LAST, LOG_C_CLOSE_LAST};
+	int by_rank = f->rank >= 0 || f->pid > 0;
+	size_t k = by_rank ? finding_rank_index(p, f) : SIZE_MAX;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	f->has_time = 0;
+	if (p->multi_host || !p->first || (!f->path && !by_rank && f->layer < 0) || (by_rank && k == SIZE_MAX))
+		return;
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct ana_file *x = &p->files[i];
+		if ((f->layer >= 0 && x->layer != (unsigned)f->layer) || (f->path && strcmp(x->path, f->path)) ||
+		    (by_rank && x->rank_index != k))
+			continue;
+		for (unsigned c = 0; c < 4; c++) {
+			if (x->c[firsts[c]] && x->c[firsts[c]] < lo)
+				lo = x->c[firsts[c]];
+			if (x->c[lasts[c]] > hi)
+				hi = x->c[lasts[c]];
+		}
+	}
+	/* a timestamp before the job's first process started would be another clock's */
+	if (lo == UINT64_MAX || hi < lo || lo < p->first->start_ns)
+		return;
+	f->has_time = 1;
+	f->start_ns = lo - p->first->start_ns;
+	f->end_ns = hi - p->first->start_ns;
+}
+
 int ana_findings_build(const struct ana_profile *p, const struct ana_stack *st, struct ana_findings *out)
 {
 	struct fb b = {p, st && st->present ? st : NULL, out, p->mpi};
@@ -1479,6 +1522,8 @@ int ana_findings_build(const struct ana_profile *p, const struct ana_stack *st, 
 	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || mpi_advice(&b) || hdf5_chunks(&b) || hdf5_cache_misses(&b) ||
 	    mpiio_not_captured(&b))
 		goto err;
+	for (size_t i = 0; i < out->n; i++)
+		finding_time(p, &out->v[i]);
 	return 0;
 err:
 	r = -ENOMEM;

@@ -44,6 +44,13 @@ struct ana_finding {
 	unsigned nfigures;
 	const char *threshold_name; /* the figure compared against the threshold (one of figures) */
 	double threshold;
+	/* When its subject did I/O: the first and last timestamp (open, read, write, close) of the
+	 * files it is about (its file, else its rank's or process's, else its layer's), ns since the
+	 * job started (the profile's first process: job.start_wall_ns on the wall clock). has_time
+	 * 0 when that is not exact: a job-wide finding, a job on several hosts (their monotonic
+	 * clocks differ), or no timestamp among the files. */
+	int has_time;
+	uint64_t start_ns, end_ns;
 	char *text;           /* what was found, with its figures */
 	char *recommendation; /* what to change */
 };

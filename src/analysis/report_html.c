@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The HTML report: one self-contained page with the same figures and findings as the JSON report,
- * drawn as charts and tables by an inline script (report_html.js) with uPlot (both embedded at
- * build time: assets.h). The page carries its data as two JSON blocks the script reads: the JSON
+ * drawn as charts and tables by an inline script (report_html.js, with the drawing it shares with
+ * the web UI, charts.js) with uPlot (all embedded at build time: assets.h). The page carries its data as two JSON blocks the script reads: the JSON
  * report itself (report_json.c, files without their counters) and, for a traced job, its time
  * series (series.h). So every figure on the page is the JSON report's, written by the same code;
  * nothing is computed here.
@@ -188,6 +188,9 @@ int ana_report_html(FILE *f, const struct ana_job *j, const struct ana_report_op
 		return r;
 	fputs("<script>\n", f);
 	if ((r = put_asset(f, "uplot.js", 0)) < 0)
+		return r;
+	fputs("\n", f);
+	if ((r = put_asset(f, "charts.js", 0)) < 0)
 		return r;
 	fputs("\n</script>\n<script>\n", f);
 	if ((r = put_asset(f, "report.js", 0)) < 0)

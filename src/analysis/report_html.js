@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The HTML report's page script (report_html.c inlines it after uPlot). It reads the two JSON
+ * The HTML report's page script (report_html.c inlines it after uPlot and charts.js, the drawing
+ * it shares with the web UI). It reads the two JSON
  * blocks the page carries (the JSON report, and the time series of a traced job or null) and draws
  * them: figures, charts, tables. It computes nothing but units for display: every figure shown is
  * one of the JSON report's, and carries it as data-fig (its JSON path) and data-value (its value)
@@ -12,89 +13,16 @@
 	var R = JSON.parse(document.getElementById("iostrata-report").textContent);
 	var S = JSON.parse(document.getElementById("iostrata-series").textContent);
 	var main = document.getElementById("report");
-	var charts = [];
-	window.iostrataCharts = charts; /* {title, xlabel, ylabel, canvas, plot: [x, y, w, h] in canvas pixels} */
-	var COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"];
+	var D = window.iostrataDraw;
+	var el = D.el, add = D.add, group = D.group, bytes = D.bytes, secs = D.secs, fig = D.fig;
+	var table = D.table, row = D.row, byteTicks = D.byteTicks, catTicks = D.catTicks;
 
-	function el(tag, cls, text) {
-		var e = document.createElement(tag);
-		if (cls) e.className = cls;
-		if (text !== undefined && text !== null) e.textContent = String(text);
-		return e;
-	}
-	function add(parent, child) { parent.appendChild(child); return child; }
-	function group(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
-	function bytes(n) {
-		var u = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"], i = 0, v = n;
-		while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-		return i ? v.toFixed(1) + " " + u[i] : n + " B";
-	}
-	function secs(s) {
-		return s >= 1 ? s.toFixed(2) + " s" : s >= 1e-3 ? (s * 1e3).toFixed(2) + " ms" : (s * 1e6).toFixed(1) + " µs";
-	}
-	/* a figure of the JSON report: its text, with its path and exact value for tests */
-	function fig(path, value, text) {
-		var e = el("span", "fig", text !== undefined ? text : group(value));
-		e.setAttribute("data-fig", path);
-		e.setAttribute("data-value", String(value));
-		return e;
-	}
 	function section(title) {
 		var s = add(main, el("section"));
 		add(s, el("h2", null, title));
 		return s;
 	}
-	function table(parent, head) {
-		var t = add(parent, el("table"));
-		var tr = add(add(t, el("thead")), el("tr"));
-		head.forEach(function (h, i) { add(tr, el("th", i ? null : "l", h)); });
-		return add(t, el("tbody"));
-	}
-	function row(tb, cells) {
-		var tr = add(tb, el("tr"));
-		cells.forEach(function (c, i) {
-			var td = add(tr, el("td", i ? null : "l"));
-			if (c instanceof Node) td.appendChild(c); else td.textContent = c;
-		});
-		return tr;
-	}
-
-	/* A uPlot chart: data [xs, ys...], series names, labels; bars for categories. */
-	function chart(parent, title, xlabel, ylabel, data, names, opt) {
-		opt = opt || {};
-		var f = add(parent, el("figure", "chart"));
-		add(f, el("figcaption", null, title));
-		var series = [{ label: xlabel, value: opt.xvalue }];
-		names.forEach(function (n, i) {
-			var s = { label: n, stroke: COLORS[i % COLORS.length], width: 1.5 };
-			if (opt.bars) {
-				s.fill = COLORS[i % COLORS.length];
-				s.paths = uPlot.paths.bars({ size: [0.8 / names.length, 60], align: 0,
-					disp: { x0: { unit: 2, values: function () { return data[0].map(function () { return (i - (names.length - 1) / 2) * 0.8 / names.length; }); } } } });
-				s.points = { show: false };
-			}
-			series.push(s);
-		});
-		var u = new uPlot({
-			width: Math.min(1100, Math.max(600, main.clientWidth - 20)), height: 260,
-			scales: { x: { time: false, range: opt.bars ? function (u, lo, hi) { return [lo - 0.5, hi + 0.5]; } : null } },
-			axes: [
-				{ label: xlabel, grid: { show: false }, values: opt.xticks || (opt.bars ? null : function (u, v) { return v.map(function (x) { return x ? secs(x) : "0"; }); }), splits: opt.xsplits },
-				{ label: ylabel, grid: { show: false }, size: 100, values: opt.yticks }
-			],
-			series: series
-		}, data, f);
-		charts.push({ title: title, xlabel: xlabel, ylabel: ylabel, canvas: u.ctx.canvas,
-			plot: [u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height] });
-		return u;
-	}
-	function byteTicks(u, vals) { return vals.map(function (v) { return bytes(v); }); }
-	function catTicks(labels) {
-		return {
-			xticks: function (u, vals) { return vals.map(function (v) { return labels[v] !== undefined ? labels[v] : ""; }); },
-			xsplits: function () { return labels.map(function (l, i) { return i; }); }
-		};
-	}
+	var chart = D.chart;
 
 	var job = R.job, layers = Object.keys(R.layers);
 
@@ -149,34 +77,12 @@
 	}
 
 	function heatmap(parent, tx, w) {
-		var f = add(parent, el("figure", "chart"));
-		var title = "Bytes per " + (R.job.nranks && S.procs.some(function (p) { return p.rank >= 0; }) ? "rank" : "process") + " over time (" + S.proc_layer + ")";
-		add(f, el("figcaption", null, title));
-		var box = add(f, el("div", "heat"));
-		var ylabel = S.procs.some(function (p) { return p.rank >= 0; }) ? "rank" : "process (pid)";
-		add(box, el("div", "ylab", ylabel));
-		var inner = add(box, el("div"));
+		var ranked = S.procs.some(function (p) { return p.rank >= 0; });
+		var title = "Bytes per " + (R.job.nranks && ranked ? "rank" : "process") + " over time (" + S.proc_layer + ")";
 		var rows = S.procs.slice().sort(function (a, b) { return a.rank - b.rank || a.pid - b.pid; });
-		var W = Math.min(1000, Math.max(400, main.clientWidth - 120)), rh = Math.max(1, Math.min(12, Math.floor(600 / rows.length)));
-		var c = add(inner, el("canvas"));
-		c.width = W; c.height = rh * rows.length;
-		var ctx = c.getContext("2d"), max = 0;
-		rows.forEach(function (p) { p.bytes.forEach(function (v) { if (v > max) max = v; }); });
-		var cw = W / S.nbuckets;
-		rows.forEach(function (p, r) {
-			p.bytes.forEach(function (v, b) {
-				if (!v) return;
-				var t = Math.log(1 + v) / Math.log(1 + max);
-				ctx.fillStyle = "rgb(" + Math.round(255 - 224 * t) + "," + Math.round(255 - 136 * t) + "," + Math.round(255 - 75 * t) + ")";
-				ctx.fillRect(Math.floor(b * cw), r * rh, Math.ceil(cw), rh);
-			});
-		});
-		var xl = add(inner, el("div", "note", "time: 0 to " + secs(tx.length * w) + "; rows: " +
-			(rows.length > 1 ? ylabel + " " + (rows[0].rank >= 0 ? rows[0].rank : rows[0].pid) + " (top) to " +
-				(rows[rows.length - 1].rank >= 0 ? rows[rows.length - 1].rank : rows[rows.length - 1].pid) : ylabel + " " + (rows[0].rank >= 0 ? rows[0].rank : rows[0].pid)) +
-			"; darker: more bytes (log scale, most " + bytes(max) + " in one bucket)"));
-		xl.setAttribute("data-xlabel", "time");
-		charts.push({ title: title, xlabel: "time", ylabel: ylabel, canvas: c, plot: [0, 0, c.width, c.height] });
+		D.heatmap(parent, title, "time", ranked ? "rank" : "process (pid)",
+			rows.map(function (p) { return p.rank >= 0 ? p.rank : p.pid; }), S.nbuckets,
+			function (r, b) { return rows[r].bytes[b]; }, 0, tx.length * w);
 	}
 
 	/* --- request sizes --- */

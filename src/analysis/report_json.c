@@ -633,6 +633,14 @@ static void json_finding(struct ana_jw *w, const struct ana_finding *x)
 	} else {
 		ana_jw_null(w, "threshold");
 	}
+	if (x->has_time) {
+		ana_jw_open(w, "time", '{');
+		ana_jw_u64(w, "start_ns", x->start_ns);
+		ana_jw_u64(w, "end_ns", x->end_ns);
+		ana_jw_close(w, '}');
+	} else {
+		ana_jw_null(w, "time");
+	}
 	ana_jw_str(w, "text", x->text);
 	ana_jw_str(w, "recommendation", x->recommendation);
 	ana_jw_close(w, '}');

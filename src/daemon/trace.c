@@ -182,31 +182,14 @@ static int take_run(struct take *k, int32_t tid, const struct log_trace_run *r, 
 {
 	if (idx < dmn_cursor_taken(k->c, tid))
 		return 0;
-	const struct log_header *h = &k->ta->h;
-	int tsc = h->clock_kind == LOG_CLOCK_TSC;
 	uint32_t rec = record_of(k->lf, r->record);
 	if (rec == UINT32_MAX && !k->final)
 		return 1; /* a file opened after its records were read: next time */
 	if (rec != UINT32_MAX) {
-		struct log_trace_entry e = {
-			.start_ns = tsc ? log_ticks_to_ns(h, r->start, 1) : r->start,
-			.end_ns = tsc ? log_ticks_to_ns(h, r->end, 1) : r->end,
-			.busy_ns = tsc ? log_ticks_to_ns(h, r->busy, 0) : r->busy,
-			.min_ns = tsc ? log_ticks_to_ns(h, r->min, 0) : r->min,
-			.offset = r->offset,
-			.size = r->size,
-			.count = r->count,
-			.result = r->result,
-			.pid = h->pid,
-			.tid = tid,
-			.record = rec,
-			.layer = (uint8_t)k->lf->records[rec].layer,
-			.op = r->op,
-		};
-		if (e.end_ns < e.start_ns)
-			e.end_ns = e.start_ns;
-		if (r->count == 1)
-			e.busy_ns = e.min_ns = e.end_ns - e.start_ns;
+		struct log_trace_entry e;
+		log_trace_entry_of(&k->ta->h, r, k->ta->h.pid, tid, &e);
+		e.record = rec;
+		e.layer = (uint8_t)k->lf->records[rec].layer;
 		int x = k->fn(k->ctx, k->lf, &e, idx);
 		if (x)
 			return x;

@@ -425,9 +425,8 @@ static int cmp_blk(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static void entry_from_run(const struct log_header *h, const struct log_trace_run *r, const struct trace_blk *b,
-			   const uint32_t *index, uint32_t nslots, const struct log_file *out,
-			   struct log_trace_entry *e)
+void log_trace_entry_of(const struct log_header *h, const struct log_trace_run *r, int32_t pid, int32_t tid,
+			struct log_trace_entry *e)
 {
 	int tsc = h->clock_kind == LOG_CLOCK_TSC;
 	*e = (struct log_trace_entry){
@@ -439,16 +438,26 @@ static void entry_from_run(const struct log_header *h, const struct log_trace_ru
 		.size = r->size,
 		.count = r->count,
 		.result = r->result,
-		.pid = b->pid,
-		.tid = b->tid,
-		.record = r->record < nslots ? index[r->record] : UINT32_MAX,
+		.pid = pid,
+		.tid = tid,
+		.record = UINT32_MAX,
 		.op = r->op,
 	};
-	if (e->record != UINT32_MAX)
-		e->layer = (uint8_t)out->records[e->record].layer;
+	if (e->end_ns < e->start_ns) /* a run no writer makes: never a negative span */
+		e->end_ns = e->start_ns;
 	/* one call: its duration is its span, with no second rounding of a separate conversion */
 	if (r->count == 1)
 		e->busy_ns = e->min_ns = e->end_ns - e->start_ns;
+}
+
+static void entry_from_run(const struct log_header *h, const struct log_trace_run *r, const struct trace_blk *b,
+			   const uint32_t *index, uint32_t nslots, const struct log_file *out,
+			   struct log_trace_entry *e)
+{
+	log_trace_entry_of(h, r, b->pid, b->tid, e);
+	e->record = r->record < nslots ? index[r->record] : UINT32_MAX;
+	if (e->record != UINT32_MAX)
+		e->layer = (uint8_t)out->records[e->record].layer;
 }
 
 /*

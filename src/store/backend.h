@@ -39,6 +39,7 @@ struct store_ops {
 			  void *ctx);
 	int (*jobs)(struct store *s, const struct store_job_filter *f,
 		    int (*fn)(const struct store_job *j, void *ctx), void *ctx);
+	int (*jobs_count)(struct store *s, const struct store_job_filter *f, uint64_t *n);
 	int (*job_report)(struct store *s, int64_t job_key, int json, char **out);
 	int (*node_secs)(struct store *s, const struct store_node_filter *f,
 			 int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
@@ -67,16 +68,19 @@ struct store_ops {
 
 /* store_job_series's statement, in either backend's parameter spelling (job key, resolution,
  * grouping) and with the collation its host order needs. The raw rows and the minute roll-ups
- * both count: retention moves rows from one to the other without changing a sum. */
+ * both count: retention moves rows from one to the other without changing a sum. The job's
+ * processes are joined inside each branch, so that each table is read by its proc_id index
+ * (schema 8), not scanned. */
+#define STORE_SERIES_ROWS(TABLE, KEY)                                                                        \
+	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls FROM processes p"                     \
+	" JOIN " TABLE " i ON i.proc_id = p.id WHERE p.job_id = " KEY
 #define STORE_SERIES_SQL(KEY, RES, BY, COLL)                                                                 \
 	"SELECT CASE WHEN " RES " > 0 THEN i.t_ms / " RES " * " RES " ELSE i.t_ms END AS b,"                    \
-	" (CASE WHEN " BY " = 1 THEN p.host ELSE '' END)" COLL " AS h, CASE WHEN " BY " = 2 THEN p.rank ELSE -1 END AS r,"  \
+	" (CASE WHEN " BY " = 1 THEN i.host ELSE '' END)" COLL " AS h, CASE WHEN " BY " = 2 THEN i.rank ELSE -1 END AS r,"  \
 	" i.layer, SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"  \
 	" SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"         \
 	" SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END)"                                                       \
-	" FROM (SELECT t_ms, proc_id, layer, cat, bytes, calls FROM intervals UNION ALL"                        \
-	" SELECT t_ms, proc_id, layer, cat, bytes, calls FROM intervals_minute) i"                              \
-	" JOIN processes p ON p.id = i.proc_id WHERE p.job_id = " KEY                                          \
+	" FROM (" STORE_SERIES_ROWS("intervals", KEY) " UNION ALL" STORE_SERIES_ROWS("intervals_minute", KEY) ") i" \
 	" GROUP BY b, h, r, i.layer ORDER BY b, h, r, i.layer"
 
 /* The backends' openers (store_open picks one by the URL's scheme). */

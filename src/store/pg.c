@@ -138,11 +138,17 @@ static const struct migration migrations[] = {
 	    " busy_ns bigint NOT NULL, min_ns bigint NOT NULL, result bigint NOT NULL,"
 	    " PRIMARY KEY(proc_id, tid, idx));"
 	    "CREATE INDEX runs_t ON runs(t_ms);"},
+	/* 8: the web API's reads, as SQLite's 8 (docs/STORE.md,
+	 * "Indexes"); on the partitioned table, every day's partition gets its own */
+	{8, "CREATE INDEX IF NOT EXISTS intervals_proc ON intervals(proc_id, t_ms);"
+	    "CREATE INDEX IF NOT EXISTS intervals_minute_proc ON intervals_minute(proc_id, t_ms);"
+	    "CREATE INDEX IF NOT EXISTS jobs_list ON jobs(start_ms, id) INCLUDE (uid, running, end_ms, \"user\", exe);"
+	    "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_ms);"},
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
 /* A new schema version needs its migration here too: this fails until it has one. */
-_Static_assert(STORE_SCHEMA_VERSION == 7, "migrations[] ends at version 7");
+_Static_assert(STORE_SCHEMA_VERSION == 8, "migrations[] ends at version 8");
 
 /* Any number, so long as every iostrata connection takes the same: schema changes (migrations,
  * a day's partition) are made by one connection at a time. */
@@ -1188,26 +1194,46 @@ static void job_from_row(const PGresult *res, int i, struct store_job *j)
 	}
 }
 
+/* A job filter's parameters $1 to $10 and its WHERE over them (a condition whose parameter says
+ * "any" is folded away when the statement is planned with its values). */
+static void jobs_params(struct params *p, const struct store_job_filter *f)
+{
+	p_i64(p, f->uid == STORE_ANY_UID ? -1 : (int64_t)f->uid);
+	p_str(p, f->user);
+	p_i64(p, f->since_ms);
+	p_i64(p, f->running_only);
+	p_str(p, f->job);
+	p_i64(p, f->key);
+	p_i64(p, f->until_ms);
+	p_i64(p, f->ended_only);
+	p_str(p, f->app);
+	p_i64(p, f->with_findings);
+}
+
+#define JOBS_WHERE                                                                                          \
+	"($1::bigint < 0 OR uid = $1) AND ($2::text IS NULL OR \"user\" = $2)"                                  \
+	" AND ($3::bigint = 0 OR end_ms = 0 OR end_ms >= $3) AND ($4::bigint = 0 OR running = 1)"               \
+	" AND ($5::text IS NULL OR job = $5) AND ($6::bigint = 0 OR id = $6) AND ($7::bigint = 0 OR start_ms < $7)" \
+	" AND ($8::bigint = 0 OR running = 0)"                                                                  \
+	" AND ($9::text IS NULL OR exe = $9 OR (strpos($9, '/') = 0 AND right(exe, length($9) + 1) = '/' || $9))" \
+	" AND ($10::bigint = 0 OR EXISTS (SELECT 1 FROM findings WHERE findings.job_id = jobs.id))"
+
 static int pg_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(const struct store_job *j, void *ctx),
 		   void *ctx)
 {
 	struct params p = {0};
 	int r;
-	p_i64(&p, f->uid == STORE_ANY_UID ? -1 : (int64_t)f->uid);
-	p_str(&p, f->user);
-	p_i64(&p, f->since_ms);
-	p_i64(&p, f->running_only);
-	p_str(&p, f->job);
+	jobs_params(&p, f);
 	if (f->limit)
 		p_i64(&p, (int64_t)f->limit);
 	else
 		p_str(&p, NULL); /* LIMIT NULL: all */
-	p_i64(&p, f->key);
+	p_i64(&p, (int64_t)f->offset);
+	/* the page's keys first (the jobs_list index), its rows and their process counts only then:
+	 * an offset skips keys, not rows */
 	PGresult *res = run(s, "listing jobs",
-			    "SELECT " JOB_COLS " FROM jobs WHERE ($1::bigint < 0 OR uid = $1)"
-			    " AND ($2::text IS NULL OR \"user\" = $2) AND ($3::bigint = 0 OR end_ms = 0 OR end_ms >= $3)"
-			    " AND ($4::bigint = 0 OR running = 1) AND ($5::text IS NULL OR job = $5)"
-			    " AND ($7::bigint = 0 OR id = $7) ORDER BY start_ms, id LIMIT $6::bigint",
+			    "SELECT " JOB_COLS " FROM jobs WHERE id IN (SELECT id FROM jobs WHERE " JOBS_WHERE
+			    " ORDER BY start_ms, id LIMIT $11::bigint OFFSET $12::bigint) ORDER BY start_ms, id",
 			    &p, &r);
 	if (!res)
 		return r;
@@ -1217,6 +1243,19 @@ static int pg_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(
 		if (fn(&j, ctx))
 			break;
 	}
+	PQclear(res);
+	return 0;
+}
+
+static int pg_jobs_count(struct store *s, const struct store_job_filter *f, uint64_t *n)
+{
+	struct params p = {0};
+	int r;
+	jobs_params(&p, f);
+	PGresult *res = run(s, "counting jobs", "SELECT count(*) FROM jobs WHERE " JOBS_WHERE, &p, &r);
+	if (!res)
+		return r;
+	*n = (uint64_t)col_i64(res, 0, 0);
 	PQclear(res);
 	return 0;
 }
@@ -1285,6 +1324,18 @@ static int pg_node_secs(struct store *s, const struct store_node_filter *f,
 	if (r < 0)
 		return r;
 	node_params(&p, f);
+	if (f->resolution_ms > 0) { /* summed here, not row by row by the caller: $4 the resolution */
+		p_i64(&p, f->resolution_ms);
+		return node_query(s,
+				  "SELECT b, SUM(dt_ms), host, layer, SUM(bytes_read), SUM(bytes_written), SUM(reads),"
+				  " SUM(writes), SUM(meta_ops), NULL::text, NULL::text FROM ("
+				  "SELECT t_ms / $4::bigint * $4::bigint AS b, 60000::bigint AS dt_ms, host, layer, bytes_read,"
+				  " bytes_written, reads, writes, meta_ops FROM node_minutes WHERE " NODE_WHERE("") " UNION ALL"
+				  " SELECT t_ms / $4::bigint * $4::bigint, dt_ms, host, layer, bytes_read, bytes_written, reads,"
+				  " writes, meta_ops FROM node_seconds WHERE " NODE_WHERE("") ") n"
+				  " GROUP BY host, b, layer ORDER BY host COLLATE \"C\", b, layer",
+				  &p, fn, ctx);
+	}
 	return node_query(s,
 			  "SELECT * FROM (SELECT t_ms, 60000::bigint AS dt_ms, host, layer, bytes_read, bytes_written, reads,"
 			  " writes, meta_ops, NULL::text AS read_hist, NULL::text AS write_hist FROM node_minutes UNION ALL"
@@ -1690,6 +1741,7 @@ static const struct store_ops store_pg_ops = {
 	.job_logs = pg_job_logs,
 	.procs_open = pg_procs_open,
 	.jobs = pg_jobs,
+	.jobs_count = pg_jobs_count,
 	.job_report = pg_job_report,
 	.node_secs = pg_node_secs,
 	.devices = pg_devices,

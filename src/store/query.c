@@ -313,6 +313,29 @@ static int keep_job(const struct store_job *j, void *arg)
 	return 0;
 }
 
+/* The job o names (on o->host), as the caller may see it, into c: 0, or 1 with one line said (no
+ * such job, a store error). Of several (hosts or users), the first, and a note. */
+static int find_one(struct store *s, const struct store_caller *caller, const char *verb, const struct qopts *o,
+		    struct one_ctx *c, FILE *err)
+{
+	struct store_job_filter f = {.uid = caller->admin ? STORE_ANY_UID : caller->uid, .job = o->job};
+	memset(c, 0, sizeof *c);
+	c->host = o->host;
+	if (store_jobs(s, &f, keep_job, c) < 0) {
+		fprintf(err, "iostrata %s: %s\n", verb, store_error(s));
+		return 1;
+	}
+	if (c->n == 0) {
+		fprintf(err, "iostrata %s: no job '%s'%s%s%s\n", verb, o->job, o->host ? " on " : "", o->host ? o->host : "",
+			caller->admin ? "" : " of yours");
+		return 1;
+	}
+	if (c->n > 1)
+		fprintf(err, "iostrata %s: %zu jobs named '%s' (hosts or users); showing the first: see iostrata jobs\n",
+			verb, c->n, o->job);
+	return 0;
+}
+
 static int q_job(struct store *s, const struct store_caller *caller, int argc, char **argv, FILE *out, FILE *err)
 {
 	struct qopts o;
@@ -323,25 +346,9 @@ static int q_job(struct store *s, const struct store_caller *caller, int argc, c
 		fprintf(err, "iostrata job: which job? (iostrata job ID; iostrata jobs lists them)\n");
 		return 2;
 	}
-	struct store_job_filter f = {.uid = caller->admin ? STORE_ANY_UID : caller->uid, .job = o.job};
 	struct one_ctx c;
-	memset(&c, 0, sizeof c);
-	c.host = o.host;
-	r = store_jobs(s, &f, keep_job, &c);
-	if (r < 0) {
-		fprintf(err, "iostrata job: %s\n", store_error(s));
-		r = 1;
+	if ((r = find_one(s, caller, "job", &o, &c, err)))
 		goto out;
-	}
-	if (c.n == 0) {
-		fprintf(err, "iostrata job: no job '%s'%s%s%s\n", o.job, o.host ? " on " : "", o.host ? o.host : "",
-			caller->admin ? "" : " of yours");
-		r = 1;
-		goto out;
-	}
-	if (c.n > 1)
-		fprintf(err, "iostrata job: %zu jobs named '%s' (hosts or users); showing the first: see iostrata jobs\n",
-			c.n, o.job);
 	char *rep = NULL;
 	if ((r = store_job_report(s, c.j.key, o.json, &rep)) < 0) {
 		fprintf(err, "iostrata job: %s\n", store_error(s));
@@ -387,20 +394,9 @@ static int q_diagnose(struct store *s, const struct store_caller *caller, int ar
 		fprintf(err, "iostrata diagnose: which job? (iostrata diagnose ID; iostrata jobs lists them)\n");
 		return 2;
 	}
-	struct store_job_filter f = {.uid = caller->admin ? STORE_ANY_UID : caller->uid, .job = o.job};
 	struct one_ctx c;
-	memset(&c, 0, sizeof c);
-	c.host = o.host;
-	r = store_jobs(s, &f, keep_job, &c);
-	if (r < 0 || c.n == 0) {
-		if (r < 0)
-			fprintf(err, "iostrata diagnose: %s\n", store_error(s));
-		else
-			fprintf(err, "iostrata diagnose: no job '%s'%s%s%s\n", o.job, o.host ? " on " : "", o.host ? o.host : "",
-				caller->admin ? "" : " of yours");
-		r = 1;
+	if ((r = find_one(s, caller, "diagnose", &o, &c, err)))
 		goto out;
-	}
 	struct store_diagnosis d;
 	if ((r = store_diagnose(s, &c.j, &d)) < 0) {
 		fprintf(err, "iostrata diagnose: %s\n", r == -ENOMEM ? "out of memory" : store_error(s));

@@ -189,6 +189,15 @@ static const char *const migrations[] = {
 	" busy_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL, result INTEGER NOT NULL,"
 	" PRIMARY KEY(proc_id, tid, idx)) WITHOUT ROWID;"
 	"CREATE INDEX runs_t ON runs(t_ms);",
+	/* 8: the web API's reads (docs/STORE.md, "Indexes"): a job's interval rows by its processes
+	 * (a series read 92,000 rows of 49 million, not all of them), the jobs list walked in its
+	 * order with every filter's column at hand (a page and its count without the rows' reports),
+	 * and the jobs running or ended since a time (the event stream's poll, every second).
+	 * IF NOT EXISTS: a migration that only adds indexes may move to another version number. */
+	"CREATE INDEX IF NOT EXISTS intervals_proc ON intervals(proc_id, t_ms);"
+	"CREATE INDEX IF NOT EXISTS intervals_minute_proc ON intervals_minute(proc_id, t_ms);"
+	"CREATE INDEX IF NOT EXISTS jobs_list ON jobs(start_ms, uid, running, end_ms, user, exe);"
+	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_ms);",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -551,6 +560,16 @@ static int sq_dist_add(struct store *s, const struct store_dist *x)
 	return r < 0 ? r : 0;
 }
 
+/* The WHERE of a node filter: only its conditions (an "?1 IS NULL OR host = ?1" keeps SQLite from
+ * the tables' (host, t_ms) keys: a host's week read all hosts' rows); ?1 host, ?2 since, ?3 until.
+ * h and t: the host's and the time's column. */
+static void node_where(char *buf, size_t len, const struct store_node_filter *f, const char *h, const char *t)
+{
+	snprintf(buf, len, "%s%s%s%s%s%s%s%s%s", f->host ? h : "", f->host ? " = ?1" : "1", f->since_ms ? " AND " : "",
+		 f->since_ms ? t : "", f->since_ms ? " >= ?2" : "", f->until_ms ? " AND " : "", f->until_ms ? t : "",
+		 f->until_ms ? " < ?3" : "", "");
+}
+
 static int sq_run_add(struct store *s, const struct store_run *x)
 {
 	bind(s->st[ST_RUN], "iiiiiiiiuuiiuui", x->proc_key, (int64_t)x->tid, (int64_t)x->idx, x->t_ms, x->file_key,
@@ -564,11 +583,11 @@ static int sq_dists(struct store *s, const struct store_node_filter *f,
 		int (*fn)(const struct store_dist *x, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists"
-				    " WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2) AND (?3 = 0 OR t_ms < ?3)"
-				    " ORDER BY host, t_ms, server, op",
-				    -1, &st, NULL);
+	char w[128], sql[512];
+	node_where(w, sizeof w, f, "host", "t_ms");
+	snprintf(sql, sizeof sql, "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists"
+		 " WHERE %s ORDER BY host, t_ms, server, op", w);
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "reading distributions");
 	if (f->host)
@@ -596,11 +615,11 @@ static int sq_samples(struct store *s, const struct store_node_filter *f, const 
 		  int (*fn)(const struct store_sample *x, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "SELECT t_ms, dt_ms, host, source, instance, metric, value, gauge FROM samples"
-				    " WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2) AND (?3 = 0 OR t_ms < ?3)"
-				    " AND (?4 IS NULL OR source = ?4) ORDER BY host, t_ms, source, instance, metric",
-				    -1, &st, NULL);
+	char w[128], sql[512];
+	node_where(w, sizeof w, f, "host", "t_ms");
+	snprintf(sql, sizeof sql, "SELECT t_ms, dt_ms, host, source, instance, metric, value, gauge FROM samples"
+		 " WHERE %s AND (?4 IS NULL OR source = ?4) ORDER BY host, t_ms, source, instance, metric", w);
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "reading samples");
 	if (f->host)
@@ -804,26 +823,69 @@ static void job_from_row(sqlite3_stmt *st, struct store_job *j)
 	}
 }
 
-static int sq_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(const struct store_job *j, void *ctx),
-	       void *ctx)
+/* The WHERE of a job filter (only the conditions it sets: a condition "?N = 0 OR ..." would keep
+ * SQLite from any index), its parameters numbered as jobs_bind binds them. */
+static void jobs_where(char *buf, size_t len, const struct store_job_filter *f)
 {
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "SELECT " JOB_COLS " FROM jobs WHERE (?1 < 0 OR uid = ?1) AND (?2 IS NULL OR user = ?2)"
-				    " AND (?3 = 0 OR end_ms = 0 OR end_ms >= ?3) AND (?4 = 0 OR running = 1)"
-				    " AND (?5 IS NULL OR job = ?5) AND (?7 = 0 OR id = ?7) ORDER BY start_ms, id LIMIT ?6",
-				    -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return fail(s, rc, "listing jobs");
+	size_t n = (size_t)snprintf(buf, len, "1");
+#define AND(cond) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " AND %s", cond)
+	if (f->uid != STORE_ANY_UID)
+		AND("uid = ?1");
+	if (f->user)
+		AND("user = ?2");
+	if (f->since_ms)
+		AND("(end_ms = 0 OR end_ms >= ?3)");
+	if (f->until_ms)
+		AND("start_ms < ?4");
+	if (f->running_only)
+		AND("running = 1");
+	if (f->ended_only)
+		AND("running = 0");
+	if (f->job)
+		AND("job = ?5");
+	if (f->key)
+		AND("id = ?6");
+	/* the command's path, or its file name: what follows its last '/' */
+	if (f->app)
+		AND("(exe = ?7 OR (instr(?7, '/') = 0 AND substr(exe, -length(?7) - 1) = '/' || ?7))");
+	if (f->with_findings)
+		AND("EXISTS (SELECT 1 FROM findings WHERE findings.job_id = jobs.id)");
+#undef AND
+}
+
+/* Binds a filter's parameters (those its WHERE does not use are refused by SQLite: ignored). */
+static void jobs_bind(sqlite3_stmt *st, const struct store_job_filter *f)
+{
 	sqlite3_bind_int64(st, 1, f->uid == STORE_ANY_UID ? -1 : (int64_t)f->uid);
 	if (f->user)
 		sqlite3_bind_text(st, 2, f->user, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, f->since_ms);
-	sqlite3_bind_int(st, 4, f->running_only);
+	sqlite3_bind_int64(st, 4, f->until_ms);
 	if (f->job)
 		sqlite3_bind_text(st, 5, f->job, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 6, f->limit ? (int64_t)f->limit : -1);
-	sqlite3_bind_int64(st, 7, f->key);
+	sqlite3_bind_int64(st, 6, f->key);
+	if (f->app)
+		sqlite3_bind_text(st, 7, f->app, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 8, f->limit ? (int64_t)f->limit : -1);
+	sqlite3_bind_int64(st, 9, (int64_t)f->offset);
+}
+
+static int sq_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(const struct store_job *j, void *ctx),
+	       void *ctx)
+{
+	char where[1024], sql[2048];
+	sqlite3_stmt *st;
+	jobs_where(where, sizeof where, f);
+	/* the page's keys first, from the jobs_list index alone; its rows (and their process counts)
+	 * only then: an offset skips keys, not rows */
+	snprintf(sql, sizeof sql,
+		 "SELECT " JOB_COLS " FROM jobs WHERE id IN (SELECT id FROM jobs WHERE %s ORDER BY start_ms, id"
+		 " LIMIT ?8 OFFSET ?9) ORDER BY start_ms, id",
+		 where);
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "listing jobs");
+	jobs_bind(st, f);
 	int r;
 	while ((r = step(s, st, "listing jobs")) == 1) {
 		struct store_job j;
@@ -835,6 +897,22 @@ static int sq_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(
 	}
 	sqlite3_finalize(st);
 	return r;
+}
+
+static int sq_jobs_count(struct store *s, const struct store_job_filter *f, uint64_t *n)
+{
+	char where[1024], sql[1200];
+	sqlite3_stmt *st;
+	jobs_where(where, sizeof where, f);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM jobs WHERE %s", where);
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "counting jobs");
+	jobs_bind(st, f);
+	int r = step(s, st, "counting jobs");
+	*n = r == 1 ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
 }
 
 static int sq_job_report(struct store *s, int64_t job_key, int json, char **out)
@@ -868,6 +946,7 @@ static int node_query(struct store *s, const char *sql, const struct store_node_
 	sqlite3_bind_int64(st, 2, f->since_ms);
 	sqlite3_bind_int64(st, 3, f->until_ms);
 	sqlite3_bind_int64(st, 4, uid);
+	sqlite3_bind_int64(st, 5, f->resolution_ms); /* refused where unused */
 	int r;
 	while ((r = step(s, st, "reading node-seconds")) == 1) {
 		struct store_node_sec ns = {
@@ -895,29 +974,42 @@ static int node_query(struct store *s, const char *sql, const struct store_node_
 static int sq_node_secs(struct store *s, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
 {
-	return node_query(s,
-			  "SELECT * FROM (SELECT t_ms, 60000 AS dt_ms, host, layer, bytes_read, bytes_written, reads, writes,"
-			  " meta_ops, NULL AS read_hist, NULL AS write_hist FROM node_minutes UNION ALL"
-			  " SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist,"
-			  " write_hist FROM node_seconds) WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2)"
-			  " AND (?3 = 0 OR t_ms < ?3) ORDER BY host, t_ms, layer",
-			  f, -1, fn, ctx);
+	char w[128], sql[1536];
+	node_where(w, sizeof w, f, "host", "t_ms");
+	if (f->resolution_ms > 0) /* summed here, not row by row by the caller: ?5 the resolution */
+		snprintf(sql, sizeof sql,
+			 "SELECT b, SUM(dt_ms), host, layer, SUM(bytes_read), SUM(bytes_written), SUM(reads), SUM(writes),"
+			 " SUM(meta_ops), NULL, NULL FROM (SELECT t_ms / ?5 * ?5 AS b, 60000 AS dt_ms, host, layer, bytes_read,"
+			 " bytes_written, reads, writes, meta_ops FROM node_minutes WHERE %s UNION ALL"
+			 " SELECT t_ms / ?5 * ?5, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops"
+			 " FROM node_seconds WHERE %s) GROUP BY host, b, layer ORDER BY host, b, layer",
+			 w, w);
+	else
+		snprintf(sql, sizeof sql,
+			 "SELECT * FROM (SELECT t_ms, 60000 AS dt_ms, host, layer, bytes_read, bytes_written, reads, writes,"
+			 " meta_ops, NULL AS read_hist, NULL AS write_hist FROM node_minutes WHERE %s UNION ALL"
+			 " SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist,"
+			 " write_hist FROM node_seconds WHERE %s) ORDER BY host, t_ms, layer",
+			 w, w);
+	return node_query(s, sql, f, -1, fn, ctx);
 }
 
 static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
 {
-	return node_query(s,
-			  "SELECT i.t_ms, MAX(i.dt_ms), p.host, i.layer,"
-			  " SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"
-			  " SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"
-			  " SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END), NULL, NULL"
-			  " FROM (SELECT t_ms, dt_ms, proc_id, layer, cat, bytes, calls FROM intervals UNION ALL"
-			  " SELECT t_ms, 60000, proc_id, layer, cat, bytes, calls FROM intervals_minute) i"
-			  " JOIN processes p ON p.id = i.proc_id"
-			  " WHERE p.uid = ?4 AND (?1 IS NULL OR p.host = ?1) AND (?2 = 0 OR i.t_ms >= ?2)"
-			  " AND (?3 = 0 OR i.t_ms < ?3) GROUP BY p.host, i.t_ms, i.layer ORDER BY p.host, i.t_ms, i.layer",
-			  f, (int64_t)uid, fn, ctx);
+	char w[128], sql[1536];
+	node_where(w, sizeof w, f, "p.host", "i.t_ms");
+	snprintf(sql, sizeof sql,
+		 "SELECT i.t_ms, MAX(i.dt_ms), p.host, i.layer,"
+		 " SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"
+		 " SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"
+		 " SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END), NULL, NULL"
+		 " FROM (SELECT t_ms, dt_ms, proc_id, layer, cat, bytes, calls FROM intervals UNION ALL"
+		 " SELECT t_ms, 60000, proc_id, layer, cat, bytes, calls FROM intervals_minute) i"
+		 " JOIN processes p ON p.id = i.proc_id"
+		 " WHERE p.uid = ?4 AND %s GROUP BY p.host, i.t_ms, i.layer ORDER BY p.host, i.t_ms, i.layer",
+		 w);
+	return node_query(s, sql, f, (int64_t)uid, fn, ctx);
 }
 
 static int sq_job_series(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
@@ -956,13 +1048,13 @@ static int sq_devices(struct store *s, const struct store_node_filter *f,
 		  int (*fn)(const struct store_device_sample *d, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "SELECT t_ms, dt_ms, host, device, major, minor, reads, reads_merged, sectors_read,"
-				    " ms_reading, writes, writes_merged, sectors_written, ms_writing, in_flight, ms_io,"
-				    " ms_weighted, discards, sectors_discarded, flushes FROM device_samples"
-				    " WHERE (?1 IS NULL OR host = ?1) AND (?2 = 0 OR t_ms >= ?2) AND (?3 = 0 OR t_ms < ?3)"
-				    " ORDER BY host, t_ms, device",
-				    -1, &st, NULL);
+	char w[128], sql[640];
+	node_where(w, sizeof w, f, "host", "t_ms");
+	snprintf(sql, sizeof sql,
+		 "SELECT t_ms, dt_ms, host, device, major, minor, reads, reads_merged, sectors_read,"
+		 " ms_reading, writes, writes_merged, sectors_written, ms_writing, in_flight, ms_io,"
+		 " ms_weighted, discards, sectors_discarded, flushes FROM device_samples WHERE %s ORDER BY host, t_ms, device", w);
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "reading device samples");
 	if (f->host)
@@ -1324,6 +1416,7 @@ static const struct store_ops store_sqlite_ops = {
 	.job_logs = sq_job_logs,
 	.procs_open = sq_procs_open,
 	.jobs = sq_jobs,
+	.jobs_count = sq_jobs_count,
 	.job_report = sq_job_report,
 	.node_secs = sq_node_secs,
 	.devices = sq_devices,

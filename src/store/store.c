@@ -139,6 +139,11 @@ int store_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(cons
 	return OPS(s)->jobs(s, f, fn, ctx);
 }
 
+int store_jobs_count(struct store *s, const struct store_job_filter *f, uint64_t *n)
+{
+	return OPS(s)->jobs_count(s, f, n);
+}
+
 int store_job_report(struct store *s, int64_t job_key, int json, char **out)
 {
 	return OPS(s)->job_report(s, job_key, json, out);

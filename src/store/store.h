@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -186,19 +186,30 @@ struct store_job_filter {
 	uint32_t uid;       /* STORE_ANY_UID: every user's */
 	const char *user;   /* NULL: any */
 	int64_t since_ms;   /* jobs that ran at or after this; 0: any */
+	int64_t until_ms;   /* jobs that started before this; 0: any */
 	int running_only;
+	int ended_only;
 	const char *job;    /* one job id; NULL: any */
 	int64_t key;        /* one job by its row id; 0: any */
+	const char *app;    /* the command: its path, or its file name (the part after the last '/'); NULL: any */
+	int with_findings;  /* only jobs with stored findings */
+	size_t offset;      /* rows of the order skipped first */
 	size_t limit;       /* 0: no limit */
 };
+/* Jobs in the order of their start (then their key), filtered by f. */
 int store_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(const struct store_job *j, void *ctx),
 	       void *ctx);
+/* How many jobs f selects, offset and limit aside. */
+int store_jobs_count(struct store *s, const struct store_job_filter *f, uint64_t *n);
 /* The stored report of a job (text or JSON); *out malloc'd, NULL when none was stored yet. */
 int store_job_report(struct store *s, int64_t job_key, int json, char **out);
 
 struct store_node_filter {
 	const char *host;  /* NULL: every host */
 	int64_t since_ms, until_ms; /* 0: unbounded */
+	/* store_node_secs only: > 0 sums the rows per (host, t_ms rounded down to a multiple of it,
+	 * layer), t_ms the bucket's start, dt_ms the sum, no size histograms */
+	int64_t resolution_ms;
 };
 int store_node_secs(struct store *s, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);

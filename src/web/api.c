@@ -170,55 +170,40 @@ static void job_object(struct ana_jw *w, const char *key, const struct store_job
 
 struct list_ctx {
 	struct out *o;
-	int64_t until_ms;
-	int ended_only;
-	const char *app;
-	uint64_t offset, limit, total;
 };
-
-static int app_matches(const char *exe, const char *app)
-{
-	const char *base = strrchr(exe ? exe : "", '/');
-	base = base ? base + 1 : exe ? exe : "";
-	return !strcmp(base, app) || (exe && !strcmp(exe, app));
-}
 
 static int list_row(const struct store_job *j, void *arg)
 {
 	struct list_ctx *c = arg;
-	if (c->ended_only && j->running)
-		return 0;
-	if (c->until_ms && j->start_ms >= c->until_ms)
-		return 0;
-	if (c->app && !app_matches(j->exe, c->app))
-		return 0;
-	if (c->total >= c->offset && c->total - c->offset < c->limit)
-		job_object(&c->o->w, NULL, j);
-	c->total++;
+	job_object(&c->o->w, NULL, j);
 	return 0;
 }
 
+/* The page and the total are the store's: a filtered, ordered and counted query each (every
+ * filter of this endpoint is one of store_job_filter's), so a page costs its rows, not the
+ * store's jobs. */
 static void get_jobs(struct store *s, const struct web_caller *who, const struct web_args *a, struct web_reply *r)
 {
 	struct store_job_filter f = {.uid = who->admin ? STORE_ANY_UID : who->uid};
 	struct list_ctx c = {0};
 	struct out o;
+	uint64_t limit, offset, total = 0;
 	const char *state = arg(a, "state");
 	if (args_check(a, " user state since until app limit offset ", r) || arg_time(a, "since", &f.since_ms, r) ||
-	    arg_time(a, "until", &c.until_ms, r) || arg_u64(a, "limit", PAGE_DEFAULT, PAGE_MAX, &c.limit, r) ||
-	    arg_u64(a, "offset", 0, UINT32_MAX, &c.offset, r))
+	    arg_time(a, "until", &f.until_ms, r) || arg_u64(a, "limit", PAGE_DEFAULT, PAGE_MAX, &limit, r) ||
+	    arg_u64(a, "offset", 0, UINT32_MAX, &offset, r))
 		return;
 	if (state && strcmp(state, "running") && strcmp(state, "ended")) {
 		web_reply_error(r, 400, "state: '%.40s' is not running or ended", state);
 		return;
 	}
-	if (c.limit == 0) {
+	if (limit == 0) {
 		web_reply_error(r, 400, "limit: from 1 to %d", PAGE_MAX);
 		return;
 	}
 	f.running_only = state && !strcmp(state, "running");
-	c.ended_only = state && !strcmp(state, "ended");
-	c.app = arg(a, "app");
+	f.ended_only = state && !strcmp(state, "ended");
+	f.app = arg(a, "app");
 	f.user = arg(a, "user");
 	if (f.user && !who->admin && strcmp(f.user, who->user)) {
 		web_reply_error(r, 403, "user: only an admin sees other users' jobs");
@@ -231,11 +216,15 @@ static void get_jobs(struct store *s, const struct web_caller *who, const struct
 	c.o = &o;
 	ana_jw_open(&o.w, NULL, '{');
 	ana_jw_open(&o.w, "jobs", '[');
-	int rc = store_jobs(s, &f, list_row, &c);
+	int rc = store_jobs_count(s, &f, &total);
+	f.offset = (size_t)offset;
+	f.limit = (size_t)limit;
+	if (rc >= 0 && offset < total)
+		rc = store_jobs(s, &f, list_row, &c);
 	ana_jw_close(&o.w, ']');
-	ana_jw_u64(&o.w, "total", c.total);
-	ana_jw_u64(&o.w, "offset", c.offset);
-	ana_jw_u64(&o.w, "limit", c.limit);
+	ana_jw_u64(&o.w, "total", total);
+	ana_jw_u64(&o.w, "offset", offset);
+	ana_jw_u64(&o.w, "limit", limit);
 	ana_jw_close(&o.w, '}');
 	if (rc < 0) {
 		fclose(o.f);
@@ -636,6 +625,8 @@ static void get_nodes(struct store *s, const struct web_caller *who, const char 
 	    arg_time(a, "until", &f.until_ms, r) || arg_u64(a, "resolution", 0, RESOLUTION_MAX_MS, &res, r))
 		return;
 	c.res = (int64_t)res;
+	if (host)
+		f.resolution_ms = c.res; /* the store sums the buckets (store_user_secs leaves them to us) */
 	if (out_open(&o) < 0) {
 		web_reply_error(r, 500, "out of memory");
 		return;
@@ -741,6 +732,8 @@ static int alert_job(const struct store_job *j, void *arg)
 	size_t n, en, pos = 0;
 	if (j->running)
 		return 0;
+	if (c->n >= c->limit)
+		return 1;
 	/* reading a report inside the listing's callback: both backends hold the listing's rows
 	 * already (SQLite steps its own statement; libpq has the whole result) */
 	if ((c->rc = store_job_report(c->s, j->key, 1, &rep)) < 0)
@@ -766,12 +759,15 @@ static int alert_job(const struct store_job *j, void *arg)
 
 static void get_alerts(struct store *s, const struct web_caller *who, const struct web_args *a, struct web_reply *r)
 {
-	struct store_job_filter f = {.uid = who->admin ? STORE_ANY_UID : who->uid};
+	/* only ended jobs with stored findings, and no more of them than alerts asked: a job's findings
+	 * and its report are stored together (store.h), so each such job gives at least one */
+	struct store_job_filter f = {.uid = who->admin ? STORE_ANY_UID : who->uid, .ended_only = 1, .with_findings = 1};
 	struct alert_ctx c = {.s = s};
 	struct out o;
 	if (args_check(a, " since limit ", r) || arg_time(a, "since", &f.since_ms, r) ||
 	    arg_u64(a, "limit", PAGE_DEFAULT, PAGE_MAX, &c.limit, r))
 		return;
+	f.limit = (size_t)c.limit;
 	if (out_open(&o) < 0) {
 		web_reply_error(r, 500, "out of memory");
 		return;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Server-sent events (events.h). The store has no notification, so one thread polls it: every
- * poll_ms it lists the jobs (every user's) as one-line JSON rows and compares each with the
- * row of the previous poll; a new row or a changed one becomes an event, numbered, kept in a
+ * poll_ms it lists the jobs (every user's) that run or ended in the last EV_WINDOW_MS as one-line
+ * JSON rows and compares each with the row of the previous poll; a new row or a changed one
+ * becomes an event, numbered, kept in a
  * ring of the last EV_RING. The first poll only sets what later polls compare with. A stream
  * starts after the newest event (it sees what changes after it connected) and sends, to a
  * caller who is not an admin, only the events of their own jobs. A stream that falls more than
@@ -24,6 +25,11 @@
 #include "store/query.h"
 
 #define EV_RING 256
+/* The jobs a poll lists: those running or ended this recently. A job changes while it runs and
+ * shortly after (its end, its scheduler's final state: daemon.c asks for 10 minutes); all of a
+ * store's jobs, every second, under the store's lock, cost 3 s a poll with 100,000 jobs
+ * (docs/BENCHMARKS.md, "Web") and held every API request behind them. */
+#define EV_WINDOW_MS (3600 * 1000)
 
 struct ev {
 	uint64_t seq;
@@ -117,7 +123,10 @@ static void *poll_loop(void *arg)
 	int first = 1;
 	for (;;) {
 		struct rows cur = {0};
-		struct store_job_filter f = {.uid = STORE_ANY_UID};
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		struct store_job_filter f = {.uid = STORE_ANY_UID,
+					     .since_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - EV_WINDOW_MS};
 		pthread_mutex_lock(ev->store_lock);
 		int rc = store_jobs(ev->s, &f, take_row, &cur);
 		pthread_mutex_unlock(ev->store_lock);

@@ -3,11 +3,13 @@
  * The HTTP side of `iostrata serve` (web.h): libmicrohttpd with a thread per connection (an
  * event stream waits in its own thread; the others are short), at most WEB_CONNECTIONS at once,
  * an idle connection closed after WEB_TIMEOUT_S, a request's headers within
- * WEB_REQUEST_MEMORY. Every request is first given a caller (auth.h): a bearer token, or on
- * loopback without one the loopback user; anything else is a 401. Then the method (GET and
- * HEAD only: 405) and the path: /api/v1/... goes to api.c, /api/v1/events to events.c, and
- * the few static files are compiled in: no part of a URL is ever a file system path, so there is
- * nothing to traverse. Every response carries the same security headers and never a cookie.
+ * WEB_REQUEST_MEMORY. The web UI's few static files are compiled in and looked up by exact
+ * name: no part of a URL is ever a file system path, so there is nothing to traverse; they hold
+ * no data, and a browser fetches them before it has a token, so they need no caller. Every other
+ * request is first given one (auth.h): a bearer token, or on loopback without one the loopback
+ * user; anything else is a 401. Then the method (GET and HEAD only: 405) and the path:
+ * /api/v1/... goes to api.c, /api/v1/events to events.c. Every response carries the same
+ * security headers and never a cookie.
  * Store calls are serialized by one mutex: neither an SQLite handle with its cached statements
  * nor a libpq connection is shared between threads otherwise.
  */
@@ -27,6 +29,7 @@
 
 #include <microhttpd.h>
 
+#include "analysis/assets.h"
 #include "web/api.h"
 #include "web/auth.h"
 #include "web/events.h"
@@ -46,15 +49,21 @@ struct server {
 	struct web_events *ev;
 };
 
-/* The static files: compiled in, looked up by exact name. The web UI is a later task; until
- * then the index says where the API is. */
+/* The static files: the web UI (src/web/ui/), the drawing it shares with the HTML report and
+ * uPlot with its licence, all compiled in (assets.h) and looked up by exact name: a URL is
+ * compared as a string and never becomes a file system path. */
 static const struct {
-	const char *path, *type, *body;
+	const char *path, *asset, *type;
 } statics[] = {
-	{"/", "text/html; charset=utf-8",
-	 "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>iostrata</title></head>\n"
-	 "<body>\n<h1>iostrata</h1>\n<p>The web UI comes in a later release. The JSON API is at "
-	 "<a href=\"/api/v1/jobs\">/api/v1</a> (docs/API.md).</p>\n</body>\n</html>\n"},
+	{"/", "ui/index.html", "text/html; charset=utf-8"},
+	{"/index.html", "ui/index.html", "text/html; charset=utf-8"},
+	{"/ui/app.js", "ui/app.js", "text/javascript; charset=utf-8"},
+	{"/ui/app.css", "ui/app.css", "text/css; charset=utf-8"},
+	{"/ui/charts.js", "charts.js", "text/javascript; charset=utf-8"},
+	{"/ui/uplot.js", "uplot.js", "text/javascript; charset=utf-8"},
+	{"/ui/uplot.css", "uplot.css", "text/css; charset=utf-8"},
+	{"/ui/uplot.LICENSE", "uplot.LICENSE", "text/plain; charset=utf-8"},
+	{"/ui/favicon.svg", "ui/favicon.svg", "image/svg+xml"},
 };
 
 static void add_headers(struct MHD_Response *r, const char *type)
@@ -148,6 +157,29 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
+/* A static file (its index in statics, or -1): looked up by exact name. */
+static int static_file(const char *url)
+{
+	for (size_t i = 0; i < sizeof statics / sizeof statics[0]; i++)
+		if (!strcmp(url, statics[i].path))
+			return (int)i;
+	return -1;
+}
+
+static enum MHD_Result send_static(struct MHD_Connection *c, int i)
+{
+	const struct ana_asset *a = ana_asset_find(statics[i].asset);
+	if (!a)
+		return send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+	struct MHD_Response *r = MHD_create_response_from_buffer(a->len, (void *)a->data, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	add_headers(r, statics[i].type);
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **req)
 {
@@ -155,6 +187,11 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	struct web_caller who;
 	const char *msg;
 	(void)version, (void)upload, (void)upload_size, (void)req;
+	/* the UI's files hold no data: a browser loads them without a token (it cannot send one
+	 * when it navigates) and the UI then asks for one; every API call needs its caller */
+	int st = static_file(url);
+	if (st >= 0 && (!strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD)))
+		return send_static(c, st);
 	if (identify(sv, c, &who, &msg) < 0)
 		return send_error(c, MHD_HTTP_UNAUTHORIZED, msg);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
@@ -187,19 +224,19 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		pthread_mutex_unlock(&sv->store_lock);
 		return send_reply(c, &rep);
 	}
-	for (size_t i = 0; i < sizeof statics / sizeof statics[0]; i++) {
-		if (strcmp(url, statics[i].path) && !(strcmp(statics[i].path, "/") == 0 && !strcmp(url, "/index.html")))
-			continue;
-		struct MHD_Response *r = MHD_create_response_from_buffer(strlen(statics[i].body), (void *)statics[i].body,
-									 MHD_RESPMEM_PERSISTENT);
-		if (!r)
-			return MHD_NO;
-		add_headers(r, statics[i].type);
-		enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-		MHD_destroy_response(r);
-		return ret;
-	}
 	return send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+}
+
+/* URLs and parameters are unescaped as libmicrohttpd does, except that a %00 leaves the string
+ * as it came: unescaped, the NUL would end the C string early and "/ui/app.js%00" would be
+ * looked up as "/ui/app.js"; kept escaped it names nothing (a 404, or a bad parameter). */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls, (void)c;
+	for (const char *p = s; (p = strchr(p, '%')); p++)
+		if (p[1] == '0' && p[2] == '0')
+			return strlen(s);
+	return MHD_http_unescape(s);
 }
 
 /* A listening socket on ADDR:PORT or [ADDR]:PORT (numeric): the fd, or -1 with a line. */
@@ -290,7 +327,7 @@ int web_serve(const struct web_config *cfg)
 	mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, answer,
 			       &sv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)WEB_CONNECTIONS,
 			       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEB_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			       (size_t)WEB_REQUEST_MEMORY, MHD_OPTION_END);
+			       (size_t)WEB_REQUEST_MEMORY, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
 	if (!mhd) {
 		fprintf(stderr, "iostrata serve: cannot start the HTTP server on %s\n", shown);
 		goto out;

@@ -40,7 +40,9 @@ static const char *const runtime_files[] = {"/etc/ld.so.cache", "/etc/ld.so.prel
 					    "/etc/shadow", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf",
 					    "/etc/gai.conf", "/etc/services", "/etc/protocols", "/etc/timezone",
 					    "/etc/locale.alias", "/usr/share/locale/locale.alias", "/etc/mtab",
-					    "/etc/inputrc", "/etc/environment"};
+					    "/etc/inputrc", "/etc/environment",
+					    /* hwloc's PCI database, read by MPI runtimes' topology discovery */
+					    "/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids"};
 
 static int under(const char *path, const char *dir)
 {

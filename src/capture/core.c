@@ -56,9 +56,7 @@ static char forked_env[64];      /* IOSTRATA_FORKED=PID:START_NS for the image e
 static char mpi_lib[CAP_PATH_MAX];
 /* IOSTRATA_OMPI_LIB: the same for Open MPI (libmpi.so), built from the same source */
 static char ompi_lib[CAP_PATH_MAX];
-/* IOSTRATA_HDF5_LIB: the HDF5 companion (capture/hdf5/), preloaded into images that link libhdf5
- * and into Python (h5py loads libhdf5 with dlopen, which no DT_NEEDED shows) */
-static char hdf5_lib[CAP_PATH_MAX];
+
 static char preload_env[4 * CAP_PATH_MAX + 16]; /* LD_PRELOAD=... for the image exec'd next */
 
 /* ---------- messages ---------- */
@@ -1193,9 +1191,6 @@ static int cap_start(int argc, char **argv)
 	save_env("IOSTRATA_OMPI_LIB");
 	e = getenv("IOSTRATA_OMPI_LIB");
 	snprintf(ompi_lib, sizeof ompi_lib, "%s", e && !strchr(e, ':') && !getenv("IOSTRATA_KERNEL") ? e : "");
-	save_env("IOSTRATA_HDF5_LIB");
-	e = getenv("IOSTRATA_HDF5_LIB");
-	snprintf(hdf5_lib, sizeof hdf5_lib, "%s", e && !strchr(e, ':') ? e : "");
 	choose_live_dir();
 	out_dir_setup();
 
@@ -1434,13 +1429,12 @@ static long raw_pread(int fd, void *b, size_t n, off_t off)
 	return syscall(SYS_pread64, fd, b, n, off);
 }
 
-/* The SYS_NEEDS_* bits of the program path (a PATH search when it has no '/'), plus
- * SYS_NEEDS_HDF5 for a Python interpreter. Raw system calls: no wrapper counts them. */
+/* The SYS_NEEDS_* bits of the program path (a PATH search when it has no '/'). Raw system calls:
+ * no wrapper counts them (only the MPI companions need it: under --kernel, which sees these
+ * calls, there are none). */
 static unsigned exec_needs(const char *path)
 {
 	char full[CAP_PATH_MAX];
-	const char *base = strrchr(path, '/');
-	unsigned py = !strncmp(base ? base + 1 : path, "python", 6) ? SYS_NEEDS_HDF5 : 0;
 	const char *dirs = strchr(path, '/') ? "" : getenv("PATH");
 	if (!dirs)
 		dirs = "/usr/local/bin:/usr/bin:/bin";
@@ -1454,31 +1448,31 @@ static unsigned exec_needs(const char *path)
 		if (fd >= 0) {
 			unsigned needs = sys_elf_needs((int)fd, raw_pread);
 			syscall(SYS_close, fd);
-			return needs | py;
+			return needs;
 		}
 		if (!*end || strchr(path, '/'))
-			return py;
+			return 0;
 		dirs = end + 1;
 	}
 }
 
 /* LD_PRELOAD's value cur with each companion lib[i] (empty: none) added when want[i] or taken
  * out, into out; 1 when it differs from cur. */
-static int preload_with(const char *cur, const char *const lib[3], const int want[3], char *out, size_t len)
+static int preload_with(const char *cur, const char *const lib[2], const int want[2], char *out, size_t len)
 {
 	size_t k = 0;
 	out[0] = 0;
 	for (const char *p = cur; *p;) {
 		size_t w = strcspn(p, ": ");
 		int ours = 0;
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 2; i++)
 			ours |= lib[i][0] && w == strlen(lib[i]) && !strncmp(p, lib[i], w);
 		if (w && !ours)
 			k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s%.*s", k ? ":" : "", (int)w, p);
 		p += w;
 		p += *p != 0;
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 2; i++)
 		if (want[i] && lib[i][0])
 			k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%s%s", k ? ":" : "", lib[i]);
 	return k < len && strcmp(out, cur) != 0;
@@ -1487,7 +1481,7 @@ static int preload_with(const char *cur, const char *const lib[3], const int wan
 char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked, const char *path)
 {
 	char *const *env = exec_env_base(envp, buf, nbuf, forked);
-	if (!env || (!mpi_lib[0] && !ompi_lib[0] && !hdf5_lib[0]) || !path)
+	if (!env || (!mpi_lib[0] && !ompi_lib[0]) || !path)
 		return env;
 	size_t n = 0, pre = SIZE_MAX;
 	for (; env[n]; n++)
@@ -1496,8 +1490,8 @@ char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forke
 	if (pre == SIZE_MAX || n + 1 > nbuf)
 		return env;
 	unsigned needs = exec_needs(path);
-	const char *const libs[3] = {mpi_lib, ompi_lib, hdf5_lib};
-	const int want[3] = {(needs & SYS_NEEDS_MPICH) != 0, (needs & SYS_NEEDS_OMPI) != 0, (needs & SYS_NEEDS_HDF5) != 0};
+	const char *const libs[2] = {mpi_lib, ompi_lib};
+	const int want[2] = {(needs & SYS_NEEDS_MPICH) != 0, (needs & SYS_NEEDS_OMPI) != 0};
 	memcpy(preload_env, "LD_PRELOAD=", 11);
 	if (!preload_with(env[pre] + 11, libs, want, preload_env + 11, sizeof preload_env - 11))
 		return env;

@@ -193,16 +193,14 @@ static long plain_pread(int fd, void *buf, size_t len, off_t off)
 	return pread(fd, buf, len, off);
 }
 
-/* The SYS_NEEDS_* bits of the program at path (its DT_NEEDED), HDF5 for a Python interpreter
- * (h5py loads libhdf5 with dlopen), as cap_exec_env decides for every exec below. */
+/* The SYS_NEEDS_* bits of the program at path (its DT_NEEDED), as cap_exec_env decides for every
+ * exec below. */
 static unsigned command_needs(const char *path)
 {
-	const char *base = strrchr(path, '/');
-	unsigned needs = !strncmp(base ? base + 1 : path, "python", 6) ? SYS_NEEDS_HDF5 : 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return needs;
-	needs |= sys_elf_needs(fd, plain_pread);
+		return 0;
+	unsigned needs = sys_elf_needs(fd, plain_pread);
 	close(fd);
 	return needs;
 }
@@ -616,7 +614,9 @@ int cmd_run(int argc, char **argv)
 	int ompi = !kernel && companion_path(lib, "libiostrata-ompi.so", ompilib, sizeof ompilib) == 0;
 	int h5 = companion_path(lib, "libiostrata-hdf5.so", h5lib, sizeof h5lib) == 0;
 	unsigned needs = find_command(argv[i], cmdpath, sizeof cmdpath) == 0 ? command_needs(cmdpath) : 0;
-	int cmd_mpi = mpi && (needs & SYS_NEEDS_MPICH), cmd_h5 = h5 && (needs & SYS_NEEDS_HDF5);
+	/* the HDF5 companion maps no HDF5 and needs none (its symbols are found when called): every
+	 * image gets it, so h5py's dlopen'ed libhdf5 is seen and no exec needs to look */
+	int cmd_mpi = mpi && (needs & SYS_NEEDS_MPICH), cmd_h5 = h5;
 	int cmd_ompi = ompi && (needs & SYS_NEEDS_OMPI);
 	snprintf(preload, sizeof preload, "%s%s%s%s%s%s%s%s%s%s%s", san && *san ? san : "", san && *san ? ":" : "", lib,
 		 cmd_mpi ? ":" : "", cmd_mpi ? mpilib : "", cmd_ompi ? ":" : "", cmd_ompi ? ompilib : "",
@@ -631,10 +631,6 @@ int cmd_run(int argc, char **argv)
 		setenv("IOSTRATA_OMPI_LIB", ompilib, 1);
 	else
 		unsetenv("IOSTRATA_OMPI_LIB");
-	if (h5)
-		setenv("IOSTRATA_HDF5_LIB", h5lib, 1);
-	else
-		unsetenv("IOSTRATA_HDF5_LIB");
 	char hz[32];
 	snprintf(hz, sizeof hz, "%llu", tsc_hz());
 	setenv("LD_PRELOAD", preload, 1);

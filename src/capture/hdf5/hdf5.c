@@ -13,8 +13,8 @@
  * (the serial or an MPI build, linked or dlopen'ed by h5py, whose extension modules Python loads
  * with RTLD_LOCAL, out of reach of RTLD_NEXT), once per function, on first use. The library is
  * built without HDF5's headers from the 1.10 ABI below (hid_t 64 bits), so it needs no HDF5 to
- * build and maps none: it is preloaded into programs that link libhdf5 and into Python
- * (cap_exec_env, `iostrata run`). Offsets within a dataset are not recorded.
+ * build and maps none: `iostrata run` preloads it into every image, so that h5py's libhdf5, which
+ * Python loads with dlopen long after exec, is seen too. Offsets within a dataset are not recorded.
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -143,6 +143,7 @@ int main(void)
 		"# TYPE iostrata_layer_written_bytes_total counter\n"
 		"iostrata_layer_written_bytes_total{layer=\"block\"} 0\n"
 		"iostrata_layer_written_bytes_total{layer=\"fs\"} 0\n"
+		"iostrata_layer_written_bytes_total{layer=\"hdf5\"} 0\n"
 		"iostrata_layer_written_bytes_total{layer=\"mount\"} 0\n"
 		"iostrata_layer_written_bytes_total{layer=\"mpiio\"} 0\n"
 		"iostrata_layer_written_bytes_total{layer=\"pagecache\"} 0\n"

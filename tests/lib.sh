@@ -7,6 +7,10 @@ IOSTRATA="${IOSTRATA:-$B/iostrata}"
 PROGS="$B/tests/progs"
 T=$(mktemp -d /tmp/iostrata-it.XXXXXX)
 trap 'rm -rf "$T"' EXIT
+# With Open MPI installed (libhwloc-plugins comes with it), hwloc's PCI discovery makes every MPICH
+# rank read /usr/share/misc/pci.ids (1.3 MB): a real read, which iostrata reports, but not the test
+# programs' own I/O, whose exact figures the tests check. The MPI runtimes' hwloc leaves PCI alone.
+export HWLOC_COMPONENTS=-pci
 
 ok() { echo "ok - $1"; }
 fail() { echo "not ok - $1: $2"; }

@@ -28,7 +28,7 @@ refused() {
 }
 
 # --- the command list, help, version -------------------------------------------------------------
-CMDS=(run report dump top timeline kernel mount umount recover unpack merge jobs job node serve ingest)
+CMDS=(run report dump top timeline kernel mount umount recover unpack merge jobs job diagnose node serve ingest)
 "$IOSTRATA" help >"$T/help" 2>"$T/err"
 eq "help: exit 0, stderr empty" "0 0" "$? $(wc -c <"$T/err")"
 eq "help: lists every command, in order" "${CMDS[*]}" "$(awk '/^  [a-z]/ {print $1}' "$T/help" | xargs)"

@@ -544,13 +544,13 @@ struct nsec_ctx {
 	uint64_t rows;
 	/* series: the current bucket per layer */
 	int64_t bucket;
-	int have[LOG_LAYER_MAX];
-	struct store_node_sec acc[LOG_LAYER_MAX];
+	int have[LOG_LAYER_MAX + 1];
+	struct store_node_sec acc[LOG_LAYER_MAX + 1];
 };
 
 static void flush_bucket(struct nsec_ctx *c)
 {
-	for (unsigned l = 0; l < LOG_LAYER_MAX; l++) {
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++) {
 		if (!c->have[l])
 			continue;
 		struct ana_jw *w = &c->o->w;
@@ -597,7 +597,7 @@ static int nsec_row(const struct store_node_sec *ns, void *arg)
 		c->rows++;
 		return 0;
 	}
-	if (ns->layer >= LOG_LAYER_MAX)
+	if (ns->layer > LOG_LAYER_MAX)
 		return 0;
 	int64_t b = c->res ? ns->t_ms / c->res * c->res : ns->t_ms;
 	if (b != c->bucket)

@@ -420,7 +420,13 @@
 			drawAnomalies(diagSrc, G, rs[2].status, t0ms);
 			if (R) drawReport(src, R, marks);
 			rendered();
-		}).catch(function () {});
+		}).catch(function (e) {
+			/* a report this UI cannot draw (one without a member it needs) is said, not a view
+			 * that never finishes */
+			if (gen !== view.gen) return;
+			errorBox(over, 0, "The job could not be drawn: " + (e && e.message ? e.message : e));
+			rendered();
+		});
 
 		/* zoom: every time chart and the heatmap to a mark's range (null: the whole job) */
 		function zoom(key) {

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <poll.h>
@@ -132,19 +133,28 @@ struct row {
 	int64_t bytes, calls, dur;
 };
 
-/* A job's report, made at its end, until it is stored (text, JSON, findings NULL when none) */
+/* A job's report, made at its end, until it is stored (text and findings NULL, json_fd -1 when
+ * none). The JSON stays in the sealed memory file the report child wrote: a job of 1,000
+ * processes has tens of MB of it, which the daemon never holds whole (the store reads it from
+ * the file; only a sink's batch maps it). */
 struct ending {
 	struct dmn_job *job;
-	char *block;       /* the report child's output, which the pointers below point into */
-	char *text, *json;
+	char *block; /* the report child's text and findings, which the pointers below point into */
+	char *text;
+	int json_fd;
+	uint64_t json_len;
 	char **findings;
 	size_t nfindings;
 };
+#define ENDING_NONE(j) ((struct ending){(j), NULL, NULL, -1, 0, NULL, 0})
 
 static void ending_free(struct ending *e)
 {
 	free(e->block);
 	free(e->findings);
+	if (e->json_fd >= 0)
+		close(e->json_fd);
+	*e = ENDING_NONE(e->job);
 }
 
 /* A traced process's run, until it is stored. */
@@ -911,22 +921,26 @@ static int read_all_fd(int fd, char **out, size_t *len, int timeout_ms)
  * The report of a job directory, computed in a child that runs as the job's owner (the
  * directory is theirs: what they put in it is read with their rights alone, and a hostile log
  * that could hang or crash the reader costs the child, not the daemon). The child writes the
- * text report, a 0 byte, the JSON report, a 0 byte, then each finding's JSON with a 0 byte after
- * it. 0, or -1 with a message said.
+ * text report, a 0 byte, then each finding's JSON with a 0 byte after it into a pipe, and the
+ * JSON report into a memory file, which is sealed once the child is gone. 0 with e filled, or
+ * -1 with a message said.
  */
-static int job_report(struct dmn_job *j, char **block, char **text, char **json, char ***findings, size_t *nfindings)
+static int job_report(struct dmn_job *j, struct ending *e)
 {
 	int pfd[2];
-	*block = NULL;
-	*text = *json = NULL;
-	*findings = NULL;
-	*nfindings = 0;
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	*e = ENDING_NONE(j);
+	int jfd = memfd_create("iostrata-report", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (jfd < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+		dmn_say("job %s: no report: %s", j->job, strerror(errno));
+		if (jfd >= 0)
+			close(jfd);
 		return -1;
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
+		close(jfd);
 		return -1;
 	}
 	if (pid == 0) {
@@ -935,25 +949,24 @@ static int job_report(struct dmn_job *j, char **block, char **text, char **json,
 		alarm(300);
 		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(j->gid) < 0 || setuid(j->uid) < 0))
 			_exit(3);
-		FILE *f = fdopen(pfd[1], "w");
+		FILE *f = fdopen(pfd[1], "w"), *jf = fdopen(jfd, "w");
 		struct ana_job job;
 		char err[1024];
 		const char *arg = j->jobdir;
 		struct ana_report_opts o = {.top_n = ANA_TOP_DEFAULT};
-		if (!f || ana_job_load(&job, &arg, 1, ANA_JOB_TIMELINE | ANA_JOB_MOUNTS, err, sizeof err) < 0) {
+		if (!f || !jf || ana_job_load(&job, &arg, 1, ANA_JOB_TIMELINE | ANA_JOB_MOUNTS, err, sizeof err) < 0) {
 			if (f)
-				fprintf(f, "%c%s", 1, err);
+				fprintf(f, "%c%s", 1, jf ? err : "out of memory");
 			_exit(1);
 		}
 		ana_report_text(f, &job, &o);
 		fputc(0, f);
-		ana_report_json(f, &job, &o);
-		fputc(0, f);
+		ana_report_json(jf, &job, &o);
 		for (size_t i = 0; i < job.findings.n; i++) {
 			ana_finding_json(f, &job.findings.v[i]);
 			fputc(0, f);
 		}
-		_exit(fflush(f) == 0 ? 0 : 1);
+		_exit(fflush(f) == 0 && fflush(jf) == 0 ? 0 : 1);
 	}
 	close(pfd[1]);
 	char *buf = NULL;
@@ -965,40 +978,50 @@ static int job_report(struct dmn_job *j, char **block, char **text, char **json,
 		kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		dmn_say("job %s: no report from %s: %s", j->job, j->jobdir,
-			buf && buf[0] == 1 ? buf + 1 : r < 0 ? "it took too long" : "the report failed");
+	struct stat st;
+	const char *why = buf && buf[0] == 1 ? buf + 1 : r < 0 ? "it took too long" : "the report failed";
+	if (r == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		/* nobody writes it from now on (a process the child left behind included), so its
+		 * size holds while the store reads it */
+		why = "its JSON file cannot be sealed (the report child left it open?)";
+		if (fcntl(jfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == 0 &&
+		    fstat(jfd, &st) == 0)
+			why = NULL;
+	}
+	if (why) {
+		dmn_say("job %s: no report from %s: %s", j->job, j->jobdir, why);
 		free(buf);
+		close(jfd);
 		return -1;
 	}
-	/* split at the 0 bytes, in place: the report is held once */
+	e->block = buf;
+	e->json_fd = jfd;
+	e->json_len = (uint64_t)st.st_size;
+	/* split at the 0 bytes, in place: the text, then the findings */
 	char *p = buf, *end = buf + len;
 	size_t k = 0;
 	for (char *q = p; q < end; q += strlen(q) + 1, k++) {
 		if (k == 0)
-			*text = q;
-		else if (k == 1)
-			*json = q;
+			e->text = q;
 		else {
-			char **v = realloc(*findings, (*nfindings + 1) * sizeof *v);
+			char **v = realloc(e->findings, (e->nfindings + 1) * sizeof *v);
 			if (!v)
 				break;
-			*findings = v;
-			(*findings)[(*nfindings)++] = q;
+			e->findings = v;
+			e->findings[e->nfindings++] = q;
 		}
 	}
-	*block = buf;
-	return *text && *json ? 0 : -1;
+	if (e->text && e->json_len)
+		return 0;
+	ending_free(e);
+	return -1;
 }
 
 static void end_job(struct dmn *d, struct dmn_job *j)
 {
 	struct dmn_rowbuf *rb = d->rows;
-	struct ending e = {j, NULL, NULL, NULL, NULL, 0};
-	if (job_report(j, &e.block, &e.text, &e.json, &e.findings, &e.nfindings) < 0) {
-		ending_free(&e); /* no report: the job still ends (its intervals are stored) */
-		e = (struct ending){j, NULL, NULL, NULL, NULL, 0};
-	}
+	struct ending e;
+	job_report(j, &e); /* none: the job still ends (its intervals are stored) */
 	if (grow(&rb->ending, &rb->capending, rb->nending, sizeof *rb->ending) < 0) {
 		ending_free(&e);
 		return;
@@ -1156,6 +1179,21 @@ static int file_key(struct dmn *d, const char *path, int64_t *key)
 	return 0;
 }
 
+/* A sink's batch carries the report whole: the JSON read from its sealed file for that. */
+static int batch_report(struct store_batch *b, const struct ending *e)
+{
+	size_t len = (size_t)e->json_len;
+	char *json = malloc(len + 1);
+	if (!json || pread(e->json_fd, json, len, 0) != (ssize_t)len) {
+		free(json);
+		return json ? -EIO : -ENOMEM;
+	}
+	json[len] = 0;
+	int r = store_batch_report(b, e->job->key, e->text, json);
+	free(json);
+	return r;
+}
+
 static int store_interval(struct dmn *d, int64_t now)
 {
 	struct dmn_rowbuf *rb = d->rows;
@@ -1275,12 +1313,12 @@ static int store_interval(struct dmn *d, int64_t now)
 	for (size_t i = 0; i < rb->nending && r >= 0; i++) {
 		const struct ending *e = &rb->ending[i];
 		if (e->text)
-			r = store_job_report_put(d->st, e->job->key, e->text, e->json);
+			r = store_job_report_put_fd(d->st, e->job->key, e->text, e->json_fd, e->json_len);
 		if (r >= 0 && e->text)
 			r = store_job_findings_put(d->st, e->job->key, (const char *const *)e->findings,
 						   e->nfindings);
 		if (r >= 0 && e->text && b)
-			r = store_batch_report(b, e->job->key, e->text, e->json);
+			r = batch_report(b, e);
 		if (r >= 0 && e->text && b)
 			r = store_batch_findings(b, e->job->key, (const char *const *)e->findings, e->nfindings);
 	}

@@ -819,6 +819,12 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 		return rc;
 	if (h.clock_kind == LOG_CLOCK_TSC) {
 		read_calibration(p, &h);
+		if (!h.calib_tsc && !h.calib_ns && !h.end_ns) {
+			/* a live file whose writer set its magic and has not calibrated yet (it does
+			 * right after): read it again later */
+			set_err(err, errlen, name, "clock calibration not made yet");
+			return -EAGAIN;
+		}
 		if (h.calib_tsc <= h.tsc_ref || h.calib_ns <= h.ns_ref) {
 			set_err(err, errlen, name,
 				"clock calibration invalid (tsc %llu..%llu, ns %llu..%llu)",

@@ -29,6 +29,8 @@ struct store_ops {
 	int (*dist_add)(struct store *s, const struct store_dist *x);
 	int (*run_add)(struct store *s, const struct store_run *x);
 	int (*job_report_put)(struct store *s, int64_t job_key, const char *text, const char *json);
+	/* the JSON as zstd frames (z, zlen): NULL where the backend keeps reports as text only */
+	int (*job_report_put_packed)(struct store *s, int64_t job_key, const char *text, const void *z, size_t zlen);
 	int (*job_findings_put)(struct store *s, int64_t job_key, const char *const *findings, size_t n);
 	int (*job_sched_put)(struct store *s, const struct store_job *j);
 	int (*proc_find)(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,

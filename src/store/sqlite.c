@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log/zstd.h"
 #include "store/archive.h"
 
 enum stmt_id {
@@ -660,6 +661,10 @@ static int run_once(struct store *s, const char *sql, const char *what, const ch
 			const char *t = va_arg(ap, const char *);
 			if (t)
 				sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
+		} else if (*fmt == 'b') { /* a blob: its pointer, then its size_t length */
+			const void *b = va_arg(ap, const void *);
+			size_t n = va_arg(ap, size_t);
+			sqlite3_bind_blob64(st, i, b, n, SQLITE_STATIC);
 		}
 	}
 	va_end(ap);
@@ -674,6 +679,14 @@ static int sq_job_report_put(struct store *s, int64_t job_key, const char *text,
 {
 	return run_once(s, "UPDATE jobs SET report_text = ?2, report_json = ?3, report_ms = ?4 WHERE id = ?1",
 			"storing a job's report", "issi", job_key, text, json, (int64_t)time(NULL) * 1000);
+}
+
+/* A long report's JSON as zstd frames: a BLOB where a report is otherwise TEXT (sq_job_report
+ * tells them apart by their type). */
+static int sq_job_report_put_packed(struct store *s, int64_t job_key, const char *text, const void *z, size_t zlen)
+{
+	return run_once(s, "UPDATE jobs SET report_text = ?2, report_json = ?3, report_ms = ?4 WHERE id = ?1",
+			"storing a job's report", "isbi", job_key, text, z, zlen, (int64_t)time(NULL) * 1000);
 }
 
 static int sq_job_findings_put(struct store *s, int64_t job_key, const char *const *findings, size_t n)
@@ -915,6 +928,26 @@ static int sq_jobs_count(struct store *s, const struct store_job_filter *f, uint
 	return r < 0 ? r : 0;
 }
 
+/* A packed report (sq_job_report_put_packed) as the text it was: 0, or -EBADMSG said. */
+static int unpack_report(struct store *s, const void *z, size_t n, char **out)
+{
+	char why[256];
+	void *raw = NULL;
+	size_t len = 0;
+	int zr = log_zstd_decompress(z, n, &raw, &len, why, sizeof why);
+	char *t = zr == 0 ? realloc(raw, len + 1) : NULL;
+	if (!t) {
+		free(raw);
+		if (zr == 0)
+			return -ENOMEM;
+		snprintf(s->err, sizeof s->err, "%s: reading a job's report: its zstd frames: %s", s->path, why);
+		return -EBADMSG;
+	}
+	t[len] = 0;
+	*out = t;
+	return 0;
+}
+
 static int sq_job_report(struct store *s, int64_t job_key, int json, char **out)
 {
 	sqlite3_stmt *st;
@@ -926,7 +959,9 @@ static int sq_job_report(struct store *s, int64_t job_key, int json, char **out)
 		return fail(s, rc, "reading a job's report");
 	sqlite3_bind_int64(st, 1, job_key);
 	int r = step(s, st, "reading a job's report");
-	if (r == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+	if (r == 1 && sqlite3_column_type(st, 0) == SQLITE_BLOB) {
+		r = unpack_report(s, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), out);
+	} else if (r == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
 		*out = strdup(col_text(st, 0));
 		r = *out ? 0 : -ENOMEM;
 	}
@@ -1410,6 +1445,7 @@ static const struct store_ops store_sqlite_ops = {
 	.dist_add = sq_dist_add,
 	.run_add = sq_run_add,
 	.job_report_put = sq_job_report_put,
+	.job_report_put_packed = sq_job_report_put_packed,
 	.job_findings_put = sq_job_findings_put,
 	.job_sched_put = sq_job_sched_put,
 	.proc_find = sq_proc_find,

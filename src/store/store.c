@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "log/zstd.h"
 
 #define OPS(s) (*(const struct store_ops *const *)(s))
 
@@ -107,6 +110,56 @@ int store_run_add(struct store *s, const struct store_run *x) { return OPS(s)->r
 int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json)
 {
 	return OPS(s)->job_report_put(s, job_key, text, json);
+}
+
+static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO; /* shorter than it said */
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/* Compressed a frame at a time from fd: what is held is the frames, not the JSON. */
+static int report_put_packed(struct store *s, int64_t job_key, const char *text, int fd, uint64_t len)
+{
+	size_t nframes = (size_t)((len + LOG_ZSTD_FRAME - 1) / LOG_ZSTD_FRAME), zn = 0;
+	size_t cap = nframes * log_zstd_bound(LOG_ZSTD_FRAME); /* pages past the frames are never touched */
+	unsigned char *z = malloc(cap), *in = malloc(LOG_ZSTD_FRAME);
+	int r = z && in ? 0 : -ENOMEM;
+	for (uint64_t off = 0; r == 0 && off < len; off += LOG_ZSTD_FRAME) {
+		size_t n = len - off < LOG_ZSTD_FRAME ? (size_t)(len - off) : LOG_ZSTD_FRAME, k = 0;
+		if ((r = pread_all(fd, in, n, off)) == 0 && !(k = log_zstd_compress(z + zn, cap - zn, in, n)))
+			r = -EIO;
+		zn += k;
+	}
+	if (r == 0)
+		r = OPS(s)->job_report_put_packed(s, job_key, text, z, zn);
+	free(in);
+	free(z);
+	return r;
+}
+
+int store_job_report_put_fd(struct store *s, int64_t job_key, const char *text, int fd, uint64_t len)
+{
+	char why[256];
+	if (len >= SIZE_MAX / 2)
+		return -EFBIG;
+	if (OPS(s)->job_report_put_packed && len >= STORE_REPORT_PACK_MIN && log_zstd_load(why, sizeof why) == 0)
+		return report_put_packed(s, job_key, text, fd, len);
+	char *json = malloc((size_t)len + 1);
+	int r = json ? pread_all(fd, json, (size_t)len, 0) : -ENOMEM;
+	if (r == 0) {
+		json[len] = 0;
+		r = OPS(s)->job_report_put(s, job_key, text, json);
+	}
+	free(json);
+	return r;
 }
 
 int store_job_findings_put(struct store *s, int64_t job_key, const char *const *findings, size_t n)

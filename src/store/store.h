@@ -170,6 +170,12 @@ int store_run_add(struct store *s, const struct store_run *x);
 /* The job's report, rendered by the job pipeline at its end (text and JSON), and its findings as
  * JSON objects (one per finding, the report's "findings" entries). */
 int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json);
+/* The same with the JSON read from fd (len bytes from offset 0), never held whole here: a job of
+ * 1,000 processes has a JSON report of tens of MB. The embedded store keeps a JSON of
+ * STORE_REPORT_PACK_MIN bytes or more as zstd frames (docs/STORE.md); store_job_report gives back
+ * the same bytes either way. */
+#define STORE_REPORT_PACK_MIN ((uint64_t)1 << 20)
+int store_job_report_put_fd(struct store *s, int64_t job_key, const char *text, int fd, uint64_t len);
 int store_job_findings_put(struct store *s, int64_t job_key, const char *const *findings, size_t n);
 int store_job_sched_put(struct store *s, const struct store_job *j); /* the sched* fields */
 

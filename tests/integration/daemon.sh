@@ -140,6 +140,10 @@ kill -CONT "$DPID"
 # --- job C: a process killed by SIGKILL after known writes ---
 "$IOSTRATA" run -q -o "$T/jC" --job jobC -- sh -c "dd if=/dev/zero of=$T/c.dat bs=4096 count=20 2>/dev/null; echo x > $T/c2.dat; kill -9 \$\$" 2>/dev/null
 
+# --- job F: 800 files, a JSON report over 1 MiB (stored as zstd frames, given back as it was) ---
+mkdir -p "$T/f"
+"$IOSTRATA" run -q -o "$T/jF" --job jobF -- sh -c "i=0; while [ \$i -lt 800 ]; do printf 1234567 > $T/f/\$i.dat; i=\$((i+1)); done"
+
 # --- the device: direct writes and reads on the loop device while the daemon runs ---
 dd if=/dev/zero of="$LOOP" bs=4096 count=64 oflag=direct 2>/dev/null
 dd if="$LOOP" of=/dev/null bs=8192 count=16 iflag=direct 2>/dev/null
@@ -254,6 +258,13 @@ export IOSTRATA_SOCKET="$T/sock"
 eq "iostrata job prints exactly iostrata report" "" "$(diff "$T/jA.txt" "$T/jA.stored.txt" | head -5)"
 "$IOSTRATA" job jobA --json >"$T/jA.stored.json"
 eq "iostrata job --json is the JSON report" "" "$(diff "$T/jobA.json" "$T/jA.stored.json" | head -5)"
+"$IOSTRATA" report --json "$T/jF" >"$T/jF.json" 2>/dev/null
+"$IOSTRATA" job jobF --json >"$T/jF.stored.json"
+eq "job F: a report over 1 MiB" yes "$([ "$(stat -c %s "$T/jF.json")" -gt 1048576 ] && echo yes || echo no)"
+eq "job F: iostrata job --json gives it back byte for byte" "" "$(cmp "$T/jF.json" "$T/jF.stored.json" 2>&1)"
+eq "job F: kept compressed (a blob of under a fifth of it)" "blob yes" \
+	"$(q "SELECT typeof(report_json), length(report_json) * 5 < $(stat -c %s "$T/jF.json") FROM jobs WHERE job = 'jobF'" | sed 's/|1$/ yes/')"
+eq "job A: a small report stays text" text "$(q "SELECT typeof(report_json) FROM jobs WHERE job = 'jobA'")"
 eq "findings stored one per row" "$(jq '.findings | length' "$T/jobA.json")" "$(q "SELECT count(*) FROM findings f JOIN jobs j ON j.id=f.job_id WHERE j.job='jobA'")"
 eq "jobs --json lists the three jobs (and the holder's, with the copies)" yes \
 	"$("$IOSTRATA" jobs --json | jq -r '[.jobs[].job] | (index("jobA") != null and index("jobB") != null and index("jobC") != null)' | sed 's/true/yes/')"

@@ -24,6 +24,13 @@ fi
 trap 'kill "$SPID" "${SQ_PID:-}" 2>/dev/null; daemon_stop; pg_stop; rm -rf "$T"' EXIT
 web_api_setup || exit 0
 daemon_stop
+# one job's JSON report kept as zstd frames, as SQLite keeps a report of 1 MiB or more (the
+# copy below takes it over as text; both stores must give it back byte for byte)
+pk=$(sqlite3 "$T/store/store.db" "SELECT id FROM jobs WHERE report_json IS NOT NULL ORDER BY id LIMIT 1")
+sqlite3 "$T/store/store.db" "SELECT writefile('$T/packed.json', report_json) FROM jobs WHERE id = $pk" >/dev/null
+zstd -q -f "$T/packed.json" -o "$T/packed.zst"
+sqlite3 "$T/store/store.db" "UPDATE jobs SET report_json = readfile('$T/packed.zst') WHERE id = $pk"
+eq "a packed report in the SQLite store" blob "$(sqlite3 "$T/store/store.db" "SELECT typeof(report_json) FROM jobs WHERE id = $pk")"
 if ! pg_start; then
 	fail "postgresql starts" "pg_start failed (its reasons are above)"
 	exit 0

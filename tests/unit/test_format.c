@@ -359,6 +359,17 @@ static void test_tsc_live(void)
 	hdr_of(buf)->calib_ns = 4000;
 	expect_error("tsc: calib_ns < ns_ref refused", buf, size, "clock calibration invalid");
 	hdr_of(buf)->calib_ns = 9000;
+	/* a live file between its magic and its first calibration: read again later, not refused */
+	hdr_of(buf)->calib_tsc = 0;
+	hdr_of(buf)->calib_ns = 0;
+	expect_error("tsc: live file not calibrated yet", buf, size, "clock calibration not made yet");
+	rc = log_file_parse(buf, size, "tsc.iost", &lf, err, sizeof err);
+	check_u64("tsc: not calibrated yet is -EAGAIN", (uint64_t)-rc, EAGAIN);
+	hdr_of(buf)->end_ns = 12000; /* ended without one: damaged */
+	expect_error("tsc: ended log without calibration refused", buf, size, "clock calibration invalid");
+	hdr_of(buf)->end_ns = 0;
+	hdr_of(buf)->calib_tsc = 3000;
+	hdr_of(buf)->calib_ns = 9000;
 	hdr_of(buf)->clock_kind = 2;
 	expect_error("unknown clock kind refused", buf, size, "unknown clock kind 2");
 	free(buf);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/profile.h"
+#include "sys/sorted.h"
 #include "sys/text.h"
 #include "sys/varint.h"
 
@@ -38,17 +39,16 @@ static int cmp_key(uint64_t id, int32_t pid, const struct dmn_rec *r)
 	return pid < r->pid ? -1 : pid > r->pid;
 }
 
+static int rec_before(const void *elem, const void *key)
+{
+	const struct dmn_rec *k = key;
+	return cmp_key(k->id, k->pid, elem) > 0;
+}
+
 static size_t lower_bound(const struct dmn_cursor *c, uint64_t id, int32_t pid)
 {
-	size_t lo = 0, hi = c->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cmp_key(id, pid, &c->r[mid]) > 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	struct dmn_rec k = {.id = id, .pid = pid};
+	return sys_lower_bound(c->r, c->n, sizeof *c->r, &k, rec_before);
 }
 
 const struct dmn_rec *dmn_cursor_find(const struct dmn_cursor *c, uint64_t id, int32_t pid)
@@ -74,17 +74,14 @@ int dmn_cursor_set(struct dmn_cursor *c, const struct dmn_rec *r)
 	return 0;
 }
 
+static int taken_before(const void *elem, const void *key)
+{
+	return ((const struct dmn_taken *)elem)->tid < *(const int32_t *)key;
+}
+
 static size_t taken_pos(const struct dmn_cursor *c, int32_t tid)
 {
-	size_t lo = 0, hi = c->nt;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->t[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sys_lower_bound(c->t, c->nt, sizeof *c->t, &tid, taken_before);
 }
 
 uint64_t dmn_cursor_taken(const struct dmn_cursor *c, int32_t tid)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "log/trace.h"
+#include "sys/sorted.h"
 #include "sys/text.h"
 
 #define PAYLOAD (LOG_TRACE_BLOCK - sizeof(struct log_trace_block))
@@ -52,16 +53,14 @@ void dmn_trace_free(struct dmn_trace *tr)
 	free(tr);
 }
 
+static int thread_before(const void *elem, const void *key)
+{
+	return ((const struct tthr *)elem)->tid < *(const int32_t *)key;
+}
+
 static struct tthr *thread_get(struct dmn_trace *tr, int32_t tid)
 {
-	size_t lo = 0, hi = tr->nt;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (tr->t[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sys_lower_bound(tr->t, tr->nt, sizeof *tr->t, &tid, thread_before);
 	if (lo < tr->nt && tr->t[lo].tid == tid)
 		return &tr->t[lo];
 	struct tthr *nv = sys_text_grow(tr->t, &tr->capt, tr->nt, sizeof *nv, 8);
@@ -150,19 +149,17 @@ static int scan_blocks(struct dmn_trace *tr, const struct dmn_trace_area *ta, ch
 	return 0;
 }
 
+static int slot_before(const void *elem, const void *key)
+{
+	return *(const uint32_t *)elem < *(const uint32_t *)key;
+}
+
 /* The index in lf->records of the record in slot, or UINT32_MAX. */
 static uint32_t record_of(const struct log_file *lf, uint32_t slot)
 {
 	if (!lf->record_slots)
 		return UINT32_MAX;
-	uint32_t lo = 0, hi = lf->nrecords;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (lf->record_slots[mid] < slot)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sys_lower_bound(lf->record_slots, lf->nrecords, sizeof *lf->record_slots, &slot, slot_before);
 	return lo < lf->nrecords && lf->record_slots[lo] == slot ? lo : UINT32_MAX;
 }
 

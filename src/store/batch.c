@@ -14,6 +14,7 @@
 
 #include "log/record.h"
 #include "log/zstd.h"
+#include "sys/sorted.h"
 #include "sys/varint.h"
 
 enum rec_type {
@@ -1012,16 +1013,14 @@ static int keymap_put(struct keymap *m, int64_t from, int64_t to)
 	return 0;
 }
 
+static int kv_before(const void *elem, const void *key)
+{
+	return ((const struct kv *)elem)->from < *(const int64_t *)key;
+}
+
 static int64_t keymap_get(const struct keymap *m, int64_t from)
 {
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->v[mid].from < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sys_lower_bound(m->v, m->n, sizeof *m->v, &from, kv_before);
 	return lo < m->n && m->v[lo].from == from ? m->v[lo].to : 0;
 }
 

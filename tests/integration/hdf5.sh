@@ -14,7 +14,9 @@
 #     2 x 3 x 4 x 5: h5_dim2 = 4 x 5, chunk 1 x 3 x 2 x 5: h5_chunk2 = 10) 2 writes 1200 B, end 960,
 #     1 read 960 B; ext2 (two ids, H5Dset_extent through one, H5Dextend) 3 writes of the whole
 #     extent, 40 + 100 + 120 B, meta_other 2, dim 30; forked: the parent's write 16 B at 0, the
-#     child's own log has the dataset opened before the fork with its write, 16 B at 16
+#     child's own log has the dataset opened before the fork with its write, 16 B at 16;
+#     leak.h5:/leak (left open at H5close, whose ids HDF5 hands out again): opens 1, writes 1
+#     of 16 B, no close, and none of the later datasets' calls
 #   parallel (libhdf5_mpich under MPICH, and libhdf5_openmpi under Open MPI, mpiexec -n 4), per
 #     rank: par.h5 opens 1 closes 1; par.h5:/coll writes 2 (16384 B) and reads 1 of 8192 B, one
 #     write and the read collective (the transfer list switched to independent before the
@@ -77,6 +79,7 @@ h5o() {
 eq "selections: grid" "writes 10 1280 end 1024 seq 6 consec 1 reads 1 1024 other 0 dims 2 16 16 0 chunk 0 0 0" "$(h5o "$T/sel.json" "$F:/grid")"
 eq "selections: hyper4 (4 dimensions)" "writes 2 1200 end 960 seq 0 consec 0 reads 1 960 other 0 dims 4 2 3 20 chunk 1 3 10" "$(h5o "$T/sel.json" "$F:/hyper4")"
 eq "selections: ext2 (extents changed through another id, H5Dextend)" "writes 3 260 end 120 seq 0 consec 0 reads 0 0 other 2 dims 1 30 0 0 chunk 10 0 0" "$(h5o "$T/sel.json" "$F:/ext2")"
+eq "selections: leak (open at H5close)" "writes 1 16 end 16 seq 0 consec 0 reads 0 0 other 0 dims 1 4 0 0 chunk 0 0 0" "$(h5o "$T/sel.json" "$T/sel/leak.h5:/leak")"
 eq "selections: ext2 opened twice, closed twice" "opens 2 closes 2" "$(jq -r --arg p "$F:/ext2" '.files[] | select(.layer == "hdf5" and .path == $p) | .counters | "opens \(.opens) closes \(.closes)"' "$T/sel.json")"
 ppid=$(jq -r --arg p "$F:/forked" '[.files[] | select(.layer == "hdf5" and .path == $p and .counters.opens == 1)] | .[0].pid' "$T/sel.json")
 cpid=$(jq -r --arg p "$F:/forked" '[.files[] | select(.layer == "hdf5" and .path == $p and .counters.opens == 0)] | .[0].pid' "$T/sel.json")

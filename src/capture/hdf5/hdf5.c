@@ -112,6 +112,7 @@ struct h5_real {
 	herr_t (*Pset)(hid_t, const char *, const void *);
 	herr_t (*Pcopy_prop)(hid_t, hid_t, const char *);
 	herr_t (*Premove)(hid_t, const char *);
+	herr_t (*close)(void);
 };
 
 struct h5_obj {
@@ -205,7 +206,7 @@ static void h5_resolve(void)
 	H5_GET(Sselect_hyperslab); H5_GET(Sselect_elements); H5_GET(Sselect_all); H5_GET(Sselect_none);
 	H5_GET(Soffset_simple); H5_GET(Sset_extent_simple); H5_GET(Sset_extent_none); H5_GET(Sextent_copy);
 	H5_GET(Sselect_copy); H5_GET(Smodify_select); H5_GET(Sselect_adjust); H5_GET(Dextend); H5_GET(Drefresh);
-	H5_GET(Orefresh); H5_GET(Pset_dxpl_mpio); H5_GET(Pset); H5_GET(Pcopy_prop); H5_GET(Premove);
+	H5_GET(Orefresh); H5_GET(Pset_dxpl_mpio); H5_GET(Pset); H5_GET(Pcopy_prop); H5_GET(Premove); H5_GET(close);
 #undef H5_GET
 }
 
@@ -843,12 +844,11 @@ CAP_EXPORT herr_t H5Sselect_hyperslab(hid_t s, int op, const hsize_t start[], co
 				      const hsize_t count[], const hsize_t block[])
 {
 	herr_t rc = H5_REAL(Sselect_hyperslab)(s, op, start, stride, count, block);
-	int e = errno;
 	/* a set replaces the selection: HDF5 refuses overlapping blocks, so it holds count x block
-	 * points per dimension; an operation on the old one is asked at the next read or write */
+	 * points per dimension; an operation on the old one is asked at the next read or write
+	 * (space_changed leaves errno alone) */
 	int set = rc >= 0 && op == H5S_SELECT_SET && start && count;
 	space_changed(s, 0, set ? start : NULL, count, block);
-	errno = e;
 	return rc;
 }
 
@@ -959,6 +959,21 @@ CAP_EXPORT herr_t H5Pcopy_prop(hid_t dst, hid_t src, const char *name)
 CAP_EXPORT herr_t H5Premove(hid_t p, const char *name)
 {
 	herr_t rc = H5_REAL(Premove)(p, name);
+	dxpls_changed();
+	return rc;
+}
+
+/* H5close closes every id without H5Dclose or H5Sclose, and a library opened again numbers its
+ * ids from the start: nothing tracked or cached survives it (the program may not call HDF5 from
+ * another thread meanwhile). */
+CAP_EXPORT herr_t H5close(void)
+{
+	herr_t rc = H5_REAL(close)();
+	memset(dsets, 0, sizeof dsets);
+	memset(files, 0, sizeof files);
+	memset(spaces, 0, sizeof spaces);
+	memset(dxpls, 0, sizeof dxpls);
+	extents_changed();
 	dxpls_changed();
 	return rc;
 }

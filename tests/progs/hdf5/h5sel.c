@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * HDF5 selections for tests/integration/hdf5.sh (which lists what it expects): h5sel DIR writes
- * DIR/sel.h5 (serial HDF5) with
+ * HDF5 selections for tests/integration/hdf5.sh (which lists what it expects): h5sel DIR first
+ * writes 4 ints to the dataset "leak" of DIR/leak.h5 and calls H5close with both still open
+ * (HDF5 closes them and numbers its ids from the start again), then writes DIR/sel.h5 (serial
+ * HDF5) with
  *   grid    16 x 16 ints, contiguous, 10 writes through one file dataspace whose selection
  *           changes between them in every way the HDF5 companion follows: hyperslabs set at
  *           rows 2 and 3, a 2 x 2 block at (4,4), a strided one at row 8, an OR onto it, 3 points,
@@ -51,6 +53,14 @@ int main(int argc, char **argv)
 	char path[4096];
 	if (argc != 2)
 		return 2;
+	snprintf(path, sizeof path, "%s/leak.h5", argv[1]);
+	hsize_t n4 = 4;
+	hid_t lf = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), ls = H5Screate_simple(1, &n4, NULL);
+	hid_t ld = H5Dcreate2(lf, "leak", H5T_NATIVE_INT, ls, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	CHECK(ld);
+	CHECK(H5Dwrite(ld, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, ints)); /* 16 B */
+	CHECK(H5close());
+
 	snprintf(path, sizeof path, "%s/sel.h5", argv[1]);
 	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 	CHECK(f);

@@ -112,22 +112,20 @@ parallel_checks() {
 if [ -n "${IOSTRATA_SAN_RUNTIME:-}" ]; then
 	# measured 2026-11-26: with AddressSanitizer's runtime preloaded, MPICH's MPI_Init in a program
 	# linking libhdf5_mpich waits forever in duplocale on glibc's setlocale lock (without iostrata
-	# too); the serial and h5py cases run, ending with _exit (h5io.c)
-	optional "hdf5: parallel" "not under AddressSanitizer: MPI_Init of a program linking libhdf5_mpich hangs in duplocale there, iostrata or not"
+	# too); the serial, Open MPI and h5py cases run, ending with _exit (h5io.c)
+	optional "hdf5: parallel (MPICH)" "not under AddressSanitizer: MPI_Init of a program linking libhdf5_mpich hangs in duplocale there, iostrata or not"
+elif command -v mpicc >/dev/null && [ -f $H5P/hdf5.h ]; then
+	parallel_checks mpich mpicc mpiexec mpich
 else
-	if command -v mpicc >/dev/null && [ -f $H5P/hdf5.h ]; then
-		parallel_checks mpich mpicc mpiexec mpich
-	else
-		skip "hdf5: parallel" "mpicc or libhdf5-mpich-dev is not installed (scripts/install-deps test)"
-	fi
-	# HDF5 built for Open MPI (Debian installs it beside the MPICH build), under Open MPI: the
-	# same counts, the mpiio layer from libiostrata-ompi.so
-	if command -v mpicc.openmpi >/dev/null && [ -f /usr/include/hdf5/openmpi/hdf5.h ] && [ -f "$(dirname "$IOSTRATA")/libiostrata-ompi.so" ]; then
-		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-		parallel_checks openmpi mpicc.openmpi mpiexec.openmpi openmpi
-	else
-		skip "hdf5: parallel (Open MPI)" "libhdf5-openmpi-dev or openmpi-bin is not installed, or libiostrata-ompi.so is not built (scripts/install-deps test)"
-	fi
+	skip "hdf5: parallel" "mpicc or libhdf5-mpich-dev is not installed (scripts/install-deps test)"
+fi
+# HDF5 built for Open MPI (Debian installs it beside the MPICH build), under Open MPI: the same
+# counts, the mpiio layer from libiostrata-ompi.so
+if command -v mpicc.openmpi >/dev/null && [ -f /usr/include/hdf5/openmpi/hdf5.h ] && [ -f "$(dirname "$IOSTRATA")/libiostrata-ompi.so" ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+	parallel_checks openmpi mpicc.openmpi mpiexec.openmpi openmpi
+else
+	skip "hdf5: parallel (Open MPI)" "libhdf5-openmpi-dev or openmpi-bin is not installed, or libiostrata-ompi.so is not built (scripts/install-deps test)"
 fi
 
 if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then

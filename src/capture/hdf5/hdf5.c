@@ -232,9 +232,15 @@ static inline uint64_t h5_now(void)
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static void h5_fork_register(void);
 
+/* An id's home slot in a table of n (a power of two). */
+static inline uint32_t slot_of(hid_t id, uint32_t n)
+{
+	return (uint32_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 40) & (n - 1);
+}
+
 static struct h5_obj *obj_find(struct h5_obj *t, uint32_t n, hid_t id)
 {
-	uint32_t i = (uint32_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 40) & (n - 1);
+	uint32_t i = slot_of(id, n);
 	for (uint32_t k = 0; k < n; k++, i = (i + 1) & (n - 1)) {
 		hid_t v = __atomic_load_n(&t[i].id, __ATOMIC_ACQUIRE);
 		if (v == id)
@@ -247,7 +253,7 @@ static struct h5_obj *obj_find(struct h5_obj *t, uint32_t n, hid_t id)
 
 static struct h5_obj *obj_add(struct h5_obj *t, uint32_t n, hid_t id, struct log_record *rec, uint64_t esize)
 {
-	uint32_t i = (uint32_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 40) & (n - 1);
+	uint32_t i = slot_of(id, n);
 	for (uint32_t k = 0; k < n; k++, i = (i + 1) & (n - 1)) {
 		hid_t v = __atomic_load_n(&t[i].id, __ATOMIC_ACQUIRE);
 		if (v > 0)
@@ -271,11 +277,6 @@ static inline struct h5_obj *dset_get(hid_t id)
 }
 
 /* ---------- what HDF5 would say, cached ---------- */
-
-static inline uint32_t slot_of(hid_t id, uint32_t n)
-{
-	return (uint32_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 40) & (n - 1);
-}
 
 /* Takes an entry for writing (seq made odd), or returns 0 when another thread holds it. */
 static inline int seq_begin(uint32_t *seq)
@@ -336,12 +337,12 @@ static int space_ask(hid_t id, uint64_t *npts, uint64_t *first)
 		*first = space_index(rank, dims, lo);
 	struct h5_space *e = &spaces[slot_of(id, H5_SPACES)];
 	if (rank >= 0 && rank <= H5S_MAX_RANK && seq_begin(&e->seq)) {
-		e->id = id;
+		__atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
 		e->rank = rank;
 		memcpy(e->dims, dims, (size_t)rank * sizeof *dims);
-		e->npts = *npts;
-		e->first = *first;
-		e->sel = 1;
+		__atomic_store_n(&e->npts, *npts, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->first, *first, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->sel, 1, __ATOMIC_RELAXED);
 		seq_end(&e->seq);
 	}
 	return 1;
@@ -358,7 +359,7 @@ static void space_changed(hid_t id, int extent, const hsize_t *start, const hsiz
 		/* taken by another id meanwhile: nothing of ours to change */
 	} else if (extent) {
 		e->rank = -1;
-		e->sel = 0;
+		__atomic_store_n(&e->sel, 0, __ATOMIC_RELAXED);
 	} else if (start && e->rank >= 0 && !__atomic_load_n(&offsets_used, __ATOMIC_RELAXED)) {
 		uint64_t n = 1;
 		int ok = 1;
@@ -367,11 +368,11 @@ static void space_changed(hid_t id, int extent, const hsize_t *start, const hsiz
 			ok &= count[i] != H5S_UNLIMITED && b != H5S_UNLIMITED;
 			n *= count[i] * b;
 		}
-		e->npts = n;
-		e->first = n ? space_index(e->rank, e->dims, start) : 0;
-		e->sel = ok;
+		__atomic_store_n(&e->npts, n, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->first, n ? space_index(e->rank, e->dims, start) : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->sel, ok, __ATOMIC_RELAXED);
 	} else {
-		e->sel = 0;
+		__atomic_store_n(&e->sel, 0, __ATOMIC_RELAXED);
 	}
 	seq_end(&e->seq);
 }
@@ -422,9 +423,9 @@ static int dxpl_collective(hid_t dxpl)
 	int mode = 0;
 	coll = h5.Pget_dxpl_mpio(dxpl, &mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
 	if (seq_begin(&e->seq)) {
-		e->id = dxpl;
-		e->gen = g;
-		e->coll = coll;
+		__atomic_store_n(&e->id, dxpl, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->gen, g, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->coll, coll, __ATOMIC_RELAXED);
 		seq_end(&e->seq);
 	}
 	return coll;

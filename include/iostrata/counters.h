@@ -87,12 +87,12 @@ enum log_counter_kind { LOG_K_SUM, LOG_K_MAX, LOG_K_TIME, LOG_K_TMAX, LOG_K_FIRS
 	X(H5_NDIMS, MAX, "HDF5 dataset: its rank (number of dimensions)")                                    \
 	X(H5_DIM0, MAX, "HDF5 dataset: its first dimension, in elements (the largest it had)")               \
 	X(H5_DIM1, MAX, "HDF5 dataset: its second dimension")                                                \
-	X(H5_DIM2, MAX, "HDF5 dataset: its third dimension")                                                 \
+	X(H5_DIM2, MAX, "HDF5 dataset: its third dimension (times the later ones, for a rank over 3)")       \
 	X(H5_ELEM_SIZE, MAX, "HDF5 dataset: bytes per element of its file type")                             \
 	X(H5_LAYOUT, MAX, "HDF5 dataset: storage layout + 1 (1 compact, 2 contiguous, 3 chunked, 4 virtual)") \
 	X(H5_CHUNK0, MAX, "HDF5 dataset: the chunk's first dimension (chunked layout)")                      \
 	X(H5_CHUNK1, MAX, "HDF5 dataset: the chunk's second dimension")                                      \
-	X(H5_CHUNK2, MAX, "HDF5 dataset: the chunk's third dimension")                                       \
+	X(H5_CHUNK2, MAX, "HDF5 dataset: the chunk's third dimension (times the later ones, for a rank over 3)") \
 	X(H5_FILTERS, MAX, "HDF5 dataset: filters in its pipeline (deflate, shuffle, ...)")
 
 enum log_counter {

@@ -7,10 +7,22 @@
 #     chunked  writes 16 (16384 B), reads 4 (4096 B); 1 dim 4096, 4 B, chunked (3), chunk 256, 1 filter
 #     ext      3 set_extent (meta_other), writes 3 (1200 B); dim 300 (the largest), chunk 100
 #     small    writes 1 (40 B), compact (1)
-#   parallel (libhdf5_mpich, mpiexec -n 4), per rank: par.h5 opens 1 closes 1; par.h5:/coll
-#     writes 1 and reads 1 of 8192 B, both collective; par.h5:/indep writes 1 of 8192 B,
-#     independent, chunk 1024; below it, the mpiio layer's par.h5 record of each rank has
-#     collective writes and reads (HDF5's own metadata writes vary, so those are not exact)
+#   selections (h5sel.c, serial): sel.h5:/grid 10 writes, 1280 B (64 + 64 + 16 + 32 + 36 + 12 +
+#     1024 + 0 + 16 + 16: hyperslabs set, strided, OR'ed, points, all, none, moved by
+#     H5Soffset_simple), furthest end 1024, 6 sequential and 1 consecutive (offsets within the
+#     dataset: the first corner's row-major index x 4 B), 1 read of 1024 B; hyper4 (4 dimensions
+#     2 x 3 x 4 x 5: h5_dim2 = 4 x 5, chunk 1 x 3 x 2 x 5: h5_chunk2 = 10) 2 writes 1200 B, end 960,
+#     1 read 960 B; ext2 (two ids, H5Dset_extent through one, H5Dextend) 3 writes of the whole
+#     extent, 40 + 100 + 120 B, meta_other 2, dim 30; forked: the parent's write 16 B at 0, the
+#     child's own log has the dataset opened before the fork with its write, 16 B at 16;
+#     leak.h5:/leak (left open at H5close, whose ids HDF5 hands out again): opens 1, writes 1
+#     of 16 B, no close, and none of the later datasets' calls
+#   parallel (libhdf5_mpich under MPICH, and libhdf5_openmpi under Open MPI, mpiexec -n 4), per
+#     rank: par.h5 opens 1 closes 1; par.h5:/coll writes 2 (16384 B) and reads 1 of 8192 B, one
+#     write and the read collective (the transfer list switched to independent before the
+#     second write), at 8192 x rank (furthest write end 8192 x (rank + 1)); par.h5:/indep writes 1
+#     of 8192 B, independent, chunk 1024; below it, the mpiio layer's par.h5 record of each rank
+#     has collective writes and reads (HDF5's own metadata writes vary, so those are not exact)
 #   h5py (python3, which loads libhdf5 with dlopen): py.h5 opens 2 closes 2; py.h5:/d opens 1,
 #     closes 1 (h5py drops its last reference: H5Idec_ref), writes 1 of 8000 B, reads 1 of 4000 B;
 #     py.h5:/tiny writes 1 of 800000 B in 1000 chunks of 800 B: hdf5_small_chunks (d's 10 chunks
@@ -51,28 +63,69 @@ eq "serial: hdf5 records" 5 "$(jq '[.files[] | select(.layer == "hdf5")] | lengt
 eq "serial: the hdf5 layer's totals: reads, writes, bytes read, written" "6 21 36864 34008" \
 	"$(jq -r '.layers.hdf5 | "\(.reads) \(.writes) \(.bytes_read) \(.bytes_written)"' "$T/s.json")"
 
+# selections, more than 3 dimensions, extents changed behind an id's back, fork
+gcc -O1 -I$H5S -o "$T/h5sel" "$SRC/h5sel.c" -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 || { fail "hdf5: build h5sel" "gcc failed"; exit 0; }
+mkdir -p "$T/sel"
+"$IOSTRATA" run -q -o "$T/job.sel" -- "$T/h5sel" "$T/sel"
+eq "selections: the program ran" 0 "$?"
+"$IOSTRATA" report --json "$T/job.sel" >"$T/sel.json"
+F="$T/sel/sel.h5"
+# h5o JSON PATH [PID]: the offset-derived counters and the shape beyond h5()
+h5o() {
+	jq -r --arg p "$2" --argjson pid "${3:-0}" '[.files[] | select(.layer == "hdf5" and .path == $p and ($pid == 0 or .pid == $pid))]
+		| if length != 1 then "\(length) entries" else .[0].counters
+		| "writes \(.writes) \(.bytes_written) end \(.max_write_end) seq \(.seq_writes) consec \(.consec_writes) reads \(.reads) \(.bytes_read) other \(.meta_other) dims \(.h5_ndims) \(.h5_dim0) \(.h5_dim1) \(.h5_dim2) chunk \(.h5_chunk0) \(.h5_chunk1) \(.h5_chunk2)" end' "$1"
+}
+eq "selections: grid" "writes 10 1280 end 1024 seq 6 consec 1 reads 1 1024 other 0 dims 2 16 16 0 chunk 0 0 0" "$(h5o "$T/sel.json" "$F:/grid")"
+eq "selections: hyper4 (4 dimensions)" "writes 2 1200 end 960 seq 0 consec 0 reads 1 960 other 0 dims 4 2 3 20 chunk 1 3 10" "$(h5o "$T/sel.json" "$F:/hyper4")"
+eq "selections: ext2 (extents changed through another id, H5Dextend)" "writes 3 260 end 120 seq 0 consec 0 reads 0 0 other 2 dims 1 30 0 0 chunk 10 0 0" "$(h5o "$T/sel.json" "$F:/ext2")"
+eq "selections: leak (open at H5close)" "writes 1 16 end 16 seq 0 consec 0 reads 0 0 other 0 dims 1 4 0 0 chunk 0 0 0" "$(h5o "$T/sel.json" "$T/sel/leak.h5:/leak")"
+eq "selections: ext2 opened twice, closed twice" "opens 2 closes 2" "$(jq -r --arg p "$F:/ext2" '.files[] | select(.layer == "hdf5" and .path == $p) | .counters | "opens \(.opens) closes \(.closes)"' "$T/sel.json")"
+ppid=$(jq -r --arg p "$F:/forked" '[.files[] | select(.layer == "hdf5" and .path == $p and .counters.opens == 1)] | .[0].pid' "$T/sel.json")
+cpid=$(jq -r --arg p "$F:/forked" '[.files[] | select(.layer == "hdf5" and .path == $p and .counters.opens == 0)] | .[0].pid' "$T/sel.json")
+eq "fork: the parent's forked dataset" "writes 1 16 end 16 seq 0 consec 0 reads 0 0 other 0 dims 1 8 0 0 chunk 0 0 0" "$(h5o "$T/sel.json" "$F:/forked" "$ppid")"
+eq "fork: the child's (opened before the fork, no open of its own)" "writes 1 16 end 32 seq 0 consec 0 reads 0 0 other 0 dims 0 0 0 0 chunk 0 0 0" "$(h5o "$T/sel.json" "$F:/forked" "$cpid")"
+eq "fork: two processes, the child's parent is the program" "2 $ppid" \
+	"$(jq -r --argjson c "${cpid:-0}" '"\(.processes | length) \([.processes[] | select(.pid == $c)] | .[0].ppid)"' "$T/sel.json")"
+
+# parallel_checks FLAVOR MPICC MPIEXEC H5DIR: the parallel HDF5 build of FLAVOR under its MPI
+parallel_checks() {
+	local P=$1 cc=$2 run=$3 inc=/usr/include/hdf5/$4 lib=/usr/lib/x86_64-linux-gnu/hdf5/$4 r F
+	"$cc" -O1 -I$inc -o "$T/h5p.$P" "$SRC/h5io.c" -L$lib -lhdf5 || { fail "hdf5: $P: build parallel" "$cc failed"; return; }
+	mkdir -p "$T/p.$P"
+	"$IOSTRATA" run -q -o "$T/job.p.$P" -- "$run" -n 4 "$T/h5p.$P" "$T/p.$P"
+	eq "parallel ($P): the program ran" 0 "$?"
+	"$IOSTRATA" report --json "$T/job.p.$P" >"$T/p.$P.json"
+	F="$T/p.$P/par.h5"
+	for r in 0 1 2 3; do
+		eq "parallel ($P): rank $r: the file" "opens 1 closes 1 reads 0 0 writes 0 0 coll 0 0 syncs 0 other 0 dims 0 0 0 elem 0 layout 0 chunk 0 filters 0" "$(h5 "$T/p.$P.json" "$F" $r)"
+		eq "parallel ($P): rank $r: coll" "opens 1 closes 1 reads 1 8192 writes 2 16384 coll 1 1 syncs 0 other 0 dims 1 4096 0 elem 8 layout 2 chunk 0 filters 0" "$(h5 "$T/p.$P.json" "$F:/coll" $r)"
+		eq "parallel ($P): rank $r: coll's offset in the dataset" "$((8192 * (r + 1)))" \
+			"$(jq -r --arg p "$F:/coll" --argjson r $r '.files[] | select(.layer == "hdf5" and .path == $p and .rank == $r) | .counters.max_write_end' "$T/p.$P.json")"
+		eq "parallel ($P): rank $r: indep" "opens 1 closes 1 reads 0 0 writes 1 8192 coll 0 0 syncs 0 other 0 dims 1 4096 0 elem 8 layout 3 chunk 1024 filters 0" "$(h5 "$T/p.$P.json" "$F:/indep" $r)"
+		eq "parallel ($P): rank $r: MPI-IO below HDF5 has collective reads and writes" "yes" \
+			"$(jq -r --arg p "$F" --argjson r $r '.files[] | select(.layer == "mpiio" and .path == $p and .rank == $r) | .counters
+				| if .coll_writes > 0 and .coll_reads > 0 and .opens == 1 then "yes" else "no: \(.)" end' "$T/p.$P.json")"
+	done
+}
+
 if [ -n "${IOSTRATA_SAN_RUNTIME:-}" ]; then
 	# measured 2026-11-26: with AddressSanitizer's runtime preloaded, MPICH's MPI_Init in a program
 	# linking libhdf5_mpich waits forever in duplocale on glibc's setlocale lock (without iostrata
-	# too); the serial and h5py cases run, ending with _exit (h5io.c)
-	optional "hdf5: parallel" "not under AddressSanitizer: MPI_Init of a program linking libhdf5_mpich hangs in duplocale there, iostrata or not"
+	# too); the serial, Open MPI and h5py cases run, ending with _exit (h5io.c)
+	optional "hdf5: parallel (MPICH)" "not under AddressSanitizer: MPI_Init of a program linking libhdf5_mpich hangs in duplocale there, iostrata or not"
 elif command -v mpicc >/dev/null && [ -f $H5P/hdf5.h ]; then
-	mpicc -O1 -I$H5P -o "$T/h5p" "$SRC/h5io.c" -L/usr/lib/x86_64-linux-gnu/hdf5/mpich -lhdf5 || fail "hdf5: build parallel" "mpicc failed"
-	mkdir -p "$T/p"
-	"$IOSTRATA" run -q -o "$T/job.p" -- mpiexec -n 4 "$T/h5p" "$T/p"
-	eq "parallel: the program ran" 0 "$?"
-	"$IOSTRATA" report --json "$T/job.p" >"$T/p.json"
-	F="$T/p/par.h5"
-	for r in 0 1 2 3; do
-		eq "parallel: rank $r: the file" "opens 1 closes 1 reads 0 0 writes 0 0 coll 0 0 syncs 0 other 0 dims 0 0 0 elem 0 layout 0 chunk 0 filters 0" "$(h5 "$T/p.json" "$F" $r)"
-		eq "parallel: rank $r: coll" "opens 1 closes 1 reads 1 8192 writes 1 8192 coll 1 1 syncs 0 other 0 dims 1 4096 0 elem 8 layout 2 chunk 0 filters 0" "$(h5 "$T/p.json" "$F:/coll" $r)"
-		eq "parallel: rank $r: indep" "opens 1 closes 1 reads 0 0 writes 1 8192 coll 0 0 syncs 0 other 0 dims 1 4096 0 elem 8 layout 3 chunk 1024 filters 0" "$(h5 "$T/p.json" "$F:/indep" $r)"
-		eq "parallel: rank $r: MPI-IO below HDF5 has collective reads and writes" "yes" \
-			"$(jq -r --arg p "$F" --argjson r $r '.files[] | select(.layer == "mpiio" and .path == $p and .rank == $r) | .counters
-				| if .coll_writes > 0 and .coll_reads > 0 and .opens == 1 then "yes" else "no: \(.)" end' "$T/p.json")"
-	done
+	parallel_checks mpich mpicc mpiexec mpich
 else
 	skip "hdf5: parallel" "mpicc or libhdf5-mpich-dev is not installed (scripts/install-deps test)"
+fi
+# HDF5 built for Open MPI (Debian installs it beside the MPICH build), under Open MPI: the same
+# counts, the mpiio layer from libiostrata-ompi.so
+if command -v mpicc.openmpi >/dev/null && [ -f /usr/include/hdf5/openmpi/hdf5.h ] && [ -f "$(dirname "$IOSTRATA")/libiostrata-ompi.so" ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+	parallel_checks openmpi mpicc.openmpi mpiexec.openmpi openmpi
+else
+	skip "hdf5: parallel (Open MPI)" "libhdf5-openmpi-dev or openmpi-bin is not installed, or libiostrata-ompi.so is not built (scripts/install-deps test)"
 fi
 
 if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
@@ -128,7 +181,7 @@ eq "maps: a program linking HDF5 maps the companion" "yes" \
 	"$(grep -q 'libiostrata-hdf5' "$T/h5.maps" && grep -q libhdf5_serial "$T/h5.maps" && echo yes || echo no)"
 
 # the reports with an hdf5 layer follow the report's schema
-for j in "$T"/s.json "$T"/p.json "$T"/y.json; do
+for j in "$T"/s.json "$T"/sel.json "$T"/p.*.json "$T"/y.json; do
 	[ -f "$j" ] || continue
 	eq "schema: $(basename "$j")" "ok" \
 		"$(/usr/bin/python3 "$ROOT/tests/integration/tools/validate_json.py" "$ROOT/docs/report.schema.json" "$(basename "$j")" "$j" | sed 's/^ok - .*/ok/')"

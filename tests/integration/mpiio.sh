@@ -13,6 +13,16 @@
 #           the file
 #   killed  rank 1 dies by SIGKILL after one 2 KiB write_at and a sync, the others are ended by
 #           mpiexec: every rank's record still holds writes 1, 2048 B, syncs 1.
+# tests/progs/mpi/mpiio_more.c, per rank (its header lists the calls):
+#   more.dat  MPICH (MPI 4): the large-count forms and two requests freed by MPI_Request_free:
+#           opens 1 closes 1, writes 15 (8 collective) 14336 B, reads 15 (8 collective) 13312 B,
+#           non-blocking 12, seeks 2, syncs 3, furthest write end base + 10 KiB; Open MPI 4.1 (no
+#           _c forms): the two freed requests alone: writes 1 2048 B, reads 1 2048 B, nb 2,
+#           syncs 1; a point-to-point request MPI numbers like a freed one is not counted
+#   fork<R>.dat  opened before a fork, written by parent (2 x 100 B) and child (100 B at 100):
+#           writes 3, 300 B over the rank's two processes, 8 processes of the program in all;
+#           the POSIX layer under it (MPICH) equals strace's count per process (run without the
+#           freed requests, whose POSIX AIO results ROMIO may never collect).
 # And the companion is mapped only where MPI is: `iostrata run -- cat /proc/self/maps` and
 # `iostrata run -- mpiexec -n 2 sh -c 'cat /proc/self/maps >FILE'` (exec'd by MPICH's proxy, whose
 # environment names the companion) map libiostrata.so but neither the companion nor libmpich;
@@ -87,12 +97,41 @@ forms_checks() {
 
 forms_checks mpich "$PROG" mpiexec
 
+# more_checks FLAVOR PROG C MPIEXEC...: mpiio_more's checks (C: yes when the MPI has _c forms)
+more_checks() {
+	local F=$1 PROG=$2 C=$3 D=$T/$1/more r want
+	shift 3
+	mkdir -p "$D"
+	"$IOSTRATA" run -q -o "$T/$F.job.more" -- "$@" -n 4 "$PROG" "$D" >"$T/$F.more.out" 2>"$T/$F.more.err"
+	eq "$F: more: the MPI program ran under iostrata run" 0 "$?"
+	"$IOSTRATA" report --json "$T/$F.job.more" >"$T/$F.more.json" || fail "$F: more: report --json" "failed"
+	for r in 0 1 2 3; do
+		if [ "$C" = yes ]; then
+			want="opens 1 closes 1 reads 15 coll 8 writes 15 coll 8 bytes 13312 14336 nb 12 seeks 2 syncs 3 stats 0 other 0 noncontig 0 err 0 0 0 end $((r * 65536 + 10240))"
+		else
+			want="opens 1 closes 1 reads 1 coll 0 writes 1 coll 0 bytes 2048 2048 nb 2 seeks 0 syncs 1 stats 0 other 0 noncontig 0 err 0 0 0 end $((r * 65536 + 10240))"
+		fi
+		eq "$F: more: rank $r: more.dat$([ "$C" = yes ] && echo ": the _c forms"), requests freed before completion" "$want" \
+			"$(mpiio_counters "$T/$F.more.json" $r "$D/more.dat")"
+		eq "$F: more: rank $r: fork$r.dat, written before and after a fork and by the child" \
+			"opens 1 closes 1 reads 0 coll 0 writes 3 coll 0 bytes 0 300 nb 0 seeks 0 syncs 0 stats 0 other 0 noncontig 0 err 0 0 0 end 300" \
+			"$(mpiio_counters "$T/$F.more.json" $r "$D/fork$r.dat")"
+	done
+	eq "$F: more: 4 ranks and their 4 forked children" 8 \
+		"$(jq '[.processes[] | select(.exe | endswith("/'"$(basename "$PROG")"'"))] | length' "$T/$F.more.json")"
+}
+more_checks mpich "$PROGS/mpiio_more" yes mpiexec
+
 # the POSIX layer under MPI-IO agrees with strace: every rank's calls on the data file (ROMIO's
 # pread/pwrite, its fcntl locks, opens and closes), per process
 if command -v strace >/dev/null; then
 	source "$(dirname "$0")/capture_helpers.sh"
 	mkdir -p "$T/strace"
 	strace_cap forms mpiexec -n 4 "$PROG" "$T/strace" shared && strace_per_pid forms "^$T/strace/shared\\.dat\$"
+	mkdir -p "$T/strace.more"
+	# without the freed requests (mpiio_more.c says why)
+	strace_cap more mpiexec -n 4 "$PROGS/mpiio_more" "$T/strace.more" nofree &&
+		strace_per_pid more "^$T/strace\\.more/(more|fork[0-9])\\.dat\$"
 else
 	skip "mpiio: strace" "strace is not installed (scripts/install-deps test)"
 fi
@@ -103,6 +142,8 @@ if command -v mpicc.openmpi >/dev/null && [ -f "$(dirname "$IOSTRATA")/libiostra
 	mpicc.openmpi -O1 -o "$T/forms_ompi" "$ROOT/tests/progs/mpi/mpiio_forms.c" || fail "ompi: build" "mpicc.openmpi failed"
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 	forms_checks ompi "$T/forms_ompi" mpiexec.openmpi
+	mpicc.openmpi -O1 -o "$T/more_ompi" "$ROOT/tests/progs/mpi/mpiio_more.c" || fail "ompi: build more" "mpicc.openmpi failed"
+	more_checks ompi "$T/more_ompi" no mpiexec.openmpi
 else
 	skip "mpiio: Open MPI" "openmpi-bin and libopenmpi-dev are not installed, or libiostrata-ompi.so is not built (scripts/install-deps test)"
 fi

@@ -12,8 +12,11 @@
  * It is built once per MPI ABI, against Debian's MPICH and Open MPI (mpi.h fixes the ABI: handles,
  * MPI_Status), and never linked with the MPI library: the PMPI symbols bind to the program's own
  * MPI when the library is loaded, which happens only in images that link that MPI (cap_exec_env,
- * `iostrata run`, by DT_NEEDED: libmpich or libmpi). It does not record the
- * large-count (_c) forms, nor I/O of files opened before a fork in the child.
+ * `iostrata run`, by DT_NEEDED: libmpich or libmpi). The large-count (_c) forms of MPI 4 are
+ * wrapped where mpi.h declares them (MPICH 4; Open MPI 4.1 has none). A request freed with
+ * MPI_Request_free is counted when freed, with the bytes it asked (its status is never seen).
+ * A forked child keeps the files opened before the fork (companion_carry.h); requests and split
+ * collectives begun before it stay the parent's.
  *
  * The hot path (a read or write on a known handle) takes no lock and makes no system call: a
  * hash lookup of the handle, the clock, PMPI_Type_size and the shared record update of
@@ -30,6 +33,7 @@
 #include <x86intrin.h>
 
 #include "capture/companion.h"
+#include "capture/companion_carry.h"
 #include "capture/core.h"
 #include "log/record.h"
 
@@ -52,6 +56,7 @@ struct mpiio_file {
 	int64_t split_off;
 	uint64_t split_len, split_busy;
 	uintptr_t split_mem;
+	uint32_t carry; /* across fork: its record's place in the carry */
 };
 
 /* A non-blocking read or write, counted when it completes. */
@@ -84,13 +89,6 @@ static __thread int depth __attribute__((tls_model("initial-exec")));
 
 /* ---------- start ---------- */
 
-static void mpiio_forget_all(void)
-{
-	memset(files, 0, sizeof files);
-	memset(reqs, 0, sizeof reqs);
-	npending = 0;
-}
-
 __attribute__((constructor)) static void mpiio_init(void)
 {
 	cap_companion_fn fn = (cap_companion_fn)dlsym(RTLD_DEFAULT, CAP_COMPANION_SYMBOL);
@@ -99,8 +97,59 @@ __attribute__((constructor)) static void mpiio_init(void)
 		return; /* without libiostrata.so every wrapper passes through */
 	api = a;
 	st = a->state;
-	/* a child's log is a new one: the parent's records are not its own (core.c) */
-	pthread_atfork(NULL, NULL, mpiio_forget_all);
+}
+
+/* ---------- fork ---------- */
+
+/* A child's log is a new one (core.c): the files open before the fork get their records in
+ * it; the requests and split collectives in progress stay the parent's (it started them, and
+ * the library may well complete them there). */
+static struct cap_carry carry;
+
+static void mpiio_fork_prepare(void)
+{
+	size_t need = 0;
+	if (!st || st->nfd <= 0)
+		return;
+	for (uint32_t i = 0; i < MPIIO_FILES; i++)
+		if (__atomic_load_n(&files[i].key, __ATOMIC_ACQUIRE) > 1)
+			need += cap_carry_need(st, files[i].rec);
+	if (cap_carry_alloc(&carry, need) < 0)
+		return;
+	for (uint32_t i = 0; i < MPIIO_FILES; i++)
+		files[i].carry = files[i].key > 1 ? cap_carry_put(&carry, st, files[i].rec) : 0;
+}
+
+static void mpiio_fork_parent(void)
+{
+	cap_carry_free(&carry);
+}
+
+static void mpiio_fork_child(void)
+{
+	int e = errno;
+	memset(reqs, 0, sizeof reqs);
+	npending = 0;
+	for (uint32_t i = 0; i < MPIIO_FILES; i++) {
+		struct mpiio_file *f = &files[i];
+		if (f->key <= 1)
+			continue;
+		f->split_kind = 0;
+		f->rec = st->nfd > 0 ? cap_carry_take(&carry, api, f->carry) : NULL;
+		if (!f->rec) /* not carried (no room, or the child has no log): no longer tracked */
+			f->key = 1;
+	}
+	cap_carry_free(&carry);
+	errno = e;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* Registered at the first tracked file, after core.c's handlers: the child's log exists when
+ * mpiio_fork_child runs. */
+static void mpiio_fork_register(void)
+{
+	pthread_atfork(mpiio_fork_prepare, mpiio_fork_parent, mpiio_fork_child);
 }
 
 static inline __attribute__((always_inline)) int mpiio_active(void)
@@ -162,6 +211,7 @@ static struct mpiio_file *file_add(MPI_File fh, struct log_record *rec)
 		f->esize = 1;
 		f->contig = 1;
 		__atomic_store_n(&f->key, k, __ATOMIC_RELEASE);
+		pthread_once(&fork_once, mpiio_fork_register);
 		return f;
 	}
 	return NULL; /* table full: the handle's calls go unrecorded */
@@ -169,9 +219,9 @@ static struct mpiio_file *file_add(MPI_File fh, struct log_record *rec)
 
 /* ---------- what a call updates ---------- */
 
-static inline uint64_t type_bytes(MPI_Datatype dt, int count)
+static inline uint64_t type_bytes(MPI_Datatype dt, MPI_Count count)
 {
-	int sz = 0;
+	MPI_Count sz = 0;
 	if (count <= 0)
 		return 0;
 #ifdef MPICH_VERSION
@@ -180,7 +230,7 @@ static inline uint64_t type_bytes(MPI_Datatype dt, int count)
 	if (((unsigned)dt >> 30) == 1 && ((unsigned)dt & 0xff00))
 		return (uint64_t)(((unsigned)dt >> 8) & 0xff) * (uint64_t)count;
 #endif
-	if (PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz <= 0)
+	if (PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS || sz <= 0)
 		return 0;
 	return (uint64_t)sz * (uint64_t)count;
 }
@@ -189,10 +239,17 @@ static inline uint64_t type_bytes(MPI_Datatype dt, int count)
  * file), else what was asked. */
 static inline uint64_t status_bytes(MPI_Status *status, uint64_t asked)
 {
+#if MPI_VERSION >= 4
+	MPI_Count n; /* a large-count read may move more than INT_MAX bytes */
+	if (status == MPI_STATUS_IGNORE || PMPI_Get_count_c(status, MPI_BYTE, &n) != MPI_SUCCESS ||
+	    n == MPI_UNDEFINED || n < 0)
+		return asked;
+#else
 	int n;
 	if (status == MPI_STATUS_IGNORE || PMPI_Get_count(status, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED ||
 	    n < 0)
 		return asked;
+#endif
 	return (uint64_t)n;
 }
 
@@ -250,7 +307,7 @@ static __attribute__((cold, noinline)) void note_rw_failed(struct log_record *r,
 
 /* After a blocking read or write (rc its return). */
 static inline __attribute__((always_inline)) void rw_done(struct mpiio_file *f, int kind, unsigned how, MPI_Offset off,
-							  const void *buf, int count, MPI_Datatype dt,
+							  const void *buf, MPI_Count count, MPI_Datatype dt,
 							  MPI_Status *status, int rc, uint64_t t0)
 {
 	uint64_t t1 = mpiio_now();
@@ -314,7 +371,7 @@ static void req_complete(struct mpiio_req *e, MPI_Status *status)
 
 /* After a non-blocking read or write was started: remembered until it completes, or counted now
  * when the table has no room near its slot (then it is counted as asked, and once). */
-static void req_started(struct mpiio_file *f, int kind, unsigned how, MPI_Offset off, const void *buf, int count,
+static void req_started(struct mpiio_file *f, int kind, unsigned how, MPI_Offset off, const void *buf, MPI_Count count,
 			MPI_Datatype dt, MPI_Request *rq, int rc, uint64_t t0)
 {
 	uint64_t t1 = mpiio_now();
@@ -597,7 +654,7 @@ CAP_EXPORT int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 
 /* ---------- split collectives ---------- */
 
-static void split_begun(struct mpiio_file *f, int kind, unsigned how, MPI_Offset off, const void *buf, int count,
+static void split_begun(struct mpiio_file *f, int kind, unsigned how, MPI_Offset off, const void *buf, MPI_Count count,
 			MPI_Datatype dt, int rc, uint64_t t0)
 {
 	uint64_t t1 = mpiio_now();
@@ -805,6 +862,23 @@ CAP_EXPORT int MPI_Testsome(int n, MPI_Request rq[], int *out, int indices[], MP
 	int err = errno;
 	if (rc == MPI_SUCCESS)
 		some_done(m, idx, ent, *out, indices, statuses);
+	errno = err;
+	return rc;
+}
+
+/* A file request freed before completion: MPI will complete it, but the program never learns
+ * when nor how much (a read's status is lost), so it is counted here, as asked. */
+CAP_EXPORT int MPI_Request_free(MPI_Request *rq)
+{
+	struct mpiio_req *e;
+	if (CAP_LIKELY(!reqs_pending()) || !rq || !(e = req_find(*rq)))
+		return PMPI_Request_free(rq);
+	depth++;
+	int rc = PMPI_Request_free(rq);
+	depth--;
+	int err = errno;
+	if (rc == MPI_SUCCESS)
+		req_complete(e, MPI_STATUS_IGNORE);
 	errno = err;
 	return rc;
 }
@@ -1256,3 +1330,344 @@ CAP_EXPORT int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, const void *b
 	req_started(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, rq, rc, t0);
 	return rc;
 }
+
+/* ---------- large-count forms (MPI 4) ---------- */
+
+#if MPI_VERSION >= 4
+CAP_EXPORT int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_read_c(fh, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_read_c(fh, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_READ, 0, 0, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_read_at_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_read_at_c(fh, off, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_read_at_c(fh, off, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_READ, F_AT, off, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_read_all_c(fh, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_read_all_c(fh, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_READ, F_COLL, 0, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_read_at_all_c(fh, off, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_read_at_all_c(fh, off, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_READ, F_COLL | F_AT, off, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_read_shared_c(fh, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_read_shared_c(fh, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_READ, F_SHARED, 0, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_read_ordered_c(fh, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_read_ordered_c(fh, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_READ, F_COLL | F_SHARED, 0, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_write_c(fh, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_write_c(fh, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_WRITE, 0, 0, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_write_at_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_write_at_c(fh, off, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_write_at_c(fh, off, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_WRITE, F_AT, off, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_write_all_c(fh, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_write_all_c(fh, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_WRITE, F_COLL, 0, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_write_at_all_c(fh, off, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_write_at_all_c(fh, off, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_write_shared_c(fh, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_write_shared_c(fh, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_WRITE, F_SHARED, 0, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_write_ordered_c(fh, buf, count, dt, status);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_write_ordered_c(fh, buf, count, dt, status);
+	depth--;
+	rw_done(f, LOG_KIND_WRITE, F_COLL | F_SHARED, 0, buf, count, dt, status, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_read_all_begin_c(fh, buf, count, dt);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_read_all_begin_c(fh, buf, count, dt);
+	depth--;
+	split_begun(f, LOG_KIND_READ, F_COLL, 0, buf, count, dt, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_read_at_all_begin_c(fh, off, buf, count, dt);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_read_at_all_begin_c(fh, off, buf, count, dt);
+	depth--;
+	split_begun(f, LOG_KIND_READ, F_COLL | F_AT, off, buf, count, dt, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_read_ordered_begin_c(fh, buf, count, dt);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_read_ordered_begin_c(fh, buf, count, dt);
+	depth--;
+	split_begun(f, LOG_KIND_READ, F_COLL | F_SHARED, 0, buf, count, dt, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_write_all_begin_c(fh, buf, count, dt);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_write_all_begin_c(fh, buf, count, dt);
+	depth--;
+	split_begun(f, LOG_KIND_WRITE, F_COLL, 0, buf, count, dt, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_write_at_all_begin_c(fh, off, buf, count, dt);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_write_at_all_begin_c(fh, off, buf, count, dt);
+	depth--;
+	split_begun(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_write_ordered_begin_c(fh, buf, count, dt);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_write_ordered_begin_c(fh, buf, count, dt);
+	depth--;
+	split_begun(f, LOG_KIND_WRITE, F_COLL | F_SHARED, 0, buf, count, dt, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iread_c(fh, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iread_c(fh, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_READ, 0, 0, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iread_at_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iread_at_c(fh, off, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iread_at_c(fh, off, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_READ, F_AT, off, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iread_shared_c(fh, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iread_shared_c(fh, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_READ, F_SHARED, 0, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iread_all_c(fh, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iread_all_c(fh, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_READ, F_COLL, 0, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iread_at_all_c(fh, off, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iread_at_all_c(fh, off, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_READ, F_COLL | F_AT, off, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iwrite_c(fh, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iwrite_c(fh, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_WRITE, 0, 0, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iwrite_at_c(fh, off, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iwrite_at_c(fh, off, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_WRITE, F_AT, off, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iwrite_shared_c(fh, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iwrite_shared_c(fh, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_WRITE, F_SHARED, 0, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iwrite_all_c(fh, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iwrite_all_c(fh, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_WRITE, F_COLL, 0, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+CAP_EXPORT int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
+{
+	struct mpiio_file *f = file_get(fh);
+	if (!f)
+		return PMPI_File_iwrite_at_all_c(fh, off, buf, count, dt, rq);
+	uint64_t t0 = mpiio_now();
+	depth++;
+	int rc = PMPI_File_iwrite_at_all_c(fh, off, buf, count, dt, rq);
+	depth--;
+	req_started(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, rq, rc, t0);
+	return rc;
+}
+#endif

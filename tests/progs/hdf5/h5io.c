@@ -6,8 +6,9 @@
  * (4096 ints, chunks of 256, deflate: 16 hyperslabs of 256 written, 4 read), "ext" (unlimited,
  * chunks of 100: three times set_extent by 100 and write the new 100), "small" (10 ints,
  * compact); a flush; the file opened again read-only and "contig" read once more. Parallel, every
- * rank: DIR/par.h5 (MPI-IO driver) with "coll" (1024 doubles per rank, contiguous, written and
- * read back collectively) and "indep" (the same, chunks of 1024, written independently).
+ * rank: DIR/par.h5 (MPI-IO driver) with "coll" (1024 doubles per rank at 1024 x rank, contiguous,
+ * written and read back collectively, then written again through the same transfer property list
+ * switched to independent) and "indep" (the same, chunks of 1024, written independently).
  * It ends with _exit (see there).
  */
 #include <hdf5.h>
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
 		slice[i] = rank * 1024 + i;
 	if (H5Dwrite(coll, H5T_NATIVE_DOUBLE, mem, space, cx, slice) < 0 || H5Dwrite(indep, H5T_NATIVE_DOUBLE, mem, space, ix, slice) < 0 ||
 	    H5Dread(coll, H5T_NATIVE_DOUBLE, mem, space, cx, slice) < 0 || slice[5] != rank * 1024 + 5)
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	if (H5Pset_dxpl_mpio(cx, H5FD_MPIO_INDEPENDENT) < 0 || H5Dwrite(coll, H5T_NATIVE_DOUBLE, mem, space, cx, slice) < 0)
 		MPI_Abort(MPI_COMM_WORLD, 3);
 	H5Dclose(coll);
 	H5Dclose(indep);

@@ -188,6 +188,26 @@ int ks_records(const struct ks_session *ks, struct ks_rec **out, size_t *n)
 	return ks_records_fd(ks_map_fd(ks, "files"), out, n);
 }
 
+/* c * num / den without overflowing: times in ns over hours times call counts in millions. */
+static uint64_t scale(uint64_t c, uint64_t num, uint64_t den)
+{
+	return (uint64_t)((unsigned __int128)c * num / den);
+}
+
+void ks_estimate_times(uint16_t layer, struct ks_file_val *v)
+{
+	if (layer != LOG_LAYER_SYSCALL)
+		return;
+	__u64 *c = v->c;
+	const uint64_t calls[3] = {
+		c[LOG_C_READS], c[LOG_C_WRITES],
+		c[LOG_C_OPENS] + c[LOG_C_CLOSES] + c[LOG_C_SEEKS] + c[LOG_C_FSYNCS] + c[LOG_C_MMAPS] + c[LOG_C_META_OTHER]};
+	const int time[3] = {LOG_C_TIME_READ, LOG_C_TIME_WRITE, LOG_C_TIME_META};
+	for (int i = 0; i < 3; i++)
+		if (v->timed[i] && v->timed[i] < calls[i])
+			c[time[i]] = scale(c[time[i]], calls[i], v->timed[i]);
+}
+
 int ks_records_fd(int fd, struct ks_rec **out, size_t *n)
 {
 	*out = NULL;
@@ -207,8 +227,10 @@ int ks_records_fd(int fd, struct ks_rec **out, size_t *n)
 		}
 		struct ks_rec *r = &(*out)[*n];
 		r->key = next;
-		if (bpf_map_lookup_elem(fd, &next, &r->val) == 0)
+		if (bpf_map_lookup_elem(fd, &next, &r->val) == 0) {
+			ks_estimate_times(r->key.layer, &r->val);
 			(*n)++;
+		}
 		key = next;
 		prev = &key;
 	}
@@ -341,6 +363,7 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	h->kernel_table_full = ks_stats[KS_STAT_FILES_FULL] + ks_stats[KS_STAT_PATHS_FULL] +
 			       ks_stats[KS_STAT_AGG_FULL] + ks_stats[KS_STAT_PIDS_FULL];
 	h->kernel_layers = ks->layers;
+	h->kernel_lat_every = ks->opt.filter.lat_every > 1 ? ks->opt.filter.lat_every : 0;
 	h->kernel_prog_misses = ks_prog_misses(ks);
 	if (h->kernel_table_full)
 		h->flags |= LOG_F_OVERFLOW;

@@ -259,15 +259,24 @@ static __always_inline void ks_first(__u64 *slot, __u64 t)
 }
 
 /* size and latency histograms; rw 0 = read, 1 = write */
+static __always_inline void ks_hist_size(struct ks_file_val *v, int rw, __u64 size)
+{
+	__u32 b = ks_bucket(size);
+	if (b < KS_HIST)
+		__sync_fetch_and_add(&v->size_hist[rw ? 1 : 0][b], 1);
+}
+
+static __always_inline void ks_hist_lat(struct ks_file_val *v, int rw, __u64 ns)
+{
+	__u32 l = ks_bucket(ns);
+	if (l < KS_HIST)
+		__sync_fetch_and_add(&v->lat_hist[rw ? 1 : 0][l], 1);
+}
+
 static __always_inline void ks_hist(struct ks_file_val *v, int rw, __u64 size, __u64 ns)
 {
-	__u32 b = ks_bucket(size), l = ks_bucket(ns);
-	if (rw)
-		rw = 1;
-	if (b < KS_HIST)
-		__sync_fetch_and_add(&v->size_hist[rw][b], 1);
-	if (l < KS_HIST)
-		__sync_fetch_and_add(&v->lat_hist[rw][l], 1);
+	ks_hist_size(v, rw, size);
+	ks_hist_lat(v, rw, ns);
 }
 
 /* An event on behalf of pid/tid (block completions run in another context than the submitter). */

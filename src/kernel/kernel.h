@@ -55,6 +55,9 @@ struct ks_file_val {
 	__u64 size_hist[2][KS_HIST]; /* [0] reads, [1] writes: log2 of bytes */
 	__u64 lat_hist[2][KS_HIST];  /* [0] reads, [1] writes: log2 of ns */
 	__u64 unseen[3];             /* block: requests never seen completing; their bytes read, written */
+	__u64 timed[3];              /* syscall: calls timed (reads, writes, the rest): every call at full
+				      * depth, 1 in cfg.lat_every at the default depth (the collector
+				      * scales the time counters by calls / timed) */
 };
 
 /* `devdist` (block layer): per device and class (0 read, 1 write, 2 other: flush, discard ...)
@@ -201,6 +204,12 @@ struct ks_filter {
 	__u32 events;      /* 1: write events to the ring buffer */
 	__u32 aggregates;  /* 1: keep seed 000's `fsagg`/`pidagg` too (for --pin: an outside sampler) */
 	__u32 watch_mpi;   /* 1: report opens of MPI libraries on `notify` */
+	__u32 lat_every;   /* 0 or 1: every system call timed (sys_enter runs in full for each);
+			    * N > 1: only 1 call in N per CPU is timed, the others are counted at sys_exit
+			    * alone (opens, closes and io_uring_enter are always timed: rare, and other
+			    * programs need their call in flight) */
+	__u32 layers;      /* bits (1 << LOG_LAYER_x) loaded: a figure of a layer not loaded is not
+			    * claimed (cache hit/miss reads need the page-cache layer) */
 	__u32 pad;
 };
 

@@ -121,7 +121,11 @@ struct log_record {
 	 * (docs/KERNEL.md, "Known gap"), and their bytes by direction; 0 in other layers. Seen +
 	 * unseen = what the device did. */
 	uint64_t unseen_requests, unseen_bytes_read, unseen_bytes_written;
-	uint64_t reserved[4];
+	/* Block layer: bytes discarded (the discard requests are in META_OTHER), and requests counted
+	 * at completion whose start the session never saw (issued before it began: no times, no
+	 * latency bucket); 0 in other layers and in logs written before these fields (reserved, 0). */
+	uint64_t discard_bytes, untimed_requests;
+	uint64_t reserved[2];
 };
 
 /* One event of an EVENTS section: 64 bytes, times CLOCK_MONOTONIC ns (also in a live file). */

@@ -317,6 +317,8 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 		o->unseen_requests = kr->val.unseen[0];
 		o->unseen_bytes_read = kr->val.unseen[1];
 		o->unseen_bytes_written = kr->val.unseen[2];
+		o->discard_bytes = kr->val.discard_bytes;
+		o->untimed_requests = kr->val.untimed;
 	}
 	free(recs);
 	path_index_free(&ix);

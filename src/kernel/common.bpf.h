@@ -273,11 +273,6 @@ static __always_inline void ks_hist_lat(struct ks_file_val *v, int rw, __u64 ns)
 		__sync_fetch_and_add(&v->lat_hist[rw ? 1 : 0][l], 1);
 }
 
-static __always_inline void ks_hist(struct ks_file_val *v, int rw, __u64 size, __u64 ns)
-{
-	ks_hist_size(v, rw, size);
-	ks_hist_lat(v, rw, ns);
-}
 
 /* An event on behalf of pid/tid (block completions run in another context than the submitter). */
 static __always_inline void ks_emit_as(__u32 pid, __u32 tid, __u8 layer, __u8 op, __u16 flags, __u64 start, __u64 dur,

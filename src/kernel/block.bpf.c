@@ -8,8 +8,9 @@
  * file of the system call it is inside (O_DIRECT), else the inode owning the request's first page
  * (buffered writeback, read-in), with pid 0 when a kernel thread submitted it.
  *
- * A device's totals (pid 0, ino 0) are its whole traffic whatever the filters, counted as
- * /proc/diskstats counts it: a request once when it ends and its bytes as they complete; reads;
+ * A device's totals (pid 0, ino 0) are its whole traffic while the session runs, counted as
+ * /proc/diskstats counts it (under a process or cgroup filter the log keeps those of the devices a
+ * traced process used, `devs`, from the session's start): a request once when it ends and its bytes as they complete; reads;
  * writes (write-zeroes and secure erase too); flushes (FSYNCS); discards (META_OTHER, their bytes
  * apart). A request completing without its start (issued before the session) is counted with no
  * times (`untimed`). Only the filters' own requests reach files, processes and events.
@@ -138,6 +139,8 @@ static __always_inline void want(struct request *rq, struct rq_info *ri)
 	if (!attribute(rq, ri)) {
 		__builtin_memset(ri, 0, sizeof *ri);
 		ri->flags = KS_RQ_DEV_ONLY;
+	} else if (ri->pid) {
+		ks_dev_used(rq_dev(rq));
 	}
 }
 

@@ -292,9 +292,16 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	struct path_index ix;
 	path_index_load(ks_map_fd(ks, "paths"), &ix);
 	uint32_t nrec = 0;
+	int devs_fd = ks_map_fd(ks, "devs");
+	int filtered = ks->opt.filter.by_pid || ks->opt.filter.cgroup_id;
 	for (size_t i = 0; i < n; i++) {
 		const struct ks_rec *kr = &recs[i];
 		if (kr->key.layer < 1 || kr->key.layer > LOG_LAYER_MAX)
+			continue;
+		uint8_t used;
+		/* a filtered session's device totals: of the devices its processes used (block.bpf.c) */
+		if (filtered && kr->key.layer == LOG_LAYER_BLOCK && !kr->key.ino &&
+		    (devs_fd < 0 || bpf_map_lookup_elem(devs_fd, &kr->key.dev, &used) < 0))
 			continue;
 		char path[KS_PATH_MAX + 64];
 		int pseudo = record_path(&ix, &kr->key, path, sizeof path);

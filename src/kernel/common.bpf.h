@@ -69,6 +69,16 @@ struct {
 	__type(value, struct ks_inflight);
 } task_call SEC(".maps");
 
+/* dev_t -> 1: devices a traced process used (opened something on its file system, or submitted a
+ * request to it). Every device's totals are counted from the session's start; under a process or
+ * cgroup filter the log keeps these devices' (collect.c), whose totals equal /proc/diskstats. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_DEVS);
+	__type(key, __u64);
+	__type(value, __u8);
+} devs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KS_NSTATS);
@@ -163,6 +173,21 @@ static __always_inline bool ks_task_wanted(void)
 	if (cfg.by_pid && !bpf_map_lookup_elem(&tracked, &tgid))
 		return false;
 	return true;
+}
+
+static __always_inline bool ks_filtered(void)
+{
+	return cfg.by_pid || cfg.cgroup_id;
+}
+
+/* A device a traced process used (see `devs`). */
+static __always_inline void ks_dev_used(__u64 dev)
+{
+	if (!ks_filtered() || bpf_map_lookup_elem(&devs, &dev))
+		return;
+	__u8 one = 1;
+	if (bpf_map_update_elem(&devs, &dev, &one, BPF_NOEXIST) && !bpf_map_lookup_elem(&devs, &dev))
+		ks_stat(KS_STAT_AGG_FULL);
 }
 
 /* Work without a process context (writeback, eviction, completions): wanted when no process

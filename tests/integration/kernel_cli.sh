@@ -6,6 +6,7 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
+at_depths default
 T=$(realpath "$T")
 
 # bad ARGS... EXIT PATTERN: `iostrata kernel ARGS` exits EXIT with one stderr line matching PATTERN
@@ -48,7 +49,7 @@ eq "kernel maps --bogus: named, exit 2" "2 1" "$? $(grep -c "^iostrata kernel ma
 mkfifo "$T/gate"
 (read -r _ <"$T/gate"; exec dd if=/dev/zero of="$T/f" bs=4k count=4 status=none) &
 P=$!
-"$IOSTRATA" kernel --quiet --pid "$P" --interval 60 --events "$T/ev.iost" --ready "$T/ready" &
+"$IOSTRATA" kernel $KOPT --quiet --pid "$P" --interval 60 --events "$T/ev.iost" --ready "$T/ready" &
 K=$!
 wait_ready "$T/ready"
 echo go >"$T/gate"

@@ -21,6 +21,7 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
+at_depths default full
 for tool in mpicc mpiexec jq; do
 	command -v "$tool" >/dev/null || { skip "kernel mpiio" "$tool is not installed (scripts/install-deps)"; exit 0; }
 done
@@ -91,7 +92,7 @@ mpicc -O1 -Wall -o "$T/mpiio" "$T/mpiio.c" || { fail "build mpiio" "mpicc failed
 # mpiio RUN [ENV=VALUE]: one job under run --kernel in $T/RUN; the kernel log's JSON in $T/RUN.json
 mpiio() {
 	mkdir -p "$T/$1"
-	(cd "$T/$1" && env ${2:-} "$IOSTRATA" run -q -o "$T/$1/job" --kernel -- mpiexec -n 2 "$T/mpiio" seed.dat forms.dat no/such/file) \
+	(cd "$T/$1" && env ${2:-} "$IOSTRATA" run -q -o "$T/$1/job" $KRUN -- mpiexec -n 2 "$T/mpiio" seed.dat forms.dat no/such/file) \
 		2>"$T/$1.err"
 	eq "mpiio $1: exit status" 0 $?
 	"$IOSTRATA" dump --json "$T/$1"/job/kernel-*.iost >"$T/$1.all.json"

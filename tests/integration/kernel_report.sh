@@ -36,7 +36,7 @@ has_insight() {
 }
 
 # --- dd with O_DIRECT: user, syscall and block layers ------------------------------------------
-"$IOSTRATA" run -q -o "$T/dd" --kernel -- dd if=/dev/zero of="$FS_MNT/f" bs=4k count=100 oflag=direct status=none
+"$IOSTRATA" run -q -o "$T/dd" $KRUN -- dd if=/dev/zero of="$FS_MNT/f" bs=4k count=100 oflag=direct status=none
 "$IOSTRATA" report --json "$T/dd" >"$T/dd.json"
 eq "dd: report exit status" 0 $?
 J="$T/dd.json"
@@ -87,7 +87,7 @@ eq "dd: text fits 100 columns" 0 "$(sed 's/µ/u/g; s/…/./g' "$T/dd.txt" | awk 
 
 # --- a static program and its child: only the kernel sees them ---------------------------------
 mkdir -p "$FS_MNT/st"
-"$IOSTRATA" run -q -o "$T/st" --kernel -- "$PROGS/kr_static_static" "$FS_MNT/st"
+"$IOSTRATA" run -q -o "$T/st" $KRUN -- "$PROGS/kr_static_static" "$FS_MNT/st"
 eq "static: program exit status" 0 $?
 eq "static: no user-layer log" 0 "$(ls "$T/st" | grep -vc '^kernel-')"
 "$IOSTRATA" report --json "$T/st" >"$T/st.json"
@@ -111,7 +111,7 @@ eq "static: text processes line" 1 "$(grep -c '^  processes   2 processes seen o
 
 # --- the same program exec'd by a shell the preload library sees --------------------------------
 rm -rf "$FS_MNT/st" && mkdir -p "$FS_MNT/st"
-"$IOSTRATA" run -q -o "$T/ex" --kernel -- sh -c "exec $PROGS/kr_static_static $FS_MNT/st"
+"$IOSTRATA" run -q -o "$T/ex" $KRUN -- sh -c "exec $PROGS/kr_static_static $FS_MNT/st"
 "$IOSTRATA" report --json "$T/ex" >"$T/ex.json"
 J="$T/ex.json"
 eq "exec: the shell's image, the exec'd image and the child" "3 false true true" \
@@ -122,7 +122,7 @@ eq "exec: two ranks with exact system-call figures" "5 37 3700 3700|0 11 0 110" 
 eq "exec: I/O mode" "N-N 2" "$(jq -r '"\(.job.io_mode) \(.job.io_mode_detail.data_files)"' "$J")"
 
 # --- stdio's buffer seen from below: calls on the file at each layer ---------------------------
-"$IOSTRATA" run -q -o "$T/sb" --kernel -- "$PROGS/stdio_fwrite" buf "$FS_MNT/sb"
+"$IOSTRATA" run -q -o "$T/sb" $KRUN -- "$PROGS/stdio_fwrite" buf "$FS_MNT/sb"
 "$IOSTRATA" report --json "$T/sb" >"$T/sb.json"
 J="$T/sb.json"
 POSIXW=$(jfile "$J" posix "$FS_MNT/sb" .writes)
@@ -131,7 +131,7 @@ eq "stdio buffered: 1000 fwrites became as many write system calls as posix saw"
 eq "stdio buffered: far fewer system calls than fwrites" 1 "$([ "$POSIXW" -ge 1 ] && [ "$POSIXW" -le 20 ] && echo 1)"
 eq "stdio buffered: the file's topmost user layer is stdio" stdio \
 	"$(jq -r --arg p "$FS_MNT/sb" '.kernel.files[] | select(.path == $p) | .user_layer' "$J")"
-"$IOSTRATA" run -q -o "$T/su" --kernel -- "$PROGS/stdio_fwrite" nobuf "$FS_MNT/su"
+"$IOSTRATA" run -q -o "$T/su" $KRUN -- "$PROGS/stdio_fwrite" nobuf "$FS_MNT/su"
 "$IOSTRATA" report --json "$T/su" >"$T/su.json"
 eq "stdio unbuffered: 100 fwrites, 100 write system calls" "100 100" \
 	"$(jq -r --arg p "$FS_MNT/su" '.kernel.files[] | select(.path == $p) | "\(.user.writes) \(.syscall.writes)"' "$T/su.json")"
@@ -141,7 +141,7 @@ eq "stdio unbuffered: 100 fwrites, 100 write system calls" "100 100" \
 # can leave extents the kernel has not converted yet, which an O_DIRECT read then skips)
 for i in $(seq 40); do dd if=/dev/urandom of="$FS_MNT/c$i" bs=64k count=4 iflag=fullblock oflag=direct status=none; done
 drop_caches
-"$IOSTRATA" run -q -o "$T/cold" --kernel -- sh -c "for i in \$(seq 40); do dd if=$FS_MNT/c\$i of=/dev/null bs=64k iflag=direct status=none; done"
+"$IOSTRATA" run -q -o "$T/cold" $KRUN -- sh -c "for i in \$(seq 40); do dd if=$FS_MNT/c\$i of=/dev/null bs=64k iflag=direct status=none; done"
 "$IOSTRATA" report --json "$T/cold" >"$T/cold.json"
 J="$T/cold.json"
 eq "cold O_DIRECT: no page of the files read into the cache" 0 \
@@ -156,7 +156,7 @@ if [ "$V" != $((40 * 262144)) ]; then # once in CI (a whole file's 256 KiB missi
 	echo "# processes: $(jq -c '[.processes[] | {pid, exe}] | length' "$J") ($(jq -c '[.processes[] | .exe] | group_by(.) | map({(.[0]): length}) | add' "$J"))"
 fi
 drop_caches
-"$IOSTRATA" run -q -o "$T/cold2" --kernel -- sh -c "for i in \$(seq 40); do dd if=$FS_MNT/c\$i of=/dev/null bs=4k status=none; done"
+"$IOSTRATA" run -q -o "$T/cold2" $KRUN -- sh -c "for i in \$(seq 40); do dd if=$FS_MNT/c\$i of=/dev/null bs=4k status=none; done"
 "$IOSTRATA" report --json "$T/cold2" >"$T/cold2.json"
 J="$T/cold2.json"
 eq "cold buffered: every file read in once" $((40 * 64)) \
@@ -168,7 +168,7 @@ eq "cold buffered: bytes asked" $((40 * 262144)) "$(jq '.kernel.amplification.da
 # --- insights ------------------------------------------------------------------------------------
 head -c $((4 << 20)) /dev/urandom >"$FS_MNT/big"
 sync
-"$IOSTRATA" run -q -o "$T/rr" --kernel -- sh -c "for i in 1 2 3; do dd if=$FS_MNT/big of=/dev/null bs=1M iflag=direct status=none; done"
+"$IOSTRATA" run -q -o "$T/rr" $KRUN -- sh -c "for i in 1 2 3; do dd if=$FS_MNT/big of=/dev/null bs=1M iflag=direct status=none; done"
 "$IOSTRATA" report --json "$T/rr" >"$T/rr.json"
 eq "insight: O_DIRECT re-reads went to storage again" 1 "$(has_insight "$T/rr.json" cache_misses)"
 # a request the kernel never showed completing (docs/KERNEL.md, "Known gap") still counts: the
@@ -179,10 +179,10 @@ if echo "$RR" | grep -q "/big was read for 12.0 MiB over a 4.0 MiB extent and 12
 else
 	fail "insight: it names the file and the bytes fetched again" "$RR; unseen: $(jq -c '[.files[] | select(.layer == "block") | {path, unseen_bytes_read}]' "$T/rr.json")"
 fi
-"$IOSTRATA" run -q -o "$T/rb" --kernel -- sh -c "for i in 1 2 3; do dd if=$FS_MNT/big of=/dev/null bs=1M status=none; done"
+"$IOSTRATA" run -q -o "$T/rb" $KRUN -- sh -c "for i in 1 2 3; do dd if=$FS_MNT/big of=/dev/null bs=1M status=none; done"
 "$IOSTRATA" report --json "$T/rb" >"$T/rb.json"
 eq "insight: cached re-reads are not storage re-reads" 0 "$(has_insight "$T/rb.json" cache_misses)"
-"$IOSTRATA" run -q -o "$T/wa" --kernel -- "$PROGS/dsync_write" "$FS_MNT/j" 100 1200
+"$IOSTRATA" run -q -o "$T/wa" $KRUN -- "$PROGS/dsync_write" "$FS_MNT/j" 100 1200
 "$IOSTRATA" report --json "$T/wa" >"$T/wa.json"
 J="$T/wa.json"
 eq "insight: synced small writes amplified at the block layer" 1 "$(has_insight "$J" write_amplification)"

@@ -31,6 +31,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * struct iomap_dio, whose kiocb names the file: attribution for direct I/O submitted outside the
  * traced call (io_uring's io-wq workers, aio). Weak: a kernel without it just loses that path. */
 extern const void iomap_dio_bio_end_io __ksym __weak;
+/* A bio split to fit the device's limits ends through this, its bi_private the bio it came from. */
+extern const void bio_chain_endio __ksym __weak;
 
 #define rq_info ks_rq_info
 
@@ -104,10 +106,17 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 			return true;
 		}
 	}
-	/* direct I/O through iomap (ext4, xfs), wherever it was submitted */
+	/* direct I/O through iomap (ext4, xfs), wherever it was submitted; a part split off such a
+	 * bio (a 1 MiB read on a device taking 512 KiB requests) names it through the chain */
 	struct bio *bio = rq->bio;
-	if (bio && &iomap_dio_bio_end_io && (unsigned long)bio->bi_end_io == (unsigned long)&iomap_dio_bio_end_io) {
-		struct iomap_dio *dio = bio->bi_private;
+	void *end_io = bio ? (void *)bio->bi_end_io : NULL, *priv = bio ? bio->bi_private : NULL;
+	for (int i = 0; i < 2 && end_io && &bio_chain_endio && end_io == (void *)&bio_chain_endio; i++) {
+		struct bio *parent = priv;
+		end_io = (void *)BPF_CORE_READ(parent, bi_end_io);
+		priv = BPF_CORE_READ(parent, bi_private);
+	}
+	if (end_io && &iomap_dio_bio_end_io && end_io == (void *)&iomap_dio_bio_end_io) {
+		struct iomap_dio *dio = priv;
 		struct inode *in = BPF_CORE_READ(dio, iocb, ki_filp, f_inode);
 		if (in) {
 			ri->ino = BPF_CORE_READ(in, i_ino);
@@ -139,7 +148,7 @@ static __always_inline void want(struct request *rq, struct rq_info *ri)
 	if (!attribute(rq, ri)) {
 		__builtin_memset(ri, 0, sizeof *ri);
 		ri->flags = KS_RQ_DEV_ONLY;
-	} else if (ri->pid) {
+	} else {
 		ks_dev_used(rq_dev(rq));
 	}
 }

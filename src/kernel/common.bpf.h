@@ -69,8 +69,8 @@ struct {
 	__type(value, struct ks_inflight);
 } task_call SEC(".maps");
 
-/* dev_t -> 1: devices a traced process used (opened something on its file system, or submitted a
- * request to it). Every device's totals are counted from the session's start; under a process or
+/* dev_t -> 1: devices a request the filters want went to (a traced process's, or one for a file
+ * a traced process met: its writeback, its read-in). Every device's totals are counted from the session's start; under a process or
  * cgroup filter the log keeps these devices' (collect.c), whose totals equal /proc/diskstats. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -626,8 +626,6 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 	if (k.op == LOG_OP_OPEN && !err) {
 		struct file *f = fd_file((int)ret);
 		struct ident id = {};
-		if (ks_filtered() && f && f->f_inode && f->f_inode->i_sb) /* a directory too (find) */
-			ks_dev_used(ks_udev(f->f_inode->i_sb->s_dev));
 		if (identify(f, &id, false)) {
 			c->dev = id.dev;
 			c->ino = id.ino;

@@ -536,7 +536,7 @@ int cmd_run(int argc, char **argv)
 			int d = ks_depth_from_name(o.arg + 9);
 			char q[256];
 			if (d < 0)
-				cli_bad(&o, "--kernel=%s: the depth is default or full", cli_quote(q, sizeof q, o.arg + 9));
+				cli_bad(&o, "--kernel: depth %s is not default or full", cli_quote(q, sizeof q, o.arg + 9));
 			else
 				kernel = 1, kernel_depth = (enum ks_depth)d;
 		} else if (cli_flag(&o, "--kernel-events")) {

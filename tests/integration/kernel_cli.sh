@@ -30,11 +30,11 @@ bad 2 "--layers disk: expected syscall,pagecache,fs,block,mpiio" --layers disk
 bad 2 "--interval wants seconds from 0.001 to 86400, not '0'" --interval 0
 bad 2 "--interval wants seconds from 0.001 to 86400, not '-1'" --interval -1 --duration 1
 bad 2 "--log needs a value" --log
-bad 2 "--depth deep: expected default or full" --depth deep
+bad 2 "--depth 'deep': expected default or full" --depth deep
 bad 2 "--depth needs a value" --depth
 "$IOSTRATA" run -q -o "$T/rj" --kernel=deep -- true >"$T/out" 2>"$T/err"
 eq "run --kernel=deep: exit status 2, one line, nothing run" "2 1 1 no" \
-	"$? $(wc -l <"$T/err" | tr -d ' ') $(grep -c -- "--kernel=deep: the depth is default or full" "$T/err") $([ -e "$T/rj" ] && echo yes || echo no)"
+	"$? $(wc -l <"$T/err" | tr -d ' ') $(grep -c -- "--kernel: depth 'deep' is not default or full" "$T/err") $([ -e "$T/rj" ] && echo yes || echo no)"
 mkdir -p "$T/notbpf"
 bad 1 "--pin: $T/notbpf is not on a BPF filesystem" --duration 0.1 --quiet --pin "$T/notbpf"
 bad 1 "--events $T/no/dir/e.iost: cannot create" --duration 0.1 --quiet --events "$T/no/dir/e.iost"

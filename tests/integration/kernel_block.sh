@@ -61,9 +61,10 @@ sync
 "$IOSTRATA" kernel $KOPT --quiet --interval 60 --log "$T/ds.iost" --ready "$T/ds.ready" &
 KP=$!
 wait_ready "$T/ds.ready"
-sleep 0.2
-read -r R0 W0 <<<"$(stat_of)"
+# the snapshots are taken right after the session attached and right before it stops: anything
+# another process makes the device do in between (a sync(2) of every file system) is in both
 DS0=$(diskstats)
+read -r R0 W0 <<<"$(stat_of)"
 dd if=/dev/urandom of="$FS_MNT/ds1" bs=1M count=8 oflag=direct status=none
 dd if=/dev/urandom of="$FS_MNT/ds2" bs=64k count=64 status=none
 dd if=/dev/urandom of="$FS_MNT/ds3" bs=64k count=16 conv=fsync status=none # a flush
@@ -75,7 +76,6 @@ find "$FS_MNT" >/dev/null
 sync
 read -r R1 W1 <<<"$(stat_of)"
 DS1=$(diskstats)
-sleep 0.2
 kill -INT "$KP"
 wait "$KP"
 # seen + unseen: a request whose completion the kernel never showed the block program is counted

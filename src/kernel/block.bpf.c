@@ -9,11 +9,12 @@
  * (buffered writeback, read-in), with pid 0 when a kernel thread submitted it.
  *
  * A device's totals (pid 0, ino 0) are its whole traffic while the session runs, counted as
- * /proc/diskstats counts it (under a process or cgroup filter the log keeps those of the devices a
- * traced process used, `devs`, from the session's start): a request once when it ends and its bytes as they complete; reads;
+ * /proc/diskstats counts it: a request once when it ends and its bytes as they complete; reads;
  * writes (write-zeroes and secure erase too); flushes (FSYNCS); discards (META_OTHER, their bytes
  * apart). A request completing without its start (issued before the session) is counted with no
- * times (`untimed`). Only the filters' own requests reach files, processes and events.
+ * times (`untimed`). Under a process or cgroup filter the log keeps the totals of the devices a
+ * wanted request went to (`devs`), counted from the session's start. Only the filters' own
+ * requests reach files, processes and events.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

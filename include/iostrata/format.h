@@ -121,7 +121,11 @@ struct log_record {
 	 * (docs/KERNEL.md, "Known gap"), and their bytes by direction; 0 in other layers. Seen +
 	 * unseen = what the device did. */
 	uint64_t unseen_requests, unseen_bytes_read, unseen_bytes_written;
-	uint64_t reserved[4];
+	/* Block layer: bytes discarded (the discard requests are in META_OTHER), and requests counted
+	 * at completion whose start the session never saw (issued before it began: no times, no
+	 * latency bucket); 0 in other layers and in logs written before these fields (reserved, 0). */
+	uint64_t discard_bytes, untimed_requests;
+	uint64_t reserved[2];
 };
 
 /* One event of an EVENTS section: 64 bytes, times CLOCK_MONOTONIC ns (also in a live file). */
@@ -242,7 +246,7 @@ struct log_header {
 	uint64_t events_dropped;            /* 496: events lost (ring buffer full, event file full) */
 	uint64_t kernel_table_full;         /* 504: kernel-layer map insertions that found the map full */
 	uint32_t kernel_layers;             /* 512: bit (1 << layer) for each kernel layer that was attached */
-	uint32_t kernel_flags;              /* 516: reserved (0) */
+	uint32_t kernel_lat_every;          /* 516: syscall layer: 1 call in N timed (default depth); 0 or 1: every call */
 	uint64_t trace_blocks;              /* 520: trace blocks handed out (live: may exceed the capacity) */
 	uint64_t trace_dropped;             /* 528: calls not traced (no free block, re-entry), all threads */
 	uint32_t trace_block_size;          /* 536: bytes per block in a live file (header included) */

@@ -1255,6 +1255,22 @@ int ana_profile_begin(struct ana_profile *p, size_t ninputs)
 	return 0;
 }
 
+uint32_t ana_kernel_layers_missing(const struct ana_profile *p)
+{
+	const uint32_t all = (1u << LOG_LAYER_SYSCALL) | (1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS) |
+			     (1u << LOG_LAYER_BLOCK);
+	return p->nkernel_logs ? all & ~p->kernel_layers : 0;
+}
+
+void ana_kernel_timed(const struct ana_profile *p, uint64_t *calls, uint64_t *timed)
+{
+	const struct ana_layer *L = &p->layers[LOG_LAYER_SYSCALL];
+	*calls = L->c[LOG_C_READS] - L->c[LOG_C_ERR_READS] + L->c[LOG_C_WRITES] - L->c[LOG_C_ERR_WRITES];
+	*timed = 0;
+	for (int b = 0; b < LOG_HIST_BUCKETS; b++)
+		*timed += L->read_lat_hist[b] + L->write_lat_hist[b];
+}
+
 int ana_profile_add_header(struct ana_profile *p, const struct log_file *lf, size_t input)
 {
 	struct ana_build *b = p->build;
@@ -1273,6 +1289,8 @@ int ana_profile_add_header(struct ana_profile *p, const struct log_file *lf, siz
 		}
 		p->nkernel_logs++;
 		p->kernel_layers |= lf->hdr.kernel_layers;
+		if (lf->hdr.kernel_lat_every > p->kernel_lat_every)
+			p->kernel_lat_every = lf->hdr.kernel_lat_every;
 		p->kernel_events_dropped += lf->hdr.events_dropped;
 		p->kernel_table_full += lf->hdr.kernel_table_full;
 		p->kernel_prog_misses += lf->hdr.kernel_prog_misses;

@@ -199,6 +199,7 @@ struct ana_profile {
 	int kernel_only;          /* no user-layer log at all (a static program): the kernel log stands in */
 	size_t nkernel_procs;     /* processes seen by the kernel layer only */
 	uint32_t kernel_layers;   /* bits 1 << layer, over the kernel logs (the mount layer is not one) */
+	uint32_t kernel_lat_every; /* system calls timed 1 in N (a default-depth kernel log); 0: every one */
 	uint64_t kernel_events_dropped, kernel_table_full, kernel_prog_misses;
 	/* The system calls of the kernel-only processes: what their user layer would have shown,
 	 * for the rules made for the POSIX layer. */
@@ -212,6 +213,14 @@ struct ana_profile {
 	struct ana_pool pool;        /* the strings and argv above point into it */
 	struct ana_build *build;     /* between ana_profile_begin and ana_profile_finish */
 };
+
+/* The kernel layers a kernel log can record that this job's did not (a default-depth session
+ * leaves out the page cache and the filesystem): bits 1 << layer; 0 without a kernel log. */
+uint32_t ana_kernel_layers_missing(const struct ana_profile *p);
+/* System-call reads and writes that succeeded, and how many of them were timed (the latency
+ * histograms hold exactly those): equal unless latency was sampled (kernel_lat_every > 1). */
+void ana_kernel_timed(const struct ana_profile *p, uint64_t *calls, uint64_t *timed);
+
 
 /* Build p from n logs. Duplicate logs of one process (a final log and its live file) count once,
  * the final one winning. 0 or -ENOMEM/-EINVAL. */

@@ -479,6 +479,19 @@ static int json_kernel(struct ana_jw *w, const struct ana_profile *p, const stru
 		if (p->kernel_layers & (1u << l))
 			ana_jw_str(w, NULL, log_layer_name(l));
 	ana_jw_close(w, ']');
+	ana_jw_open(w, "layers_missing", '[');
+	uint32_t missing = ana_kernel_layers_missing(p);
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+		if (missing & (1u << l))
+			ana_jw_str(w, NULL, log_layer_name(l));
+	ana_jw_close(w, ']');
+	ana_jw_open(w, "latency_sampling", '{');
+	uint64_t calls, timed;
+	ana_kernel_timed(p, &calls, &timed);
+	ana_jw_u64(w, "one_in", p->kernel_lat_every > 1 ? p->kernel_lat_every : 1);
+	ana_jw_u64(w, "calls", calls);
+	ana_jw_u64(w, "timed_calls", timed);
+	ana_jw_close(w, '}');
 	ana_jw_u64(w, "events_dropped", p->kernel_events_dropped);
 	ana_jw_u64(w, "kernel_table_full", p->kernel_table_full);
 	ana_jw_u64(w, "kernel_prog_misses", p->kernel_prog_misses);

@@ -158,6 +158,23 @@ static void text_job(FILE *f, const struct ana_profile *p)
 		ana_appendf(buf, sizeof buf, &n, " (%zu kernel logs)", p->nkernel_logs);
 	if (p->kernel_only)
 		ana_appendf(buf, sizeof buf, &n, "; no user-layer log: the system calls stand for the program");
+	uint32_t missing = ana_kernel_layers_missing(p);
+	if (missing) {
+		ana_appendf(buf, sizeof buf, &n, "; not recorded:");
+		for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+			if (missing & (1u << l))
+				ana_appendf(buf, sizeof buf, &n, " %s", log_layer_name(l));
+		ana_appendf(buf, sizeof buf, &n, " (--kernel=full records them)");
+	}
+	if (p->kernel_lat_every > 1) {
+		uint64_t calls, timed;
+		char a[32], b[32];
+		ana_kernel_timed(p, &calls, &timed);
+		ana_appendf(buf, sizeof buf, &n,
+			    "; system-call latency sampled: 1 call in %u timed (%s of %s reads and writes), "
+			    "so system-call times are estimates; counts and bytes are exact",
+			    p->kernel_lat_every, ana_fmt_count(a, sizeof a, timed), ana_fmt_count(b, sizeof b, calls));
+	}
 	ana_text_wrap(f, "  kernel      ", 14, buf);
 
 }

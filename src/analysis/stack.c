@@ -196,7 +196,8 @@ static int collect_files(const struct ana_profile *p, struct ana_stack *s)
 			s->file_block_bytes[d] += f.bytes[ANA_SL_BLOCK][d] + f.unseen[1 + d];
 		}
 	}
-	qsort(s->files, s->nfiles, sizeof *s->files, cmp_file_bytes);
+	if (s->nfiles) /* files is NULL when there are none, which qsort may not be given */
+		qsort(s->files, s->nfiles, sizeof *s->files, cmp_file_bytes);
 	return 0;
 }
 

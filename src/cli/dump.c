@@ -285,6 +285,10 @@ static void text_record(FILE *f, const struct log_file *lf, uint32_t idx)
 		text_line(f, lf, r, "unseen_bytes_read", NULL, 0, r->unseen_bytes_read, 0);
 		text_line(f, lf, r, "unseen_bytes_written", NULL, 0, r->unseen_bytes_written, 0);
 	}
+	if (r->discard_bytes)
+		text_line(f, lf, r, "discard_bytes", NULL, 0, r->discard_bytes, 0);
+	if (r->untimed_requests)
+		text_line(f, lf, r, "untimed_requests", NULL, 0, r->untimed_requests, 0);
 	n = sorted_slots(r->sizes, slots);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(num, sizeof num, "%" PRId64, slots[i].value);
@@ -446,6 +450,7 @@ static void json_header(struct ana_jw *w, const struct log_file *lf)
 		if (h->kernel_layers & (1u << l))
 			ana_jw_str(w, NULL, log_layer_name(l));
 	ana_jw_close(w, ']');
+	ana_jw_u64(w, "kernel_lat_every", h->kernel_lat_every);
 	ana_jw_u64(w, "intercepted_calls", h->intercepted_calls);
 	ana_jw_close(w, '}');
 }
@@ -501,6 +506,8 @@ static void json_record(struct ana_jw *w, const struct log_file *lf, const struc
 	ana_jw_u64(w, "unseen_requests", r->unseen_requests);
 	ana_jw_u64(w, "unseen_bytes_read", r->unseen_bytes_read);
 	ana_jw_u64(w, "unseen_bytes_written", r->unseen_bytes_written);
+	ana_jw_u64(w, "discard_bytes", r->discard_bytes);
+	ana_jw_u64(w, "untimed_requests", r->untimed_requests);
 	json_slots(w, "sizes", r->sizes);
 	ana_jw_u64(w, "sizes_other", r->sizes_other);
 	json_slots(w, "strides", r->strides);

@@ -48,14 +48,17 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: iostrata kernel [--pid P | --cgroup PATH] [--fstype T] [--dev PATH|M:m] [--inode PATH]\n"
 		"                       [--interval S] [--count N] [--duration S] [--json] [--stats]\n"
-		"                       [--events FILE] [--log FILE] [--pin DIR] [--layers L,...] [--vfs] [--quiet]\n"
+		"                       [--events FILE] [--log FILE] [--pin DIR] [--depth default|full] [--layers L,...]\n"
+		"                       [--vfs] [--quiet]\n"
 		"                       [--ready FILE]\n"
 		"       iostrata kernel maps [--json] DIR\n"
 		"  system-wide (or filtered) kernel-layer view: syscall, page cache, filesystem, block, MPI-IO;\n"
 		"  every S seconds (default 1) the deltas of each layer; --events FILE writes the event stream\n"
 		"  and the aggregates as an iostrata log, --log FILE the aggregates only; --pin DIR pins the\n"
 		"  maps under the BPF filesystem; --stats prints each program's cost (ns per event); --ready FILE\n"
-		"  is created once tracing has begun (for scripts).\n");
+		"  is created once tracing has begun (for scripts). --depth default (the default): system calls\n"
+		"  (counts and bytes exact, 1 call in 64 timed), block, MPI-IO; --depth full: page cache and\n"
+		"  filesystem too, every call timed; --layers picks layers by name (syscall is always on).\n");
 }
 
 /* ---- events to a temporary file, then into the log ---- */
@@ -176,7 +179,8 @@ static void print_interval(const struct view *cur, const struct view *prev, doub
 				p = &prev->rows[j];
 		int any = 0;
 		for (int c = 0; c < LOG_NCOUNTERS; c++) {
-			d[c] = r->c[c] - (p ? p->c[c] : 0);
+			/* an estimated time (default depth) may come out below the last interval's */
+			d[c] = p && p->c[c] > r->c[c] ? 0 : r->c[c] - (p ? p->c[c] : 0);
 			any |= d[c] != 0;
 		}
 		if (!any && !first)
@@ -377,6 +381,12 @@ int cmd_kernel(int argc, char **argv)
 			count = (long)n;
 		} else if (cli_str(&c, "--events", &events) || cli_str(&c, "--log", &logf) || cli_str(&c, "--pin", &pin) ||
 			   cli_str(&c, "--ready", &ready)) {
+		} else if (cli_str(&c, "--depth", &v)) {
+			int d = c.status ? 0 : ks_depth_from_name(v);
+			if (d < 0)
+				cli_bad(&c, "--depth %s: expected default or full", cli_quote(q, sizeof q, v));
+			else
+				o.depth = (enum ks_depth)d;
 		} else if (cli_str(&c, "--layers", &v)) {
 			if (!c.status && parse_layers(v, &o.layers) < 0)
 				cli_bad(&c, "--layers %s: expected syscall,pagecache,fs,block,mpiio", v);

@@ -34,7 +34,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
 		   "[--include PREFIX]...\n"
-		   "                    [--trace [--trace-mb N]] [--kernel [--kernel-events]] [--mount SRC:MNT]...\n"
+		   "                    [--trace [--trace-mb N]] [--kernel[=full] [--kernel-events]] [--mount SRC:MNT]...\n"
 		   "                    [--aggregate PATTERN[:threshold=64K,small=512,buffer=32M]] [-q] [--] CMD [ARGS...]\n"
 		   "  run CMD with the capture library preloaded; every process of it writes a log into DIR\n"
 		   "  -o DIR               job directory (default ./iostrata-JOB)\n"
@@ -44,7 +44,9 @@ static void usage(FILE *f)
 		   "  --include PREFIX     record paths under PREFIX even where excluded (repeatable)\n"
 		   "  --trace              also record every call (runs of calls), for timeline and the report\n"
 		   "  --trace-mb N         trace area per process in MiB, 1 to 65536 (default 256; implies --trace)\n"
-		   "  --kernel             also trace the kernel layer (eBPF; root)\n"
+		   "  --kernel             also trace the kernel layer (eBPF; root) at its default depth: system calls\n"
+		   "                       (1 in 64 timed), file identity, block layer, MPI-IO\n"
+		   "  --kernel=full        every kernel layer (page cache, filesystem too), every call timed\n"
 		   "  --kernel-events      the kernel layer's event stream too (implied by --trace --kernel)\n"
 		   "  --mount SRC:MNT      serve SRC at MNT through the mount-point monitor while CMD runs (root)\n"
 		   "  --aggregate SPEC     buffer small writes to files matching PATTERN (docs/AGGREGATION.md)\n"
@@ -332,9 +334,10 @@ static int kernel_event(void *ctx, const struct log_event *e)
 	return 0;
 }
 
-static void kernel_start(struct kernel_run *kr, int events, int quiet)
+static void kernel_start(struct kernel_run *kr, enum ks_depth depth, int events, int quiet)
 {
 	struct ks_options o = {0};
+	o.depth = depth;
 	char err[1024];
 	o.filter.by_pid = 1;
 	o.filter.self_tgid = (uint32_t)getpid();
@@ -510,6 +513,7 @@ int cmd_run(int argc, char **argv)
 	char excl[CLI_PATH] = "", incl[CLI_PATH] = "", maxrec[24] = "", trace_mb[24] = "";
 	const char *aggregate = NULL;
 	int quiet = 0, kernel = 0, kernel_events = 0, trace = 0, i;
+	enum ks_depth kernel_depth = KS_DEPTH_DEFAULT;
 	struct cli_opts o;
 	enum cli_arg k;
 	cli_opts_init(&o, "run", argc, argv);
@@ -528,6 +532,13 @@ int cmd_run(int argc, char **argv)
 			quiet = 1;
 		} else if (cli_flag(&o, "--kernel")) {
 			kernel = 1;
+		} else if (!strncmp(o.arg, "--kernel=", 9)) {
+			int d = ks_depth_from_name(o.arg + 9);
+			char q[256];
+			if (d < 0)
+				cli_bad(&o, "--kernel: depth %s is not default or full", cli_quote(q, sizeof q, o.arg + 9));
+			else
+				kernel = 1, kernel_depth = (enum ks_depth)d;
 		} else if (cli_flag(&o, "--kernel-events")) {
 			kernel = kernel_events = 1;
 		} else if (cli_str(&o, "--mount", &v)) {
@@ -677,7 +688,7 @@ int cmd_run(int argc, char **argv)
 	 * user layer carries on. */
 	struct kernel_run kr = {0};
 	if (kernel)
-		kernel_start(&kr, kernel_events, quiet);
+		kernel_start(&kr, kernel_depth, kernel_events, quiet);
 	int gate[2] = {-1, -1};
 	if (kr.on && pipe2(gate, O_CLOEXEC) < 0) {
 		fprintf(stderr, "iostrata run: pipe: %s\n", strerror(errno));

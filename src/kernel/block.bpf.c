@@ -7,6 +7,14 @@
  * request pointer, never by pid. Attribution is decided at submission: the traced process and the
  * file of the system call it is inside (O_DIRECT), else the inode owning the request's first page
  * (buffered writeback, read-in), with pid 0 when a kernel thread submitted it.
+ *
+ * A device's totals (pid 0, ino 0) are its whole traffic while the session runs, counted as
+ * /proc/diskstats counts it: a request once when it ends and its bytes as they complete; reads;
+ * writes (write-zeroes and secure erase too); flushes (FSYNCS); discards (META_OTHER, their bytes
+ * apart). A request completing without its start (issued before the session) is counted with no
+ * times (`untimed`). Under a process or cgroup filter the log keeps the totals of the devices a
+ * wanted request went to (`devs`), counted from the session's start. Only the filters' own
+ * requests reach files, processes and events.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -24,6 +32,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * struct iomap_dio, whose kiocb names the file: attribution for direct I/O submitted outside the
  * traced call (io_uring's io-wq workers, aio). Weak: a kernel without it just loses that path. */
 extern const void iomap_dio_bio_end_io __ksym __weak;
+/* A bio split to fit the device's limits ends through this, its bi_private the bio it came from. */
+extern const void bio_chain_endio __ksym __weak;
 
 #define rq_info ks_rq_info
 
@@ -97,10 +107,17 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 			return true;
 		}
 	}
-	/* direct I/O through iomap (ext4, xfs), wherever it was submitted */
+	/* direct I/O through iomap (ext4, xfs), wherever it was submitted; a part split off such a
+	 * bio (a 1 MiB read on a device taking 512 KiB requests) names it through the chain */
 	struct bio *bio = rq->bio;
-	if (bio && &iomap_dio_bio_end_io && (unsigned long)bio->bi_end_io == (unsigned long)&iomap_dio_bio_end_io) {
-		struct iomap_dio *dio = bio->bi_private;
+	void *end_io = bio ? (void *)bio->bi_end_io : NULL, *priv = bio ? bio->bi_private : NULL;
+	for (int i = 0; i < 2 && end_io && &bio_chain_endio && end_io == (void *)&bio_chain_endio; i++) {
+		struct bio *parent = priv;
+		end_io = (void *)BPF_CORE_READ(parent, bi_end_io);
+		priv = BPF_CORE_READ(parent, bi_private);
+	}
+	if (end_io && &iomap_dio_bio_end_io && end_io == (void *)&iomap_dio_bio_end_io) {
+		struct iomap_dio *dio = priv;
 		struct inode *in = BPF_CORE_READ(dio, iocb, ki_filp, f_inode);
 		if (in) {
 			ri->ino = BPF_CORE_READ(in, i_ino);
@@ -126,6 +143,17 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 	return true;
 }
 
+/* Attribution, or a device-only entry when the filters do not want the request. */
+static __always_inline void want(struct request *rq, struct rq_info *ri)
+{
+	if (!attribute(rq, ri)) {
+		__builtin_memset(ri, 0, sizeof *ri);
+		ri->flags = KS_RQ_DEV_ONLY;
+	} else {
+		ks_dev_used(rq_dev(rq));
+	}
+}
+
 /* An entry that is still there when its request pointer is used again belongs to a request that
  * completed without the completion program seeing it (a request is reused only once it is done;
  * docs/KERNEL.md, "Known gap"): its bytes are counted as unseen, on its device and its file, so
@@ -142,7 +170,8 @@ static __always_inline void unseen(const struct rq_info *p)
 		__sync_fetch_and_add(&v->unseen[0], 1);
 		__sync_fetch_and_add(&v->unseen[w ? 2 : 1], p->bytes);
 	}
-	if (p->ino && p->dev == p->rdev && (v = ks_file(p->pid, LOG_LAYER_BLOCK, p->dev, p->ino))) {
+	if (p->ino && p->dev == p->rdev && !(p->flags & KS_RQ_DEV_ONLY) &&
+	    (v = ks_file(p->pid, LOG_LAYER_BLOCK, p->dev, p->ino))) {
 		__sync_fetch_and_add(&v->unseen[0], 1);
 		__sync_fetch_and_add(&v->unseen[w ? 2 : 1], p->bytes);
 	}
@@ -181,11 +210,8 @@ int BPF_PROG(ks_io_start, struct request *rq)
 	struct rq_info *old = bpf_map_lookup_elem(&rq_inflight, &rq);
 	if (old)
 		unseen(old);
-	if (!attribute(rq, &ri)) {
-		if (old)
-			bpf_map_delete_elem(&rq_inflight, &rq);
-		return 0;
-	}
+	want(rq, &ri);
+	ri.flags |= KS_RQ_ACCOUNTED;
 	ri.start_ns = bpf_ktime_get_ns();
 	track(rq, &ri);
 	return 0;
@@ -214,11 +240,7 @@ int BPF_PROG(ks_rq_issue, struct request *rq)
 		unseen(p);
 	/* not accounted at submission (flushes, passthrough): its wait is unknown */
 	struct rq_info ri = {};
-	if (!attribute(rq, &ri)) {
-		if (p)
-			bpf_map_delete_elem(&rq_inflight, &rq);
-		return 0;
-	}
+	want(rq, &ri);
 	ri.start_ns = now;
 	at_issue(rq, &ri, now);
 	track(rq, &ri);
@@ -234,45 +256,65 @@ int BPF_PROG(ks_rq_requeue, struct request *rq)
 	return 0;
 }
 
+/* One completion (or part of one: `last` when the request is done) on record v. Times and the
+ * latency histogram only when the request's start was seen (`timed`). */
 static __always_inline void count(struct ks_file_val *v, __u32 op, __u64 bytes, __u64 total, __u64 queue,
-				  __u64 device, __u64 start, __u64 end, bool err)
+				  __u64 device, __u64 start, __u64 end, bool err, bool last, bool timed)
 {
 	if (!v)
 		return;
-	KS_ADD(v, TIME_QUEUE, queue);
-	KS_ADD(v, TIME_DEVICE, device);
-	if (op == REQ_OP_READ || op == REQ_OP_WRITE) {
-		int w = op == REQ_OP_WRITE;
+	if (timed) {
+		KS_ADD(v, TIME_QUEUE, queue);
+		KS_ADD(v, TIME_DEVICE, device);
+	} else if (last) {
+		__sync_fetch_and_add(&v->untimed, 1);
+	}
+	if (op == REQ_OP_READ || op == REQ_OP_WRITE || op == REQ_OP_WRITE_ZEROES || op == REQ_OP_SECURE_ERASE) {
+		/* as diskstats groups them: write-zeroes and secure erase are writes */
+		int w = op != REQ_OP_READ;
 		if (w) {
-			KS_ADD(v, WRITES, 1);
-			KS_ADD(v, TIME_WRITE, total);
+			if (last)
+				KS_ADD(v, WRITES, 1);
+			if (timed)
+				KS_ADD(v, TIME_WRITE, total);
 			ks_first(&v->c[LOG_C_WRITE_FIRST], start);
 			ks_max(&v->c[LOG_C_WRITE_LAST], end);
 			if (err)
-				KS_ADD(v, ERR_WRITES, 1);
+				KS_ADD(v, ERR_WRITES, last);
 			else
 				KS_ADD(v, BYTES_WRITTEN, bytes);
 		} else {
-			KS_ADD(v, READS, 1);
-			KS_ADD(v, TIME_READ, total);
+			if (last)
+				KS_ADD(v, READS, 1);
+			if (timed)
+				KS_ADD(v, TIME_READ, total);
 			ks_first(&v->c[LOG_C_READ_FIRST], start);
 			ks_max(&v->c[LOG_C_READ_LAST], end);
 			if (err)
-				KS_ADD(v, ERR_READS, 1);
+				KS_ADD(v, ERR_READS, last);
 			else
 				KS_ADD(v, BYTES_READ, bytes);
 		}
-		ks_hist(v, w, bytes, device);
+		if (last)
+			ks_hist_size(v, w, bytes);
+		if (timed && last)
+			ks_hist_lat(v, w, device);
 	} else if (op == REQ_OP_FLUSH) {
-		KS_ADD(v, FSYNCS, 1);
-		KS_ADD(v, TIME_META, total);
+		if (last)
+			KS_ADD(v, FSYNCS, 1);
+		if (timed)
+			KS_ADD(v, TIME_META, total);
 		if (err)
-			KS_ADD(v, ERR_SYNCS, 1);
+			KS_ADD(v, ERR_SYNCS, last);
 	} else {
-		KS_ADD(v, META_OTHER, 1); /* discard, write zeroes ... */
-		KS_ADD(v, TIME_META, total);
+		if (last)
+			KS_ADD(v, META_OTHER, 1); /* discard, zone management ... */
+		if (op == REQ_OP_DISCARD && !err)
+			__sync_fetch_and_add(&v->discard_bytes, bytes);
+		if (timed)
+			KS_ADD(v, TIME_META, total);
 		if (err)
-			KS_ADD(v, ERR_META, 1);
+			KS_ADD(v, ERR_META, last);
 	}
 }
 
@@ -280,34 +322,50 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
 	__u64 now = bpf_ktime_get_ns();
+	__u32 op = rq->cmd_flags & REQ_OP_BITS_MASK;
+	__u64 dev = rq_dev(rq);
+	bool err = error != 0;
+	/* A partial completion (the loop driver's short read: part ended, the rest requeued and issued
+	 * again) is called before the request's remaining length shrinks: its bytes count now, the
+	 * request once, at its last byte (as diskstats); the entry stays until then, or the rest would
+	 * complete unmatched. */
+	__u32 left = BPF_CORE_READ(rq, __data_len);
+	bool last = !(nr_bytes && nr_bytes < left);
 	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
-	if (!p) {
-		if (!cfg.by_pid && !cfg.cgroup_id)
-			ks_stat(KS_STAT_BLOCK_UNMATCHED); /* issued before tracing began */
+	if (!nr_bytes && !left && (op == REQ_OP_WRITE || op == REQ_OP_READ) && !(p && (p->flags & KS_RQ_ACCOUNTED))) {
+		/* An empty write carrying a flush down (REQ_PREFLUSH, no data) that the block layer never
+		 * accounted (no block_io_start): its flush is the flush request counted on its own, and
+		 * diskstats counts no write for it. One that was accounted is a write there, and here. */
+		if (p)
+			bpf_map_delete_elem(&rq_inflight, &rq);
+		return 0;
+	}
+	if (!p) { /* issued before tracing began: counted on its device, untimed */
+		count(ks_file(0, LOG_LAYER_BLOCK, dev, 0), op, nr_bytes, 0, 0, 0, now, now, err, last, false);
+		if (last)
+			ks_stat(KS_STAT_BLOCK_UNMATCHED);
 		return 0;
 	}
 	struct rq_info ri = *p;
-	/* A partial completion (the loop driver's short read: part ended, the rest requeued and issued
-	 * again) is called before the request's remaining length shrinks: keep the entry until the
-	 * last byte, or the rest would complete unmatched (and, under --pid, be dropped). */
-	if (nr_bytes && nr_bytes < BPF_CORE_READ(rq, __data_len))
+	if (!last)
 		p->issue_ns = 0;
 	else
 		bpf_map_delete_elem(&rq_inflight, &rq);
-	__u32 op = rq->cmd_flags & REQ_OP_BITS_MASK;
-	__u64 dev = rq_dev(rq), issue = ri.issue_ns ? ri.issue_ns : now;
+	__u64 issue = ri.issue_ns ? ri.issue_ns : now;
 	__u64 queue = issue - ri.start_ns, device = now - issue, total = now - ri.start_ns;
-	bool err = error != 0;
-	count(ks_file(0, LOG_LAYER_BLOCK, dev, 0), op, nr_bytes, total, queue, device, ri.start_ns, now, err);
-	dist(dev, op, queue, device);
+	count(ks_file(0, LOG_LAYER_BLOCK, dev, 0), op, nr_bytes, total, queue, device, ri.start_ns, now, err, last, true);
+	if (last)
+		dist(dev, op, queue, device);
+	if (ri.flags & KS_RQ_DEV_ONLY)
+		return 0;
 	/* A file is charged at its own device only: a stacked device's lower requests (loop, dm)
 	 * carry the same pages and would count its bytes twice. */
 	if (ri.ino && ri.dev == dev)
 		count(ks_file(ri.pid, LOG_LAYER_BLOCK, ri.dev, ri.ino), op, nr_bytes, total, queue, device,
-		      ri.start_ns, now, err);
+		      ri.start_ns, now, err, last, true);
 	__u8 eop = op == REQ_OP_READ ? LOG_OP_BLK_READ : op == REQ_OP_WRITE ? LOG_OP_BLK_WRITE
 		 : op == REQ_OP_FLUSH ? LOG_OP_BLK_FLUSH : op == REQ_OP_DISCARD ? LOG_OP_BLK_DISCARD : LOG_OP_BLK_OTHER;
-	ks_emit_as(ri.pid, ri.tid, LOG_LAYER_BLOCK, eop, ri.flags, ri.start_ns, total, ri.ino ? ri.dev : dev, ri.ino,
+	ks_emit_as(ri.pid, ri.tid, LOG_LAYER_BLOCK, eop, ri.flags & LOG_E_WRITEBACK, ri.start_ns, total, ri.ino ? ri.dev : dev, ri.ino,
 		   BPF_CORE_READ(rq, __sector) * 512, nr_bytes, err ? -(__s64)error : (__s64)nr_bytes);
 	return 0;
 }

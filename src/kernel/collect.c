@@ -188,6 +188,26 @@ int ks_records(const struct ks_session *ks, struct ks_rec **out, size_t *n)
 	return ks_records_fd(ks_map_fd(ks, "files"), out, n);
 }
 
+/* c * num / den without overflowing: times in ns over hours times call counts in millions. */
+static uint64_t scale(uint64_t c, uint64_t num, uint64_t den)
+{
+	return (uint64_t)((unsigned __int128)c * num / den);
+}
+
+void ks_estimate_times(uint16_t layer, struct ks_file_val *v)
+{
+	if (layer != LOG_LAYER_SYSCALL)
+		return;
+	__u64 *c = v->c;
+	const uint64_t calls[3] = {
+		c[LOG_C_READS], c[LOG_C_WRITES],
+		c[LOG_C_OPENS] + c[LOG_C_CLOSES] + c[LOG_C_SEEKS] + c[LOG_C_FSYNCS] + c[LOG_C_MMAPS] + c[LOG_C_META_OTHER]};
+	const int time[3] = {LOG_C_TIME_READ, LOG_C_TIME_WRITE, LOG_C_TIME_META};
+	for (int i = 0; i < 3; i++)
+		if (v->timed[i] && v->timed[i] < calls[i])
+			c[time[i]] = scale(c[time[i]], calls[i], v->timed[i]);
+}
+
 int ks_records_fd(int fd, struct ks_rec **out, size_t *n)
 {
 	*out = NULL;
@@ -207,8 +227,10 @@ int ks_records_fd(int fd, struct ks_rec **out, size_t *n)
 		}
 		struct ks_rec *r = &(*out)[*n];
 		r->key = next;
-		if (bpf_map_lookup_elem(fd, &next, &r->val) == 0)
+		if (bpf_map_lookup_elem(fd, &next, &r->val) == 0) {
+			ks_estimate_times(r->key.layer, &r->val);
 			(*n)++;
+		}
 		key = next;
 		prev = &key;
 	}
@@ -270,9 +292,16 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	struct path_index ix;
 	path_index_load(ks_map_fd(ks, "paths"), &ix);
 	uint32_t nrec = 0;
+	int devs_fd = ks_map_fd(ks, "devs");
+	int filtered = ks->opt.filter.by_pid || ks->opt.filter.cgroup_id;
 	for (size_t i = 0; i < n; i++) {
 		const struct ks_rec *kr = &recs[i];
 		if (kr->key.layer < 1 || kr->key.layer > LOG_LAYER_MAX)
+			continue;
+		uint8_t used;
+		/* a filtered session's device totals: of the devices its processes used (block.bpf.c) */
+		if (filtered && kr->key.layer == LOG_LAYER_BLOCK && !kr->key.ino &&
+		    (devs_fd < 0 || bpf_map_lookup_elem(devs_fd, &kr->key.dev, &used) < 0))
 			continue;
 		char path[KS_PATH_MAX + 64];
 		int pseudo = record_path(&ix, &kr->key, path, sizeof path);
@@ -295,6 +324,8 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 		o->unseen_requests = kr->val.unseen[0];
 		o->unseen_bytes_read = kr->val.unseen[1];
 		o->unseen_bytes_written = kr->val.unseen[2];
+		o->discard_bytes = kr->val.discard_bytes;
+		o->untimed_requests = kr->val.untimed;
 	}
 	free(recs);
 	path_index_free(&ix);
@@ -341,6 +372,7 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	h->kernel_table_full = ks_stats[KS_STAT_FILES_FULL] + ks_stats[KS_STAT_PATHS_FULL] +
 			       ks_stats[KS_STAT_AGG_FULL] + ks_stats[KS_STAT_PIDS_FULL];
 	h->kernel_layers = ks->layers;
+	h->kernel_lat_every = ks->opt.filter.lat_every > 1 ? ks->opt.filter.lat_every : 0;
 	h->kernel_prog_misses = ks_prog_misses(ks);
 	if (h->kernel_table_full)
 		h->flags |= LOG_F_OVERFLOW;

@@ -69,6 +69,16 @@ struct {
 	__type(value, struct ks_inflight);
 } task_call SEC(".maps");
 
+/* dev_t -> 1: devices a request the filters want went to (a traced process's, or one for a file
+ * a traced process met: its writeback, its read-in). Every device's totals are counted from the session's start; under a process or
+ * cgroup filter the log keeps these devices' (collect.c), whose totals equal /proc/diskstats. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_DEVS);
+	__type(key, __u64);
+	__type(value, __u8);
+} devs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, KS_NSTATS);
@@ -165,6 +175,21 @@ static __always_inline bool ks_task_wanted(void)
 	return true;
 }
 
+static __always_inline bool ks_filtered(void)
+{
+	return cfg.by_pid || cfg.cgroup_id;
+}
+
+/* A device a traced process used (see `devs`). */
+static __always_inline void ks_dev_used(__u64 dev)
+{
+	if (!ks_filtered() || bpf_map_lookup_elem(&devs, &dev))
+		return;
+	__u8 one = 1;
+	if (bpf_map_update_elem(&devs, &dev, &one, BPF_NOEXIST) && !bpf_map_lookup_elem(&devs, &dev))
+		ks_stat(KS_STAT_AGG_FULL);
+}
+
 /* Work without a process context (writeback, eviction, completions): wanted when no process
  * filter is set, or when the file is one a traced process touched (its name is in `paths`). */
 static __always_inline bool ks_inode_wanted(__u64 dev, __u64 ino)
@@ -259,16 +284,20 @@ static __always_inline void ks_first(__u64 *slot, __u64 t)
 }
 
 /* size and latency histograms; rw 0 = read, 1 = write */
-static __always_inline void ks_hist(struct ks_file_val *v, int rw, __u64 size, __u64 ns)
+static __always_inline void ks_hist_size(struct ks_file_val *v, int rw, __u64 size)
 {
-	__u32 b = ks_bucket(size), l = ks_bucket(ns);
-	if (rw)
-		rw = 1;
+	__u32 b = ks_bucket(size);
 	if (b < KS_HIST)
-		__sync_fetch_and_add(&v->size_hist[rw][b], 1);
-	if (l < KS_HIST)
-		__sync_fetch_and_add(&v->lat_hist[rw][l], 1);
+		__sync_fetch_and_add(&v->size_hist[rw ? 1 : 0][b], 1);
 }
+
+static __always_inline void ks_hist_lat(struct ks_file_val *v, int rw, __u64 ns)
+{
+	__u32 l = ks_bucket(ns);
+	if (l < KS_HIST)
+		__sync_fetch_and_add(&v->lat_hist[rw ? 1 : 0][l], 1);
+}
+
 
 /* An event on behalf of pid/tid (block completions run in another context than the submitter). */
 static __always_inline void ks_emit_as(__u32 pid, __u32 tid, __u8 layer, __u8 op, __u16 flags, __u64 start, __u64 dur,

@@ -100,8 +100,9 @@ static __always_inline void fs_read(struct ks_file_val *v, __u64 pos, __u64 len,
 }
 
 /* The bytes of a write into the cache, on the write's own record: kept in the traced call it is
- * part of and counted once at the call's exit (syscall.bpf.c), else counted now. */
-static __always_inline void cache_write(struct inode *in, __u64 dev, __u64 ino, __u64 pos, __u64 len)
+ * part of and counted once at the call's exit (syscall.bpf.c), else counted now. False: not a
+ * write the filters want (no event either). */
+static __always_inline bool cache_write(struct inode *in, __u64 dev, __u64 ino, __u64 pos, __u64 len)
 {
 	struct ks_inflight *c = ks_call_on(dev, ino);
 	if (c) {
@@ -109,13 +110,14 @@ static __always_inline void cache_write(struct inode *in, __u64 dev, __u64 ino, 
 		c->fs_bytes += len;
 		if (pos + len > c->fs_max_end)
 			c->fs_max_end = pos + len;
-		return;
+		return true;
 	}
 	struct ks_file_val *v = fs_file(in, false, &dev, &ino);
-	if (v) {
-		__u64 now = bpf_ktime_get_ns();
-		fs_write(v, pos, len, now, now);
-	}
+	if (!v)
+		return false;
+	__u64 now = bpf_ktime_get_ns();
+	fs_write(v, pos, len, now, now);
+	return true;
 }
 
 /* A buffered write's copy into one folio, at write_end with the bytes really copied: write_begin
@@ -125,7 +127,8 @@ static __always_inline int ext4_write(struct inode *in, loff_t pos, unsigned int
 	__u64 dev, ino;
 	if (!copied || !inode_id(in, &dev, &ino))
 		return 0;
-	cache_write(in, dev, ino, pos, copied);
+	if (!cache_write(in, dev, ino, pos, copied))
+		return 0;
 	ks_emit(LOG_LAYER_FS, LOG_OP_FS_WRITE, 0, bpf_ktime_get_ns(), 0, dev, ino, pos, copied, copied);
 	return 0;
 }
@@ -216,7 +219,8 @@ static __always_inline int xfs_rw(struct kiocb *iocb, struct iov_iter *iter, int
 	if (!inode_id(in, &dev, &ino))
 		return 0;
 	if (write) {
-		cache_write(in, dev, ino, off, count);
+		if (!cache_write(in, dev, ino, off, count))
+			return 0;
 	} else {
 		struct ks_file_val *v = fs_file(in, false, &dev, &ino);
 		if (!v)

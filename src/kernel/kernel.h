@@ -55,6 +55,12 @@ struct ks_file_val {
 	__u64 size_hist[2][KS_HIST]; /* [0] reads, [1] writes: log2 of bytes */
 	__u64 lat_hist[2][KS_HIST];  /* [0] reads, [1] writes: log2 of ns */
 	__u64 unseen[3];             /* block: requests never seen completing; their bytes read, written */
+	__u64 discard_bytes;         /* block: bytes discarded (the requests are in META_OTHER) */
+	__u64 untimed;               /* block: requests counted at completion whose start was never
+				      * seen (issued before the session began): no times, no histogram */
+	__u64 timed[3];              /* syscall: calls timed (reads, writes, the rest): every call at full
+				      * depth, 1 in cfg.lat_every at the default depth (the collector
+				      * scales the time counters by calls / timed) */
 };
 
 /* `devdist` (block layer): per device and class (0 read, 1 write, 2 other: flush, discard ...)
@@ -78,12 +84,19 @@ struct ks_rq_info {
 	__u64 start_ns, issue_ns;
 	__u64 dev, ino; /* the file, when attributed (ino 0: none) */
 	__u32 pid, tid;
-	__u32 flags;    /* LOG_E_WRITEBACK */
+	__u32 flags;    /* LOG_E_WRITEBACK; KS_RQ_DEV_ONLY, KS_RQ_ACCOUNTED */
 	__u32 bytes;    /* at issue: what the device is asked to move */
 	__u64 rdev;     /* at issue: the request's device */
 	__u32 op;       /* at issue: REQ_OP_* (0 read, 1 write) */
 	__u32 pad;
 };
+
+/* A request the filters do not want (another process's, an unknown file's): followed all the same
+ * for its device's totals, which are the device's whole traffic, as /proc/diskstats counts it. */
+#define KS_RQ_DEV_ONLY 0x100
+/* Seen at block_io_start: the block layer accounts the request in /proc/diskstats (a request met
+ * first at issue is a flush or passthrough command, accounted apart or not at all). */
+#define KS_RQ_ACCOUNTED 0x200
 
 /* `paths`: the name of a file, resolved in the kernel when the syscall layer first meets it.
  * Keyed with the inode's generation, so a file created on a freed inode number gets its own
@@ -201,6 +214,12 @@ struct ks_filter {
 	__u32 events;      /* 1: write events to the ring buffer */
 	__u32 aggregates;  /* 1: keep seed 000's `fsagg`/`pidagg` too (for --pin: an outside sampler) */
 	__u32 watch_mpi;   /* 1: report opens of MPI libraries on `notify` */
+	__u32 lat_every;   /* 0 or 1: every system call timed (sys_enter runs in full for each);
+			    * N > 1: only 1 call in N per CPU is timed, the others are counted at sys_exit
+			    * alone (opens, closes and io_uring_enter are always timed: rare, and other
+			    * programs need their call in flight) */
+	__u32 layers;      /* bits (1 << LOG_LAYER_x) loaded: a figure of a layer not loaded is not
+			    * claimed (cache hit/miss reads need the page-cache layer) */
 	__u32 pad;
 };
 

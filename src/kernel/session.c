@@ -233,6 +233,20 @@ int ks_track_pid(struct ks_session *ks, pid_t pid)
 
 static int rb_note(void *ctx, void *data, size_t size);
 
+int ks_depth_from_name(const char *s)
+{
+	if (!strcmp(s, "default"))
+		return KS_DEPTH_DEFAULT;
+	if (!strcmp(s, "full"))
+		return KS_DEPTH_FULL;
+	return -1;
+}
+
+const char *ks_depth_name(enum ks_depth d)
+{
+	return d == KS_DEPTH_FULL ? "full" : "default";
+}
+
 struct layer_loader {
 	unsigned layer;
 	int (*load)(struct ks_session *, char *, size_t);
@@ -243,7 +257,15 @@ int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t
 {
 	memset(ks, 0, sizeof *ks);
 	ks->opt = *o;
-	ks->opt.filter.watch_mpi = !o->layers || (o->layers & (1u << LOG_LAYER_MPIIO));
+	uint32_t want = o->layers ? o->layers : o->depth == KS_DEPTH_FULL ? KS_LAYERS_FULL : KS_LAYERS_DEFAULT;
+	ks->opt.layers = want | (1u << LOG_LAYER_SYSCALL);
+	ks->opt.filter.layers = ks->opt.layers;
+	/* The page-cache and filesystem programs batch their work into the traced call in flight,
+	 * and an event carries its call's duration: those need sys_enter on every call. */
+	int every = o->depth == KS_DEPTH_FULL || (want & ((1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS))) ||
+		    o->filter.events;
+	ks->opt.filter.lat_every = every ? 1 : o->lat_every ? o->lat_every : KS_LAT_EVERY;
+	ks->opt.filter.watch_mpi = (want & (1u << LOG_LAYER_MPIIO)) != 0;
 	int r = ks_check_env(err, errlen);
 	if (r < 0)
 		return r;
@@ -265,7 +287,7 @@ int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t
 		{LOG_LAYER_MPIIO, ks_mpiio_load, "MPI-IO uprobes"},
 	};
 	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
-		if (o->layers && !(o->layers & (1u << more[i].layer)))
+		if (!(ks->opt.layers & (1u << more[i].layer)))
 			continue;
 		char e[512] = "";
 		if (more[i].load(ks, e, sizeof e) < 0)

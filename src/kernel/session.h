@@ -22,11 +22,30 @@ struct bpf_link;
 struct btf;
 struct ring_buffer;
 
+/* How much of the stack a session records (docs/KERNEL.md, "Depths"). */
+enum ks_depth {
+	KS_DEPTH_DEFAULT = 0, /* system calls (counts and bytes exact, 1 call in KS_LAT_EVERY timed),
+			       * file identity, block layer and device latency, MPI-IO: cheap enough
+			       * to leave on */
+	KS_DEPTH_FULL = 1,    /* every layer, every call timed: page cache and filesystem per page */
+};
+
+#define KS_LAT_EVERY 64 /* the default depth times 1 system call in this many, per CPU */
+#define KS_LAYERS_DEFAULT ((1u << LOG_LAYER_SYSCALL) | (1u << LOG_LAYER_BLOCK) | (1u << LOG_LAYER_MPIIO))
+#define KS_LAYERS_FULL (KS_LAYERS_DEFAULT | (1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS))
+
 struct ks_options {
 	struct ks_filter filter;
-	uint32_t layers;     /* bits (1 << LOG_LAYER_x) to load; 0 = every kernel layer */
+	enum ks_depth depth;
+	uint32_t layers;     /* bits (1 << LOG_LAYER_x) to load; 0 = those of the depth */
+	uint32_t lat_every;  /* default depth: time 1 call in N (0: KS_LAT_EVERY); full depth, the
+			      * page-cache or filesystem layer, or events: every call */
 	int optional_vfs;    /* also try the kprobe/fentry probe set (vfs.c) */
 };
+
+/* "default" or "full" (as the command lines spell them) -> depth; -1 when neither. */
+int ks_depth_from_name(const char *s);
+const char *ks_depth_name(enum ks_depth d);
 
 #define KS_MAX_LINKS 96
 #define KS_MAX_MAPS 32

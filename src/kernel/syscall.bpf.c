@@ -7,6 +7,13 @@
  * One BTF tracepoint pair on raw_syscalls covers all calls, so a statically linked program, a raw
  * syscall() and a call made inside libc are all seen. Per call: one task-local slot (no hash
  * insert), one `files` aggregate, one `fsagg` and one `pidagg` bucket, and an event when asked.
+ *
+ * Two depths. Full (cfg.lat_every <= 1): sys_enter fills the task-local slot for every call, which
+ * times it and lets the page-cache, filesystem and block programs attribute work to the call in
+ * flight. Default (cfg.lat_every = N): sys_enter does that for 1 call in N per CPU (and for every
+ * open, close and io_uring_enter); the other calls are counted at sys_exit alone, from the
+ * descriptor and position the kernel still holds there: their counts, bytes, sizes and offsets
+ * are exact, their times are not measured (`timed` says how many were).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -39,6 +46,23 @@ struct {
 	__type(value, struct ks_agg_val);
 } pidagg SEC(".maps");
 
+
+/* Per CPU: wanted calls since the last timed one (the default depth's 1 in cfg.lat_every). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} lat_tick SEC(".maps");
+
+/* Per CPU: the call being counted at sys_exit without a sys_enter (default depth). A tracepoint
+ * program does not nest on its own CPU, so one slot per CPU is enough. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_inflight);
+} untimed SEC(".maps");
 
 #define KIND(o, fd, sz, off, fd2, r) {.op = o, .fd_arg = fd, .size_arg = sz, .off_arg = off, .fd2_arg = fd2, .rw = r}
 /* Indexed by syscall number. A table rather than a switch: the verifier then sees one unknown
@@ -301,6 +325,29 @@ static __always_inline void watch_mpi_library(struct file *f, struct ident *id)
 	bpf_ringbuf_submit(n, 0);
 }
 
+/* Does sys_enter time this call? Always at full depth; at the default depth 1 wanted call in
+ * cfg.lat_every per CPU, and every open, close and io_uring_enter: a close must read its file
+ * before the descriptor is gone, MPI_File_open and io_uring's block requests need their call in
+ * flight, and all three are rare next to reads and writes. */
+static __always_inline bool always_timed(__u8 op)
+{
+	return cfg.lat_every <= 1 || op == LOG_OP_OPEN || op == LOG_OP_CLOSE || op == LOG_OP_URING;
+}
+
+static __always_inline bool time_this(__u8 op)
+{
+	if (always_timed(op))
+		return true;
+	__u32 zero = 0;
+	__u32 *n = bpf_map_lookup_elem(&lat_tick, &zero);
+	if (!n)
+		return false;
+	if (++*n < cfg.lat_every)
+		return false;
+	*n = 0;
+	return true;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -319,7 +366,7 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 {
 	struct call_kind k;
-	if (!classify(nr, &k) || !ks_task_wanted())
+	if (!classify(nr, &k) || !ks_task_wanted() || !time_this(k.op))
 		return 0;
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -364,19 +411,24 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 	return 0;
 }
 
-static __always_inline void agg_add(struct ks_agg_val *v, __u64 bytes, __u64 dur, bool err)
+/* lat_hist holds the timed calls only (its sum is how many); time_ns is an estimate at the
+ * default depth: a timed call stands for the cfg.lat_every calls it was chosen from, which keeps
+ * it a counter that only grows (the daemon's sampler takes its deltas). */
+static __always_inline void agg_add(struct ks_agg_val *v, __u8 op, __u64 bytes, __u64 dur, bool err, bool timed)
 {
 	__sync_fetch_and_add(&v->count, 1);
 	__sync_fetch_and_add(&v->bytes, bytes);
-	__sync_fetch_and_add(&v->time_ns, dur);
 	if (err)
 		__sync_fetch_and_add(&v->errors, 1);
-	__sync_fetch_and_add(&v->lat_hist[ks_bucket(dur)], 1);
+	if (timed) {
+		__sync_fetch_and_add(&v->time_ns, always_timed(op) ? dur : dur * cfg.lat_every);
+		__sync_fetch_and_add(&v->lat_hist[ks_bucket(dur)], 1);
+	}
 }
 
 /* Seed 000's aggregate (per filesystem, op, size bucket) for calls on a traced file; per pid and
  * op for the calls that name none (their per-file totals are in `files`). */
-static __always_inline void agg(__u8 op, struct ks_inflight *c, __u64 bytes, __u64 dur, bool err)
+static __always_inline void agg(__u8 op, struct ks_inflight *c, __u64 bytes, __u64 dur, bool err, bool timed)
 {
 	struct ks_agg_val zero = {}, *v;
 	if (c->tracked_file) {
@@ -395,18 +447,23 @@ static __always_inline void agg(__u8 op, struct ks_inflight *c, __u64 bytes, __u
 		}
 	}
 	if (v)
-		agg_add(v, bytes, dur, err);
+		agg_add(v, op, bytes, dur, err, timed);
 	else
 		ks_stat(KS_STAT_AGG_FULL);
 }
 
-/* Counters of one finished read or write on a file record. */
-static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start, __u64 end, __u64 off, long ret)
+/* Counters of one finished read or write on a file record; times only when the call was timed
+ * (start is then its entry; otherwise start == end, the exit). */
+static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start, __u64 end, __u64 off, long ret,
+				     bool timed)
 {
 	__u64 dur = end - start;
 	if (rw == 1) {
 		KS_ADD(v, READS, 1);
-		KS_ADD(v, TIME_READ, dur);
+		if (timed) {
+			KS_ADD(v, TIME_READ, dur);
+			__sync_fetch_and_add(&v->timed[0], 1);
+		}
 		ks_first(&v->c[LOG_C_READ_FIRST], start);
 		ks_max(&v->c[LOG_C_READ_LAST], end);
 		if (ret < 0) {
@@ -416,14 +473,19 @@ static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start,
 		KS_ADD(v, BYTES_READ, ret);
 		if (off != (__u64)-1)
 			ks_max(&v->c[LOG_C_MAX_READ_END], off + ret);
-		if (dur > v->c[LOG_C_SLOWEST_READ_TIME]) {
+		if (timed && dur > v->c[LOG_C_SLOWEST_READ_TIME]) {
 			v->c[LOG_C_SLOWEST_READ_TIME] = dur;
 			v->c[LOG_C_SLOWEST_READ_SIZE] = ret;
 		}
-		ks_hist(v, 0, ret, dur);
+		ks_hist_size(v, 0, ret);
+		if (timed)
+			ks_hist_lat(v, 0, dur);
 	} else {
 		KS_ADD(v, WRITES, 1);
-		KS_ADD(v, TIME_WRITE, dur);
+		if (timed) {
+			KS_ADD(v, TIME_WRITE, dur);
+			__sync_fetch_and_add(&v->timed[1], 1);
+		}
 		ks_first(&v->c[LOG_C_WRITE_FIRST], start);
 		ks_max(&v->c[LOG_C_WRITE_LAST], end);
 		if (ret < 0) {
@@ -433,12 +495,58 @@ static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start,
 		KS_ADD(v, BYTES_WRITTEN, ret);
 		if (off != (__u64)-1)
 			ks_max(&v->c[LOG_C_MAX_WRITE_END], off + ret);
-		if (dur > v->c[LOG_C_SLOWEST_WRITE_TIME]) {
+		if (timed && dur > v->c[LOG_C_SLOWEST_WRITE_TIME]) {
 			v->c[LOG_C_SLOWEST_WRITE_TIME] = dur;
 			v->c[LOG_C_SLOWEST_WRITE_SIZE] = ret;
 		}
-		ks_hist(v, 1, ret, dur);
+		ks_hist_size(v, 1, ret);
+		if (timed)
+			ks_hist_lat(v, 1, dur);
 	}
+}
+
+/* A call sys_enter did not time (default depth): what sys_exit can still tell of it, in this
+ * CPU's slot. The descriptor is still open and its position has moved past what the call read or
+ * wrote, so the file and the offset are exact. NULL: not a call we trace. */
+static __always_inline struct ks_inflight *untimed_call(struct pt_regs *regs, const struct call_kind *k, long ret)
+{
+	if (!ks_task_wanted())
+		return NULL;
+	__u32 zero = 0;
+	struct ks_inflight *c = bpf_map_lookup_elem(&untimed, &zero);
+	if (!c)
+		return NULL;
+	c->tracked_file = 0;
+	c->pages_in = 0;
+	c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
+	c->has_src = 0;
+	c->mpi_open = 0;
+	c->dev = c->ino = 0;
+	c->gen = 0;
+	c->arg_size = k->size_arg != NO_ARG ? arg_of(regs, k->size_arg) : 0;
+	c->offset = k->off_arg != NO_ARG ? arg_of(regs, k->off_arg) : (__u64)-1;
+	c->fd = k->fd_arg != NO_ARG ? (int)arg_of(regs, k->fd_arg) : -1;
+	if (k->fd_arg != NO_ARG) {
+		struct ident id = {};
+		if (!identify(fd_file(c->fd), &id, k->op == LOG_OP_URING))
+			return NULL;
+		c->dev = id.dev;
+		c->ino = id.ino;
+		c->gen = id.gen;
+		if (k->off_arg == NO_ARG || c->offset == (__u64)-1)
+			c->offset = id.pos - (k->rw && ret > 0 ? (__u64)ret : 0);
+		c->tracked_file = 1;
+	}
+	if (k->fd2_arg != NO_ARG) {
+		struct ident src = {};
+		if (identify(fd_file((int)arg_of(regs, k->fd2_arg)), &src, false)) {
+			c->has_src = 1;
+			c->dev2 = src.dev;
+			c->ino2 = src.ino;
+			c->gen2 = src.gen;
+		}
+	}
+	return c;
 }
 
 /* What the page-cache and filesystem programs batched into this call (ks_call_on): one update of
@@ -472,6 +580,15 @@ static __noinline void flush_batched(__u32 pid, struct ks_inflight *c, __u64 sta
 	}
 }
 
+/* Time of a call other than a read or write, when it was timed. */
+static __always_inline void ks_time_meta(struct ks_file_val *v, __u64 dur, bool timed)
+{
+	if (!timed)
+		return;
+	KS_ADD(v, TIME_META, dur);
+	__sync_fetch_and_add(&v->timed[2], 1);
+}
+
 struct vma_ctx {
 	__u64 dev, ino;
 	__u32 gen;
@@ -497,10 +614,12 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
-	if (!c || !c->active || c->nr != nr)
+	bool timed = c && c->active && c->nr == nr;
+	if (timed)
+		c->active = 0;
+	else if (cfg.lat_every <= 1 || !(c = untimed_call(regs, &k, ret)))
 		return 0;
-	c->active = 0;
-	__u64 end = bpf_ktime_get_ns(), start = c->start_ns, dur = end - start;
+	__u64 end = bpf_ktime_get_ns(), start = timed ? c->start_ns : end, dur = end - start;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	bool err = ret < 0;
 
@@ -533,7 +652,7 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 	}
 	__u64 bytes = ret > 0 && (k.rw || k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE) ? ret : 0;
 	if (cfg.aggregates)
-		agg(k.op, c, bytes, dur, err);
+		agg(k.op, c, bytes, dur, err, timed);
 	if (c->tracked_file) {
 		struct ks_file_key fk = {.pid = pid, .layer = LOG_LAYER_SYSCALL, .gen = c->gen, .dev = c->dev, .ino = c->ino};
 		struct ks_file_val *v = bpf_map_lookup_elem(&files, &fk);
@@ -552,21 +671,21 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 			switch (k.op) {
 			case LOG_OP_READ:
 			case LOG_OP_WRITE:
-				count_rw(v, k.rw, start, end, c->offset, ret);
+				count_rw(v, k.rw, start, end, c->offset, ret, timed);
 				break;
 			case LOG_OP_COPY:
 			case LOG_OP_SENDFILE:
-				count_rw(v, 2, start, end, (__u64)-1, ret);
+				count_rw(v, 2, start, end, (__u64)-1, ret, timed);
 				break;
 			case LOG_OP_OPEN:
 				KS_ADD(v, OPENS, 1);
-				KS_ADD(v, TIME_META, dur);
+				ks_time_meta(v, dur, timed);
 				ks_first(&v->c[LOG_C_OPEN_FIRST], start);
 				ks_max(&v->c[LOG_C_OPEN_LAST], end);
 				break;
 			case LOG_OP_CLOSE:
 				KS_ADD(v, CLOSES, 1);
-				KS_ADD(v, TIME_META, dur);
+				ks_time_meta(v, dur, timed);
 				ks_first(&v->c[LOG_C_CLOSE_FIRST], start);
 				ks_max(&v->c[LOG_C_CLOSE_LAST], end);
 				if (err)
@@ -574,31 +693,31 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 				break;
 			case LOG_OP_SEEK:
 				KS_ADD(v, SEEKS, 1);
-				KS_ADD(v, TIME_META, dur);
+				ks_time_meta(v, dur, timed);
 				if (err)
 					KS_ADD(v, ERR_SEEKS, 1);
 				break;
 			case LOG_OP_SYNC:
 			case LOG_OP_MSYNC:
 				KS_ADD(v, FSYNCS, 1);
-				KS_ADD(v, TIME_META, dur);
+				ks_time_meta(v, dur, timed);
 				if (err)
 					KS_ADD(v, ERR_SYNCS, 1);
 				break;
 			case LOG_OP_MMAP:
 				KS_ADD(v, MMAPS, 1);
-				KS_ADD(v, TIME_META, dur);
+				ks_time_meta(v, dur, timed);
 				if (err)
 					KS_ADD(v, ERR_META, 1);
 				break;
 			default: /* io_uring_enter */
 				KS_ADD(v, META_OTHER, 1);
-				KS_ADD(v, TIME_META, dur);
+				ks_time_meta(v, dur, timed);
 				if (err)
 					KS_ADD(v, ERR_META, 1);
 				break;
 			}
-			if (k.rw == 1 && !err) {
+			if (k.rw == 1 && !err && (cfg.layers & (1u << LOG_LAYER_PAGECACHE))) {
 				if (c->pages_in)
 					KS_ADD(v, CACHE_MISS_READS, 1);
 				else
@@ -608,7 +727,7 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		if ((k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE) && c->has_src) {
 			v = ks_file_gen(pid, LOG_LAYER_SYSCALL, c->dev2, c->ino2, c->gen2);
 			if (v)
-				count_rw(v, 1, start, end, (__u64)-1, ret);
+				count_rw(v, 1, start, end, (__u64)-1, ret, timed);
 		}
 	}
 	if (c->tracked_file && (c->pages_in || c->pc_added_write || c->pc_dirtied || c->fs_writes))

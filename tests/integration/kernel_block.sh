@@ -13,25 +13,42 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
+at_depths default full
 T=$(realpath "$T")
 export IOSTRATA_LIVE_DIR="$T/live"
 make_fs ext4 128 || { fail "block: ext4 on a loop device" "make_fs failed"; exit 0; }
 DEVNAME=$(basename "$FS_DEV")
 DEVPATH="<device $DEVNAME $FS_DEVNUM>"
 k() { kcounter "$@"; }
+# diskstats [FILE]: "reads read-bytes writes written-bytes discards discarded-bytes flushes" of the
+# device (its /sys/block/NAME/stat, or a copy)
+diskstats() { awk '{printf "%d %.0f %d %.0f %d %.0f %d\n", $1, $3 * 512, $5, $7 * 512, $12, $14 * 512, $16}' "${1:-/sys/block/$DEVNAME/stat}"; }
+# kdev LOG: the same figures from the block layer's record of the device (seen + unseen)
+kdev() {
+	"$IOSTRATA" dump --json "$1" | jq -r --arg p "$DEVPATH" '[.records[] | select(.layer == "block" and .path == $p)] |
+		"\(map(.counters.reads + (if .unseen_bytes_read > 0 then .unseen_requests else 0 end)) | add // 0) \(map(.counters.bytes_read + .unseen_bytes_read) | add // 0) \(map(.counters.writes + (if .unseen_bytes_written > 0 then .unseen_requests else 0 end)) | add // 0) \(map(.counters.bytes_written + .unseen_bytes_written) | add // 0) \(map(.counters.meta_other) | add // 0) \(map(.discard_bytes) | add // 0) \(map(.counters.fsyncs) | add // 0)"'
+}
 
 # --- O_DIRECT writes ------------------------------------------------------------------------
-"$IOSTRATA" run -q -o "$T/od.job" --kernel -- "$PROGS/odirect_write" "$FS_MNT/od" 1000
+sync
+"$IOSTRATA" run -q -o "$T/od.job" $KRUN -- sh -c "cat /sys/block/$DEVNAME/stat >$T/od.stat0 &&
+	$PROGS/odirect_write $FS_MNT/od 1000 && sync && cat /sys/block/$DEVNAME/stat >$T/od.stat1"
 eq "odirect: exit status" 0 $?
+DS0=$(diskstats "$T/od.stat0")
+DS1=$(diskstats "$T/od.stat1")
 KL=$(ls "$T/od.job"/kernel-*.iost)
-PID=$(kjq "$KL" .header.pid)
+PID=$(kjq "$KL" "[.records[] | select(.layer==\"syscall\" and .path==\"$FS_MNT/od\")][0].pid") # the writer, under sh
 eq "odirect: syscall writes" 1000 "$(k "$KL" syscall "$FS_MNT/od" writes)"
 eq "odirect: syscall bytes" 4096000 "$(k "$KL" syscall "$FS_MNT/od" bytes_written)"
 eq "odirect: syscall 4 KiB bucket" 1000 \
 	"$(kjq "$KL" "[.records[] | select(.layer==\"syscall\" and .path==\"$FS_MNT/od\")][0].write_hist[13]")"
 eq "odirect: block writes of the file, by its process (seen + unseen)" "1000 4096000" \
 	"$(kblock "$KL" "$FS_MNT/od" written "$PID")"
-eq "odirect: device total (seen + unseen)" "1000 4096000" "$(kblock "$KL" "$DEVPATH" written)"
+# the device's totals are its whole traffic while the job ran (the job's writes, the journal's,
+# the flushes of the sync), as /proc/diskstats counts it
+delta() { paste -d' ' <(tr ' ' '\n' <<<"$1") <(tr ' ' '\n' <<<"$2") | awk '{s = s (NR > 1 ? " " : "") ($2 - $1)} END {print s}'; }
+eq "odirect: the device's totals equal diskstats (reads, writes, discards, flushes)" "$(delta "$DS0" "$DS1")" "$(kdev "$KL")"
+eq "odirect: the device wrote at least the file" 1 "$([ "$(kdev "$KL" | cut -d' ' -f4)" -ge 4096000 ] && echo 1 || echo 0)"
 eq "odirect: device latency histogram holds every write seen" "$(k "$KL" block "$DEVPATH" writes)" \
 	"$(kjq "$KL" "[.records[] | select(.layer==\"block\" and .path==\"$DEVPATH\")][0].write_lat_hist | add")"
 eq "odirect: device time measured" 1 "$(kjq "$KL" "[.records[] | select(.path==\"$DEVPATH\")][0].counters.time_device > 0 | if . then 1 else 0 end")"
@@ -41,19 +58,24 @@ eq "odirect: the device record is a pseudo-path of pid 0" "0 true" \
 # --- /proc/diskstats agreement ------------------------------------------------------------------
 stat_of() { awk '{printf "%.0f %.0f\n", $3 * 512, $7 * 512}' "/sys/block/$DEVNAME/stat"; }
 sync
-"$IOSTRATA" kernel --quiet --interval 60 --log "$T/ds.iost" --ready "$T/ds.ready" &
+"$IOSTRATA" kernel $KOPT --quiet --interval 60 --log "$T/ds.iost" --ready "$T/ds.ready" &
 KP=$!
 wait_ready "$T/ds.ready"
-sleep 0.2
+# the snapshots are taken right after the session attached and right before it stops: anything
+# another process makes the device do in between (a sync(2) of every file system) is in both
+DS0=$(diskstats)
 read -r R0 W0 <<<"$(stat_of)"
 dd if=/dev/urandom of="$FS_MNT/ds1" bs=1M count=8 oflag=direct status=none
 dd if=/dev/urandom of="$FS_MNT/ds2" bs=64k count=64 status=none
+dd if=/dev/urandom of="$FS_MNT/ds3" bs=64k count=16 conv=fsync status=none # a flush
 sync
+rm -f "$FS_MNT/ds3" && sync && fstrim "$FS_MNT" # discards (the loop device passes them on)
 echo 3 >/proc/sys/vm/drop_caches
 cat "$FS_MNT/ds1" "$FS_MNT/ds2" "$FS_MNT/od" >/dev/null
+find "$FS_MNT" >/dev/null
 sync
 read -r R1 W1 <<<"$(stat_of)"
-sleep 0.2
+DS1=$(diskstats)
 kill -INT "$KP"
 wait "$KP"
 # seen + unseen: a request whose completion the kernel never showed the block program is counted
@@ -66,6 +88,9 @@ eq "diskstats: bytes read equal (seen + unseen)" "$((R1 - R0))" \
 if [ "$(unseen unseen_requests)" -gt 0 ]; then
 	optional "diskstats: unseen completions" "$(unseen unseen_requests) requests: the kernel layer's known gap"
 fi
+eq "diskstats: reads, writes, discards, flushes and their bytes equal" "$(delta "$DS0" "$DS1")" "$(kdev "$T/ds.iost")"
+eq "diskstats: there were flushes and discards" "1 1" \
+	"$(delta "$DS0" "$DS1" | awk '{print ($7 > 0) " " ($5 > 0)}')"
 eq "diskstats: at least the data written" 1 "$([ $((W1 - W0)) -ge $((8 * 1048576 + 4194304)) ] && echo 1 || echo 0)"
 
 # --- writeback attributed by inode ------------------------------------------------------------
@@ -74,7 +99,7 @@ mkfifo "$T/wb.gate" "$T/wb.written" "$T/wb.done"
 # when it exits
 (read -r _ <"$T/wb.gate"; dd if=/dev/zero of="$FS_MNT/wb" bs=4k count=256 status=none; echo >"$T/wb.written"; read -r _ <"$T/wb.done") &
 WP=$!
-"$IOSTRATA" kernel --quiet --pid "$WP" --interval 60 --log "$T/wb.iost" --ready "$T/wb.ready" &
+"$IOSTRATA" kernel $KOPT --quiet --pid "$WP" --interval 60 --log "$T/wb.iost" --ready "$T/wb.ready" &
 KP=$!
 wait_ready "$T/wb.ready"
 echo go >"$T/wb.gate"
@@ -94,7 +119,7 @@ eq "writeback: syscall bytes" 1048576 "$(k "$T/wb.iost" syscall "$FS_MNT/wb" byt
 # --- io_uring ----------------------------------------------------------------------------------
 head -c 4194304 /dev/urandom >"$FS_MNT/u"
 sync
-"$IOSTRATA" run -q -o "$T/u.job" --kernel -- "$PROGS/uring_read_uring" "$FS_MNT/u" 8 >"$T/u.out"
+"$IOSTRATA" run -q -o "$T/u.job" $KRUN -- "$PROGS/uring_read_uring" "$FS_MNT/u" 8 >"$T/u.out"
 eq "io_uring: exit status and bytes" "0 8 4194304" "$? $(cat "$T/u.out")"
 KL=$(ls "$T/u.job"/kernel-*.iost)
 PID=$(kjq "$KL" .header.pid)

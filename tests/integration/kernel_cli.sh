@@ -6,6 +6,7 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
+at_depths default
 T=$(realpath "$T")
 
 # bad ARGS... EXIT PATTERN: `iostrata kernel ARGS` exits EXIT with one stderr line matching PATTERN
@@ -29,6 +30,11 @@ bad 2 "--layers disk: expected syscall,pagecache,fs,block,mpiio" --layers disk
 bad 2 "--interval wants seconds from 0.001 to 86400, not '0'" --interval 0
 bad 2 "--interval wants seconds from 0.001 to 86400, not '-1'" --interval -1 --duration 1
 bad 2 "--log needs a value" --log
+bad 2 "--depth 'deep': expected default or full" --depth deep
+bad 2 "--depth needs a value" --depth
+"$IOSTRATA" run -q -o "$T/rj" --kernel=deep -- true >"$T/out" 2>"$T/err"
+eq "run --kernel=deep: exit status 2, one line, nothing run" "2 1 1 no" \
+	"$? $(wc -l <"$T/err" | tr -d ' ') $(grep -c -- "--kernel: depth 'deep' is not default or full" "$T/err") $([ -e "$T/rj" ] && echo yes || echo no)"
 mkdir -p "$T/notbpf"
 bad 1 "--pin: $T/notbpf is not on a BPF filesystem" --duration 0.1 --quiet --pin "$T/notbpf"
 bad 1 "--events $T/no/dir/e.iost: cannot create" --duration 0.1 --quiet --events "$T/no/dir/e.iost"
@@ -48,7 +54,7 @@ eq "kernel maps --bogus: named, exit 2" "2 1" "$? $(grep -c "^iostrata kernel ma
 mkfifo "$T/gate"
 (read -r _ <"$T/gate"; exec dd if=/dev/zero of="$T/f" bs=4k count=4 status=none) &
 P=$!
-"$IOSTRATA" kernel --quiet --pid "$P" --interval 60 --events "$T/ev.iost" --ready "$T/ready" &
+"$IOSTRATA" kernel $KOPT --quiet --pid "$P" --interval 60 --events "$T/ev.iost" --ready "$T/ready" &
 K=$!
 wait_ready "$T/ready"
 echo go >"$T/gate"

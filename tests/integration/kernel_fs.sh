@@ -15,6 +15,7 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
+at_depths full
 T=$(realpath "$T")
 export IOSTRATA_LIVE_DIR="$T/live"
 k() { kcounter "$@"; }
@@ -31,7 +32,7 @@ for FS in ext4 xfs; do
 	blockdev --setra 0 "$FS_DEV"
 	dd if="$M/o" of=/dev/null bs=4k count=3 status=none
 	blockdev --setra "$RA" "$FS_DEV"
-	"$IOSTRATA" run -q -o "$T/$FS.job" --kernel -- sh -c "
+	"$IOSTRATA" run -q -o "$T/$FS.job" $KRUN -- sh -c "
 		dd if=/dev/zero of=$M/f bs=4k count=16 conv=fsync status=none &&
 		dd if=/dev/zero of=$M/big bs=1M count=1 status=none &&
 		dd if=/dev/zero of=$M/o bs=1M count=1 conv=notrunc status=none &&
@@ -66,7 +67,7 @@ for FS in ext4 xfs; do
 		eq "ext4: cached buffered reads read nothing from storage" 0 "$(k "$KL" fs "$M/f" reads)"
 		# mapped reads with MADV_RANDOM of the uncached file: one fault and one read_folio per page
 		drop_caches
-		"$IOSTRATA" run -q -o "$T/rf.job" --kernel -- "$PROGS/pc_mmap_write" "$M/f" 65536 random >/dev/null
+		"$IOSTRATA" run -q -o "$T/rf.job" $KRUN -- "$PROGS/pc_mmap_write" "$M/f" 65536 random >/dev/null
 		eq "ext4: random mapped reads: exit status" 0 $?
 		KL=$(ls "$T/rf.job"/kernel-*.iost)
 		eq "ext4: read_folio once per page, 4 KiB each" "16 65536 65536" \

@@ -21,6 +21,7 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
+at_depths default full
 for tool in mpicc mpiexec jq; do
 	command -v "$tool" >/dev/null || { skip "kernel mpiio" "$tool is not installed (scripts/install-deps)"; exit 0; }
 done
@@ -91,7 +92,7 @@ mpicc -O1 -Wall -o "$T/mpiio" "$T/mpiio.c" || { fail "build mpiio" "mpicc failed
 # mpiio RUN [ENV=VALUE]: one job under run --kernel in $T/RUN; the kernel log's JSON in $T/RUN.json
 mpiio() {
 	mkdir -p "$T/$1"
-	(cd "$T/$1" && env ${2:-} "$IOSTRATA" run -q -o "$T/$1/job" --kernel -- mpiexec -n 2 "$T/mpiio" seed.dat forms.dat no/such/file) \
+	(cd "$T/$1" && env ${2:-} "$IOSTRATA" run -q -o "$T/$1/job" $KRUN -- mpiexec -n 2 "$T/mpiio" seed.dat forms.dat no/such/file) \
 		2>"$T/$1.err"
 	eq "mpiio $1: exit status" 0 $?
 	"$IOSTRATA" dump --json "$T/$1"/job/kernel-*.iost >"$T/$1.all.json"
@@ -168,3 +169,57 @@ check_forms multi "$multi"
 mpiio single IOSTRATA_UPROBE_MULTI=0
 check_seed single
 check_forms single 0
+
+# --- 4 ranks on one shared file (issue 18: "every rank but rank 0 missing") ---------------------
+# Each rank writes 256 interleaved 4 KiB blocks of its own (block 4i + rank) with MPI_File_write_at
+# on ext4, then MPI_File_sync. Every rank's own work has its own records: syscall and MPI-IO
+# always, the filesystem's and the page cache's at full depth (each rank's blocks are its own
+# pages: added and dirtied by it). Writeback is not a rank's: the first MPI_File_sync writes the
+# pages of every rank, so the file's block records are split by who submitted them (that rank, or
+# pid 0 for a flusher thread); their sum is the file, exactly.
+cat >"$T/shared4.c" <<'C'
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+	int rank;
+	MPI_File fh;
+	char *buf = malloc(4096);
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	memset(buf, 'a' + rank, 4096);
+	if (MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh))
+		return 1;
+	for (int i = 0; i < 256; i++)
+		MPI_File_write_at(fh, ((MPI_Offset)i * 4 + rank) * 4096, buf, 4096, MPI_BYTE, MPI_STATUS_IGNORE);
+	MPI_File_sync(fh);
+	MPI_File_close(&fh);
+	MPI_Finalize();
+	return 0;
+}
+C
+mpicc -O1 -Wall -o "$T/shared4" "$T/shared4.c" || { fail "build shared4" "mpicc failed"; exit 0; }
+make_fs ext4 64 || { fail "shared4: ext4 on a loop device" "make_fs failed"; exit 0; }
+"$IOSTRATA" run -q -o "$T/s4" $KRUN -- mpiexec -n 4 "$T/shared4" "$FS_MNT/shared"
+eq "shared4: exit status, file size" "0 4194304" "$? $(stat -c %s "$FS_MNT/shared")"
+"$IOSTRATA" dump --json "$T/s4"/kernel-*.iost >"$T/s4.json"
+# per layer: the ranks' "writes bytes" records, sorted
+s4() {
+	jq -r --arg p "$FS_MNT/shared" --arg l "$1" \
+		"[.records[] | select(.layer==\$l and .path==\$p and .pid != 0) | $2] | sort | join(\",\")" "$T/s4.json"
+}
+FOUR="256 1048576,256 1048576,256 1048576,256 1048576"
+eq "shared4: syscall records of 4 ranks" "$FOUR" "$(s4 syscall '"\(.counters.writes) \(.counters.bytes_written)"')"
+eq "shared4: MPI-IO records of 4 ranks" "$FOUR" "$(s4 mpiio '"\(.counters.writes) \(.counters.bytes_written)"')"
+if full; then
+	eq "shared4: filesystem records of 4 ranks" "$FOUR" "$(s4 fs '"\(.counters.writes) \(.counters.bytes_written)"')"
+	eq "shared4: page-cache records of 4 ranks: their own pages added and dirtied" "256 256,256 256,256 256,256 256" \
+		"$(s4 pagecache '"\(.counters.pages_added_write) \(.counters.pages_dirtied)"')"
+else
+	eq "shared4: no filesystem or page-cache record at the default depth" 0 \
+		"$(jq '[.records[] | select(.layer=="fs" or .layer=="pagecache")] | length' "$T/s4.json")"
+fi
+eq "shared4: the file's block records, all submitters, add up to the file (seen + unseen)" 4194304 \
+	"$(jq --arg p "$FS_MNT/shared" '[.records[] | select(.layer=="block" and .path==$p) | .counters.bytes_written + .unseen_bytes_written] | add' "$T/s4.json")"
+eq "shared4: nothing lost" "0 0" "$(jq -r '"\(.header.kernel_table_full) \(.header.events_dropped)"' "$T/s4.json")"

@@ -15,6 +15,7 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
+at_depths full
 T=$(realpath "$T")
 export IOSTRATA_LIVE_DIR="$T/live"
 make_fs ext4 64 || { fail "pagecache: ext4 on a loop device" "make_fs failed"; exit 0; }
@@ -23,7 +24,7 @@ k() { kcounter "$@"; }
 # --- read twice: cold, then warm --------------------------------------------------------------
 head -c 4194304 /dev/urandom >"$FS_MNT/r"
 drop_caches
-"$IOSTRATA" run -q -o "$T/r.job" --kernel-events -- "$PROGS/read_twice" "$FS_MNT/r" >"$T/r.out"
+"$IOSTRATA" run -q -o "$T/r.job" $KRUN --kernel-events -- "$PROGS/read_twice" "$FS_MNT/r" >"$T/r.out"
 eq "read twice: exit status and bytes" "0 4194304 4194304" "$? $(tr '\n' ' ' <"$T/r.out" | sed 's/ $//')"
 KL=$(ls "$T/r.job"/kernel-*.iost)
 eq "read twice: syscall reads and bytes" "130 8388608" "$(k "$KL" syscall "$FS_MNT/r" reads) $(k "$KL" syscall "$FS_MNT/r" bytes_read)"
@@ -51,14 +52,14 @@ eq "read twice: page-in events sum to the pages read in" 1024 \
 # --- mmap write and read ----------------------------------------------------------------------
 head -c 1048576 /dev/zero >"$FS_MNT/m"
 sync
-"$IOSTRATA" run -q -o "$T/mw.job" --kernel -- "$PROGS/pc_mmap_write" "$FS_MNT/m" 1048576 write >/dev/null
+"$IOSTRATA" run -q -o "$T/mw.job" $KRUN -- "$PROGS/pc_mmap_write" "$FS_MNT/m" 1048576 write >/dev/null
 eq "mmap write: exit status" 0 $?
 KL=$(ls "$T/mw.job"/kernel-*.iost)
 eq "mmap write: 256 pages dirtied" 256 "$(k "$KL" pagecache "$FS_MNT/m" pages_dirtied)"
 eq "mmap write: no write(2)" 0 "$(k "$KL" syscall "$FS_MNT/m" writes)"
 eq "mmap write: msync is a sync of the file, mmap counted" "1 1" "$(k "$KL" syscall "$FS_MNT/m" fsyncs) $(k "$KL" syscall "$FS_MNT/m" mmaps)"
 drop_caches
-"$IOSTRATA" run -q -o "$T/mr.job" --kernel -- "$PROGS/pc_mmap_write" "$FS_MNT/m" 1048576 read >"$T/mr.out"
+"$IOSTRATA" run -q -o "$T/mr.job" $KRUN -- "$PROGS/pc_mmap_write" "$FS_MNT/m" 1048576 read >"$T/mr.out"
 eq "mmap read: exit status and the bytes written before" "0 $((255 * 256 / 2))" "$? $(cat "$T/mr.out")"
 KL=$(ls "$T/mr.job"/kernel-*.iost)
 eq "mmap read: 256 pages read in, all asked for by readahead" "256 256" \
@@ -79,7 +80,7 @@ mkfifo "$T/w.gate" "$T/w.done" "$T/w.hold"
 	read -r _ <"$T/w.hold"
 ) &
 WP=$!
-"$IOSTRATA" kernel --quiet --pid "$WP" --interval 60 --log "$T/w.iost" --ready "$T/w.ready" &
+"$IOSTRATA" kernel $KOPT --quiet --pid "$WP" --interval 60 --log "$T/w.iost" --ready "$T/w.ready" &
 KP=$!
 wait_ready "$T/w.ready"
 echo go >"$T/w.gate"
@@ -104,7 +105,7 @@ drop_caches
 mkfifo "$T/d.gate"
 (read -r _ <"$T/d.gate"; exec cat "$FS_MNT/a" "$T/b") >/dev/null &
 DP=$!
-"$IOSTRATA" kernel --quiet --pid "$DP" --dev "$FS_DEVNUM" --interval 60 --log "$T/d.iost" --ready "$T/d.ready" &
+"$IOSTRATA" kernel $KOPT --quiet --pid "$DP" --dev "$FS_DEVNUM" --interval 60 --log "$T/d.iost" --ready "$T/d.ready" &
 KP=$!
 wait_ready "$T/d.ready"
 echo go >"$T/d.gate"

@@ -16,6 +16,7 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_kernel.sh"
 kernel_ready || exit 0
+at_depths full
 T=$(realpath "$T")
 make_fs ext4 64 || { fail "vfs: ext4 filesystem" "make_fs failed"; exit 0; }
 F="$FS_MNT/f"
@@ -23,7 +24,7 @@ mkfifo "$T/gate"
 (read -r _ <"$T/gate"; exec dd if=/dev/zero of="$F" bs=4k count=32 conv=fsync status=none) &
 DP=$!
 PIN=/sys/fs/bpf/iostrata-vfs-$$
-"$IOSTRATA" kernel --vfs --pid "$DP" --interval 60 --log "$T/k.iost" --pin "$PIN" --ready "$T/ready" >/dev/null 2>"$T/err" &
+"$IOSTRATA" kernel $KOPT --vfs --pid "$DP" --interval 60 --log "$T/k.iost" --pin "$PIN" --ready "$T/ready" >/dev/null 2>"$T/err" &
 KP=$!
 wait_ready "$T/ready"
 echo go >"$T/gate"

@@ -10,6 +10,30 @@ kernel_ready() {
 	return 0
 }
 
+# at_depths DEPTH...: the rest of the test runs once per kernel depth (docs/KERNEL.md, "Depths"):
+# the script runs itself again with KDEPTH set, and its checks are named "[DEPTH] NAME". In each
+# run KRUN is `iostrata run`'s flag (--kernel, --kernel=full) and KOPT `iostrata kernel`'s
+# (--depth DEPTH). A test calls it right after kernel_ready.
+at_depths() {
+	if [ -z "${KDEPTH:-}" ]; then
+		local d rc=0
+		for d in "$@"; do
+			KDEPTH=$d bash "$0" || rc=1
+		done
+		exit $rc
+	fi
+	KRUN=--kernel
+	[ "$KDEPTH" = full ] && KRUN=--kernel=full
+	KOPT="--depth $KDEPTH"
+	ok() { echo "ok - [$KDEPTH] $1"; }
+	fail() { echo "not ok - [$KDEPTH] $1: $2"; }
+	skip() { echo "skip - [$KDEPTH] $1: $2"; }
+	optional() { echo "optional - [$KDEPTH] $1: $2"; }
+}
+
+# full: 0 at full depth (every layer recorded, every call timed).
+full() { [ "${KDEPTH:-}" = full ]; }
+
 LOOPS=()
 MNTS=()
 kernel_cleanup() {
@@ -21,14 +45,15 @@ kernel_cleanup() {
 trap kernel_cleanup EXIT
 
 # make_fs TYPE SIZE_MB: a fresh filesystem of TYPE (ext4, xfs) on its own loop device, mounted
-# under $T. Sets FS_DEV (/dev/loopN), FS_MNT and FS_DEVNUM (MAJOR:MINOR). A device of its own
+# under $T (noatime). Sets FS_DEV (/dev/loopN), FS_MNT and FS_DEVNUM (MAJOR:MINOR). A device of its own
 # means nothing else does I/O on it: block counts are the test's alone.
 make_fs() {
 	local type=$1 size=$2 img
 	img="$T/$type-$RANDOM.img"
 	truncate -s "${size}M" "$img" || return 1
 	case "$type" in
-	ext4) mkfs.ext4 -q -F "$img" >/dev/null 2>&1 || return 1 ;;
+	# initialised now, not by a kernel thread writing in the background during the tests
+	ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$img" >/dev/null 2>&1 || return 1 ;;
 	xfs) mkfs.xfs -q -f "$img" >/dev/null 2>&1 || return 1 ;;
 	*) return 1 ;;
 	esac
@@ -36,7 +61,10 @@ make_fs() {
 	LOOPS+=("$FS_DEV")
 	FS_MNT="$T/mnt-$type-$RANDOM"
 	mkdir -p "$FS_MNT"
-	mount "$FS_DEV" "$FS_MNT" || return 1
+	# noatime: a read dirties no inode, so no journal commit writes after a test's last sync
+	local opts=noatime
+	[ "$type" = ext4 ] && opts=noatime,no_prefetch_block_bitmaps # no bitmap reads by a kernel thread after mount
+	mount -o "$opts" "$FS_DEV" "$FS_MNT" || return 1
 	MNTS+=("$FS_MNT")
 	FS_DEVNUM=$(lsblk -no MAJ:MIN "$FS_DEV" | tr -d ' ')
 	chmod 1777 "$FS_MNT"

@@ -27,7 +27,7 @@ for direct in 0 1; do
 		d="$FS_MNT/$mode-$n"
 		mkdir -p "$d"
 		job="$T/job-$mode-$n"
-		"$IOSTRATA" run -q --trace --kernel -o "$job" -- fio --name=w --directory="$d" --rw=write --bs=4k --size=10m \
+		"$IOSTRATA" run -q --trace --kernel=full -o "$job" -- fio --name=w --directory="$d" --rw=write --bs=4k --size=10m \
 			--numjobs="$n" --thread --ioengine=psync --direct="$direct" --end_fsync=0 --group_reporting >"$T/fio.out" 2>&1 ||
 			{ fail "$mode x$n: fio under iostrata" "$(tail -3 "$T/fio.out")"; continue; }
 		U=$(ls "$job"/vm-*.iost | head -1)

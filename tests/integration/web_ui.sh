@@ -52,7 +52,7 @@ eq "nobody's job ran" 0 "$?"
 # of the test's own (lib_kernel.sh), so that its block requests are the test's alone
 make_fs ext4 32 || fail "ext4 on a loop device" "make_fs failed"
 KDAT="$FS_MNT/k.dat"
-"$IOSTRATA" run -q --kernel -o "$T/jK" --job uiK -- dd if=/dev/zero of="$KDAT" bs=4096 count=64 oflag=direct status=none 2>"$T/k.err"
+"$IOSTRATA" run -q --kernel=full -o "$T/jK" --job uiK -- dd if=/dev/zero of="$KDAT" bs=4096 count=64 oflag=direct status=none 2>"$T/k.err"
 rc=$?
 eq "root's kernel-layer job ran" "0" "$rc$(head -1 "$T/k.err" | sed 's/^/: /')"
 

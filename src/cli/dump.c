@@ -285,6 +285,11 @@ static void text_record(FILE *f, const struct log_file *lf, uint32_t idx)
 		text_line(f, lf, r, "unseen_bytes_read", NULL, 0, r->unseen_bytes_read, 0);
 		text_line(f, lf, r, "unseen_bytes_written", NULL, 0, r->unseen_bytes_written, 0);
 	}
+	if (r->agg_state) {
+		text_line(f, lf, r, "agg_state", log_agg_state_name(r->agg_state), 0, r->agg_state, 0);
+		text_line(f, lf, r, "agg_fs_magic", NULL, 0, r->agg_fs_magic, 0);
+		text_line(f, lf, r, "agg_probe_ns", NULL, 0, r->agg_probe_ns, 0);
+	}
 	n = sorted_slots(r->sizes, slots);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(num, sizeof num, "%" PRId64, slots[i].value);
@@ -501,6 +506,9 @@ static void json_record(struct ana_jw *w, const struct log_file *lf, const struc
 	ana_jw_u64(w, "unseen_requests", r->unseen_requests);
 	ana_jw_u64(w, "unseen_bytes_read", r->unseen_bytes_read);
 	ana_jw_u64(w, "unseen_bytes_written", r->unseen_bytes_written);
+	ana_jw_str(w, "agg_state", log_agg_state_name(r->agg_state));
+	ana_jw_u64(w, "agg_fs_magic", r->agg_fs_magic);
+	ana_jw_u64(w, "agg_probe_ns", r->agg_probe_ns);
 	json_slots(w, "sizes", r->sizes);
 	ana_jw_u64(w, "sizes_other", r->sizes_other);
 	json_slots(w, "strides", r->strides);

@@ -155,3 +155,9 @@ const char *log_hist_label(unsigned bucket, char *buf, size_t len)
 	}
 	return buf;
 }
+
+const char *log_agg_state_name(uint64_t state)
+{
+	static const char *const names[] = {"none", "on", "bypass_local", "bypass_cheap", "probing"};
+	return state < sizeof names / sizeof names[0] ? names[state] : "unknown";
+}

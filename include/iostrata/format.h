@@ -350,6 +350,10 @@ extern const uint8_t log_counter_kinds[LOG_NCOUNTERS];
 const char *log_layer_name(unsigned layer);
 /* "none", "on", "bypass_local", "bypass_cheap", "probing" (enum log_agg_state); "unknown" else */
 const char *log_agg_state_name(uint64_t state);
+/* A file system's name by statfs f_type ("ext4", "fuse" ...), or NULL when not in the table; and
+ * whether it is local (in-kernel, local storage or memory: a small write costs its bytes). */
+const char *log_fs_name(uint64_t magic);
+int log_fs_is_local(uint64_t magic);
 int log_layer_from_name(const char *name);
 /* 1 when a record's path names a descriptor that has no file behind it: the kernel's name of a
  * pipe, socket or anonymous inode ("pipe:[INODE]", "socket:[INODE]", "anon_inode:[eventfd]",

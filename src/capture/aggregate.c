@@ -53,18 +53,10 @@ struct agg_file {
 	uint64_t probe_ns[8];
 };
 
-/* Whether aggregation pays (when=auto, docs/AGGREGATION.md "When it pays"). On these local file
- * systems a buffered write costs its bytes (a copy into the page cache), not a request: the
- * checkpoint mix ran 0.95-1.17x plain on ext4 under aggregation. Their files are not aggregated
- * at all, so nothing of aggregation runs on their writes. */
-static const struct {
-	uint64_t magic;
-	const char *name;
-} local_fs[] = {
-	{0xEF53, "ext2/3/4"}, {0x58465342, "xfs"}, {0x9123683E, "btrfs"}, {0x01021994, "tmpfs"},
-	{0x858458F6, "ramfs"}, {0xF2F52010, "f2fs"}, {0xCA451A4E, "bcachefs"}, {0x2FC12FC1, "zfs"},
-	{0x3153464A, "jfs"}, {0x52654973, "reiserfs"},
-};
+/* Whether aggregation pays (when=auto, docs/AGGREGATION.md "When it pays"). On local file
+ * systems (log_fs_is_local) a buffered write costs its bytes (a copy into the page cache), not a
+ * request: the checkpoint mix ran 0.95-1.17x plain on ext4 under aggregation. Their files are not
+ * aggregated at all, so nothing of aggregation runs on their writes. */
 /* Elsewhere the first AGG_PROBES writes under the threshold pass through, timed; the file is
  * aggregated when their median cost, less AGG_NS_PER_KB per KiB (what a buffered copy of the
  * bytes costs here, which aggregation pays too), is at least AGG_PAYS_NS: a request worth saving
@@ -381,14 +373,6 @@ static void note_decision(struct log_record *r, int state, uint64_t magic, uint6
 	__atomic_store_n(&r->agg_state, (uint64_t)state, __ATOMIC_RELAXED);
 }
 
-static int fs_is_local(uint64_t magic)
-{
-	for (size_t i = 0; i < sizeof local_fs / sizeof local_fs[0]; i++)
-		if (local_fs[i].magic == magic)
-			return 1;
-	return 0;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -426,7 +410,7 @@ void agg_note_open(struct cap_fd *f, int fd, const char *abs, int flags)
 		return; /* pipes, devices, directories: never buffered */
 	struct statfs sfs;
 	uint64_t magic = fstatfs(fd, &sfs) == 0 ? (uint64_t)sfs.f_type : 0;
-	if (cfg.when == AGG_WHEN_AUTO && fs_is_local(magic)) {
+	if (cfg.when == AGG_WHEN_AUTO && log_fs_is_local(magic)) {
 		/* every process of the job decides the same for this file: none buffers it */
 		note_decision(f->rec, LOG_AGG_BYPASS_LOCAL, magic, 0);
 		return;

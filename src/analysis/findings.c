@@ -830,7 +830,7 @@ static int aggregation_bypassed(struct fb *b)
 	fig(f, "files_measured_cheap", (double)nfiles[1], ANA_U_COUNT);
 	fig(f, "writes_measured_cheap", (double)writes[1], ANA_U_COUNT);
 	fig(f, "probe_cost", (double)probe_ns, ANA_U_NS);
-	fig(f, "pays_from", 15000.0, ANA_U_NS);
+	fig(f, "pays_from", 5000.0, ANA_U_NS);
 	char pt[PATH_SHOWN + 8], pn[ANA_UNIT_LEN], a[160] = "", c[240] = "";
 	if (ex[0]) {
 		const char *fs = log_fs_name(ex[0]->agg_fs_magic);
@@ -842,7 +842,7 @@ static int aggregation_bypassed(struct fb *b)
 		const char *fs = log_fs_name(ex[1]->agg_fs_magic);
 		ana_fmt_ns(pn, sizeof pn, probe_ns);
 		snprintf(c, sizeof c, "%s%zu file%s on %s whose first small writes cost at most %s a request, under the "
-			 "15 µs that makes a request worth saving", ex[0] ? "; " : "", nfiles[1], nfiles[1] == 1 ? "" : "s",
+			 "5 µs that makes a request worth saving", ex[0] ? "; " : "", nfiles[1], nfiles[1] == 1 ? "" : "s",
 			 fs ? fs : "an unlisted file system", pn);
 	}
 	if (text(f, "Write aggregation was bypassed for %s%s; their writes went to the file system as the program "

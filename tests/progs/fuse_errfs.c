@@ -151,7 +151,21 @@ static int e_unlink(const char *path)
 	return unlinkat(backdir, rel(path), 0) < 0 ? -errno : 0;
 }
 
+static int e_mkdir(const char *path, mode_t mode)
+{
+	delay();
+	return mkdirat(backdir, rel(path), mode) < 0 ? -errno : 0;
+}
+
+static int e_rmdir(const char *path)
+{
+	delay();
+	return unlinkat(backdir, rel(path), AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
 static const struct fuse_operations ops = {
+	.mkdir = e_mkdir,
+	.rmdir = e_rmdir,
 	.getattr = e_getattr,
 	.readdir = e_readdir,
 	.create = e_create,

@@ -17,8 +17,11 @@
 
 struct cap_own_thread cap_own_threads[CAP_OWN_SLOTS];
 __thread uint32_t cap_own_slot;
+__thread uint32_t *cap_own_busy;
 int cap_own_on;
 static uint32_t next_slot = 1;
+/* the count of the threads without a slot: raised and lowered like any, read by no one */
+static struct cap_own_thread noslot_busy;
 
 static int membarrier_call(int cmd)
 {
@@ -46,6 +49,7 @@ static uint32_t claim_slot(void)
 		__atomic_store_n(&next_slot, CAP_OWN_SLOTS, __ATOMIC_RELAXED); /* no wrap-around */
 		s = CAP_OWN_NOSLOT;
 	}
+	cap_own_busy = s == CAP_OWN_NOSLOT ? &noslot_busy.busy : &cap_own_threads[s].busy;
 	cap_own_slot = s;
 	return s;
 }
@@ -75,12 +79,12 @@ int cap_own_begin_slow(uint32_t *word)
 			continue;
 		}
 		if (o == me) { /* just claimed: announce the update as the inlined gate does */
-			uint32_t b = __atomic_load_n(&cap_own_threads[me].busy, __ATOMIC_RELAXED);
-			__atomic_store_n(&cap_own_threads[me].busy, b + 1, __ATOMIC_RELAXED);
+			uint32_t b = __atomic_load_n(cap_own_busy, __ATOMIC_RELAXED);
+			__atomic_store_n(cap_own_busy, b + 1, __ATOMIC_RELAXED);
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == me)
 				return CAP_OWN_OWNED;
-			__atomic_store_n(&cap_own_threads[me].busy, b, __ATOMIC_RELEASE);
+			__atomic_store_n(cap_own_busy, b, __ATOMIC_RELEASE);
 			continue;
 		}
 		if (o & CAP_OWN_SHARING) {

@@ -36,8 +36,10 @@ struct cap_own_thread {
 } __attribute__((aligned(64)));
 
 extern struct cap_own_thread cap_own_threads[CAP_OWN_SLOTS];
-extern __thread uint32_t cap_own_slot; /* 0 until the thread's first multithreaded update */
-extern int cap_own_on;                 /* 0: membarrier missing, every update follows cap_mt() */
+/* 0 until the thread's first multithreaded update (and for good while ownership is off) */
+extern __thread uint32_t cap_own_slot;
+extern __thread uint32_t *cap_own_busy; /* &cap_own_threads[cap_own_slot].busy once there is a slot */
+extern int cap_own_on;                  /* 0: membarrier missing, every update follows cap_mt() */
 
 /* Slow path (owner.c): the thread's slot, then the record claimed, waited for or shared. */
 int cap_own_begin_slow(uint32_t *word);
@@ -52,16 +54,19 @@ static inline __attribute__((always_inline)) int cap_own_begin(uint32_t *word)
 	if (__builtin_expect(__libc_single_threaded, 1))
 		return CAP_OWN_PLAIN;
 	uint32_t me = cap_own_slot;
-	if (__builtin_expect(me != 0 && me != CAP_OWN_NOSLOT && cap_own_on, 1)) {
+	if (__builtin_expect(me != 0, 1)) {
 		/* Announce the update, then look at the owner. No fence: a thread taking the record
 		 * over runs membarrier() between publishing CAP_OWN_SHARING and reading busy, which
-		 * orders this store before this load as a fence here would (docs/OWNERSHIP.md). */
-		uint32_t b = __atomic_load_n(&cap_own_threads[me].busy, __ATOMIC_RELAXED);
-		__atomic_store_n(&cap_own_threads[me].busy, b + 1, __ATOMIC_RELAXED);
+		 * orders this store before this load as a fence here would (docs/OWNERSHIP.md). A
+		 * thread without a slot of its own (CAP_OWN_NOSLOT) counts in a spare one and never
+		 * matches an owner word. */
+		uint32_t *busy = cap_own_busy;
+		uint32_t b = __atomic_load_n(busy, __ATOMIC_RELAXED);
+		__atomic_store_n(busy, b + 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (__builtin_expect(__atomic_load_n(word, __ATOMIC_ACQUIRE) == me, 1))
 			return CAP_OWN_OWNED;
-		__atomic_store_n(&cap_own_threads[me].busy, b, __ATOMIC_RELEASE);
+		__atomic_store_n(busy, b, __ATOMIC_RELEASE);
 	}
 	return cap_own_begin_slow(word);
 }
@@ -70,11 +75,10 @@ static inline __attribute__((always_inline)) int cap_own_begin(uint32_t *word)
 static inline __attribute__((always_inline)) void cap_own_end(int how)
 {
 	if (how == CAP_OWN_OWNED) {
-		uint32_t me = cap_own_slot;
+		uint32_t *busy = cap_own_busy;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		/* release: a thread that sees the count drop sees every update before it */
-		__atomic_store_n(&cap_own_threads[me].busy,
-				 __atomic_load_n(&cap_own_threads[me].busy, __ATOMIC_RELAXED) - 1, __ATOMIC_RELEASE);
+		__atomic_store_n(busy, __atomic_load_n(busy, __ATOMIC_RELAXED) - 1, __ATOMIC_RELEASE);
 	}
 }
 

@@ -219,6 +219,9 @@ $(B)/tests/progs/%: tests/progs/mpi/%.c
 
 # test_agg_shm drives the aggregation ring directly: it links the ring's objects too
 $(B)/tests/unit/test_agg_shm: $(B)/obj/cli/capture/agg_shm.o $(B)/obj/cli/capture/agg_pack.o
+# test_owner: per-record ownership, the capture library's gate
+$(B)/tests/unit/test_owner: $(B)/obj/cli/capture/owner.o
+$(B)/tests/unit/test_owner: CORE_LIBS += -lpthread
 # test_cursor: the daemon's cursors and their stored form
 $(B)/tests/unit/test_cursor: $(B)/obj/cli/daemon/cursor.o
 # test_influx: a batch as InfluxDB line protocol (no libcurl: the sink's HTTP side is not linked)
@@ -287,15 +290,18 @@ test-san:
 		ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		tests/run $(SAN_TESTS)
 
-# ThreadSanitizer on the threaded tests of the record logic (TSan cannot run inside an
+# ThreadSanitizer on the threaded tests of the record logic and of per-record ownership (TSan cannot run inside an
 # LD_PRELOAD library loaded into uninstrumented programs).
 test-tsan:
 	@mkdir -p build-tsan
 	$(Q)$(CC) -std=gnu11 -O1 -g -fsanitize=thread -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
 		-o build-tsan/test_record tests/unit/test_record.c -lpthread
-	$(Q)build-tsan/test_record > build-tsan/test_record.out 2>&1; rc=$$?; \
-		grep -c '^ok - ' build-tsan/test_record.out | sed 's/$$/ checks passed under TSan/'; \
-		grep -v '^ok - ' build-tsan/test_record.out || true; exit $$rc
+	$(Q)$(CC) -std=gnu11 -O1 -g -fsanitize=thread -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
+		-o build-tsan/test_owner tests/unit/test_owner.c src/capture/owner.c -lpthread
+	$(Q)rc=0; for t in test_record test_owner; do \
+		build-tsan/$$t > build-tsan/$$t.out 2>&1 || rc=1; \
+		grep -c '^ok - ' build-tsan/$$t.out | sed "s/$$/ $$t checks passed under TSan/"; \
+		grep -v '^ok - ' build-tsan/$$t.out || true; done; exit $$rc
 
 demo:
 	$(Q)scripts/install-deps build demo

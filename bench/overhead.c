@@ -16,6 +16,11 @@
  *   write64-2threads  two threads, each doing write64 on its own file PATH.0 and PATH.1, started
  *                     together; prints the mean of the two threads' ns per call
  *   pread4k-2threads  the same with pread4k
+ *   write64-cpu       write64 in one thread, timed by the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID)
+ *   write64-8threads  eight threads, each doing write64 on its own file PATH.0 ... PATH.7, started
+ *                     together, each timed by its CPU clock; prints the mean ns per call. On a
+ *                     machine with fewer CPUs than threads, wall time per thread would count the
+ *                     time it waited for a CPU; CPU time is what each call costs.
  *   pwrite64r         N pwrite() of 64 bytes at pseudo-random 4 KiB-aligned offsets of a 4 MiB
  *                     file: no two successive calls continue each other (trace mode's worst case:
  *                     every call closes a run)
@@ -66,9 +71,17 @@ struct job {
 	long n;
 	int paired;
 	pthread_barrier_t *start; /* NULL with one thread */
+	int cpu_clock;            /* time with the thread's CPU clock instead of CLOCK_MONOTONIC */
 	double ns_per_call;
 	int err;
 };
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t now_ns(void)
 {
@@ -188,7 +201,8 @@ static void *job_run(void *arg)
 		goto done;
 	}
 
-	uint64_t t0 = now_ns();
+	clockid_t clk = j->cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+	uint64_t t0 = clock_ns(clk);
 	if (j->mode == M_PREAD) {
 		for (long i = 0; i < j->n; i++) {
 			off_t off = (off_t)(i & (PREAD_FILE / PREAD_SIZE - 1)) * PREAD_SIZE;
@@ -208,7 +222,7 @@ static void *job_run(void *arg)
 			if (write(fd, buf, WRITE_SIZE) != WRITE_SIZE)
 				goto err_fd;
 	}
-	uint64_t t1 = now_ns();
+	uint64_t t1 = clock_ns(clk);
 
 	j->ns_per_call = (double)(t1 - t0) / (double)j->n;
 done:
@@ -233,12 +247,12 @@ static void *idle_thread(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: overhead write64|pread4k|pwrite64r[-mt|-2threads|-paired]|pwrite4kr PATH N\n");
+		fprintf(stderr, "usage: overhead write64|pread4k|pwrite64r[-mt|-2threads|-8threads|-cpu|-paired]|pwrite4kr PATH N\n");
 		return 2;
 	}
 	const char *m = argv[1];
 	long n = strtol(argv[3], NULL, 10);
-	int threads = strstr(m, "-2threads") ? 2 : 1;
+	int threads = strstr(m, "-2threads") ? 2 : strstr(m, "-8threads") ? 8 : 1;
 	const char *dash = strchr(m, '-');
 	size_t base = dash ? (size_t)(dash - m) : strlen(m);
 	const char *suffix = m + base;
@@ -254,14 +268,16 @@ int main(int argc, char **argv)
 	else
 		mode = (enum mode)-1;
 	if ((int)mode < 0 || n <= 0 ||
-	    (strcmp(suffix, "") && strcmp(suffix, "-mt") && strcmp(suffix, "-2threads") && strcmp(suffix, "-paired"))) {
+	    (strcmp(suffix, "") && strcmp(suffix, "-mt") && strcmp(suffix, "-2threads") && strcmp(suffix, "-8threads") &&
+	     strcmp(suffix, "-cpu") && strcmp(suffix, "-paired"))) {
 		fprintf(stderr, "overhead: bad mode or count: %s %s\n", m, argv[3]);
 		return 2;
 	}
 
-	static struct job jobs[2];
+	static struct job jobs[8];
 	if (threads == 1) {
-		jobs[0] = (struct job){.mode = mode, .n = n, .paired = !strcmp(suffix, "-paired")};
+		jobs[0] = (struct job){
+			.mode = mode, .n = n, .paired = !strcmp(suffix, "-paired"), .cpu_clock = !strcmp(suffix, "-cpu")};
 		snprintf(jobs[0].path, sizeof jobs[0].path, "%s", argv[2]);
 		if (!strcmp(suffix, "-mt")) {
 			pthread_t t;
@@ -276,18 +292,23 @@ int main(int argc, char **argv)
 	}
 
 	pthread_barrier_t start;
-	pthread_t t[2];
-	pthread_barrier_init(&start, NULL, 2);
-	for (int i = 0; i < 2; i++) {
-		jobs[i] = (struct job){.mode = mode, .n = n, .start = &start};
+	pthread_t t[8];
+	pthread_barrier_init(&start, NULL, (unsigned)threads);
+	for (int i = 0; i < threads; i++) {
+		jobs[i] = (struct job){.mode = mode, .n = n, .start = &start, .cpu_clock = threads == 8};
 		snprintf(jobs[i].path, sizeof jobs[i].path, "%s.%d", argv[2], i);
 		if (pthread_create(&t[i], NULL, job_run, &jobs[i]) != 0)
 			return 1;
 	}
-	for (int i = 0; i < 2; i++)
+	double sum = 0;
+	int bad = 0;
+	for (int i = 0; i < threads; i++) {
 		pthread_join(t[i], NULL);
-	if (jobs[0].err || jobs[1].err)
+		bad |= jobs[i].err != 0;
+		sum += jobs[i].ns_per_call;
+	}
+	if (bad)
 		return 1;
-	printf("%.2f\n", (jobs[0].ns_per_call + jobs[1].ns_per_call) / 2);
+	printf("%.2f\n", sum / threads);
 	return 0;
 }

@@ -125,7 +125,23 @@ struct log_record {
 	 * at completion whose start the session never saw (issued before it began: no times, no
 	 * latency bucket); 0 in other layers and in logs written before these fields (reserved, 0). */
 	uint64_t discard_bytes, untimed_requests;
-	uint64_t reserved[2];
+	/* Write aggregation's decision for this file in this process (enum log_agg_state; 0 when the
+	 * file was not a candidate), the file system's statfs f_type (every magic number is 32 bits),
+	 * and the median cost of the probe writes the decision was measured on (ns, after the bytes'
+	 * share; 0 when taken from the table). Once reserved bytes, so older readers ignore them
+	 * (docs/FORMAT.md). The record has no reserved bytes left. */
+	uint32_t agg_state, agg_fs_magic;
+	uint64_t agg_probe_ns;
+};
+
+/* record.agg_state */
+enum log_agg_state {
+	LOG_AGG_NONE = 0,
+	LOG_AGG_ON = 1,            /* aggregated: requests measured costly, or when=always */
+	LOG_AGG_BYPASS_LOCAL = 2,  /* passed through: a local file system (table), where a small write
+				    * costs its bytes, not a request */
+	LOG_AGG_BYPASS_CHEAP = 3,  /* passed through: the probe writes cost less than the threshold */
+	LOG_AGG_PROBING = 4,       /* still measuring when the log was written */
 };
 
 /* One event of an EVENTS section: 64 bytes, times CLOCK_MONOTONIC ns (also in a live file). */
@@ -337,6 +353,12 @@ extern const char *const log_counter_names[LOG_NCOUNTERS];
 extern const char *const log_counter_docs[LOG_NCOUNTERS];
 extern const uint8_t log_counter_kinds[LOG_NCOUNTERS];
 const char *log_layer_name(unsigned layer);
+/* "none", "on", "bypass_local", "bypass_cheap", "probing" (enum log_agg_state); "unknown" else */
+const char *log_agg_state_name(uint64_t state);
+/* A file system's name by statfs f_type ("ext4", "fuse" ...), or NULL when not in the table; and
+ * whether it is local (in-kernel, local storage or memory: a small write costs its bytes). */
+const char *log_fs_name(uint64_t magic);
+int log_fs_is_local(uint64_t magic);
 int log_layer_from_name(const char *name);
 /* 1 when a record's path names a descriptor that has no file behind it: the kernel's name of a
  * pipe, socket or anonymous inode ("pipe:[INODE]", "socket:[INODE]", "anon_inode:[eventfd]",

@@ -660,6 +660,8 @@ static int aggregation(struct fb *b)
 			const uint64_t *c = p->files[j].c;
 			w += c[LOG_C_WRITES];
 			agg += c[LOG_C_AGG_SMALL] + c[LOG_C_AGG_MEDIUM] + c[LOG_C_AGG_DIRECT];
+			/* aggregation already decided it does not pay there (aggregation_bypassed) */
+			agg += (p->files[j].agg_states & (1u << LOG_AGG_BYPASS_LOCAL | 1u << LOG_AGG_BYPASS_CHEAP)) != 0;
 			syncs += c[LOG_C_FSYNCS];
 			consec += c[LOG_C_CONSEC_WRITES];
 			rflags |= p->files[j].rflags;
@@ -789,6 +791,65 @@ static int aggregated(struct fb *b)
 		return -ENOMEM;
 	return advise(f, "nothing to change; close and fsync of those files include writing the buffered bytes "
 			 "back.");
+}
+
+/* Files --aggregate matched but left alone (record.agg_state, docs/AGGREGATION.md "When it pays"):
+ * on a local file system (by its type), or measured: their first small writes cost less than a
+ * request worth saving. Per state: files, their writes, and an example with its file system. */
+static int aggregation_bypassed(struct fb *b)
+{
+	const struct ana_profile *p = b->p;
+	size_t nfiles[2] = {0, 0};
+	uint64_t writes[2] = {0, 0}, probe_ns = 0;
+	const struct ana_file *ex[2] = {NULL, NULL};
+	const char *last = NULL;
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const struct ana_file *f = &p->files[i];
+		if (f->layer != LOG_LAYER_POSIX)
+			continue;
+		int k = f->agg_states & (1u << LOG_AGG_BYPASS_LOCAL) ? 0 : f->agg_states & (1u << LOG_AGG_BYPASS_CHEAP) ? 1 : -1;
+		if (k < 0)
+			continue;
+		if (!last || strcmp(last, f->path)) /* a path's ranks count once */
+			nfiles[k]++;
+		last = f->path;
+		writes[k] += f->c[LOG_C_WRITES];
+		if (!ex[k] || f->c[LOG_C_WRITES] > ex[k]->c[LOG_C_WRITES])
+			ex[k] = f;
+		if (k == 1 && f->agg_probe_ns > probe_ns)
+			probe_ns = f->agg_probe_ns;
+	}
+	if (!nfiles[0] && !nfiles[1])
+		return 0;
+	struct ana_finding *f = add(b, "aggregation_bypassed", ANA_SEV_INFO, LOG_LAYER_POSIX);
+	if (!f)
+		return -ENOMEM;
+	f->path = (ex[0] ? ex[0] : ex[1])->path;
+	fig(f, "files_local_fs", (double)nfiles[0], ANA_U_COUNT);
+	fig(f, "writes_local_fs", (double)writes[0], ANA_U_COUNT);
+	fig(f, "files_measured_cheap", (double)nfiles[1], ANA_U_COUNT);
+	fig(f, "writes_measured_cheap", (double)writes[1], ANA_U_COUNT);
+	fig(f, "probe_cost", (double)probe_ns, ANA_U_NS);
+	fig(f, "pays_from", 5000.0, ANA_U_NS);
+	char pt[PATH_SHOWN + 8], pn[ANA_UNIT_LEN], a[160] = "", c[240] = "";
+	if (ex[0]) {
+		const char *fs = log_fs_name(ex[0]->agg_fs_magic);
+		snprintf(a, sizeof a, "%zu file%s on a local file system (%s, e.g. %s): a small write there costs its "
+			 "bytes, not a request", nfiles[0], nfiles[0] == 1 ? "" : "s", fs ? fs : "local",
+			 path_tail(ex[0]->path, pt, sizeof pt));
+	}
+	if (ex[1]) {
+		const char *fs = log_fs_name(ex[1]->agg_fs_magic);
+		ana_fmt_ns(pn, sizeof pn, probe_ns);
+		snprintf(c, sizeof c, "%s%zu file%s on %s whose first small writes cost at most %s a request, under the "
+			 "5 µs that makes a request worth saving", ex[0] ? "; " : "", nfiles[1], nfiles[1] == 1 ? "" : "s",
+			 fs ? fs : "an unlisted file system", pn);
+	}
+	if (text(f, "Write aggregation was bypassed for %s%s; their writes went to the file system as the program "
+		    "made them.", a, c))
+		return -ENOMEM;
+	return advise(f, "nothing to change; where requests are costly (network, parallel or FUSE file systems) the "
+			 "same --aggregate pattern aggregates, and when=always forces it.");
 }
 
 static int rereads(struct fb *b)
@@ -1519,7 +1580,7 @@ int ana_findings_build(const struct ana_profile *p, const struct ana_stack *st, 
 		goto err;
 	if (b.st && (cache_misses(&b) || write_amplification(&b) || small_requests(&b)))
 		goto err;
-	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || mpi_advice(&b) || hdf5_chunks(&b) || hdf5_cache_misses(&b) ||
+	if (small_direct(&b) || aggregation(&b) || aggregated(&b) || aggregation_bypassed(&b) || mpi_advice(&b) || hdf5_chunks(&b) || hdf5_cache_misses(&b) ||
 	    mpiio_not_captured(&b))
 		goto err;
 	for (size_t i = 0; i < out->n; i++)

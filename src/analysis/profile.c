@@ -848,6 +848,13 @@ static int merge_record(struct ana_profile *p, size_t pi, const struct log_file 
 	f->unseen[0] += r->unseen_requests;
 	f->unseen[1] += r->unseen_bytes_read;
 	f->unseen[2] += r->unseen_bytes_written;
+	if (r->agg_state && r->agg_state < 32) {
+		f->agg_states |= 1u << r->agg_state;
+		if (r->agg_fs_magic)
+			f->agg_fs_magic = r->agg_fs_magic;
+		if (r->agg_probe_ns > f->agg_probe_ns)
+			f->agg_probe_ns = r->agg_probe_ns;
+	}
 	ana_hist_add(f->read_hist, r->read_hist);
 	ana_hist_add(f->write_hist, r->write_hist);
 	ana_hist_add(f->read_lat_hist, r->read_lat_hist);

@@ -96,6 +96,10 @@ struct ana_file {
 	int job_view;      /* counts for ranks, the I/O mode and the user-layer insights (ana_in_job_view) */
 	uint64_t dev, ino; /* identity the kernel layer gave it (first record that had one), else 0 */
 	uint64_t unseen[3]; /* block: requests never seen completing, their bytes read, written */
+	/* write aggregation's decisions (record.agg_state) in the merged records: bit 1 << state;
+	 * the file system's statfs f_type and the largest probe cost (ns) they carried */
+	unsigned agg_states;
+	uint64_t agg_fs_magic, agg_probe_ns;
 	uint64_t c[LOG_NCOUNTERS];
 	uint64_t read_hist[LOG_HIST_BUCKETS], write_hist[LOG_HIST_BUCKETS];
 	uint64_t read_lat_hist[LOG_HIST_BUCKETS], write_lat_hist[LOG_HIST_BUCKETS]; /* kernel layers */

@@ -838,12 +838,18 @@ int agg_spec_parse(const char *spec, struct agg_spec *out, char *why, size_t wle
 			out->packed = !strcmp(eq + 1, "packed");
 			continue;
 		}
+		if (eq && !strncmp(tok, "when=", 5) &&
+		    (!strcmp(eq + 1, "auto") || !strcmp(eq + 1, "measure") || !strcmp(eq + 1, "always"))) {
+			out->when = !strcmp(eq + 1, "auto") ? AGG_WHEN_AUTO
+				    : !strcmp(eq + 1, "measure") ? AGG_WHEN_MEASURE : AGG_WHEN_ALWAYS;
+			continue;
+		}
 		if (eq && !strncmp(tok, "packdir=", 8) && eq[1] == '/') {
 			snprintf(out->packdir, sizeof out->packdir, "%s", eq + 1);
 			continue;
 		}
 		if (!eq || parse_size(eq + 1, &v) < 0) {
-			snprintf(why, wlen, "'%s' is not KEY=SIZE (or placement=packed|inplace, packdir=/DIR)", tok);
+			snprintf(why, wlen, "'%s' is not KEY=SIZE (or placement=packed|inplace, packdir=/DIR, when=auto|measure|always)", tok);
 			return -1;
 		}
 		*eq = 0;

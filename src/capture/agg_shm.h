@@ -125,8 +125,13 @@ struct agg_spec {
 	char pattern[4096];
 	uint64_t small, threshold, buffer;
 	int packed;          /* placement=packed */
+	int when;            /* enum agg_when: when=auto (default), measure, always */
 	char packdir[1024];  /* packdir=DIR (default: the job directory) */
 };
+/* when=: auto aggregates a file unless its file system is a local one (table) or its first small
+ * writes, measured, cost less than a request is worth saving; measure skips the table; always
+ * aggregates every matching file (the behaviour before the decision existed). */
+enum agg_when { AGG_WHEN_AUTO = 0, AGG_WHEN_MEASURE = 1, AGG_WHEN_ALWAYS = 2 };
 int agg_spec_parse(const char *spec, struct agg_spec *out, char *why, size_t wlen);
 
 #endif

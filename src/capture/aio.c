@@ -64,12 +64,18 @@ static void complete(const void *cb, ssize_t r)
 		if (!rec || !kind)
 			return;
 		uint64_t t1 = cap_now();
+		/* glibc's aio runs on helper threads: the record is shared from the first completion on */
+		int how = cap_own_begin(cap_rec_owner(rec));
 		if (r < 0) {
-			log_inc(&rec->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], cap_mt());
+			log_inc(&rec->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS],
+				how == CAP_OWN_LOCKED);
+			cap_own_end(how);
 			cap_note_failure(rec, EIO); /* the cause is in aio_error(): taken for a fault */
 			return;
 		}
-		log_note_access(rec, kind, off, (uint64_t)r, mem, t0, t1, cap.file_align, cap.mem_align, 1);
+		log_note_access(rec, kind, off, (uint64_t)r, mem, t0, t1, cap.file_align, cap.mem_align,
+				how == CAP_OWN_LOCKED);
+		cap_own_end(how);
 		cap_trace_rw(rec, kind, off, r, t0, t1);
 		return;
 	}

@@ -578,9 +578,11 @@ static int proc_fd_reopen(char *abs, size_t len, int fd, uint32_t *rflags)
 
 void cap_note_rw_failed(struct cap_fd *f, struct log_record *r, int kind, int64_t off, uint64_t t0, uint64_t t1)
 {
-	int mt = cap_mt(), e = errno;
+	int e = errno;
+	int how = cap_own_begin(cap_rec_owner(r)), mt = how == CAP_OWN_LOCKED;
 	log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
 	log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
+	cap_own_end(how);
 	cap_trace_rw(r, kind, off >= 0 ? (uint64_t)off : cap.ofds[f->ofd].pos, -1, t0, t1);
 	cap_note_failure(r, e);
 	errno = e;
@@ -1206,7 +1208,9 @@ static int cap_start(int argc, char **argv)
 	cap.fds = map_anon((size_t)nfd * sizeof(struct cap_fd));
 	cap.ofds = map_anon((size_t)nfd * sizeof(struct cap_ofd));
 	cap.index = map_anon((size_t)isize * sizeof(uint32_t));
-	if (!cap.fds || !cap.ofds || !cap.index) {
+	cap.own = map_anon((size_t)maxr * sizeof(uint32_t));
+	cap_own_init();
+	if (!cap.fds || !cap.ofds || !cap.index || !cap.own) {
 		disable("cannot allocate tables", errno);
 		return -1;
 	}
@@ -1547,6 +1551,7 @@ void cap_after_fork_child(void)
 	cap.nfd = 0;
 	cap.hdr = NULL;
 	memset(cap.index, 0, ((size_t)cap.index_mask + 1) * sizeof(uint32_t));
+	cap_own_after_fork(cap.own, old->max_records);
 	cap_trace_after_fork();
 	cap_maps_reset();
 	cap_aio_reset();

@@ -28,6 +28,7 @@
 #include "iostrata/format.h"
 #include "log/record.h"
 #include "capture/aggregate.h"
+#include "capture/owner.h"
 
 #define CAP_EXPORT __attribute__((visibility("default")))
 #define CAP_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -73,6 +74,7 @@ struct cap_state {
 	uint32_t string_cap;
 	struct log_record *records;
 	uint32_t *index;           /* record lookup: open addressing, record number + 1 */
+	uint32_t *own;             /* per record: its owner word (owner.h), private to the process */
 	uint32_t index_mask;
 	uint64_t file_align, mem_align;
 	uint64_t calib_next;       /* tick count after which the clock calibration is refreshed */
@@ -103,6 +105,12 @@ static inline __attribute__((always_inline)) int cap_mt(void)
 	return !__libc_single_threaded;
 }
 extern __thread int cap_guard;
+
+/* The owner word of record r (owner.h): reads and writes on r go through cap_own_begin/end. */
+static inline __attribute__((always_inline)) uint32_t *cap_rec_owner(const struct log_record *r)
+{
+	return &cap.own[r - cap.records];
+}
 
 /* Real functions, resolved once in the constructor. */
 struct cap_real {
@@ -174,13 +182,16 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 								     uint64_t t1)
 {
 	struct log_record *r = __atomic_load_n(&f->rec, __ATOMIC_ACQUIRE);
-	int mt = cap_mt();
 	if (CAP_UNLIKELY(!r)) /* another thread closed the descriptor during the call */
 		return;
 	if (CAP_UNLIKELY(ret < 0)) {
 		cap_note_rw_failed(f, r, kind, off, t0, t1);
 		return;
 	}
+	/* plain updates while one thread has this record (the position of a description belongs
+	 * to its record: every description of a record is updated under the record's gate) */
+	int how = cap_own_begin(cap_rec_owner(r));
+	int mt = how == CAP_OWN_LOCKED;
 	uint64_t o;
 	if (off >= 0) {
 		o = (uint64_t)off;
@@ -204,6 +215,7 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 1);
 	else
 		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 0);
+	cap_own_end(how);
 	cap_trace_rw(r, kind, o, ret, t0, t1);
 }
 

@@ -236,10 +236,12 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 		  uint64_t t1)
 {
 	struct log_record *r = f->srec;
-	int mt = cap_mt();
+	/* the stream's position (spos) belongs to its record, like a description's (core.h) */
+	int how = cap_own_begin(cap_rec_owner(r)), mt = how == CAP_OWN_LOCKED;
 	if (failed) {
 		log_inc(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], mt);
 		log_add(&r->counters[kind == LOG_KIND_WRITE ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], t1 - t0, mt);
+		cap_own_end(how);
 		cap_trace_rw(r, kind, f->spos, -1, t0, t1);
 		cap_note_failure(r, errno);
 		return;
@@ -253,6 +255,7 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 		f->spos = off + bytes;
 		log_note_access(r, kind, off, bytes, (uintptr_t)mem, t0, t1, cap.file_align, cap.mem_align, 0);
 	}
+	cap_own_end(how);
 	cap_trace_rw(r, kind, off, (int64_t)bytes, t0, t1);
 }
 

@@ -289,6 +289,11 @@ static void text_record(FILE *f, const struct log_file *lf, uint32_t idx)
 		text_line(f, lf, r, "discard_bytes", NULL, 0, r->discard_bytes, 0);
 	if (r->untimed_requests)
 		text_line(f, lf, r, "untimed_requests", NULL, 0, r->untimed_requests, 0);
+	if (r->agg_state) {
+		text_line(f, lf, r, "agg_state", log_agg_state_name(r->agg_state), 0, r->agg_state, 0);
+		text_line(f, lf, r, "agg_fs_magic", NULL, 0, r->agg_fs_magic, 0);
+		text_line(f, lf, r, "agg_probe_ns", NULL, 0, r->agg_probe_ns, 0);
+	}
 	n = sorted_slots(r->sizes, slots);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(num, sizeof num, "%" PRId64, slots[i].value);
@@ -508,6 +513,9 @@ static void json_record(struct ana_jw *w, const struct log_file *lf, const struc
 	ana_jw_u64(w, "unseen_bytes_written", r->unseen_bytes_written);
 	ana_jw_u64(w, "discard_bytes", r->discard_bytes);
 	ana_jw_u64(w, "untimed_requests", r->untimed_requests);
+	ana_jw_str(w, "agg_state", log_agg_state_name(r->agg_state));
+	ana_jw_u64(w, "agg_fs_magic", r->agg_fs_magic);
+	ana_jw_u64(w, "agg_probe_ns", r->agg_probe_ns);
 	json_slots(w, "sizes", r->sizes);
 	ana_jw_u64(w, "sizes_other", r->sizes_other);
 	json_slots(w, "strides", r->strides);

@@ -35,7 +35,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: iostrata run [-o DIR] [--job ID] [--max-records N] [--exclude PREFIX]... "
 		   "[--include PREFIX]...\n"
 		   "                    [--trace [--trace-mb N]] [--kernel[=full] [--kernel-events]] [--mount SRC:MNT]...\n"
-		   "                    [--aggregate PATTERN[:threshold=64K,small=512,buffer=32M]] [-q] [--] CMD [ARGS...]\n"
+		   "                    [--aggregate PATTERN[:threshold=64K,small=512,buffer=32M,when=auto]] [-q] [--] CMD [ARGS...]\n"
 		   "  run CMD with the capture library preloaded; every process of it writes a log into DIR\n"
 		   "  -o DIR               job directory (default ./iostrata-JOB)\n"
 		   "  --job ID             job id (default: the scheduler's, else HOST-DATE-TIME-PID)\n"

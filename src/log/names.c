@@ -155,3 +155,42 @@ const char *log_hist_label(unsigned bucket, char *buf, size_t len)
 	}
 	return buf;
 }
+
+const char *log_agg_state_name(uint64_t state)
+{
+	static const char *const names[] = {"none", "on", "bypass_local", "bypass_cheap", "probing"};
+	return state < sizeof names / sizeof names[0] ? names[state] : "unknown";
+}
+
+/* File systems by statfs f_type. local = 1: an in-kernel file system on local storage or memory,
+ * where a small buffered write costs a copy of its bytes into the page cache, not a request
+ * (write aggregation leaves their files alone, docs/AGGREGATION.md "When it pays"). */
+static const struct {
+	uint64_t magic;
+	const char *name;
+	int local;
+} fs_types[] = {
+	{0xEF53, "ext4", 1},       {0x58465342, "xfs", 1},       {0x9123683E, "btrfs", 1},
+	{0x01021994, "tmpfs", 1},  {0x858458F6, "ramfs", 1},     {0xF2F52010, "f2fs", 1},
+	{0xCA451A4E, "bcachefs", 1}, {0x2FC12FC1, "zfs", 1},     {0x3153464A, "jfs", 1},
+	{0x52654973, "reiserfs", 1}, {0x65735546, "fuse", 0},    {0x6969, "nfs", 0},
+	{0x0BD00BD0, "lustre", 0}, {0x47504653, "gpfs", 0},      {0x00C36400, "ceph", 0},
+	{0x19830326, "beegfs", 0}, {0xFF534D42, "cifs", 0},      {0xFE534D42, "smb2", 0},
+	{0x01021997, "9p", 0},
+};
+
+const char *log_fs_name(uint64_t magic)
+{
+	for (size_t i = 0; i < sizeof fs_types / sizeof fs_types[0]; i++)
+		if (fs_types[i].magic == magic)
+			return fs_types[i].name;
+	return NULL;
+}
+
+int log_fs_is_local(uint64_t magic)
+{
+	for (size_t i = 0; i < sizeof fs_types / sizeof fs_types[0]; i++)
+		if (fs_types[i].magic == magic)
+			return fs_types[i].local;
+	return 0;
+}

@@ -26,7 +26,7 @@ wait_nonempty() { # FILE: wait (bounded) until it exists and is not empty (lib.s
 
 # 1. writer killed
 mkdir -p "$T/k"
-"$IOSTRATA" run -q -o "$T/kjob" --job "aggk-$(basename "$T")" --aggregate "$T/k/*.ck" -- \
+"$IOSTRATA" run -q -o "$T/kjob" --job "aggk-$(basename "$T")" --aggregate "$T/k/*.ck:when=always" -- \
 	"$PROGS/agg_ckpt" "$T/k/w.ck" 5 150 hold >/dev/null 2>"$T/k.err" &
 run=$!
 if wait_nonempty "$T/k/w.ck.ready"; then
@@ -51,7 +51,7 @@ fi
 # 2. flusher killed while holding a drain lock
 mkdir -p "$T/f"
 job="aggf-$(basename "$T")"
-IOSTRATA_AGGREGATE="$T/f/*.ck:buffer=1M" IOSTRATA_JOB="$job" IOSTRATA_OUT="$T/fjob" LD_PRELOAD="$PRELOAD" \
+IOSTRATA_AGGREGATE="$T/f/*.ck:buffer=1M,when=always" IOSTRATA_JOB="$job" IOSTRATA_OUT="$T/fjob" LD_PRELOAD="$PRELOAD" \
 	IOSTRATA_AGG_TEST_STALL="$T/f/stall" "$PROGS/agg_ckpt" "$T/f/a.ck" 11 400 hold >/dev/null 2>&1 &
 apid=$!
 if wait_nonempty "$T/f/stall"; then
@@ -59,7 +59,7 @@ if wait_nonempty "$T/f/stall"; then
 	eq "flusher: the stalled flusher is the writer" "$apid" "$spid"
 	kill -9 "$apid"
 	wait "$apid" 2>/dev/null
-	IOSTRATA_AGGREGATE="$T/f/*.ck:buffer=1M" IOSTRATA_JOB="$job" IOSTRATA_OUT="$T/fjob" LD_PRELOAD="$PRELOAD" \
+	IOSTRATA_AGGREGATE="$T/f/*.ck:buffer=1M,when=always" IOSTRATA_JOB="$job" IOSTRATA_OUT="$T/fjob" LD_PRELOAD="$PRELOAD" \
 		timeout 120 "$PROGS/agg_ckpt" "$T/f/b.ck" 12 300 >/dev/null 2>"$T/f/b.err"
 	eq "flusher: the next process took over and finished" 0 $?
 	"$PROGS/agg_ckpt" "$T/f/b.plain" 12 300 >/dev/null
@@ -80,7 +80,7 @@ fi
 deferred() { # ERRNO-NAME ERRNO DIR: the three cases on DIR
 	local name=$1 num=$2 dir=$3 how
 	for how in fsync close probe; do
-		"$IOSTRATA" run -q -o "$T/ejob$name$how" --aggregate "$dir/*" -- "$PROGS/agg_rules" "deferred_$how" "$dir" >"$T/e.$name$how" 2>&1
+		"$IOSTRATA" run -q -o "$T/ejob$name$how" --aggregate "$dir/*:when=always" -- "$PROGS/agg_rules" "deferred_$how" "$dir" >"$T/e.$name$how" 2>&1
 		eq "$name ($how): every buffered write returned" "writes 1000 failed 0" "$(grep '^writes' "$T/e.$name$how")"
 		if [ $how = probe ]; then
 			eq "$name: seek, fstat and read see what fit and leave the error to fsync" \
@@ -128,7 +128,7 @@ done
 mkdir -p "$T/t"
 hung=0 notterm=0 bad=0
 for i in $(seq 10); do
-	timeout -s KILL 30 "$IOSTRATA" run -q -o "$T/tjob$i" --aggregate "$T/t/*" -- "$PROGS/agg_ckpt" "$T/t/w$i" 9 $((40 + 7 * i)) term
+	timeout -s KILL 30 "$IOSTRATA" run -q -o "$T/tjob$i" --aggregate "$T/t/*:when=always" -- "$PROGS/agg_ckpt" "$T/t/w$i" 9 $((40 + 7 * i)) term
 	rc=$?
 	[ $rc -eq 137 ] && hung=$((hung + 1))
 	[ $rc -ne 143 ] && notterm=$((notterm + 1))
@@ -151,7 +151,7 @@ eq "SIGTERM inside aggregation code: every file is the data function with no hol
 # 5. a zombie writer
 mkdir -p "$T/z"
 IOSTRATA_AGG_TEST_STALL_FILL="$T/z/w.dat.stall:2222" timeout -s KILL 60 \
-	"$IOSTRATA" run -q -o "$T/zjob" --aggregate "$T/z/*.dat" -- "$PROGS/agg_zombie" "$T/z/w.dat" >"$T/z.out" 2>"$T/z.err"
+	"$IOSTRATA" run -q -o "$T/zjob" --aggregate "$T/z/*.dat:when=always" -- "$PROGS/agg_zombie" "$T/z/w.dat" >"$T/z.out" 2>"$T/z.err"
 eq "zombie writer: no hang, the parent's fsync and close succeed, the child died by SIGKILL" \
 	"0 fsync: 0,close: 0,child: signalled 9" "$? $(paste -sd, "$T/z.out")"
 eq "zombie writer: the file holds the parent's 3000 bytes, the unfinished entry abandoned" \

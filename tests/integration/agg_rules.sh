@@ -40,7 +40,8 @@ for ((k = 0; k < ${#rule[@]}; k += 2)); do
 	mkdir -p "$p" "$a"
 	"$IOSTRATA" run -q -o "$T/$m.jp" -- "$PROGS/agg_rules" "$m" "$p" >"$T/$m.p.out" 2>"$T/$m.p.err"
 	rp=$?
-	"$IOSTRATA" run -q -o "$T/$m.ja" --job "aggr-$(basename "$T")-$m" --aggregate "$a/*" -- "$PROGS/agg_rules" "$m" "$a" >"$T/$m.a.out" 2>"$T/$m.a.err"
+	echo "$rp" >"$T/$m.p.rc"
+	"$IOSTRATA" run -q -o "$T/$m.ja" --job "aggr-$(basename "$T")-$m" --aggregate "$a/*:when=always" -- "$PROGS/agg_rules" "$m" "$a" >"$T/$m.a.out" 2>"$T/$m.a.err"
 	ra=$?
 	eq "rule $what: exit status" "$rp" "$ra"
 	eq "rule $what: transcript" "$(cat "$T/$m.p.out")" "$(cat "$T/$m.a.out")"
@@ -51,6 +52,37 @@ for ((k = 0; k < ${#rule[@]}; k += 2)); do
 	if [ "$n" -gt 0 ]; then ok "rule $what: $n writes went through aggregation"; else fail "rule $what: aggregation used" "no write was aggregated"; fi
 	eq "rule $what: shared buffer removed" "absent" "$([ -e "/dev/shm/iostrata-agg-$(id -u)-aggr-$(basename "$T")-$m" ] && echo present || echo absent)"
 done
+# Under bypass (docs/AGGREGATION.md, "When it pays") every rule holds too. $T is on a local file
+# system: when=auto leaves its files alone (the table), when=measure times each file's first small
+# writes and decides on them (here mostly to pass the rest through: under the 5 us a request must cost).
+# Same transcript, files and counts as without aggregation; no write in an aggregation tier.
+for ((k = 0; k < ${#rule[@]}; k += 2)); do
+	m=${rule[k]} what=${rule[k + 1]}
+	for w in auto measure; do
+		b="$T/$m.$w"
+		mkdir -p "$b"
+		"$IOSTRATA" run -q -o "$T/$m.j$w" --job "aggb-$(basename "$T")-$m-$w" --aggregate "$b/*:when=$w" -- \
+			"$PROGS/agg_rules" "$m" "$b" >"$T/$m.$w.out" 2>"$T/$m.$w.err"
+		rb=$?
+		eq "bypass ($w), rule $what: exit status" "$(cat "$T/$m.p.rc")" "$rb"
+		eq "bypass ($w), rule $what: transcript" "$(cat "$T/$m.p.out")" "$(sed "s|$b|$T/$m.plain|g" "$T/$m.$w.out")"
+		eq "bypass ($w), rule $what: files (sha256)" "$(cd "$T/$m.plain" && sha256sum $(ls | grep -v fifo))" \
+			"$(cd "$b" && sha256sum $(ls | grep -v fifo))"
+		eq "bypass ($w), rule $what: counters per file" "$(counts "$T/$m.jp" "$T/$m.plain")" "$(counts "$T/$m.j$w" "$b")"
+		# when=measure decides on measured times (either way: no timing expectation in a test)
+		[ "$w" = auto ] && eq "bypass (auto), rule $what: no write through aggregation at all" 0 "$(tiers "$T/$m.j$w")"
+	done
+done
+# the state each file's record carries
+st() { # JOB FILE -> the agg_state of the file's posix records, sorted, unique
+	for l in "$1"/*.iost; do "$IOSTRATA" dump --json "$l"; done |
+		jq -r --arg p "$2" '.records[] | select(.layer == "posix" and .path == $p) | .agg_state' | sort -u | paste -sd, -
+}
+eq "bypass (auto): the record says local file system" "bypass_local" "$(st "$T/order.jauto" "$T/order.auto/o.dat")"
+eq "bypass (measure): the record holds a decision" yes \
+	"$(case $(st "$T/order.jmeasure" "$T/order.measure/o.dat") in bypass_cheap | on | probing) echo yes ;; *) echo no ;; esac)"
+eq "always: the record says aggregated" "on" "$(st "$T/order.ja" "$T/order.agg/o.dat")"
+
 # the transcripts are not vacuous
 eq "rule 8: SIGTERM killed the child by the signal after the flush" "SIGTERM child: signalled 1 sig 15" "$(grep 'SIGTERM child' "$T/proc.a.out")"
 eq "rule 8: SIGINT killed the child by the signal after the flush" "SIGINT child: signalled 1 sig 2" "$(grep 'SIGINT child' "$T/proc.a.out")"
@@ -79,7 +111,7 @@ eq "IOSTRATA_AGGREGATE with a bad buffer: one line on stderr" "1" "$(grep -c 'IO
 # event, no broken lease); one it writes is probed once
 mkdir -p "$T/ro"
 head -c 10000 /dev/zero >"$T/ro/in.dat"
-strace -f -qq -e trace=openat -o "$T/ro.trace" "$IOSTRATA" run -q -o "$T/rojob" --aggregate "$T/ro/*" -- \
+strace -f -qq -e trace=openat -o "$T/ro.trace" "$IOSTRATA" run -q -o "$T/rojob" --aggregate "$T/ro/*:when=always" -- \
 	sh -c "cat $T/ro/in.dat >/dev/null; echo x >$T/ro/out.dat"
 eq "read-only file: never opened for writing" 0 "$(grep "\"$T/ro/in.dat\"" "$T/ro.trace" | grep -c 'O_WRONLY\|O_RDWR')"
 eq "written file: the application's open and our one probe" 2 "$(grep "\"$T/ro/out.dat\"" "$T/ro.trace" | grep -c 'O_WRONLY')"

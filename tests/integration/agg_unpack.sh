@@ -15,7 +15,7 @@ for np in 1 2 4; do
 	p="$T/plain$np" a="$T/agg$np" j="$T/job$np"
 	mkdir -p "$p" "$a"
 	for ((r = 0; r < np; r++)); do "$PROGS/agg_ckpt" "$p/r$r.ck" $((r + 21)) 300 >/dev/null; done
-	"$IOSTRATA" run -q -o "$j" --job "aggp-$(basename "$T")-$np" --aggregate "$a/*.ck:placement=packed,buffer=4M" -- \
+	"$IOSTRATA" run -q -o "$j" --job "aggp-$(basename "$T")-$np" --aggregate "$a/*.ck:placement=packed,buffer=4M,when=always" -- \
 		sh -c "for r in \$(seq 0 $((np - 1))); do $PROGS/agg_ckpt $a/r\$r.ck \$((r + 21)) 300 >/dev/null & done; wait"
 	eq "packed, $np processes: exit status" 0 $?
 	eq "packed, $np processes: one pack file in the job directory" 1 "$(ls "$j"/*.pack 2>/dev/null | wc -l)"
@@ -33,7 +33,7 @@ done
 # overlapping writes of every tier, packed: only the newest bytes survive unpack
 mkdir -p "$T/op" "$T/oa"
 "$PROGS/agg_rules" order "$T/op" >/dev/null
-"$IOSTRATA" run -q -o "$T/ojob" --aggregate "$T/oa/*:placement=packed" -- "$PROGS/agg_rules" order "$T/oa" >/dev/null
+"$IOSTRATA" run -q -o "$T/ojob" --aggregate "$T/oa/*:placement=packed,when=always" -- "$PROGS/agg_rules" order "$T/oa" >/dev/null
 "$IOSTRATA" unpack "$T/ojob" >/dev/null
 eq "packed, overlapping writes: unpack exits 0" 0 $?
 eq "packed, overlapping writes: the file as the plain run left it" "$(sha256sum <"$T/op/o.dat")" "$(sha256sum <"$T/oa/o.dat")"
@@ -44,7 +44,7 @@ eq "packed, overlapping writes: the file as the plain run left it" "$(sha256sum 
 for m in dup read stdio order flags sync meta mmap proc threads errno; do
 	mkdir -p "$T/rp.$m" "$T/ra.$m"
 	"$IOSTRATA" run -q -o "$T/rpj.$m" -- "$PROGS/agg_rules" "$m" "$T/rp.$m" >"$T/rp.$m.out" 2>/dev/null
-	"$IOSTRATA" run -q -o "$T/raj.$m" --aggregate "$T/ra.$m/*:placement=packed" -- "$PROGS/agg_rules" "$m" "$T/ra.$m" >"$T/ra.$m.out" 2>/dev/null
+	"$IOSTRATA" run -q -o "$T/raj.$m" --aggregate "$T/ra.$m/*:placement=packed,when=always" -- "$PROGS/agg_rules" "$m" "$T/ra.$m" >"$T/ra.$m.out" 2>/dev/null
 	eq "packed, rule mode $m: transcript (raw views aside)" "$(grep -v ' raw ' "$T/rp.$m.out")" "$(grep -v ' raw ' "$T/ra.$m.out")"
 	"$IOSTRATA" unpack "$T/raj.$m" >/dev/null
 	eq "packed, rule mode $m: unpack exits 0" 0 $?

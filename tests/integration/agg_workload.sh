@@ -20,7 +20,7 @@ for np in 1 2 4; do
 	for ((r = 0; r < np; r++)); do "$PROGS/agg_ckpt" "$p/r$r.ck" $((r + 7)) $N >/dev/null; done
 	script="for r in \$(seq 0 $((np - 1))); do $PROGS/agg_ckpt $a/r\$r.ck \$((r + 7)) $N >/dev/null & done; wait"
 	strace -ff -qq -y -e trace=write,pwrite64,writev,pwritev,pwritev2 -o "$T/st$np" -- \
-		"$IOSTRATA" run -q -o "$T/job$np" --job "aggw-$(basename "$T")-$np" --aggregate "$a/*.ck:buffer=4M" -- sh -c "$script"
+		"$IOSTRATA" run -q -o "$T/job$np" --job "aggw-$(basename "$T")-$np" --aggregate "$a/*.ck:buffer=4M,when=always" -- sh -c "$script"
 	eq "$np processes: exit status" 0 $?
 	for ((r = 0; r < np; r++)); do
 		f="$a/r$r.ck"
@@ -41,7 +41,7 @@ done
 # a ring barely larger than four entries (threshold 16K, 300 KiB): 4 writers wrap it hundreds of
 # times, drain it concurrently and restart it at its beginning whenever it empties; every byte lands
 mkdir -p "$T/tiny"
-"$IOSTRATA" run -q -o "$T/tinyjob" --job "aggt-$(basename "$T")" --aggregate "$T/tiny/*.ck:threshold=16K,buffer=300K" -- \
+"$IOSTRATA" run -q -o "$T/tinyjob" --job "aggt-$(basename "$T")" --aggregate "$T/tiny/*.ck:threshold=16K,buffer=300K,when=always" -- \
 	sh -c "for r in 0 1 2 3; do $PROGS/agg_ckpt $T/tiny/r\$r.ck \$((r + 7)) $N >/dev/null & done; wait"
 eq "tiny ring: exit status" 0 $?
 for r in 0 1 2 3; do

@@ -9,7 +9,7 @@
 # write has no predecessor, so strides count writes - 1, and consec <= seq <= writes - 1.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog threads_write c11_threads close_race
+need_prog threads_write c11_threads close_race threads_own
 
 # stride_total LOG LAYER PATH: common strides + strides_other
 stride_total() {
@@ -76,4 +76,31 @@ for run in 1 2; do
 		"$(c posix a opens) $(c posix a closes) $(c posix a writes) $(c stdio a opens) $(c stdio a closes) $(c stdio a writes)"
 	eq "close race run $run: b, open/write/close" "10000 10000 10000 10000" \
 		"$(c posix b opens) $(c posix b closes) $(c posix b writes) $(c posix b bytes_written)"
+done
+
+# per-record ownership (docs/OWNERSHIP.md): 8 threads on files of their own keep plain updates,
+# so their records must be exact to the last order-dependent field (each thread's order is its
+# own); then one record taken over under load by 7 threads joining its owner at staggered moments.
+# N = 20000: of the offsets k * 64 (k < N), 313 are multiples of 4096; of k < N / 2, 157.
+N=20000
+for run in 1 2 3; do
+	mkdir -p "$T/own-$run"
+	cap_run "ownership run $run" "$T/ownj-$run" "$PROGS/threads_own" "$T/own-$run" $N || continue
+	log=$(one_log "$T/ownj-$run")
+	for t in 0 3 7; do
+		expect "ownership run $run own file $t" "$log" posix "$T/own-$run/own-$t" "opens=1 closes=1
+			writes=$N bytes_written=$((N * 64)) max_write_end=$((N * 64)) seq_writes=$((N - 1))
+			consec_writes=$((N - 1)) reads=$((N / 2)) bytes_read=$((N * 32)) max_read_end=$((N * 32))
+			seq_reads=$((N / 2 - 1)) consec_reads=$((N / 2 - 1)) rw_switches=1
+			file_not_aligned=$((N - 313 + N / 2 - 157)) mem_not_aligned=* write_hist=7:$N
+			read_hist=7:$((N / 2)) sizes=64:$((N + N / 2)) strides=64:$((N - 1 + N / 2 - 1))"
+	done
+	eq "ownership run $run: 8 own files, writes and reads" "$((8 * N)) $((4 * N))" \
+		"$(jq --arg d "$T/own-$run/own-" '[.records[] | select(.layer == "posix" and (.path | startswith($d)))]
+			| "\([.[].counters.writes] | add) \([.[].counters.reads] | add)"' -r "$(json "$log")")"
+	expect "ownership run $run late-shared file" "$log" posix "$T/own-$run/late" "opens=1 closes=1
+		writes=$((8 * N)) bytes_written=$((8 * N * 64)) max_write_end=$((8 * N * 64))
+		file_not_aligned=$((8 * N - 8 * N / 64)) write_hist=7:$((8 * N)) sizes=64:$((8 * N))
+		mem_not_aligned=* $any"
+	order_invariants "ownership run $run late-shared file" "$log" posix "$T/own-$run/late" $((8 * N))
 done

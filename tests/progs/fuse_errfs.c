@@ -9,6 +9,9 @@
  *   fuse_errfs BACKDIR MNT LIMIT EIO|EDQUOT
  * This kernel has neither device-mapper (dm-error) nor ext4/XFS/tmpfs quota, so an errno the real
  * file system returns from write(2) is made here, in a real FUSE server.
+ *   fuse_errfs BACKDIR MNT LIMIT EIO|EDQUOT DELAY_US
+ * also sleeps DELAY_US microseconds in every request it serves, like the round trip of a parallel
+ * file system's RPC (bench/aggregate, agg_bypass.sh: where write aggregation pays).
  */
 #define FUSE_USE_VERSION 31
 #include <dirent.h>
@@ -19,11 +22,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int backdir = -1;
 static off_t limit;
 static int fail_errno;
+static long delay_us;
+
+/* The fixed cost of a request (DELAY_US). */
+static void delay(void)
+{
+	if (delay_us > 0) {
+		struct timespec ts = {delay_us / 1000000, (delay_us % 1000000) * 1000};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+}
 
 /* "/a/b" -> "a/b", "/" -> "." (relative to backdir) */
 static const char *rel(const char *path)
@@ -33,6 +48,7 @@ static const char *rel(const char *path)
 
 static int e_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
+	delay();
 	int r = fi ? fstat((int)fi->fh, st) : fstatat(backdir, rel(path), st, AT_SYMLINK_NOFOLLOW);
 	return r < 0 ? -errno : 0;
 }
@@ -40,6 +56,7 @@ static int e_getattr(const char *path, struct stat *st, struct fuse_file_info *f
 static int e_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off, struct fuse_file_info *fi,
 		     enum fuse_readdir_flags flags)
 {
+	delay();
 	(void)off, (void)fi, (void)flags;
 	int fd = openat(backdir, rel(path), O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
@@ -58,6 +75,7 @@ static int e_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t of
 
 static int e_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
+	delay();
 	int fd = openat(backdir, rel(path), fi->flags | O_CREAT, mode);
 	if (fd < 0)
 		return -errno;
@@ -67,6 +85,7 @@ static int e_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 
 static int e_open(const char *path, struct fuse_file_info *fi)
 {
+	delay();
 	int fd = openat(backdir, rel(path), fi->flags & ~O_CREAT);
 	if (fd < 0)
 		return -errno;
@@ -76,6 +95,7 @@ static int e_open(const char *path, struct fuse_file_info *fi)
 
 static int e_read(const char *path, char *buf, size_t n, off_t off, struct fuse_file_info *fi)
 {
+	delay();
 	(void)path;
 	ssize_t r = pread((int)fi->fh, buf, n, off);
 	return r < 0 ? -errno : (int)r;
@@ -83,6 +103,7 @@ static int e_read(const char *path, char *buf, size_t n, off_t off, struct fuse_
 
 static int e_write(const char *path, const char *buf, size_t n, off_t off, struct fuse_file_info *fi)
 {
+	delay();
 	(void)path;
 	if (off >= limit)
 		return -fail_errno;
@@ -94,6 +115,7 @@ static int e_write(const char *path, const char *buf, size_t n, off_t off, struc
 
 static int e_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
+	delay();
 	int r;
 	if (fi) {
 		r = ftruncate((int)fi->fh, size);
@@ -109,6 +131,7 @@ static int e_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 static int e_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
+	delay();
 	(void)path;
 	int r = datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh);
 	return r < 0 ? -errno : 0;
@@ -116,6 +139,7 @@ static int e_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 
 static int e_release(const char *path, struct fuse_file_info *fi)
 {
+	delay();
 	(void)path;
 	close((int)fi->fh);
 	return 0;
@@ -123,10 +147,25 @@ static int e_release(const char *path, struct fuse_file_info *fi)
 
 static int e_unlink(const char *path)
 {
+	delay();
 	return unlinkat(backdir, rel(path), 0) < 0 ? -errno : 0;
 }
 
+static int e_mkdir(const char *path, mode_t mode)
+{
+	delay();
+	return mkdirat(backdir, rel(path), mode) < 0 ? -errno : 0;
+}
+
+static int e_rmdir(const char *path)
+{
+	delay();
+	return unlinkat(backdir, rel(path), AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
 static const struct fuse_operations ops = {
+	.mkdir = e_mkdir,
+	.rmdir = e_rmdir,
 	.getattr = e_getattr,
 	.readdir = e_readdir,
 	.create = e_create,
@@ -141,8 +180,8 @@ static const struct fuse_operations ops = {
 
 int main(int argc, char **argv)
 {
-	if (argc != 5 || (strcmp(argv[4], "EIO") && strcmp(argv[4], "EDQUOT"))) {
-		fprintf(stderr, "usage: fuse_errfs BACKDIR MNT LIMIT EIO|EDQUOT\n");
+	if ((argc != 5 && argc != 6) || (strcmp(argv[4], "EIO") && strcmp(argv[4], "EDQUOT"))) {
+		fprintf(stderr, "usage: fuse_errfs BACKDIR MNT LIMIT EIO|EDQUOT [DELAY_US]\n");
 		return 2;
 	}
 	backdir = open(argv[1], O_RDONLY | O_DIRECTORY);
@@ -152,6 +191,7 @@ int main(int argc, char **argv)
 	}
 	limit = (off_t)strtoll(argv[3], NULL, 10);
 	fail_errno = strcmp(argv[4], "EIO") ? EDQUOT : EIO;
+	delay_us = argc == 6 ? strtol(argv[5], NULL, 10) : 0;
 	char *fargv[] = { argv[0], "-f", "-s", "-o", "default_permissions", argv[2], NULL };
 	return fuse_main(6, fargv, &ops, NULL);
 }

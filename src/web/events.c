@@ -199,7 +199,8 @@ static void *poll_loop(void *arg)
 		if (rc < 0 || cur.oom) {
 			rows_free(&cur); /* the next poll compares with the last good one */
 		} else {
-			qsort(cur.v, cur.n, sizeof *cur.v, cmp_row);
+			if (cur.n) /* no rows: no array (qsort wants one) */
+				qsort(cur.v, cur.n, sizeof *cur.v, cmp_row);
 			for (size_t i = 0, k = 0; i < cur.n && !first; i++) {
 				while (k < old.n && old.v[k].key < cur.v[i].key)
 					k++;

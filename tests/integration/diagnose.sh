@@ -129,7 +129,7 @@ diag_done storm
 out=$("$IOSTRATA" diagnose stormy --store "$DB" --json)
 eq "beside a metadata storm: abnormal, caused by interference (high metadata among its kinds) from job storm on this host" \
 	"abnormal_phase;interference high_metadata storm host $(hostname)" \
-	"$(jq -r '[.findings[] | if .kind == "interference" then "\(.kind) \(if (.types | index("high_metadata")) then "high_metadata" else .types end) \(.jobs | join(",")) \(.resource)" else .kind end] | join(";")' <<<"$out")"
+	"$(jq -r '[.findings[] | if .kind == "interference" then "\(.kind) \(if (.types | index("high_metadata")) then "high_metadata" else .types end) \(.jobs | join(",")) \(.resource)" else .kind end] | unique | join(";")' <<<"$out")"
 
 app again
 job_done again

@@ -256,6 +256,12 @@ $(B)/bench/diagnose_perf: bench/diagnose_perf.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(CORE_LIBS)
 
+# bench/slowfs serves the mount monitor's pass-through operations slowly (bench/diagnose's faults).
+MNT_OBJ := $(patsubst src/%.c,$(B)/obj/cli/%.o,$(MNT_SRC))
+$(B)/bench/slowfs: bench/slowfs.c $(MNT_OBJ) $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(MNT_OBJ) $(CORE_OBJ) $(CORE_LIBS) -lfuse3 -lpthread
+
 # bench/scale replays a daemon's batches as many nodes: the store (batches, messages) and the stream.
 $(B)/bench/scale: bench/scale.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -387,7 +393,7 @@ bench-runs:
 .PHONY: bench-diagnose
 bench-diagnose:
 	$(Q)scripts/install-deps build test
-	$(Q)$(MAKE) --no-print-directory all $(B)/bench/diagnose_perf
+	$(Q)$(MAKE) --no-print-directory all $(B)/bench/diagnose_perf $(B)/bench/slowfs
 	$(Q)$(B)/bench/diagnose_perf
 	$(Q)bench/diagnose
 

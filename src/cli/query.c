@@ -26,8 +26,9 @@ static void usage(FILE *f, const char *verb)
 	else if (!strcmp(verb, "job"))
 		fprintf(f, "usage: iostrata job ID [--host H] [--json] [--socket PATH | --store URL]\n");
 	else if (!strcmp(verb, "diagnose"))
-		fprintf(f, "usage: iostrata diagnose ID [--host H] [--json] [--socket PATH | --store URL]\n"
-			   "  the job's I/O phases against its application's history: abnormal phases and their cause\n");
+		fprintf(f, "usage: iostrata diagnose ID [--host H] [--json] [--again] [--socket PATH | --store URL]\n"
+			   "  the job's I/O phases against its application's history: abnormal phases and their cause\n"
+			   "  (as made when the job ended; --again: made now)\n");
 	else
 		fprintf(f, "usage: iostrata node [--since T] [--until T] [--host H] [--devices | --samples SOURCE|all | --dists]\n"
 			   "                     [--json|--csv]\n"

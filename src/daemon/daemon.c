@@ -34,6 +34,7 @@
 #include "analysis/job.h"
 #include "analysis/profile.h"
 #include "analysis/report.h"
+#include "daemon/diagnose_job.h"
 #include "log/livelog.h"
 #include "sys/text.h"
 
@@ -1548,6 +1549,8 @@ int dmn_interval(struct dmn *d)
 	}
 	for (size_t i = 0; i < rb->nending; i++)
 		rb->ending[i].job->ended = 1;
+	/* the diagnosis of the jobs that ended (and that a restart left undiagnosed): after the commit */
+	dmn_diagnose_ended(d->st, now);
 	for (size_t i = 0; i < d->njobs; i++)
 		d->jobs[i]->sched_dirty = 0;
 	/* the cursors move on; logs taken to their end leave memory */

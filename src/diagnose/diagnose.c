@@ -169,8 +169,13 @@ static int find_cause(const struct dgn_job *j, const struct dgn_context *ctx, un
 		double bw = nb->bandwidth, meta = nb->meta_rate;
 		if (nb->series.n)
 			rate_over(&nb->series, p->start_ms, p->end_ms, &bw, &meta);
+		/* a storm is relative to the server that carries it: one that takes milliseconds a
+		 * request sustains far fewer than 1,000 a second, and a neighbour making several
+		 * times the phase's own metadata requests there is most of its metadata load */
+		int storm = meta >= DGN_HIGH_META ||
+			    (meta >= DGN_META_ACTIVE && meta >= DGN_HIGH_META_FACTOR * p->meta_rate);
 		unsigned t = (nb->n_to_1 ? DGN_IF_N_TO_1 : 0) | (bw >= DGN_HIGH_BW_SHARE * expected ? DGN_IF_HIGH_BW : 0) |
-			     (meta >= DGN_HIGH_META ? DGN_IF_HIGH_META : 0);
+			     (storm ? DGN_IF_HIGH_META : 0);
 		if (sharing < DGN_EVIDENCE_JOBS)
 			all[sharing] = nb->key;
 		sharing++;

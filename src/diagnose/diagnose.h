@@ -120,7 +120,8 @@ struct dgn_job {
 };
 
 /* Thresholds of the interfering types and of a degraded node (docs/DIAGNOSIS.md). */
-#define DGN_HIGH_META 1000.0   /* a neighbour's metadata ops per second: a metadata storm */
+#define DGN_HIGH_META 1000.0   /* a neighbour's metadata ops per second: a metadata storm anywhere */
+#define DGN_HIGH_META_FACTOR 4.0 /* ... or this many times the phase's own, DGN_META_ACTIVE at least */
 #define DGN_HIGH_BW_SHARE 0.5  /* a neighbour moving this share of the phase's normal bandwidth */
 #define DGN_MANY_JOBS 4        /* jobs on one resource at once */
 #define DGN_SLOWER 0.2         /* an abnormal phase is at least this much slower than its group */

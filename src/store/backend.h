@@ -66,6 +66,15 @@ struct store_ops {
 	int (*outbox_del)(struct store *s, unsigned sink, uint64_t upto_seq);
 	int (*outbox_state)(struct store *s, unsigned sink, uint64_t *batches, uint64_t *bytes, uint64_t *dropped);
 	int (*batch_mark)(struct store *s, const char *host, uint64_t seq);
+	/* diagnoses (schema 10) */
+	int (*diagnosis_put)(struct store *s, const struct store_diag_row *d);
+	int (*diagnosis_get)(struct store *s, int64_t job_key, int json, char **out);
+	int (*diag_similar)(struct store *s, const char *app, uint32_t ranks, int64_t before_ms, size_t limit,
+			    int (*fn)(int64_t job_key, void *ctx), void *ctx);
+	int (*diag_alerts)(struct store *s, uint32_t uid, int64_t since_ms, size_t limit,
+			   int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx);
+	int (*diag_pending)(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
+			    void *ctx);
 };
 
 /* store_job_series's statement, in either backend's parameter spelling (job key, resolution,

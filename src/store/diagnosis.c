@@ -44,6 +44,7 @@ static void djob_free(struct store_diag_job *x)
 	free(x->rd);
 	free(x->wr);
 	free(x->md);
+	memset(x, 0, sizeof *x);
 }
 
 void store_diagnosis_free(struct store_diagnosis *d)
@@ -220,75 +221,138 @@ static void fill_dgn(struct store_diag_job *x)
 	x->dj.meta_rate = (double)x->j.calls[STORE_CAT_META] / secs;
 }
 
-static int cmp_recent(const void *a, const void *b)
+/* ---- the jobs a diagnosis reads, found by indexes ---- */
+
+/* keys collected from a store query */
+struct keys {
+	int64_t *v;
+	size_t n, cap;
+	int nomem;
+};
+
+static int keep_key(int64_t key, void *arg)
 {
-	const struct store_diag_job *x = a, *y = b;
-	return (x->j.start_ms < y->j.start_ms) - (x->j.start_ms > y->j.start_ms);
+	struct keys *k = arg;
+	if (k->n == k->cap) {
+		size_t c = k->cap ? k->cap * 2 : 64;
+		int64_t *v = realloc(k->v, c * sizeof *v);
+		if (!v) {
+			k->nomem = 1;
+			return 1;
+		}
+		k->v = v;
+		k->cap = c;
+	}
+	k->v[k->n++] = key;
+	return 0;
+}
+
+/* Adds the rows f selects to a (role: 1 history, 2 neighbour, 3 the job on another node),
+ * skipping jobs already there. 0 or -errno. */
+static int add_rows(struct store *s, struct all_jobs *a, const struct store_job_filter *f)
+{
+	size_t first = a->n;
+	int r = store_jobs(s, f, keep_row, a);
+	if (r >= 0 && a->nomem)
+		r = -ENOMEM;
+	if (r < 0)
+		return r;
+	/* drop the rows already taken (a neighbour that is also a similar job is one job) */
+	size_t w = first;
+	for (size_t i = first; i < a->n; i++) {
+		int dup = 0;
+		for (size_t k = 0; k < first && !dup; k++)
+			dup = a->v[k].j.key == a->v[i].j.key;
+		if (dup)
+			djob_free(&a->v[i]);
+		else
+			a->v[w++] = a->v[i];
+	}
+	a->n = w;
+	return 0;
 }
 
 int store_diagnose(struct store *s, const struct store_job *j, struct store_diagnosis *d)
 {
 	struct all_jobs all = {0};
-	struct store_job_filter f = {.uid = STORE_ANY_UID};
+	struct keys similar = {0};
+	struct store_diag_job *v = NULL;
+	size_t n = 0;
 	memset(d, 0, sizeof *d);
-	int r = store_jobs(s, &f, keep_row, &all);
-	if (r >= 0 && all.nomem)
-		r = -ENOMEM;
+	/* the job itself first */
+	keep_row(j, &all);
+	int r = all.nomem ? -ENOMEM : 0;
 	if (r < 0)
 		goto fail;
-	/* the job first, then the candidates for its history (same executable and scale, ended,
-	 * latest first), then its neighbours and its other nodes */
-	struct store_diag_job *v = calloc(all.n + 1, sizeof *v);
-	size_t n = 0, self = SIZE_MAX;
+	int n_to_1 = 0;
+	if (!(all.v[0].app = app_of(s, &all.v[0], &n_to_1))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	all.v[0].dj.n_to_1 = n_to_1;
+	int64_t start = all.v[0].j.start_ms, end = end_of(&all.v[0].j);
+	/* its history: the latest ended jobs of the same application and scale (the diagnoses'
+	 * index), each read by its key */
+	if ((r = store_diag_similar(s, all.v[0].app, j->nprocs, start, STORE_DIAG_HISTORY, keep_key, &similar)) < 0)
+		goto fail;
+	if (similar.nomem) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < similar.n; i++) {
+		struct store_job_filter f = {.uid = STORE_ANY_UID, .key = similar.v[i], .ended_only = 1};
+		size_t before = all.n;
+		if ((r = add_rows(s, &all, &f)) < 0)
+			goto fail;
+		for (size_t k = before; k < all.n; k++) {
+			all.v[k].dj.nodes = 1;
+			if (!(all.v[k].app = strdup(all.v[0].app))) {
+				r = -ENOMEM;
+				goto fail;
+			}
+		}
+	}
+	/* its neighbours: the jobs that overlapped it (the jobs' end index), on its host */
+	size_t before = all.n;
+	struct store_job_filter nf = {.uid = STORE_ANY_UID, .since_ms = start, .until_ms = end};
+	if ((r = add_rows(s, &all, &nf)) < 0)
+		goto fail;
+	for (size_t k = before; k < all.n; k++) {
+		struct store_diag_job *x = &all.v[k];
+		if (strcmp(x->j.host, all.v[0].j.host) || end_of(&x->j) <= start) {
+			djob_free(x); /* dropped below: no strings left */
+			continue;
+		}
+		x->dj.nodes = 2;
+		if (!(x->app = app_of(s, x, &x->dj.n_to_1))) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	/* the job's rows on its other nodes (a central store) */
+	before = all.n;
+	struct store_job_filter jf = {.uid = j->uid, .job = j->job};
+	if ((r = add_rows(s, &all, &jf)) < 0)
+		goto fail;
+	for (size_t k = before; k < all.n; k++) {
+		struct store_diag_job *x = &all.v[k];
+		x->dj.nodes = 3;
+		if (!(x->app = strdup(all.v[0].app))) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	v = calloc(all.n + 1, sizeof *v);
 	if (!v) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	for (size_t i = 0; i < all.n; i++)
-		if (all.v[i].j.key == j->key)
-			self = i;
-	if (self == SIZE_MAX) {
-		free(v);
-		r = -ENOENT;
-		goto fail;
-	}
-	v[n++] = all.v[self];
-	memset(&all.v[self], 0, sizeof all.v[self]);
-	int n_to_1 = 0;
-	if (!(v[0].app = app_of(s, &v[0], &n_to_1))) {
-		r = -ENOMEM;
-		goto fail_v;
-	}
-	v[0].dj.n_to_1 = n_to_1;
-	int64_t start = v[0].j.start_ms, end = end_of(&v[0].j);
-	/* history candidates: sorted latest first, the first STORE_DIAG_HISTORY of the same app */
-	qsort(all.v, all.n, sizeof *all.v, cmp_recent);
-	size_t hist = 0;
-	for (size_t i = 0; i < all.n; i++) {
-		struct store_diag_job *x = &all.v[i];
-		if (!x->strs[0] || x->j.key == j->key)
-			continue;
-		int same = !x->j.running && x->j.nprocs == v[0].j.nprocs && !strcmp(x->j.exe, v[0].j.exe) &&
-			   hist < STORE_DIAG_HISTORY && x->j.start_ms < start;
-		int neighbour = !strcmp(x->j.host, v[0].j.host) && x->j.start_ms < end && end_of(&x->j) > start;
-		int node = !strcmp(x->j.job, v[0].j.job) && x->j.uid == v[0].j.uid && strcmp(x->j.host, v[0].j.host);
-		if (!same && !neighbour && !node)
-			continue;
-		if (!(x->app = app_of(s, x, &x->dj.n_to_1))) {
-			r = -ENOMEM;
-			goto fail_v;
-		}
-		same = same && !strcmp(x->app, v[0].app);
-		if (!same && !neighbour && !node) {
-			free(x->app);
-			x->app = NULL;
-			continue;
-		}
-		hist += same;
-		x->dj.nodes = (uint32_t)(same ? 1 : neighbour ? 2 : 3); /* the role, until fill_dgn */
-		v[n++] = *x;
-		memset(x, 0, sizeof *x);
-	}
+		if (all.v[i].strs[0])
+			v[n++] = all.v[i];
+	free(all.v);
+	all.v = NULL;
+	all.n = 0;
 	for (size_t i = 0; i < n; i++) {
 		int nt = v[i].dj.n_to_1;
 		if ((r = load_series(s, &v[i])) < 0)
@@ -349,9 +413,7 @@ int store_diagnose(struct store *s, const struct store_job *j, struct store_diag
 	d->nneighbours = nn;
 	d->host = v[0].j.host;
 	d->app = v[0].app;
-	for (size_t i = 0; i < all.n; i++)
-		djob_free(&all.v[i]);
-	free(all.v);
+	free(similar.v);
 	return 0;
 fail_v:
 	for (size_t i = 0; i < n; i++)
@@ -361,6 +423,7 @@ fail:
 	for (size_t i = 0; i < all.n; i++)
 		djob_free(&all.v[i]);
 	free(all.v);
+	free(similar.v);
 	return r;
 }
 
@@ -483,4 +546,81 @@ void store_diagnosis_text(FILE *out, const struct store_job *j, const struct sto
 			break;
 		}
 	}
+}
+
+/* ---- made when a job ends, and stored (schema 10) ---- */
+
+static unsigned anomalies_of(const struct dgn_result *res)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < res->n; i++)
+		n += res->f[i].kind == DGN_ABNORMAL_PHASE;
+	return n;
+}
+
+int store_diagnosis_save(struct store *s, int64_t job_key, int64_t now_ms)
+{
+	struct all_jobs one = {0};
+	struct store_job_filter f = {.uid = STORE_ANY_UID, .key = job_key};
+	struct store_diagnosis d;
+	char *text = NULL, *json = NULL;
+	size_t tlen = 0, jlen = 0;
+	int r = store_jobs(s, &f, keep_row, &one);
+	if (r >= 0 && one.nomem)
+		r = -ENOMEM;
+	if (r >= 0 && !one.n)
+		r = -ENOENT;
+	if (r < 0)
+		goto out;
+	if ((r = store_diagnose(s, &one.v[0].j, &d)) < 0)
+		goto out;
+	FILE *tf = open_memstream(&text, &tlen), *jf = open_memstream(&json, &jlen);
+	if (tf) {
+		store_diagnosis_text(tf, &one.v[0].j, &d);
+		fclose(tf);
+	}
+	if (jf) {
+		struct ana_jw w = {.f = jf};
+		ana_jw_open(&w, NULL, '{');
+		store_diagnosis_json(&w, &one.v[0].j, &d);
+		ana_jw_close(&w, '}');
+		fclose(jf);
+	}
+	if (!tf || !jf || !text || !json) {
+		r = -ENOMEM;
+	} else {
+		struct store_diag_row row = {.job_key = job_key, .app = d.app, .ranks = one.v[0].j.nprocs,
+					     .start_ms = one.v[0].j.start_ms, .t_ms = now_ms,
+					     .anomalies = anomalies_of(&d.res), .text = text, .json = json};
+		if ((r = store_begin(s)) >= 0 && (r = store_diagnosis_put(s, &row)) >= 0)
+			r = store_commit(s);
+		if (r < 0)
+			store_rollback(s);
+	}
+	store_diagnosis_free(&d);
+out:
+	free(text);
+	free(json);
+	for (size_t i = 0; i < one.n; i++)
+		djob_free(&one.v[i]);
+	free(one.v);
+	return r;
+}
+
+int store_diagnose_pending(struct store *s, int64_t *since_ms, size_t max, int64_t now_ms, size_t *done)
+{
+	struct keys k = {0};
+	*done = 0;
+	int r = store_diag_pending(s, *since_ms, max, keep_key, &k);
+	/* next time from a while before now: a report committed late by another writer (an ingest
+	 * worker's transaction) may carry an earlier time; fewer found than asked: all are done */
+	if (r >= 0 && k.n < max && now_ms - STORE_DIAG_REPORT_LAG_MS > *since_ms)
+		*since_ms = now_ms - STORE_DIAG_REPORT_LAG_MS;
+	if (r >= 0 && k.nomem)
+		r = -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < k.n; i++)
+		if ((r = store_diagnosis_save(s, k.v[i], now_ms)) >= 0)
+			(*done)++;
+	free(k.v);
+	return r;
 }

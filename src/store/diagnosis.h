@@ -31,6 +31,18 @@ struct store_diagnosis {
 int store_diagnose(struct store *s, const struct store_job *j, struct store_diagnosis *d);
 void store_diagnosis_free(struct store_diagnosis *d);
 
+/* Diagnoses the stored job job_key and stores the result (store_diagnosis_put: the same job
+ * diagnosed again replaces its row), in a transaction of its own, made at now_ms: what the daemon
+ * and the ingest workers run when a job has ended. 0, or -errno (store_error says why). */
+int store_diagnosis_save(struct store *s, int64_t job_key, int64_t now_ms);
+/* Diagnoses and stores up to max ended jobs that have a report stored since *since_ms and no
+ * diagnosis yet, oldest end first (so each finds the ones before it as history): the daemon's and
+ * the ingest's hook. *since_ms (0 at a start: every report, which also catches a job whose
+ * diagnosis a restart interrupted) moves on to a while before now once none is left. *done: how
+ * many were stored. 0 or -errno. */
+#define STORE_DIAG_REPORT_LAG_MS (10 * 60 * 1000) /* reports this much older than now are looked at again */
+int store_diagnose_pending(struct store *s, int64_t *since_ms, size_t max, int64_t now_ms, size_t *done);
+
 /* The diagnosis as the members of a JSON object: job, host, app, history, neighbours, phases,
  * findings (docs/DIAGNOSIS.md). And as text, one line per finding. */
 struct ana_jw;

@@ -144,11 +144,19 @@ static const struct migration migrations[] = {
 	    "CREATE INDEX IF NOT EXISTS intervals_minute_proc ON intervals_minute(proc_id, t_ms);"
 	    "CREATE INDEX IF NOT EXISTS jobs_list ON jobs(start_ms, id) INCLUDE (uid, running, end_ms, \"user\", exe);"
 	    "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_ms);"},
+	/* 10: a job's diagnosis with its application key and scale, as SQLite's 10 (version 9 is the
+	 * web's, made on another branch: the list skips it until the branches merge) */
+	{10, "CREATE TABLE diagnoses(job_id bigint PRIMARY KEY REFERENCES jobs(id), app text NOT NULL,"
+	     " ranks bigint NOT NULL, start_ms bigint NOT NULL, t_ms bigint NOT NULL, anomalies bigint NOT NULL,"
+	     " text text NOT NULL, json text NOT NULL);"
+	     "CREATE INDEX diagnoses_app ON diagnoses(app, ranks, start_ms);"
+	     "CREATE INDEX diagnoses_alerts ON diagnoses(t_ms) WHERE anomalies > 0;"
+	     "CREATE INDEX jobs_reported ON jobs(report_ms) WHERE report_json IS NOT NULL;"},
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
 /* A new schema version needs its migration here too: this fails until it has one. */
-_Static_assert(STORE_SCHEMA_VERSION == 8, "migrations[] ends at version 8");
+_Static_assert(STORE_SCHEMA_VERSION == 10, "migrations[] ends at version 10");
 
 /* Any number, so long as every iostrata connection takes the same: schema changes (migrations,
  * a day's partition) are made by one connection at a time. */
@@ -1717,6 +1725,112 @@ static int pg_batch_mark(struct store *s, const char *host, uint64_t seq)
 	return r;
 }
 
+/* ---------- diagnoses (schema 10) ---------- */
+
+static int pg_diagnosis_put(struct store *s, const struct store_diag_row *d)
+{
+	struct params p = {0};
+	p_i64(&p, d->job_key);
+	p_str(&p, d->app);
+	p_i64(&p, d->ranks);
+	p_i64(&p, d->start_ms);
+	p_i64(&p, d->t_ms);
+	p_i64(&p, d->anomalies);
+	p_str(&p, d->text);
+	p_str(&p, d->json);
+	return exec_p(s, "storing a diagnosis",
+		      "INSERT INTO diagnoses(job_id, app, ranks, start_ms, t_ms, anomalies, text, json)"
+		      " VALUES($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT(job_id) DO UPDATE SET app = excluded.app,"
+		      " ranks = excluded.ranks, start_ms = excluded.start_ms, t_ms = excluded.t_ms,"
+		      " anomalies = excluded.anomalies, text = excluded.text, json = excluded.json",
+		      &p);
+}
+
+static int pg_diagnosis_get(struct store *s, int64_t job_key, int json, char **out)
+{
+	struct params p = {0};
+	int r;
+	*out = NULL;
+	p_i64(&p, job_key);
+	PGresult *res = run(s, "reading a diagnosis",
+			    json ? "SELECT json FROM diagnoses WHERE job_id = $1" : "SELECT text FROM diagnoses WHERE job_id = $1",
+			    &p, &r);
+	if (!res)
+		return r;
+	if (PQntuples(res) > 0 && !(*out = strdup(col_text(res, 0, 0))))
+		r = -ENOMEM;
+	PQclear(res);
+	return r;
+}
+
+/* fn per first column of res's rows until it returns non-zero; res cleared */
+static int pg_keys_of(PGresult *res, int (*fn)(int64_t key, void *ctx), void *ctx)
+{
+	for (int i = 0; i < PQntuples(res); i++)
+		if (fn(col_i64(res, i, 0), ctx))
+			break;
+	PQclear(res);
+	return 0;
+}
+
+static int pg_diag_similar(struct store *s, const char *app, uint32_t ranks, int64_t before_ms, size_t limit,
+			   int (*fn)(int64_t job_key, void *ctx), void *ctx)
+{
+	struct params p = {0};
+	int r;
+	p_str(&p, app);
+	p_i64(&p, ranks);
+	p_i64(&p, before_ms);
+	p_i64(&p, (int64_t)limit);
+	PGresult *res = run(s, "finding similar jobs",
+			    "SELECT job_id FROM diagnoses WHERE app = $1 AND ranks = $2 AND start_ms < $3"
+			    " ORDER BY start_ms DESC, job_id DESC LIMIT $4",
+			    &p, &r);
+	return res ? pg_keys_of(res, fn, ctx) : r;
+}
+
+static int pg_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_t limit,
+			  int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
+{
+	struct params p = {0};
+	int r;
+	p_i64(&p, since_ms);
+	p_i64(&p, uid == STORE_ANY_UID ? -1 : (int64_t)uid);
+	p_i64(&p, (int64_t)limit);
+	PGresult *res = run(s, "reading alerts",
+			    "SELECT d.job_id, d.ranks, d.start_ms, d.t_ms, d.anomalies, d.json, j.uid FROM diagnoses d"
+			    " JOIN jobs j ON j.id = d.job_id WHERE d.anomalies > 0 AND d.t_ms >= $1"
+			    " AND ($2::bigint < 0 OR j.uid = $2) ORDER BY d.t_ms DESC, d.job_id DESC LIMIT $3",
+			    &p, &r);
+	if (!res)
+		return r;
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct store_diag_row d = {.job_key = col_i64(res, i, 0), .ranks = (uint32_t)col_i64(res, i, 1),
+					   .start_ms = col_i64(res, i, 2), .t_ms = col_i64(res, i, 3),
+					   .anomalies = (unsigned)col_i64(res, i, 4), .json = col_text(res, i, 5),
+					   .uid = (uint32_t)col_i64(res, i, 6)};
+		if (fn(&d, ctx))
+			break;
+	}
+	PQclear(res);
+	return 0;
+}
+
+static int pg_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
+			   void *ctx)
+{
+	struct params p = {0};
+	int r;
+	p_i64(&p, (int64_t)limit);
+	p_i64(&p, since_ms);
+	PGresult *res = run(s, "finding jobs to diagnose",
+			    "SELECT j.id FROM jobs j WHERE j.report_ms >= $2 AND j.report_json IS NOT NULL"
+			    " AND j.running = 0 AND NOT EXISTS(SELECT 1 FROM diagnoses d WHERE d.job_id = j.id)"
+			    " ORDER BY j.end_ms, j.id LIMIT $1",
+			    &p, &r);
+	return res ? pg_keys_of(res, fn, ctx) : r;
+}
+
 static const struct store_ops store_pg_ops = {
 	.name = "postgresql",
 	.close = pg_close,
@@ -1751,4 +1865,9 @@ static const struct store_ops store_pg_ops = {
 	.job_series = pg_job_series,
 	.retain = pg_retain,
 	.batch_mark = pg_batch_mark,
+	.diagnosis_put = pg_diagnosis_put,
+	.diagnosis_get = pg_diagnosis_get,
+	.diag_similar = pg_diag_similar,
+	.diag_alerts = pg_diag_alerts,
+	.diag_pending = pg_diag_pending,
 };

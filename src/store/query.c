@@ -90,7 +90,7 @@ static void fmt_bytes(char *buf, size_t len, uint64_t v)
 /* ---- options ---- */
 
 struct qopts {
-	int json, csv, running, devices, dists;
+	int json, csv, running, devices, dists, again;
 	const char *user, *host, *job, *samples;
 	int64_t since, until;
 };
@@ -138,6 +138,8 @@ static int parse_opts(const char *verb, int argc, char **argv, const char *want,
 			o->devices = 1;
 		else if (!strcmp(a, "--dists"))
 			o->dists = 1;
+		else if (!strcmp(a, "--again"))
+			o->again = 1;
 		else if (!strcmp(a, "--user"))
 			o->user = val;
 		else if (!strcmp(a, "--host"))
@@ -387,7 +389,7 @@ out:
 static int q_diagnose(struct store *s, const struct store_caller *caller, int argc, char **argv, FILE *out, FILE *err)
 {
 	struct qopts o;
-	int r = parse_opts("diagnose", argc, argv, " --json --host ", &o, err);
+	int r = parse_opts("diagnose", argc, argv, " --json --host --again ", &o, err);
 	if (r)
 		return r;
 	if (!o.job) {
@@ -397,6 +399,22 @@ static int q_diagnose(struct store *s, const struct store_caller *caller, int ar
 	struct one_ctx c;
 	if ((r = find_one(s, caller, "diagnose", &o, &c, err)))
 		goto out;
+	/* the diagnosis made when the job ended, unless asked to make it again (a store of an older
+	 * schema has none: it is made now) */
+	char *stored = NULL;
+	if (!o.again && (r = store_diagnosis_get(s, c.j.key, o.json, &stored)) < 0) {
+		fprintf(err, "iostrata diagnose: %s\n", r == -ENOMEM ? "out of memory" : store_error(s));
+		r = 1;
+		goto out;
+	}
+	if (stored) {
+		fputs(stored, out);
+		if (o.json)
+			fputc('\n', out);
+		free(stored);
+		r = 0;
+		goto out;
+	}
 	struct store_diagnosis d;
 	if ((r = store_diagnose(s, &c.j, &d)) < 0) {
 		fprintf(err, "iostrata diagnose: %s\n", r == -ENOMEM ? "out of memory" : store_error(s));

@@ -199,6 +199,18 @@ static const char *const migrations[] = {
 	"CREATE INDEX IF NOT EXISTS intervals_minute_proc ON intervals_minute(proc_id, t_ms);"
 	"CREATE INDEX IF NOT EXISTS jobs_list ON jobs(start_ms, uid, running, end_ms, user, exe);"
 	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_ms);",
+	/* 9: a placeholder: the web's schema 9 is made on another branch and takes its place when
+	 * the branches merge (a store made here at 10 never saw it) */
+	"",
+	/* 10: a job's diagnosis, made when it ended, with its application key and scale: a
+	 * diagnosis finds the similar jobs of the past by the key's index, and the alerts are the
+	 * diagnoses with anomalies, newest first (docs/DIAGNOSIS.md, docs/STORE.md) */
+	"CREATE TABLE diagnoses(job_id INTEGER PRIMARY KEY REFERENCES jobs(id), app TEXT NOT NULL,"
+	" ranks INTEGER NOT NULL, start_ms INTEGER NOT NULL, t_ms INTEGER NOT NULL, anomalies INTEGER NOT NULL,"
+	" text TEXT NOT NULL, json TEXT NOT NULL);"
+	"CREATE INDEX diagnoses_app ON diagnoses(app, ranks, start_ms);"
+	"CREATE INDEX diagnoses_alerts ON diagnoses(t_ms) WHERE anomalies > 0;"
+	"CREATE INDEX jobs_reported ON jobs(report_ms) WHERE report_json IS NOT NULL;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -1427,6 +1439,112 @@ static int sq_batch_mark(struct store *s, const char *host, uint64_t seq)
 	return sqlite3_changes(s->db) ? 0 : 1;
 }
 
+/* ---- diagnoses (schema 10) ---- */
+
+static int sq_diagnosis_put(struct store *s, const struct store_diag_row *d)
+{
+	return run_once(s,
+			"INSERT INTO diagnoses(job_id, app, ranks, start_ms, t_ms, anomalies, text, json)"
+			" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(job_id) DO UPDATE SET app = excluded.app,"
+			" ranks = excluded.ranks, start_ms = excluded.start_ms, t_ms = excluded.t_ms,"
+			" anomalies = excluded.anomalies, text = excluded.text, json = excluded.json",
+			"storing a diagnosis", "isiiiiss", d->job_key, d->app, (int64_t)d->ranks, d->start_ms, d->t_ms,
+			(int64_t)d->anomalies, d->text, d->json);
+}
+
+static int sq_diagnosis_get(struct store *s, int64_t job_key, int json, char **out)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	int rc = sqlite3_prepare_v2(s->db, json ? "SELECT json FROM diagnoses WHERE job_id = ?1"
+						: "SELECT text FROM diagnoses WHERE job_id = ?1",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading a diagnosis");
+	sqlite3_bind_int64(st, 1, job_key);
+	int r = step(s, st, "reading a diagnosis");
+	if (r == 1) {
+		*out = strdup(col_text(st, 0));
+		r = *out ? 0 : -ENOMEM;
+	}
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
+}
+
+/* Rows of one key column: fn per key until it returns non-zero. */
+static int keys_of(struct store *s, sqlite3_stmt *st, const char *what, int (*fn)(int64_t key, void *ctx), void *ctx)
+{
+	int r;
+	while ((r = step(s, st, what)) == 1)
+		if (fn(sqlite3_column_int64(st, 0), ctx))
+			break;
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
+}
+
+static int sq_diag_similar(struct store *s, const char *app, uint32_t ranks, int64_t before_ms, size_t limit,
+			   int (*fn)(int64_t job_key, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT job_id FROM diagnoses WHERE app = ?1 AND ranks = ?2 AND start_ms < ?3"
+				    " ORDER BY start_ms DESC, job_id DESC LIMIT ?4",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "finding similar jobs");
+	sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, ranks);
+	sqlite3_bind_int64(st, 3, before_ms);
+	sqlite3_bind_int64(st, 4, (int64_t)limit);
+	return keys_of(s, st, "finding similar jobs", fn, ctx);
+}
+
+static int sq_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_t limit,
+			  int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT d.job_id, d.ranks, d.start_ms, d.t_ms, d.anomalies, d.json, j.uid FROM diagnoses d"
+				    " JOIN jobs j ON j.id = d.job_id WHERE d.anomalies > 0 AND d.t_ms >= ?1"
+				    " AND (?2 < 0 OR j.uid = ?2) ORDER BY d.t_ms DESC, d.job_id DESC LIMIT ?3",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading alerts");
+	sqlite3_bind_int64(st, 1, since_ms);
+	sqlite3_bind_int64(st, 2, uid == STORE_ANY_UID ? -1 : (int64_t)uid);
+	sqlite3_bind_int64(st, 3, (int64_t)limit);
+	int r;
+	while ((r = step(s, st, "reading alerts")) == 1) {
+		struct store_diag_row d = {.job_key = sqlite3_column_int64(st, 0),
+					   .ranks = (uint32_t)sqlite3_column_int64(st, 1),
+					   .start_ms = sqlite3_column_int64(st, 2),
+					   .t_ms = sqlite3_column_int64(st, 3),
+					   .anomalies = (unsigned)sqlite3_column_int64(st, 4),
+					   .json = col_text(st, 5),
+					   .uid = (uint32_t)sqlite3_column_int64(st, 6)};
+		if (fn(&d, ctx))
+			break;
+	}
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
+}
+
+static int sq_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
+			   void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT j.id FROM jobs j WHERE j.report_ms >= ?2 AND j.report_json IS NOT NULL"
+				    " AND j.running = 0 AND NOT EXISTS(SELECT 1 FROM diagnoses d WHERE d.job_id = j.id)"
+				    " ORDER BY j.end_ms, j.id LIMIT ?1",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "finding jobs to diagnose");
+	sqlite3_bind_int64(st, 1, (int64_t)limit);
+	sqlite3_bind_int64(st, 2, since_ms);
+	return keys_of(s, st, "finding jobs to diagnose", fn, ctx);
+}
+
 static const struct store_ops store_sqlite_ops = {
 	.name = "sqlite",
 	.close = sq_close,
@@ -1467,4 +1585,9 @@ static const struct store_ops store_sqlite_ops = {
 	.outbox_del = sq_outbox_del,
 	.outbox_state = sq_outbox_state,
 	.batch_mark = sq_batch_mark,
+	.diagnosis_put = sq_diagnosis_put,
+	.diagnosis_get = sq_diagnosis_get,
+	.diag_similar = sq_diag_similar,
+	.diag_alerts = sq_diag_alerts,
+	.diag_pending = sq_diag_pending,
 };

@@ -169,6 +169,31 @@ int store_job_findings_put(struct store *s, int64_t job_key, const char *const *
 
 int store_job_sched_put(struct store *s, const struct store_job *j) { return OPS(s)->job_sched_put(s, j); }
 
+int store_diagnosis_put(struct store *s, const struct store_diag_row *d) { return OPS(s)->diagnosis_put(s, d); }
+
+int store_diagnosis_get(struct store *s, int64_t job_key, int json, char **out)
+{
+	return OPS(s)->diagnosis_get(s, job_key, json, out);
+}
+
+int store_diag_similar(struct store *s, const char *app, uint32_t ranks, int64_t before_ms, size_t limit,
+		       int (*fn)(int64_t job_key, void *ctx), void *ctx)
+{
+	return OPS(s)->diag_similar(s, app, ranks, before_ms, limit, fn, ctx);
+}
+
+int store_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_t limit,
+		      int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
+{
+	return OPS(s)->diag_alerts(s, uid, since_ms, limit, fn, ctx);
+}
+
+int store_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
+		       void *ctx)
+{
+	return OPS(s)->diag_pending(s, since_ms, limit, fn, ctx);
+}
+
 int store_proc_find(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,
 		    enum store_proc_state *state)
 {

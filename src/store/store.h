@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 10
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -279,6 +279,36 @@ int store_batch_mark(struct store *s, const char *host, uint64_t seq);
 /* An archive file's CSV (its first line "# iostrata archive 1 TABLE", then a header line):
  * decompressed into a malloc'd string. 0, or -errno with one line in err. */
 int store_archive_read(const char *path, char **csv, size_t *len, char *err, size_t errlen);
+
+/* ---- Diagnoses (src/store/diagnosis.c, docs/DIAGNOSIS.md): one per job row, made when the job
+ * ended (the daemon, the ingest workers), with the job's application key and scale, so that the
+ * similar jobs of a diagnosis are found by an index, not by reading every job's report. ---- */
+struct store_diag_row {
+	int64_t job_key;
+	uint32_t uid;          /* the job's owner (store_diag_alerts fills it; put ignores it) */
+	const char *app;       /* the application: executable and normalised arguments, or the job name */
+	uint32_t ranks;        /* its scale: processes */
+	int64_t start_ms;      /* the job's start */
+	int64_t t_ms;          /* when it was diagnosed */
+	unsigned anomalies;    /* abnormal phases found: 0 for a normal job or one without enough data */
+	const char *text, *json; /* `iostrata diagnose`'s two outputs (json: an object) */
+};
+/* Insert, or replace the diagnosis of the same job: made twice, stored once. */
+int store_diagnosis_put(struct store *s, const struct store_diag_row *d);
+/* The stored diagnosis of a job as text or JSON: *out malloc'd, NULL when there is none. */
+int store_diagnosis_get(struct store *s, int64_t job_key, int json, char **out);
+/* The jobs diagnosed with this application and scale that started before before_ms, latest first,
+ * at most limit: fn per job key (an index walk: diagnoses(app, ranks, start_ms)). */
+int store_diag_similar(struct store *s, const char *app, uint32_t ranks, int64_t before_ms, size_t limit,
+		       int (*fn)(int64_t job_key, void *ctx), void *ctx);
+/* Diagnoses with anomalies made at or after since_ms, of uid's jobs (STORE_ANY_UID: everyone's),
+ * newest first, at most limit (the alerts): fn per row (app and text are NULL). */
+int store_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_t limit,
+		      int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx);
+/* Ended jobs with a report stored at or after since_ms and no diagnosis yet, oldest end first, at
+ * most limit (an index walk of the reports since then: jobs(report_ms)). */
+int store_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
+		       void *ctx);
 
 /* Parse a URL: "sqlite:PATH" or a path. 0 and the path into buf, or -EINVAL/-EPROTONOSUPPORT (a
  * server's URL, postgresql://...: it has no file). */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "store/batch.h"
+#include "store/diagnosis.h"
 #include "store/store.h"
 
 struct worker {
@@ -23,6 +24,8 @@ struct worker {
 	struct strm_ingest_stats *stats;
 	volatile sig_atomic_t *stop;
 	int store_down;
+	int64_t diag_since; /* the diagnosis of ended jobs: reports from then on (0: all, once) */
+	int diag_failing;
 };
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -90,6 +93,21 @@ static int apply_batch(const void *batch, size_t len, void *ctx)
 	return 0;
 }
 
+/* The jobs whose end (and report) an entry brought are diagnosed and their results stored
+ * (docs/DIAGNOSIS.md), after the entry's commit; a failure is said once and does not keep the
+ * entry from being acknowledged: the job stays pending and is diagnosed after the next entry. */
+static void diagnose_ended(struct worker *w)
+{
+	struct timespec ts;
+	size_t done = 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	int r = store_diagnose_pending(w->st, &w->diag_since, STRM_DIAGNOSE_PER_ENTRY, now, &done);
+	if (r < 0 && !w->diag_failing)
+		say("diagnosing ended jobs: %s", r == -ENOMEM ? strerror(-r) : store_error(w->st));
+	w->diag_failing = r < 0;
+}
+
 /* 0 when the entry is done (applied, or a dead letter): it may be acknowledged; -errno when the
  * store failed (the entry waits). */
 static int take_entry(struct worker *w, int g, const struct strm_entry *e)
@@ -139,6 +157,7 @@ static int take_entry(struct worker *w, int g, const struct strm_entry *e)
 		say("the store: writing again");
 	w->store_down = 0;
 	w->stats->entries++;
+	diagnose_ended(w);
 	return 0;
 dead:
 	w->stats->dead++;

@@ -44,4 +44,7 @@ struct strm_ingest_stats {
 int strm_ingest_run(const struct strm_ingest_conf *c, volatile sig_atomic_t *stop, struct strm_ingest_stats *st,
 		    char *err, size_t errlen);
 
+/* ended jobs an ingest worker diagnoses at most after an entry: the rest after the next ones */
+#define STRM_DIAGNOSE_PER_ENTRY 16
+
 #endif

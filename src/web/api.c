@@ -435,7 +435,22 @@ static void get_job_diagnosis(struct store *s, const struct web_caller *who, con
 	struct store_diagnosis d;
 	if (args_check(a, " ", r) || find_job(s, who, id, &c, r))
 		return;
-	int rc = store_diagnose(s, &c.j, &d);
+	/* the one made when the job ended (an object): its id goes first */
+	char *stored = NULL;
+	int rc = store_diagnosis_get(s, c.j.key, 1, &stored);
+	if (rc >= 0 && stored && stored[0] == '{') {
+		if (out_open(&o) < 0) {
+			web_reply_error(r, 500, "out of memory");
+		} else {
+			fprintf(o.f, "{\"id\":%" PRId64 "%s%s", c.j.key, stored[1] == '}' ? "" : ",", stored + 1);
+			out_finish(&o, r);
+		}
+		free(stored);
+		goto out;
+	}
+	free(stored);
+	if (rc >= 0)
+		rc = store_diagnose(s, &c.j, &d);
 	if (rc < 0) {
 		web_reply_error(r, 500, "store: %s", rc == -ENOMEM ? "out of memory" : store_error(s));
 		goto out;
@@ -757,6 +772,53 @@ static int alert_job(const struct store_job *j, void *arg)
 	return 0;
 }
 
+/* ---- alerts: the anomalies the diagnoses of ended jobs found (docs/DIAGNOSIS.md) ---- */
+
+struct anomaly_ctx {
+	struct store *s;
+	struct out *o;
+	int rc;
+};
+
+/* One alert per cause a diagnosis named (interference, a degraded node, unexplained), with the
+ * job's identity and the finding as the diagnosis has it; the abnormal phase it explains is the
+ * finding before it. */
+static int anomaly_row(const struct store_diag_row *d, void *arg)
+{
+	struct anomaly_ctx *c = arg;
+	struct one j;
+	const char *v, *e, *k;
+	size_t n, en, kn, pos = 0;
+	struct store_job_filter f = {.uid = STORE_ANY_UID, .key = d->job_key};
+	memset(&j, 0, sizeof j);
+	if ((c->rc = store_jobs(c->s, &f, keep_one, &j)) < 0)
+		return 1;
+	if (!j.found || web_json_member(d->json, strlen(d->json), "findings", &v, &n)) {
+		one_free(&j);
+		return 0;
+	}
+	while (web_json_next(v, n, &pos, &e, &en) == 1) {
+		if (web_json_member(e, en, "kind", &k, &kn))
+			continue;
+		int cause = (kn == 14 && !memcmp(k, "\"interference\"", 14)) ||
+			    (kn == 15 && !memcmp(k, "\"degraded_node\"", 15)) || (kn == 13 && !memcmp(k, "\"unexplained\"", 13));
+		if (!cause)
+			continue;
+		struct ana_jw *w = &c->o->w;
+		ana_jw_open(w, NULL, '{');
+		ana_jw_i64(w, "id", d->job_key);
+		ana_jw_str(w, "job", j.j.job);
+		ana_jw_str(w, "host", j.j.host);
+		ana_jw_str(w, "user", j.j.user);
+		ana_jw_i64(w, "diagnosed_ms", d->t_ms);
+		ana_jw_sep(w, "finding");
+		fwrite(e, 1, en, c->o->f);
+		ana_jw_close(w, '}');
+	}
+	one_free(&j);
+	return 0;
+}
+
 static void get_alerts(struct store *s, const struct web_caller *who, const struct web_args *a, struct web_reply *r)
 {
 	/* only ended jobs with stored findings, and no more of them than alerts asked: a job's findings
@@ -777,8 +839,13 @@ static void get_alerts(struct store *s, const struct web_caller *who, const stru
 	ana_jw_open(&o.w, "alerts", '[');
 	int rc = store_jobs(s, &f, alert_job, &c);
 	ana_jw_close(&o.w, ']');
+	struct anomaly_ctx ac = {.s = s, .o = &o};
+	ana_jw_open(&o.w, "anomalies", '[');
+	if (rc >= 0 && c.rc >= 0)
+		rc = store_diag_alerts(s, f.uid, f.since_ms, f.limit, anomaly_row, &ac);
+	ana_jw_close(&o.w, ']');
 	ana_jw_close(&o.w, '}');
-	if (rc < 0 || c.rc < 0) {
+	if (rc < 0 || c.rc < 0 || ac.rc < 0) {
 		fclose(o.f);
 		free(o.buf);
 		web_reply_error(r, 500, "store: %s", store_error(s));

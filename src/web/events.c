@@ -9,6 +9,8 @@
  * caller who is not an admin, only the events of their own jobs. A stream that falls more than
  * EV_RING events behind skips to the oldest kept (the jobs list is there to catch up).
  * Streams run in their own connection threads (server.c) and wait on one condition variable.
+ * The same poll reads the diagnoses with anomalies stored since the last one (the daemon's or the
+ * ingest's, made when a job ended: docs/DIAGNOSIS.md): each becomes an `alert` event.
  */
 #include "web/events.h"
 
@@ -34,6 +36,7 @@
 struct ev {
 	uint64_t seq;
 	uint32_t uid;
+	const char *type; /* "job" or "alert" */
 	char *data;
 };
 
@@ -41,6 +44,7 @@ struct row {
 	int64_t key;
 	uint32_t uid;
 	char *json;
+	int64_t job; /* an alert's job */
 };
 
 struct web_events {
@@ -106,14 +110,74 @@ static void rows_free(struct rows *rs)
 	memset(rs, 0, sizeof *rs);
 }
 
-static void push(struct web_events *ev, const struct row *r)
+static void push(struct web_events *ev, const struct row *r, const char *type)
 {
 	pthread_mutex_lock(&ev->lock);
 	struct ev *e = &ev->ring[++ev->seq % EV_RING];
 	free(e->data);
-	*e = (struct ev){.seq = ev->seq, .uid = r->uid, .data = strdup(r->json)};
+	*e = (struct ev){.seq = ev->seq, .uid = r->uid, .type = type, .data = strdup(r->json)};
 	pthread_cond_broadcast(&ev->cond);
 	pthread_mutex_unlock(&ev->lock);
+}
+
+/* ---- alerts: diagnoses with anomalies, stored since the last poll ---- */
+
+#define EV_ALERTS_MAX 256 /* a poll's alerts at most: more in one second wait for the next */
+
+static int take_alert(const struct store_diag_row *d, void *arg)
+{
+	struct rows *rs = arg;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f || (rs->n == rs->cap && !(rs->v = realloc(rs->v, (rs->cap = rs->cap ? 2 * rs->cap : 64) * sizeof *rs->v)))) {
+		if (f)
+			fclose(f);
+		free(buf);
+		rs->oom = 1;
+		return 1;
+	}
+	struct ana_jw w = {.f = f, .flat = 1};
+	ana_jw_open(&w, NULL, '{');
+	ana_jw_i64(&w, "id", d->job_key);
+	ana_jw_i64(&w, "diagnosed_ms", d->t_ms);
+	ana_jw_u64(&w, "anomalies", d->anomalies);
+	ana_jw_close(&w, '}');
+	fclose(f);
+	/* key: when it was diagnosed */
+	rs->v[rs->n++] = (struct row){.key = d->t_ms, .uid = d->uid, .json = buf, .job = d->job_key};
+	return 0;
+}
+
+/* The alerts stored at or after *since (newest first from the store), pushed oldest first; those
+ * of the last poll's newest millisecond were pushed then (*seen of them, their jobs in seen_jobs). */
+static void poll_alerts(struct web_events *ev, int64_t *since, int64_t *seen_jobs, size_t *nseen)
+{
+	struct rows cur = {0};
+	pthread_mutex_lock(ev->store_lock);
+	int rc = store_diag_alerts(ev->s, STORE_ANY_UID, *since, EV_ALERTS_MAX, take_alert, &cur);
+	pthread_mutex_unlock(ev->store_lock);
+	if (rc < 0 || cur.oom) {
+		rows_free(&cur);
+		return;
+	}
+	int64_t newest = *since;
+	for (size_t i = cur.n; i-- > 0;) {
+		const struct row *r = &cur.v[i];
+		int dup = 0;
+		for (size_t k = 0; k < *nseen && r->key == *since && !dup; k++)
+			dup = seen_jobs[k] == r->job;
+		if (!dup)
+			push(ev, r, "alert");
+		if (r->key > newest) {
+			newest = r->key;
+			*nseen = 0;
+		}
+		if (r->key == newest && *nseen < EV_ALERTS_MAX && !dup)
+			seen_jobs[(*nseen)++] = r->job;
+	}
+	*since = newest;
+	rows_free(&cur);
 }
 
 static void *poll_loop(void *arg)
@@ -121,6 +185,8 @@ static void *poll_loop(void *arg)
 	struct web_events *ev = arg;
 	struct rows old = {0};
 	int first = 1;
+	int64_t alert_since = 0, seen_jobs[EV_ALERTS_MAX];
+	size_t nseen = 0;
 	for (;;) {
 		struct rows cur = {0};
 		struct timespec now;
@@ -133,17 +199,22 @@ static void *poll_loop(void *arg)
 		if (rc < 0 || cur.oom) {
 			rows_free(&cur); /* the next poll compares with the last good one */
 		} else {
-			qsort(cur.v, cur.n, sizeof *cur.v, cmp_row);
+			if (cur.n) /* no rows: no array (qsort wants one) */
+				qsort(cur.v, cur.n, sizeof *cur.v, cmp_row);
 			for (size_t i = 0, k = 0; i < cur.n && !first; i++) {
 				while (k < old.n && old.v[k].key < cur.v[i].key)
 					k++;
 				if (k == old.n || old.v[k].key != cur.v[i].key || strcmp(old.v[k].json, cur.v[i].json))
-					push(ev, &cur.v[i]);
+					push(ev, &cur.v[i], "job");
 			}
 			first = 0;
 			rows_free(&old);
 			old = cur;
 		}
+		/* alerts: those stored from the server's first poll on */
+		if (!alert_since)
+			alert_since = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+		poll_alerts(ev, &alert_since, seen_jobs, &nseen);
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += ev->poll_ms / 1000;
@@ -237,7 +308,7 @@ static ssize_t next_chunk(struct web_stream *st, char *buf, size_t max)
 			st->next++;
 			continue;
 		}
-		int n = snprintf(buf, max, "id: %" PRIu64 "\nevent: job\ndata: %s\n\n", e->seq, e->data);
+		int n = snprintf(buf, max, "id: %" PRIu64 "\nevent: %s\ndata: %s\n\n", e->seq, e->type, e->data);
 		if (n < 0 || (size_t)n >= max)
 			return 0; /* the next call has room: libmicrohttpd offers its whole buffer again */
 		st->next++;

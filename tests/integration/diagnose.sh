@@ -7,6 +7,10 @@
 # slower than its 6 similar phases), with no cause among its neighbours; beside the storm the
 # cause is interference of the high-metadata kind, the storm's job named; the clean runs have no
 # finding; a job with no history says "not enough data"; bad arguments get one line and exit 2.
+# The daemon diagnoses each job when it ends and stores the result once (schema 10): the CLI and
+# the API show the stored one; a restart diagnoses only what it left undiagnosed; the alerts (the
+# API's `anomalies`, the event stream's `alert` events) list the two faulted runs and nothing else;
+# the diagnosis endpoint answers garbage with a 4xx and keeps serving.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
 if [ "$(id -u)" -ne 0 ]; then
@@ -20,7 +24,10 @@ if [ ! -w "$CG/blkio.throttle.write_bps_device" ] && [ ! -d "$CG" ]; then
 fi
 MNT="$T/mnt"
 CGD="$CG/iostrata-test-$$"
+SPID_WEB=
 cleanup() {
+	[ -n "$SPID_WEB" ] && kill "$SPID_WEB" 2>/dev/null && wait "$SPID_WEB" 2>/dev/null
+	[ -n "${SSE_PID:-}" ] && kill "$SSE_PID" 2>/dev/null
 	daemon_stop
 	[ -d "$CGD" ] && { cat "$CGD/cgroup.procs" 2>/dev/null | while read -r p; do echo "$p" >"$CG/cgroup.procs"; done; rmdir "$CGD"; }
 	umount "$MNT" 2>/dev/null
@@ -46,6 +53,16 @@ app() {
 		fio --name=ckpt --filename="$MNT/ckpt.dat" --rw=write --bs=64k --size=16m --direct=1 --rate=4m \
 		--ioengine=psync --output=/dev/null
 }
+q() { sqlite3 "$T/store/store.db" "$1"; }
+# diag_done JOB: the daemon stored the job's diagnosis (after the interval that ended it)
+diag_done() {
+	local i
+	for i in $(seq 100); do
+		[ "$(q "SELECT count(*) FROM diagnoses d JOIN jobs j ON j.id = d.job_id WHERE j.job = '$1'" 2>/dev/null)" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 job_done() {
 	local i
 	for i in $(seq 150); do
@@ -55,20 +72,41 @@ job_done() {
 	return 1
 }
 
+TOOLS="$ROOT/tests/integration/tools"
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT"
+"$IOSTRATA" serve --store "$DB" --listen "127.0.0.1:$PORT" --heartbeat 1 2>"$T/serve.err" &
+SPID_WEB=$!
+for _ in $(seq 100); do curl -s -o /dev/null "$URL/" && break; sleep 0.1; done
+
 app first
 job_done first
+diag_done first || fail "the daemon stores first's diagnosis" "$(tail -3 "$T/daemon.err")"
 out=$("$IOSTRATA" diagnose first --store "$DB" --json)
 eq "no history: exit 0, not enough data (0 similar phases of 4)" "0 not_enough_data 0 4" \
 	"$? $(jq -r '.findings | map("\(.kind) \(.value) \(.expected)") | join(";")' <<<"$out")"
-for i in 1 2 3 4 5; do app "clean$i"; job_done "clean$i"; done
+for i in 1 2 3 4 5; do app "clean$i"; job_done "clean$i"; diag_done "clean$i"; done
 out=$("$IOSTRATA" diagnose clean5 --store "$DB" --json)
 eq "a clean run with 5 before: one write phase, no finding" "1 write 0 5" \
 	"$(jq -r '"\(.phases | length) \(.phases[0].type | join(",")) \(.findings | length) \(.history)"' <<<"$out")"
 
+# the event stream from here on: the two faulted runs' alerts
+curl -s -N --max-time 120 "$URL/api/v1/events" >"$T/sse" &
+SSE_PID=$!
+for _ in $(seq 50); do grep -q 'iostrata events' "$T/sse" && break; sleep 0.1; done
+SSE_MS=$(date +%s%3N)
+
 # the degraded device: throttled to 1 MiB/s for this run's processes
 app slow throttled
 job_done slow
+diag_done slow
 out=$("$IOSTRATA" diagnose slow --store "$DB" --json)
+eq "slow: the CLI shows the diagnosis stored when the job ended, byte for byte" \
+	"$(q "SELECT d.json FROM diagnoses d JOIN jobs j ON j.id = d.job_id WHERE j.job = 'slow'")" "$out"
+eq "slow: made again now (--again), the same findings" "$(jq -c .findings <<<"$out")" \
+	"$("$IOSTRATA" diagnose slow --store "$DB" --json --again | jq -c .findings)"
+eq "slow: stored with its application key and scale (fio and its job process), one anomaly" "1 2 1" \
+	"$(q "SELECT d.anomalies, d.ranks, d.app LIKE '%fio%--size=#m%' FROM diagnoses d JOIN jobs j ON j.id = d.job_id WHERE j.job = 'slow'" | tr '|' ' ')"
 eq "throttled: an abnormal phase against 6 similar phases, no cause beside it" "abnormal_phase 6;unexplained" \
 	"$(jq -r '[.findings[] | if .kind == "abnormal_phase" then "\(.kind) \(.history)" else .kind end] | join(";")' <<<"$out")"
 eq "throttled: 1.5 MiB/s against > 3 MB/s (the clean phases, their partial first and last seconds in): more than half slower" yes \
@@ -87,15 +125,69 @@ app stormy throttled
 wait "$SPID"
 job_done stormy
 job_done storm
+diag_done stormy
+diag_done storm
 out=$("$IOSTRATA" diagnose stormy --store "$DB" --json)
 eq "beside a metadata storm: abnormal, caused by interference (high metadata among its kinds) from job storm on this host" \
 	"abnormal_phase;interference high_metadata storm host $(hostname)" \
-	"$(jq -r '[.findings[] | if .kind == "interference" then "\(.kind) \(if (.types | index("high_metadata")) then "high_metadata" else .types end) \(.jobs | join(",")) \(.resource)" else .kind end] | join(";")' <<<"$out")"
+	"$(jq -r '[.findings[] | if .kind == "interference" then "\(.kind) \(if (.types | index("high_metadata")) then "high_metadata" else .types end) \(.jobs | join(",")) \(.resource)" else .kind end] | unique | join(";")' <<<"$out")"
 
 app again
 job_done again
+diag_done again
 out=$("$IOSTRATA" diagnose again --store "$DB" --json)
 eq "clean again after the faults: no finding" 0 "$(jq '.findings | length' <<<"$out")"
+
+# stored once per job; the alerts are the two faulted runs
+eq "one diagnosis per ended job with a report (10), none twice" "10 10 10" \
+	"$(q "SELECT count(*) FROM diagnoses") $(q "SELECT count(DISTINCT job_id) FROM diagnoses") $(q "SELECT count(*) FROM jobs WHERE running = 0 AND report_json IS NOT NULL")"
+eq "jobs with anomalies: slow and stormy among them" 2 \
+	"$(q "SELECT j.job FROM diagnoses d JOIN jobs j ON j.id = d.job_id WHERE d.anomalies > 0" | grep -cx 'slow\|stormy')"
+al=$(curl -s "$URL/api/v1/alerts")
+want=$(sqlite3 -json "$T/store/store.db" "SELECT j.job AS job, d.json AS json FROM diagnoses d JOIN jobs j ON j.id = d.job_id
+	WHERE d.anomalies > 0 ORDER BY d.t_ms DESC, d.job_id DESC" | jq -r '[.[] | .job as $j | .json | fromjson | .findings[] |
+	select(.kind == "interference" or .kind == "degraded_node" or .kind == "unexplained") |
+	"\($j) \(.kind) \(.jobs // [] | join(","))"] | join(";")')
+eq "API alerts: every cause of the stored diagnoses with anomalies, newest first" "$want" \
+	"$(jq -r '[.anomalies[] | "\(.job) \(.finding.kind) \(.finding.jobs // [] | join(","))"] | join(";")' <<<"$al")"
+eq "API alerts: stormy's interference (storm) and slow's unexplained among them" 2 \
+	"$(jq -r '.anomalies[] | "\(.job) \(.finding.kind) \(.finding.jobs // [] | join(","))"' <<<"$al" | grep -cx 'stormy interference storm\|slow unexplained ')"
+printf '%s' "$al" >"$T/alerts.json"
+eq "API alerts: valid against OpenAPI" 1 \
+	"$(python3 "$TOOLS/api_check.py" openapi "$ROOT/docs/openapi.json" /api/v1/alerts 200 "$T/alerts.json" | grep -c '^ok - ')"
+sleep 2
+kill "$SSE_PID" 2>/dev/null; wait "$SSE_PID" 2>/dev/null; SSE_PID=
+sid=$(q "SELECT id FROM jobs WHERE job = 'slow'")
+eq "events: one alert event per diagnosis with anomalies stored after the stream began, in order" \
+	"$(q "SELECT job_id FROM diagnoses WHERE anomalies > 0 AND t_ms > $SSE_MS ORDER BY t_ms, job_id" | tr '\n' ' ' | sed 's/ $//')" \
+	"$(grep -A1 '^event: alert$' "$T/sse" | sed -n 's/^data: //p' | jq -r .id | tr '\n' ' ' | sed 's/ $//')"
+
+# the diagnosis endpoint: the stored one; garbage ids and arguments are refused and it serves on
+api=$(curl -s "$URL/api/v1/jobs/$sid/diagnosis")
+eq "API diagnosis: the stored one with its id" "$sid $(jq -cS . <<<"$(q "SELECT json FROM diagnoses WHERE job_id = $sid")")" \
+	"$(jq -r .id <<<"$api") $(jq -cS 'del(.id)' <<<"$api")"
+bad=0
+long=$(head -c 5000 /dev/zero | tr '\0' 9)
+for path in "/api/v1/jobs/nosuch/diagnosis" "/api/v1/jobs/99999999/diagnosis" "/api/v1/jobs/-1/diagnosis" \
+	"/api/v1/jobs/$sid/diagnosis?x=1" "/api/v1/jobs/$sid/diagnosis?since=@@" "/api/v1/jobs/%00/diagnosis" \
+	"/api/v1/jobs/$sid%00/diagnosis" "/api/v1/jobs/../diagnosis" "/api/v1/jobs/$sid/diagnosis/x" \
+	"/api/v1/jobs/%ff%fe/diagnosis" "/api/v1/jobs/$long/diagnosis" "/api/v1/jobs/1e3/diagnosis" \
+	"/api/v1/jobs/%22%7B/diagnosis" "/api/v1/jobs//diagnosis"; do
+	st=$(curl -s --path-as-is -o "$T/bad.json" -w '%{http_code}' "$URL$path")
+	case $st in 4??) jq -e .error "$T/bad.json" >/dev/null 2>&1 || [ "$st" = 414 ] || { bad=$((bad + 1)); echo "no error member: $path $st" >&2; } ;;
+	*) bad=$((bad + 1)); echo "not refused: $path -> $st" >&2 ;; esac
+done
+eq "API diagnosis: 14 garbage paths refused with a 4xx and a JSON error" 0 "$bad"
+eq "API diagnosis: serving on after them" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/jobs/$sid/diagnosis")"
+
+# a restart: what is stored stays; a diagnosis the daemon did not make before it stopped is made
+before=$(q "SELECT job_id, t_ms FROM diagnoses WHERE job_id <> (SELECT id FROM jobs WHERE job = 'again') ORDER BY job_id")
+daemon_stop
+q "DELETE FROM diagnoses WHERE job_id = (SELECT id FROM jobs WHERE job = 'again')"
+daemon_start || fail "daemon restarts" "$(tail -3 "$T/daemon.err")"
+diag_done again
+eq "restart: the missing diagnosis made once, the others untouched" "10 $before" \
+	"$(q "SELECT count(*) FROM diagnoses") $(q "SELECT job_id, t_ms FROM diagnoses WHERE job_id <> (SELECT id FROM jobs WHERE job = 'again') ORDER BY job_id")"
 
 # bad input
 out=$("$IOSTRATA" diagnose --store "$DB" 2>&1)

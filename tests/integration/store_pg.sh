@@ -36,6 +36,11 @@ ING="${PG_INGEST_URL/\/iostrata\?//iostrata_cli?}"
 WEB="${PG_WEB_URL/\/iostrata\?//iostrata_cli?}"
 "$OPS" --fill "sqlite:$T/cli.db" | sed 's/^ok - /ok - sqlite: /'
 "$OPS" --fill "$ING" | sed 's/^ok - /ok - postgresql: /'
+# the diagnoses (schema 10), on a database of their own: exact keys and orders
+pg_sql postgres >/dev/null <<EOF
+CREATE DATABASE iostrata_dgn OWNER iostrata_ingest;
+EOF
+"$B/tests/unit/test_diagnosis_store" "${PG_INGEST_URL/\/iostrata\?//iostrata_dgn?}" | sed 's/^\(not \)\{0,1\}ok - /&postgresql diagnoses: /'
 same=0
 while IFS= read -r q; do
 	# shellcheck disable=SC2086 # the query's words

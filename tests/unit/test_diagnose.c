@@ -218,6 +218,28 @@ static void diagnoses(void)
 	}
 	dgn_result_free(&res);
 
+	/* a storm of a slow server: 200 ops/s beside a phase of 5 ops/s: high metadata (relative);
+	 * 15 ops/s beside it (3x): no storm, and alone on the mount not many jobs: unexplained */
+	double job_m[40] = {0};
+	j.series.meta = job_m;
+	for (int i = 10; i < 30; i++)
+		job_m[i] = 5;
+	for (int i = 5; i < 35; i++)
+		nb_m[i] = 200;
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("200 ops/s beside 5: a metadata storm (relative)", r == 0 && res.n == 2 &&
+	      res.f[1].kind == DGN_INTERFERENCE && res.f[1].types == DGN_IF_HIGH_META, "n %zu", res.n);
+	dgn_result_free(&res);
+	for (int i = 5; i < 35; i++)
+		nb_m[i] = 15;
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("15 ops/s beside 5: no storm, unexplained", r == 0 && res.n == 2 && res.f[1].kind == DGN_UNEXPLAINED,
+	      "n %zu kind %d", res.n, res.n > 1 ? (int)res.f[1].kind : -1);
+	dgn_result_free(&res);
+	j.series.meta = NULL;
+	for (int i = 5; i < 35; i++)
+		nb_m[i] = 5000;
+
 	/* the neighbour on another mount: no interference; one node of four slow: that node */
 	static const char *const other[] = {"mount /home"};
 	nb.resources = other;

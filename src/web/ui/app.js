@@ -815,6 +815,25 @@
 					fig(srcs.alerts, p + "finding.id", x.finding.id, x.finding.id), x.finding.text]);
 			});
 		}
+
+		/* anomalies: what the diagnoses of ended jobs found (interference, a degraded node, no cause) */
+		var an = section(parent, "Anomalies");
+		an.id = "anomalies";
+		var am = rs[2].body.anomalies || [];
+		add(an, el("p", "note", "Jobs slower than their application's history, and the cause each diagnosis named (docs/DIAGNOSIS.md)."));
+		if (!am.length) add(an, el("p", "note", "No anomaly."));
+		else {
+			tb = D.table(an, ["job", "user", "host", "diagnosed", "cause", "slower", "on", "neighbours"]);
+			am.forEach(function (x, i) {
+				var p = "anomalies." + i + ".", a = el("a", null, x.job), f = x.finding;
+				a.href = "#/job/" + x.id;
+				D.row(tb, [a, fig(srcs.alerts, p + "user", x.user, x.user), fig(srcs.alerts, p + "host", x.host, x.host),
+					fig(srcs.alerts, p + "diagnosed_ms", x.diagnosed_ms, when(x.diagnosed_ms)),
+					fig(srcs.alerts, p + "finding.kind", f.kind, f.kind.replace("_", " ")),
+					fig(srcs.alerts, p + "finding.slower", f.slower, Math.round(100 * f.slower) + " %"),
+					f.node || f.resource || "", (f.jobs || []).join(", ")]);
+			});
+		}
 	}
 
 	boot();

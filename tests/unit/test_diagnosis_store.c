@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store's diagnoses (schema 10, store.h): stored once per job (a second put replaces), read
+ * back as stored, the similar jobs by application and scale in start order with the limit, the
+ * alerts (anomalies only, by owner, since, newest first), and the jobs waiting for a diagnosis
+ * (ended, reported since a time, none yet). Run on SQLite; given a URL (postgresql://...), on
+ * that store (tests/integration/store_pg.sh).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "store/store.h"
+
+struct keys {
+	int64_t v[16];
+	size_t n;
+	uint32_t uid[16];
+	int64_t t[16];
+};
+
+static int take_key(int64_t key, void *arg)
+{
+	struct keys *k = arg;
+	if (k->n < 16)
+		k->v[k->n++] = key;
+	return 0;
+}
+
+static int take_alert(const struct store_diag_row *d, void *arg)
+{
+	struct keys *k = arg;
+	if (k->n < 16) {
+		k->uid[k->n] = d->uid;
+		k->t[k->n] = d->t_ms;
+		k->v[k->n++] = d->job_key;
+	}
+	return 0;
+}
+
+static void keys_text(const struct keys *k, const int64_t *base, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < k->n && o < len; i++) {
+		int64_t x = k->v[i];
+		for (int j = 0; j < 8; j++)
+			if (base[j] == x)
+				x = j;
+		o += (size_t)snprintf(buf + o, len - o, "%s%" PRId64, i ? " " : "", x);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char dir[64] = "/tmp/iostrata-dgnstore.XXXXXX", file[128], err[512], got[256];
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(file, sizeof file, "sqlite:%s/store.db", dir);
+	const char *url = argc > 1 ? argv[1] : file;
+	struct store *s = NULL;
+	int r = store_open(url, STORE_CREATE, &s, err, sizeof err);
+	check("open", r == 0, "%s", err);
+	if (r)
+		return 1;
+	/* 8 jobs: 0-5 one application (4 of 1 rank, 2 of 2 ranks), 6 another, 7 running; uid 1000
+	 * for the even ones */
+	int64_t key[8];
+	r = store_begin(s);
+	for (int i = 0; i < 8 && r >= 0; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "j%d", i);
+		struct store_job j = {.job = name, .host = "h", .uid = i % 2 ? 0 : 1000, .user = "u", .exe = "/bin/app",
+				      .jobdir = "", .start_ms = 1000 * (i + 1), .end_ms = i == 7 ? 0 : 1000 * (i + 1) + 500,
+				      .running = i == 7};
+		if ((r = store_job_put(s, &j)) >= 0)
+			key[i] = j.key;
+		if (r >= 0 && i != 5)
+			r = store_job_report_put(s, j.key, "text", "{}");
+	}
+	if (r >= 0)
+		r = store_commit(s);
+	check("jobs stored", r == 0, "%s", store_error(s));
+
+	/* waiting for a diagnosis: ended, with a report (not 5, not 7), oldest end first */
+	struct keys k = {0};
+	r = store_diag_pending(s, 0, 100, take_key, &k);
+	keys_text(&k, key, got, sizeof got);
+	eq_str("pending: ended jobs with a report, oldest end first", got, "0 1 2 3 4 6");
+	memset(&k, 0, sizeof k);
+	r = store_diag_pending(s, 0, 2, take_key, &k);
+	keys_text(&k, key, got, sizeof got);
+	eq_str("pending: the limit", got, "0 1");
+	memset(&k, 0, sizeof k);
+	r = store_diag_pending(s, INT64_MAX, 100, take_key, &k);
+	eq_u64("pending: none reported since a time to come", k.n, 0);
+
+	/* diagnoses: 0-3 app A rank 1, 4 app A rank 2, 6 app B; anomalies on 2 and 6 */
+	r = store_begin(s);
+	const int which[] = {0, 1, 2, 3, 4, 6};
+	for (size_t i = 0; i < 6 && r >= 0; i++) {
+		int x = which[i];
+		struct store_diag_row d = {.job_key = key[x], .app = x == 6 ? "B" : "A", .ranks = x == 4 ? 2 : 1,
+					   .start_ms = 1000 * (x + 1), .t_ms = 50000 + x, .anomalies = x == 2 || x == 6,
+					   .text = "first", .json = "{\"n\":1}"};
+		r = store_diagnosis_put(s, &d);
+	}
+	/* job 2 diagnosed again: replaces its row (made twice, stored once) */
+	struct store_diag_row again = {.job_key = key[2], .app = "A", .ranks = 1, .start_ms = 3000, .t_ms = 60000,
+				       .anomalies = 1, .text = "again", .json = "{\"n\":2}"};
+	if (r >= 0)
+		r = store_diagnosis_put(s, &again);
+	if (r >= 0)
+		r = store_commit(s);
+	check("diagnoses stored", r == 0, "%s", store_error(s));
+	char *out = NULL;
+	r = store_diagnosis_get(s, key[2], 1, &out);
+	eq_str("get: the second put replaced the first (json)", out ? out : "(none)", "{\"n\":2}");
+	free(out);
+	r = store_diagnosis_get(s, key[2], 0, &out);
+	eq_str("get: text", out ? out : "(none)", "again");
+	free(out);
+	out = (char *)"x";
+	r = store_diagnosis_get(s, key[5], 1, &out);
+	check("get: a job without one: NULL", r == 0 && out == NULL, "r %d", r);
+
+	memset(&k, 0, sizeof k);
+	store_diag_pending(s, 0, 100, take_key, &k);
+	eq_u64("pending: none once all are diagnosed", k.n, 0);
+
+	/* similar: app A, 1 rank, started before job 3's start (4000): 2 1 0, latest first */
+	memset(&k, 0, sizeof k);
+	r = store_diag_similar(s, "A", 1, 4000, 200, take_key, &k);
+	keys_text(&k, key, got, sizeof got);
+	eq_str("similar: same app and ranks, started before, latest first", got, "2 1 0");
+	memset(&k, 0, sizeof k);
+	r = store_diag_similar(s, "A", 1, 1000000, 2, take_key, &k);
+	keys_text(&k, key, got, sizeof got);
+	eq_str("similar: the limit keeps the latest", got, "3 2");
+	memset(&k, 0, sizeof k);
+	r = store_diag_similar(s, "A", 2, 1000000, 200, take_key, &k);
+	keys_text(&k, key, got, sizeof got);
+	eq_str("similar: another scale is another group", got, "4");
+	memset(&k, 0, sizeof k);
+	r = store_diag_similar(s, "A'; --", 1, 1000000, 200, take_key, &k);
+	check("similar: a hostile key is a key", r == 0 && k.n == 0, "r %d n %zu", r, k.n);
+
+	/* alerts: anomalies only, newest diagnosis first; by owner; since */
+	memset(&k, 0, sizeof k);
+	r = store_diag_alerts(s, STORE_ANY_UID, 0, 100, take_alert, &k);
+	keys_text(&k, key, got, sizeof got);
+	eq_str("alerts: the diagnoses with anomalies, newest first", got, "2 6");
+	check("alerts: with their owners and times", k.n == 2 && k.uid[0] == 1000 && k.uid[1] == 1000 &&
+							  k.t[0] == 60000 && k.t[1] == 50006,
+	      "uid %u %u t %" PRId64 " %" PRId64, k.uid[0], k.uid[1], k.t[0], k.t[1]);
+	memset(&k, 0, sizeof k);
+	r = store_diag_alerts(s, 0, 0, 100, take_alert, &k);
+	eq_u64("alerts: uid 0 owns none of them", k.n, 0);
+	memset(&k, 0, sizeof k);
+	r = store_diag_alerts(s, 1000, 55000, 100, take_alert, &k);
+	keys_text(&k, key, got, sizeof got);
+	eq_str("alerts: since a time", got, "2");
+	memset(&k, 0, sizeof k);
+	r = store_diag_alerts(s, STORE_ANY_UID, 0, 1, take_alert, &k);
+	eq_u64("alerts: the limit", k.n, 1);
+
+	store_close(s);
+	if (argc <= 1) {
+		char path[128];
+		snprintf(path, sizeof path, "%s/store.db", dir);
+		unlink(path);
+		snprintf(path, sizeof path, "%s/store.db-wal", dir);
+		unlink(path);
+		snprintf(path, sizeof path, "%s/store.db-shm", dir);
+		unlink(path);
+		rmdir(dir);
+	}
+	return failures ? 1 : 0;
+}

@@ -1565,6 +1565,29 @@ static int pg_node_secs(struct store *s, const struct store_node_filter *f,
 #undef NODE_SPLIT
 }
 
+static int pg_node_hosts(struct store *s, const struct store_node_filter *f,
+			 int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx)
+{
+	struct params p = {0};
+	int r = flush_for_read(s);
+	if (r < 0)
+		return r;
+	node_params(&p, f);
+	PGresult *res = run(s, "listing hosts",
+			    "SELECT host, min(t_ms), max(t_ms), count(*) FROM (SELECT host, t_ms FROM node_minutes WHERE t_ms <"
+			    " coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:node_seconds'), 0) UNION ALL"
+			    " SELECT host, t_ms FROM node_seconds WHERE t_ms >= coalesce((SELECT upto_ms FROM rollup"
+			    " WHERE name = 'raw:node_seconds'), 0)) n WHERE " NODE_WHERE("") " GROUP BY host ORDER BY host COLLATE \"C\"",
+			    &p, &r);
+	if (!res)
+		return r;
+	for (int i = 0; i < PQntuples(res); i++)
+		if (fn(col_text(res, i, 0), col_i64(res, i, 1), col_i64(res, i, 2), (uint64_t)col_i64(res, i, 3), ctx))
+			break;
+	PQclear(res);
+	return 0;
+}
+
 /* Where raw interval rows are read from: the minutes before it. */
 #define RAW_FROM "coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'), 0)"
 
@@ -2005,6 +2028,7 @@ static const struct store_ops store_pg_ops = {
 	.devices = pg_devices,
 	.samples = pg_samples,
 	.dists = pg_dists,
+	.node_hosts = pg_node_hosts,
 	.user_secs = pg_user_secs,
 	.job_series = pg_job_series,
 	.retain = pg_retain,

@@ -50,11 +50,11 @@ enum stmt_id {
 
 static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_JOB_FIND] = "SELECT id FROM jobs WHERE job = ?1 AND host = ?2 AND uid = ?3",
-	[ST_JOB_INSERT] = "INSERT INTO jobs(job, host, uid, user, exe, jobdir, start_ms, end_ms, running) "
-			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_JOB_INSERT] = "INSERT INTO jobs(job, host, uid, user, exe, jobdir, start_ms, end_ms, running, app) "
+			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	[ST_JOB_UPDATE] = "UPDATE jobs SET end_ms = ?2, running = ?3, "
 			  "start_ms = CASE WHEN start_ms = 0 OR ?4 < start_ms THEN ?4 ELSE start_ms END, "
-			  "exe = CASE WHEN exe = '' THEN ?5 ELSE exe END, "
+			  "exe = CASE WHEN exe = '' THEN ?5 ELSE exe END, app = CASE WHEN exe = '' THEN ?7 ELSE app END, "
 			  "jobdir = CASE WHEN jobdir = '' THEN ?6 ELSE jobdir END WHERE id = ?1",
 	[ST_PROC_FIND] = "SELECT id FROM processes WHERE host = ?1 AND pid = ?2 AND start_ns = ?3",
 	[ST_PROC_INSERT] = "INSERT INTO processes(job_id, host, pid, rank, start_ns, start_ticks, uid, exe, live_path, "
@@ -284,7 +284,15 @@ static const char *const migrations[] = {
 	" bytes_read = bytes_read + excluded.bytes_read, bytes_written = bytes_written + excluded.bytes_written,"
 	" reads = reads + excluded.reads, writes = writes + excluded.writes, meta_ops = meta_ops + excluded.meta_ops;"
 	"INSERT INTO rollup SELECT 'node:' || host, max(max(t_ms) / 60000 * 60000 + 60000,"
-	" (SELECT upto_ms FROM rollup WHERE name = 'raw:node_seconds')) FROM node_seconds GROUP BY host;",
+	" (SELECT upto_ms FROM rollup WHERE name = 'raw:node_seconds')) FROM node_seconds GROUP BY host;"
+	/* the jobs list (docs/STORE.md, "Indexes"): an application's jobs by the command's file name
+	 * (kept in app; SQLite's jobs_list scan called substr() on every row), the running jobs, and
+	 * the order alone, narrower than jobs_list for a page without a filter */
+	"ALTER TABLE jobs ADD COLUMN app TEXT NOT NULL DEFAULT '';"
+	"UPDATE jobs SET app = substr(exe, length(rtrim(exe, replace(exe, '/', ''))) + 1);"
+	"CREATE INDEX jobs_app ON jobs(app, start_ms);"
+	"CREATE INDEX jobs_running ON jobs(running, start_ms);"
+	"CREATE INDEX jobs_start ON jobs(start_ms);",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -424,6 +432,10 @@ int store_sqlite_open(const char *url, unsigned flags, struct store **out, char 
 		return r ? r : -EIO;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	/* a reader (serve) keeps its connection: 64 MiB of pages (the jobs' indexes, recent rows)
+	 * stay with it instead of SQLite's 2 MiB */
+	if (s->readonly)
+		exec_sql(s, "PRAGMA cache_size = -65536");
 	if ((!s->readonly && ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 ||
 			      (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0)) ||
 	    (r = migrate(s)) < 0) {
@@ -559,6 +571,13 @@ static const char *nz(const char *t)
 	return t ? t : "";
 }
 
+/* The command's file name (what follows its last '/'): the jobs list's app filter. */
+static const char *app_of(const char *exe)
+{
+	const char *slash = exe ? strrchr(exe, '/') : NULL;
+	return slash ? slash + 1 : nz(exe);
+}
+
 static int sq_job_put(struct store *s, struct store_job *j)
 {
 	int r;
@@ -566,15 +585,15 @@ static int sq_job_put(struct store *s, struct store_job *j)
 	if ((r = find_id(s, s->st[ST_JOB_FIND], &j->key, "finding a job")) < 0)
 		return r;
 	if (r == 0) {
-		bind(s->st[ST_JOB_INSERT], "ssisssiii", j->job, j->host, (int64_t)j->uid, nz(j->user), nz(j->exe),
-		     nz(j->jobdir), j->start_ms, j->end_ms, (int64_t)j->running);
+		bind(s->st[ST_JOB_INSERT], "ssisssiiis", j->job, j->host, (int64_t)j->uid, nz(j->user), nz(j->exe),
+		     nz(j->jobdir), j->start_ms, j->end_ms, (int64_t)j->running, app_of(j->exe));
 		if ((r = step(s, s->st[ST_JOB_INSERT], "adding a job")) < 0)
 			return r;
 		j->key = sqlite3_last_insert_rowid(s->db);
 		return 0;
 	}
-	bind(s->st[ST_JOB_UPDATE], "iiiiss", j->key, j->end_ms, (int64_t)j->running, j->start_ms, nz(j->exe),
-	     nz(j->jobdir));
+	bind(s->st[ST_JOB_UPDATE], "iiiisss", j->key, j->end_ms, (int64_t)j->running, j->start_ms, nz(j->exe),
+	     nz(j->jobdir), app_of(j->exe));
 	r = step(s, s->st[ST_JOB_UPDATE], "updating a job");
 	return r < 0 ? r : 0;
 }
@@ -1271,7 +1290,7 @@ static void jobs_where(char *buf, size_t len, const struct store_job_filter *f)
 		AND("id = ?6");
 	/* the command's path, or its file name: what follows its last '/' */
 	if (f->app)
-		AND("(exe = ?7 OR (instr(?7, '/') = 0 AND substr(exe, -length(?7) - 1) = '/' || ?7))");
+		AND(strchr(f->app, '/') ? "exe = ?7" : "app = ?7");
 	if (f->with_findings)
 		AND("EXISTS (SELECT 1 FROM findings WHERE findings.job_id = jobs.id)");
 #undef AND
@@ -1455,6 +1474,40 @@ static int sq_node_secs(struct store *s, const struct store_node_filter *f,
 			 " write_hist FROM node_seconds WHERE %s AND t_ms >= ?6) ORDER BY host, t_ms, layer",
 			 w, w);
 	return node_query(s, sql, f, -1, split, fn, ctx);
+}
+
+static int sq_node_hosts(struct store *s, const struct store_node_filter *f,
+			 int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx)
+{
+	char w[128], sql[768];
+	sqlite3_stmt *st;
+	struct store_node_filter g = *f;
+	int64_t split;
+	g.resolution_ms = 0;
+	int r = node_split(s, &g, &split);
+	if (r < 0)
+		return r;
+	node_where(w, sizeof w, &g, "host", "t_ms");
+	snprintf(sql, sizeof sql,
+		 "SELECT host, min(t_ms), max(t_ms), count(*) FROM (SELECT host, t_ms FROM node_minutes WHERE %s AND t_ms < ?6"
+		 " UNION ALL SELECT host, t_ms FROM node_seconds WHERE %s AND t_ms >= ?6) GROUP BY host ORDER BY host",
+		 w, w);
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "listing hosts");
+	if (g.host)
+		sqlite3_bind_text(st, 1, g.host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, g.since_ms);
+	sqlite3_bind_int64(st, 3, g.until_ms);
+	sqlite3_bind_int64(st, 6, split);
+	while ((r = step(s, st, "listing hosts")) == 1)
+		if (fn(col_text(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+		       (uint64_t)sqlite3_column_int64(st, 3), ctx)) {
+			r = 0;
+			break;
+		}
+	sqlite3_finalize(st);
+	return r;
 }
 
 static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
@@ -1951,6 +2004,7 @@ static const struct store_ops store_sqlite_ops = {
 	.devices = sq_devices,
 	.samples = sq_samples,
 	.dists = sq_dists,
+	.node_hosts = sq_node_hosts,
 	.user_secs = sq_user_secs,
 	.job_series = sq_job_series,
 	.retain = sq_retain,

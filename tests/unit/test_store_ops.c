@@ -852,6 +852,19 @@ static void check_series_minutes(struct store *s, int64_t key, const char *what)
 	eq_str(name, minutes.text, raw.text);
 }
 
+struct hosts_seen {
+	char text[256];
+};
+
+static int keep_host(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx)
+{
+	struct hosts_seen *x = ctx;
+	size_t n = strlen(x->text);
+	snprintf(x->text + n, sizeof x->text - n, "%s%s %lld-%lld %llu", n ? ";" : "", host, (long long)first_ms,
+		 (long long)last_ms, (unsigned long long)rows);
+	return 0;
+}
+
 static void check_rollups(void)
 {
 	struct store *s = NULL;
@@ -909,6 +922,12 @@ static void check_rollups(void)
 	ns.host = "n9";
 	ok_r("roll-ups: a node-second given again", store_begin(s) | store_node_sec_add(s, &ns) | store_commit(s), s);
 	rollup_compare("roll-ups after a node-second replaced", 0, 60000, 6 * 200 + 9 * 21);
+	struct hosts_seen hs = {0};
+	struct store_node_filter n9 = {.host = "n9"};
+	ok_r("node_hosts", store_node_hosts(s, &n9, keep_host, &hs), s);
+	snprintf(q, sizeof q, "n9 %lld-%lld %lld", (long long)(RM + 1000), (long long)(RM + 121000),
+		 (long long)direct_int("SELECT count(*) FROM node_seconds WHERE host = 'n9'"));
+	eq_str("node_hosts: the host, its first and last second, its rows", hs.text, q);
 	eq_u64("roll-ups: job 900 found", js.n, 1);
 	if (js.n == 1)
 		check_series_minutes(s, js.j[0].key, "roll-ups after a late row");

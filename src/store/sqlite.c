@@ -287,12 +287,14 @@ static const char *const migrations[] = {
 	" (SELECT upto_ms FROM rollup WHERE name = 'raw:node_seconds')) FROM node_seconds GROUP BY host;"
 	/* the jobs list (docs/STORE.md, "Indexes"): an application's jobs by the command's file name
 	 * (kept in app; SQLite's jobs_list scan called substr() on every row), the running jobs, and
-	 * a user's (with the other filters' columns: a heavy user's rows are not read one by one) */
+	 * a user's (with the other filters' columns: a heavy user's rows are not read one by one);
+	 * the order with the jobs' ends, narrower than jobs_list for an offset or a time range */
 	"ALTER TABLE jobs ADD COLUMN app TEXT NOT NULL DEFAULT '';"
 	"UPDATE jobs SET app = substr(exe, length(rtrim(exe, replace(exe, '/', ''))) + 1);"
 	"CREATE INDEX jobs_app ON jobs(app, start_ms);"
 	"CREATE INDEX jobs_running ON jobs(running, start_ms);"
-	"CREATE INDEX jobs_user ON jobs(user, start_ms, end_ms, running, app, uid);",
+	"CREATE INDEX jobs_user ON jobs(user, start_ms, end_ms, running, app, uid);"
+	"CREATE INDEX jobs_start ON jobs(start_ms, end_ms);",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -1476,38 +1478,63 @@ static int sq_node_secs(struct store *s, const struct store_node_filter *f,
 	return node_query(s, sql, f, -1, split, fn, ctx);
 }
 
-static int sq_node_hosts(struct store *s, const struct store_node_filter *f,
-			 int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx)
+/* One host's summary (f->host set): 0, 1 when fn said stop, or -errno. */
+static int node_host_summary(struct store *s, const struct store_node_filter *f,
+			     int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx),
+			     void *ctx)
 {
 	char w[128], sql[768];
 	sqlite3_stmt *st;
-	struct store_node_filter g = *f;
 	int64_t split;
-	g.resolution_ms = 0;
-	int r = node_split(s, &g, &split);
+	int r = node_split(s, f, &split);
 	if (r < 0)
 		return r;
-	node_where(w, sizeof w, &g, "host", "t_ms");
+	node_where(w, sizeof w, f, "host", "t_ms");
 	snprintf(sql, sizeof sql,
-		 "SELECT host, min(t_ms), max(t_ms), count(*) FROM (SELECT host, t_ms FROM node_minutes WHERE %s AND t_ms < ?6"
-		 " UNION ALL SELECT host, t_ms FROM node_seconds WHERE %s AND t_ms >= ?6) GROUP BY host ORDER BY host",
+		 "SELECT min(t_ms), max(t_ms), count(*) FROM (SELECT t_ms FROM node_minutes WHERE %s AND t_ms < ?6"
+		 " UNION ALL SELECT t_ms FROM node_seconds WHERE %s AND t_ms >= ?6)",
 		 w, w);
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "listing hosts");
-	if (g.host)
-		sqlite3_bind_text(st, 1, g.host, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, g.since_ms);
-	sqlite3_bind_int64(st, 3, g.until_ms);
+	sqlite3_bind_text(st, 1, f->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, f->since_ms);
+	sqlite3_bind_int64(st, 3, f->until_ms);
 	sqlite3_bind_int64(st, 6, split);
-	while ((r = step(s, st, "listing hosts")) == 1)
-		if (fn(col_text(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-		       (uint64_t)sqlite3_column_int64(st, 3), ctx)) {
-			r = 0;
-			break;
-		}
+	if ((r = step(s, st, "listing hosts")) == 1) {
+		uint64_t n = (uint64_t)sqlite3_column_int64(st, 2);
+		r = n && fn(f->host, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), n, ctx) ? 1 : 0;
+	}
 	sqlite3_finalize(st);
 	return r;
+}
+
+/* Host by host (every host with node-seconds has its row in rollup): each read by the key
+ * (host, t_ms), where a time range over every host would read every host's rows. */
+static int sq_node_hosts(struct store *s, const struct store_node_filter *f,
+			 int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	struct store_node_filter g = *f;
+	g.resolution_ms = 0;
+	if (f->host) {
+		int r = node_host_summary(s, &g, fn, ctx);
+		return r < 0 ? r : 0;
+	}
+	int rc = sqlite3_prepare_v2(s->db, "SELECT substr(name, 6) FROM rollup WHERE name LIKE 'node:%' ORDER BY 1", -1,
+				    &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "listing hosts");
+	int r;
+	while ((r = step(s, st, "listing hosts")) == 1) {
+		char host[256];
+		snprintf(host, sizeof host, "%s", col_text(st, 0));
+		g.host = host;
+		if ((r = node_host_summary(s, &g, fn, ctx)) != 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
 }
 
 static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,

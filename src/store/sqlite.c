@@ -291,8 +291,8 @@ static const char *const migrations[] = {
 	 * the order with the jobs' ends, narrower than jobs_list for an offset or a time range */
 	"ALTER TABLE jobs ADD COLUMN app TEXT NOT NULL DEFAULT '';"
 	"UPDATE jobs SET app = substr(exe, length(rtrim(exe, replace(exe, '/', ''))) + 1);"
-	"CREATE INDEX jobs_app ON jobs(app, start_ms);"
-	"CREATE INDEX jobs_running ON jobs(running, start_ms);"
+	"CREATE INDEX jobs_app ON jobs(app, start_ms, end_ms, running, user, uid);"
+	"CREATE INDEX jobs_running ON jobs(start_ms) WHERE running = 1;"
 	"CREATE INDEX jobs_user ON jobs(user, start_ms, end_ms, running, app, uid);"
 	"CREATE INDEX jobs_start ON jobs(start_ms, end_ms);",
 };

@@ -288,13 +288,14 @@ static const char *const migrations[] = {
 	/* the jobs list (docs/STORE.md, "Indexes"): an application's jobs by the command's file name
 	 * (kept in app; SQLite's jobs_list scan called substr() on every row), the running jobs, and
 	 * a user's (with the other filters' columns: a heavy user's rows are not read one by one);
-	 * the order with the jobs' ends, narrower than jobs_list for an offset or a time range */
+	 * the order itself (start, then key: no sorter for an offset) with the jobs' ends, narrower
+	 * than jobs_list for a page or a time range */
 	"ALTER TABLE jobs ADD COLUMN app TEXT NOT NULL DEFAULT '';"
 	"UPDATE jobs SET app = substr(exe, length(rtrim(exe, replace(exe, '/', ''))) + 1);"
 	"CREATE INDEX jobs_app ON jobs(app, start_ms, end_ms, running, user, uid);"
 	"CREATE INDEX jobs_running ON jobs(start_ms) WHERE running = 1;"
 	"CREATE INDEX jobs_user ON jobs(user, start_ms, end_ms, running, app, uid);"
-	"CREATE INDEX jobs_start ON jobs(start_ms, end_ms);",
+	"CREATE INDEX jobs_start ON jobs(start_ms, id, end_ms);",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 

@@ -1460,22 +1460,27 @@ static int sq_node_secs(struct store *s, const struct store_node_filter *f,
 	if (r < 0)
 		return r;
 	node_where(w, sizeof w, f, "host", "t_ms");
-	/* the minutes before ?6, the node-seconds from it */
+	/* the minutes before ?6, the node-seconds from it: one lower bound (two would leave SQLite
+	 * to range over the weaker one) */
+	char w2[128];
+	struct store_node_filter g = *f;
+	g.since_ms = 0;
+	node_where(w2, sizeof w2, &g, "host", "t_ms");
 	if (f->resolution_ms > 0) /* summed here, not row by row by the caller: ?5 the resolution */
 		snprintf(sql, sizeof sql,
 			 "SELECT b, SUM(dt_ms), host, layer, SUM(bytes_read), SUM(bytes_written), SUM(reads), SUM(writes),"
 			 " SUM(meta_ops), NULL, NULL FROM (SELECT t_ms / ?5 * ?5 AS b, 60000 AS dt_ms, host, layer, bytes_read,"
 			 " bytes_written, reads, writes, meta_ops FROM node_minutes WHERE %s AND t_ms < ?6 UNION ALL"
 			 " SELECT t_ms / ?5 * ?5, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops"
-			 " FROM node_seconds WHERE %s AND t_ms >= ?6) GROUP BY host, b, layer ORDER BY host, b, layer",
-			 w, w);
+			 " FROM node_seconds WHERE %s AND t_ms >= max(?2, ?6)) GROUP BY host, b, layer ORDER BY host, b, layer",
+			 w, w2);
 	else
 		snprintf(sql, sizeof sql,
 			 "SELECT * FROM (SELECT t_ms, 60000 AS dt_ms, host, layer, bytes_read, bytes_written, reads, writes,"
 			 " meta_ops, NULL AS read_hist, NULL AS write_hist FROM node_minutes WHERE %s AND t_ms < ?6 UNION ALL"
 			 " SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist,"
-			 " write_hist FROM node_seconds WHERE %s AND t_ms >= ?6) ORDER BY host, t_ms, layer",
-			 w, w);
+			 " write_hist FROM node_seconds WHERE %s AND t_ms >= max(?2, ?6)) ORDER BY host, t_ms, layer",
+			 w, w2);
 	return node_query(s, sql, f, -1, split, fn, ctx);
 }
 
@@ -1490,11 +1495,15 @@ static int node_host_summary(struct store *s, const struct store_node_filter *f,
 	int r = node_split(s, f, &split);
 	if (r < 0)
 		return r;
+	char w2[128];
+	struct store_node_filter g = *f;
+	g.since_ms = 0;
 	node_where(w, sizeof w, f, "host", "t_ms");
+	node_where(w2, sizeof w2, &g, "host", "t_ms");
 	snprintf(sql, sizeof sql,
 		 "SELECT min(t_ms), max(t_ms), count(*) FROM (SELECT t_ms FROM node_minutes WHERE %s AND t_ms < ?6"
-		 " UNION ALL SELECT t_ms FROM node_seconds WHERE %s AND t_ms >= ?6)",
-		 w, w);
+		 " UNION ALL SELECT t_ms FROM node_seconds WHERE %s AND t_ms >= max(?2, ?6))",
+		 w, w2);
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "listing hosts");

@@ -13,11 +13,14 @@
  *     findings, warnings; a few KiB) and its findings (0 to 3) in the findings table;
  *   - NODES x DAYS x 86,400 node-seconds (1 s) for two layers (POSIX and system calls), each with
  *     a size histogram, host by host.
+ * With --report FILE (a real `iostrata report --json`, bench/web makes one of 16 processes), every
+ * big job's stored report is that report with the job's start (job.start_wall_ns) put in, so
+ * that the application view draws it as any real job (the synthetic reports lack members it draws).
  * Values come from a fixed pseudo-random sequence (--seed): two runs make the same store. Rows are
  * committed every 100,000 (one transaction per batch, prepared statements inside the store). The
  * last day ends at the start of the current UTC day, so "since 1d" means something.
  *
- *   web STORE_URL [--jobs N] [--nodes N] [--days N] [--seed N]
+ *   web STORE_URL [--jobs N] [--nodes N] [--days N] [--seed N] [--report FILE]
  * One line of key=value on stdout: counts, the time range, and the keys of a big and a small job.
  */
 #include <errno.h>
@@ -58,6 +61,7 @@ static uint64_t rnd_in(uint64_t lo, uint64_t hi) /* [lo, hi] */
 
 struct gen {
 	struct store *s;
+	const char *tpl; /* the big jobs' report (--report), NULL: synthetic */
 	uint64_t pending; /* rows since the last commit */
 	uint64_t jobs, procs, intervals, node_rows, findings;
 	int64_t t0, t1;
@@ -111,6 +115,21 @@ static void finding(struct ana_jw *w, unsigned kind, const char *path, int rank,
 	ana_jw_str(w, "text", texts[kind]);
 	ana_jw_str(w, "recommendation", "See docs/FINDINGS.md for what to change.");
 	ana_jw_close(w, '}');
+}
+
+/* A real report with the job's start put in (its "start_wall_ns": the view's time axis). */
+static char *report_from(const char *tpl, int64_t start_ms)
+{
+	const char *k = strstr(tpl, "\"start_wall_ns\":");
+	char *out = NULL;
+	if (!k)
+		return strdup(tpl);
+	const char *v = k + strlen("\"start_wall_ns\":");
+	v += strspn(v, " ");
+	const char *e = v + strspn(v, "0123456789");
+	if (asprintf(&out, "%.*s%" PRId64 "%s", (int)(v - tpl), tpl, start_ms * 1000000, e) < 0)
+		return NULL;
+	return out;
 }
 
 /* One job row: its processes, files, intervals, totals, report and findings. */
@@ -194,6 +213,14 @@ static int one_job(struct gen *g, uint64_t i, const char *jobid, const char *hos
 		return r;
 	if (running)
 		return tick(g, 1 + np);
+	if (big && g->tpl) {
+		char *rep = report_from(g->tpl, start);
+		if (!rep)
+			return -ENOMEM;
+		r = store_job_report_put(g->s, j.key, "(the text report)\n", rep);
+		free(rep);
+		return r < 0 ? r : tick(g, 2 + np);
+	}
 	/* the report and its findings */
 	unsigned nf = (unsigned)(rnd() % 7);
 	nf = nf > 3 ? 0 : nf;
@@ -348,10 +375,11 @@ static int node_seconds(struct gen *g, unsigned nodes)
 int main(int argc, char **argv)
 {
 	uint64_t njobs = 100000;
+	const char *tpl = NULL;
 	unsigned nodes = 64, days = 7;
 	char err[512];
 	if (argc < 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: web STORE_URL [--jobs N] [--nodes N] [--days N] [--seed N]\n");
+		fprintf(stderr, "usage: web STORE_URL [--jobs N] [--nodes N] [--days N] [--seed N] [--report FILE]\n");
 		return 2;
 	}
 	for (int i = 2; i + 1 < argc; i += 2) {
@@ -364,12 +392,23 @@ int main(int argc, char **argv)
 			days = (unsigned)v;
 		else if (!strcmp(argv[i], "--seed") && v)
 			rng = v;
+		else if (!strcmp(argv[i], "--report")) {
+			FILE *f = fopen(argv[i + 1], "r");
+			size_t n = 0;
+			char *t = NULL;
+			if (!f || getdelim(&t, &n, 0, f) < 0) {
+				fprintf(stderr, "web: %s: cannot read it\n", argv[i + 1]);
+				return 2;
+			}
+			fclose(f);
+			tpl = t;
+		}
 		else {
 			fprintf(stderr, "web: bad option %s %s\n", argv[i], argv[i + 1]);
 			return 2;
 		}
 	}
-	struct gen g = {0};
+	struct gen g = {.tpl = tpl};
 	g.t1 = (int64_t)time(NULL) * 1000 / DAY_MS * DAY_MS;
 	g.t0 = g.t1 - (int64_t)days * DAY_MS;
 	if (store_open(argv[1], STORE_CREATE, &g.s, err, sizeof err) < 0) {
@@ -388,9 +427,9 @@ int main(int argc, char **argv)
 	store_close(g.s);
 	printf("jobs=%" PRIu64 " processes=%" PRIu64 " interval_rows=%" PRIu64 " findings=%" PRIu64
 	       " node_rows=%" PRIu64 " t0_ms=%" PRId64 " t1_ms=%" PRId64 " big_job=%" PRId64 " small_job=%" PRId64
-	       " jobs_s=%.1f nodes_s=%.1f\n",
+	       " jobs_s=%.1f nodes_s=%.1f big_report=%s\n",
 	       g.jobs, g.procs, g.intervals, g.findings, g.node_rows, g.t0, g.t1, g.big_key, g.small_key,
 	       (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
-	       (double)(c.tv_sec - b.tv_sec) + (double)(c.tv_nsec - b.tv_nsec) / 1e9);
+	       (double)(c.tv_sec - b.tv_sec) + (double)(c.tv_nsec - b.tv_nsec) / 1e9, tpl ? "real" : "synthetic");
 	return 0;
 }

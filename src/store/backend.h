@@ -51,6 +51,8 @@ struct store_ops {
 		       int (*fn)(const struct store_sample *x, void *ctx), void *ctx);
 	int (*dists)(struct store *s, const struct store_node_filter *f,
 		     int (*fn)(const struct store_dist *x, void *ctx), void *ctx);
+	int (*node_hosts)(struct store *s, const struct store_node_filter *f,
+			  int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx);
 	int (*user_secs)(struct store *s, uint32_t uid, const struct store_node_filter *f,
 			 int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
 	int (*job_series)(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
@@ -77,22 +79,48 @@ struct store_ops {
 			    void *ctx);
 };
 
-/* store_job_series's statement, in either backend's parameter spelling (job key, resolution,
- * grouping) and with the collation its host order needs. The raw rows and the minute roll-ups
- * both count: retention moves rows from one to the other without changing a sum. The job's
- * processes are joined inside each branch, so that each table is read by its proc_id index
- * (schema 8), not scanned. */
-#define STORE_SERIES_ROWS(TABLE, KEY)                                                                        \
+/* store_job_series's statements, in either backend's parameter spelling. First its bounds (job
+ * key): where the minute roll-ups stand ('intervals': the minutes before it are rolled up),
+ * where retention left the raw rows ('raw:intervals': none before it are kept), and the window
+ * of the job's raw rows (its processes' first and last interval ends; NULL: none). */
+#define STORE_SERIES_BOUNDS_SQL(KEY)                                                                         \
+	"SELECT (SELECT upto_ms FROM rollup WHERE name = 'intervals'), (SELECT upto_ms FROM rollup WHERE name = 'raw:intervals')," \
+	" min(CASE WHEN first_ms > 0 THEN first_ms END), max(last_ms) FROM processes WHERE job_id = " KEY
+/* Then the points (job key, resolution, grouping, SPLIT: the minute roll-ups before it, raw rows
+ * from LO to HI, LO >= SPLIT), with the collation its host order needs. A coarse series (a
+ * resolution of whole minutes) splits where the roll-ups stand, any other where the raw rows
+ * start: the sums are the same either way. The roll-ups are read by their proc_id index; the raw
+ * rows by their key's time range (JOIN: SQLite's CROSS JOIN keeps intervals the outer loop, not
+ * one range scan per process). */
+#define STORE_SERIES_MINUTES(KEY, SPLIT)                                                                     \
 	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls FROM processes p"                     \
-	" JOIN " TABLE " i ON i.proc_id = p.id WHERE p.job_id = " KEY
-#define STORE_SERIES_SQL(KEY, RES, BY, COLL)                                                                 \
+	" JOIN intervals_minute i ON i.proc_id = p.id WHERE p.job_id = " KEY " AND i.t_ms < " SPLIT
+#define STORE_SERIES_RAW(KEY, LO, HI, JOIN)                                                                  \
+	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls FROM intervals i " JOIN " processes p"  \
+	" ON p.id = i.proc_id WHERE i.t_ms >= " LO " AND i.t_ms <= " HI " AND p.job_id = " KEY
+#define STORE_SERIES_SQL(KEY, RES, BY, SPLIT, LO, HI, JOIN, COLL)                                            \
 	"SELECT CASE WHEN " RES " > 0 THEN i.t_ms / " RES " * " RES " ELSE i.t_ms END AS b,"                    \
 	" (CASE WHEN " BY " = 1 THEN i.host ELSE '' END)" COLL " AS h, CASE WHEN " BY " = 2 THEN i.rank ELSE -1 END AS r,"  \
 	" i.layer, SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"  \
 	" SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"         \
 	" SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END)"                                                       \
-	" FROM (" STORE_SERIES_ROWS("intervals", KEY) " UNION ALL" STORE_SERIES_ROWS("intervals_minute", KEY) ") i" \
+	" FROM (" STORE_SERIES_MINUTES(KEY, SPLIT) " UNION ALL" STORE_SERIES_RAW(KEY, LO, HI, JOIN) ") i"         \
 	" GROUP BY b, h, r, i.layer ORDER BY b, h, r, i.layer"
+/* From the bounds (W, R, first, last; absent as INT64_MIN) and a resolution: SPLIT, LO and HI. */
+static inline void store_series_split(int64_t w, int64_t raw, int64_t first, int64_t last, int64_t resolution_ms,
+				      int64_t *split, int64_t *lo, int64_t *hi)
+{
+	w = w == INT64_MIN ? 0 : w;
+	raw = raw == INT64_MIN ? 0 : raw;
+	*split = resolution_ms > 0 && resolution_ms % 60000 == 0 ? w : raw;
+	if (first == INT64_MIN || last == INT64_MIN) {
+		*lo = 1;
+		*hi = 0;
+		return;
+	}
+	*lo = first > *split ? first : *split;
+	*hi = last;
+}
 
 /* The backends' openers (store_open picks one by the URL's scheme). */
 int store_sqlite_open(const char *path, unsigned flags, struct store **out, char *err, size_t errlen);

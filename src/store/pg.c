@@ -53,6 +53,15 @@ struct store {
 	size_t buffered;
 	int64_t *days; /* days whose partitions exist (both partitioned tables) */
 	size_t ndays, capdays;
+	/* roll-ups: this transaction's latest interval end and node-second per host; where the
+	 * minutes stood when last seen (a lower guess only makes a close that finds nothing) */
+	int rollup_locked;
+	int64_t iv_max_t, iv_upto;
+	struct pg_host {
+		char *host;
+		int64_t max_t, upto;
+	} *hosts;
+	size_t nhosts, caphosts;
 };
 
 /* ---------- schema ---------- */
@@ -144,8 +153,33 @@ static const struct migration migrations[] = {
 	    "CREATE INDEX IF NOT EXISTS intervals_minute_proc ON intervals_minute(proc_id, t_ms);"
 	    "CREATE INDEX IF NOT EXISTS jobs_list ON jobs(start_ms, id) INCLUDE (uid, running, end_ms, \"user\", exe);"
 	    "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_ms);"},
-	/* 10: a job's diagnosis with its application key and scale, as SQLite's 10 (version 9 is the
-	 * web's, made on another branch: the list skips it until the branches merge) */
+	/* 9: as SQLite's 9 (docs/STORE.md, "Roll-ups and windows"): the processes' windows instead
+	 * of the index on intervals(proc_id, t_ms), the minute roll-ups kept as rows arrive, where
+	 * they stand in rollup */
+	{9, "ALTER TABLE processes ADD COLUMN first_ms bigint NOT NULL DEFAULT 0,"
+	    " ADD COLUMN last_ms bigint NOT NULL DEFAULT 0;"
+	    "UPDATE processes p SET first_ms = x.lo, last_ms = x.hi FROM (SELECT proc_id, min(t_ms) AS lo,"
+	    " max(t_ms) AS hi FROM intervals GROUP BY proc_id) x WHERE p.id = x.proc_id;"
+	    "DROP INDEX IF EXISTS intervals_proc;"
+	    "CREATE TABLE rollup(name text PRIMARY KEY, upto_ms bigint NOT NULL);"
+	    "INSERT INTO rollup SELECT 'raw:intervals', coalesce(max(t_ms) + 60000, 0) FROM intervals_minute;"
+	    "INSERT INTO rollup SELECT 'raw:node_seconds', coalesce(max(t_ms) + 60000, 0) FROM node_minutes;"
+	    "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns)"
+	    " SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals"
+	    " GROUP BY 1, 2, 3, 4, 5 ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET"
+	    " bytes = intervals_minute.bytes + excluded.bytes, calls = intervals_minute.calls + excluded.calls,"
+	    " dur_ns = intervals_minute.dur_ns + excluded.dur_ns;"
+	    "INSERT INTO rollup SELECT 'intervals', greatest(coalesce(max(t_ms) / 60000 * 60000 + 60000, 0),"
+	    " (SELECT upto_ms FROM rollup WHERE name = 'raw:intervals')) FROM intervals;"
+	    "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
+	    " SELECT t_ms / 60000 * 60000, host, layer, sum(bytes_read), sum(bytes_written), sum(reads), sum(writes),"
+	    " sum(meta_ops) FROM node_seconds GROUP BY 1, 2, 3 ON CONFLICT(host, t_ms, layer) DO UPDATE SET"
+	    " bytes_read = node_minutes.bytes_read + excluded.bytes_read,"
+	    " bytes_written = node_minutes.bytes_written + excluded.bytes_written, reads = node_minutes.reads + excluded.reads,"
+	    " writes = node_minutes.writes + excluded.writes, meta_ops = node_minutes.meta_ops + excluded.meta_ops;"
+	    "INSERT INTO rollup SELECT 'node:' || host, greatest(max(t_ms) / 60000 * 60000 + 60000,"
+	    " (SELECT upto_ms FROM rollup WHERE name = 'raw:node_seconds')) FROM node_seconds GROUP BY host;"},
+	/* 10: a job's diagnosis with its application key and scale, as SQLite's 10 */
 	{10, "CREATE TABLE diagnoses(job_id bigint PRIMARY KEY REFERENCES jobs(id), app text NOT NULL,"
 	     " ranks bigint NOT NULL, start_ms bigint NOT NULL, t_ms bigint NOT NULL, anomalies bigint NOT NULL,"
 	     " text text NOT NULL, json text NOT NULL);"
@@ -161,6 +195,11 @@ _Static_assert(STORE_SCHEMA_VERSION == 10, "migrations[] ends at version 10");
 /* Any number, so long as every iostrata connection takes the same: schema changes (migrations,
  * a day's partition) are made by one connection at a time. */
 #define SCHEMA_LOCK "SELECT pg_advisory_xact_lock(7305916021)"
+/* The minute roll-ups (docs/STORE.md, "Roll-ups and windows"): a transaction that writes raw rows
+ * holds it shared from its first flush (before it may take SCHEMA_LOCK: one order everywhere) to
+ * its end; closing minutes holds it alone, so every raw row of a minute it closes is committed
+ * and seen, and a row that comes later finds the minute closed and adds to it itself. */
+#define ROLLUP_LOCK_KEY "7305916022"
 
 /* ---------- errors ---------- */
 
@@ -435,6 +474,7 @@ int store_pg_open(const char *url, unsigned flags, struct store **out, char *err
 	}
 	s->ops = &store_pg_ops;
 	s->readonly = !!(flags & STORE_READONLY);
+	s->iv_max_t = s->iv_upto = INT64_MIN;
 	redact_url(s->name, sizeof s->name, url);
 	/* the URL as libpq's dbname: its own parameters (passfile, sslmode ...) stay the user's */
 	const char *const keys[] = {"fallback_application_name", "dbname", NULL};
@@ -482,6 +522,9 @@ static void pg_close(struct store *s)
 		free(s->buf[i].days);
 	}
 	free(s->days);
+	for (size_t i = 0; i < s->nhosts; i++)
+		free(s->hosts[i].host);
+	free(s->hosts);
 	free(s);
 }
 
@@ -633,6 +676,17 @@ static const struct buf_spec buf_specs[NBUF] = {
 	[BUF_INTERVALS] = {"stage_intervals",
 			   "CREATE TEMP TABLE IF NOT EXISTS stage_intervals(LIKE intervals, ord bigint NOT NULL)",
 			   "COPY stage_intervals(t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns, ord) FROM STDIN",
+			   /* a row of a closed minute adds to it; the processes' windows grow */
+			   "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns)"
+			   " SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns)"
+			   " FROM stage_intervals WHERE t_ms < (SELECT upto_ms FROM rollup WHERE name = 'intervals')"
+			   " GROUP BY 1, 2, 3, 4, 5 ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET"
+			   " bytes = intervals_minute.bytes + excluded.bytes, calls = intervals_minute.calls + excluded.calls,"
+			   " dur_ns = intervals_minute.dur_ns + excluded.dur_ns;"
+			   "UPDATE processes p SET first_ms = CASE WHEN p.first_ms = 0 OR x.lo < p.first_ms THEN x.lo"
+			   " ELSE p.first_ms END, last_ms = greatest(p.last_ms, x.hi) FROM (SELECT proc_id, min(t_ms) AS lo,"
+			   " max(t_ms) AS hi FROM stage_intervals GROUP BY proc_id) x WHERE p.id = x.proc_id"
+			   " AND (p.first_ms = 0 OR x.lo < p.first_ms OR x.hi > p.last_ms);"
 			   "INSERT INTO intervals(t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns)"
 			   " SELECT t_ms, (array_agg(dt_ms ORDER BY ord))[1], proc_id, file_id, layer, cat, sum(bytes),"
 			   " sum(calls), sum(dur_ns) FROM stage_intervals GROUP BY t_ms, proc_id, file_id, layer, cat"
@@ -643,6 +697,22 @@ static const struct buf_spec buf_specs[NBUF] = {
 			      "CREATE TEMP TABLE IF NOT EXISTS stage_node_seconds(LIKE node_seconds, ord bigint NOT NULL)",
 			      "COPY stage_node_seconds(t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes,"
 			      " meta_ops, read_hist, write_hist, ord) FROM STDIN",
+			      /* a new host's minutes start where retention left the node-seconds; a row of a
+			       * closed minute changes it by what it adds to the row it replaces */
+			      "INSERT INTO rollup(name, upto_ms) SELECT DISTINCT 'node:' || host, (SELECT upto_ms FROM rollup"
+			      " WHERE name = 'raw:node_seconds') FROM stage_node_seconds ON CONFLICT(name) DO NOTHING;"
+			      "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
+			      " SELECT x.t_ms / 60000 * 60000, x.host, x.layer, sum(x.bytes_read - coalesce(n.bytes_read, 0)),"
+			      " sum(x.bytes_written - coalesce(n.bytes_written, 0)), sum(x.reads - coalesce(n.reads, 0)),"
+			      " sum(x.writes - coalesce(n.writes, 0)), sum(x.meta_ops - coalesce(n.meta_ops, 0))"
+			      " FROM (SELECT DISTINCT ON (host, t_ms, layer) * FROM stage_node_seconds"
+			      " ORDER BY host, t_ms, layer, ord DESC) x JOIN rollup r ON r.name = 'node:' || x.host"
+			      " LEFT JOIN node_seconds n ON n.host = x.host AND n.t_ms = x.t_ms AND n.layer = x.layer"
+			      " WHERE x.t_ms < r.upto_ms GROUP BY 1, 2, 3 ON CONFLICT(host, t_ms, layer) DO UPDATE SET"
+			      " bytes_read = node_minutes.bytes_read + excluded.bytes_read,"
+			      " bytes_written = node_minutes.bytes_written + excluded.bytes_written,"
+			      " reads = node_minutes.reads + excluded.reads, writes = node_minutes.writes + excluded.writes,"
+			      " meta_ops = node_minutes.meta_ops + excluded.meta_ops;"
 			      "INSERT INTO node_seconds(t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes,"
 			      " meta_ops, read_hist, write_hist) SELECT DISTINCT ON (host, t_ms, layer) t_ms, dt_ms, host, layer,"
 			      " bytes_read, bytes_written, reads, writes, meta_ops, read_hist, write_hist FROM stage_node_seconds"
@@ -701,6 +771,11 @@ static int copy_one(struct store *s, enum pg_buf which)
 	const struct buf_spec *sp = &buf_specs[which];
 	struct copy_buf *b = &s->buf[which];
 	int r;
+	if ((which == BUF_INTERVALS || which == BUF_NODE_SECONDS) && !s->rollup_locked) {
+		if ((r = exec_sql(s, "locking the roll-ups", "SELECT pg_advisory_xact_lock_shared(" ROLLUP_LOCK_KEY ")")) < 0)
+			return r;
+		s->rollup_locked = s->in_tx;
+	}
 	if ((r = make_days(s, b->days, b->ndays)) < 0)
 		return r;
 	b->ndays = 0;
@@ -768,18 +843,29 @@ static int flush_for_read(struct store *s)
 	return s->buffered ? flush(s) : 0;
 }
 
+static void hosts_reset(struct store *s)
+{
+	s->iv_max_t = INT64_MIN;
+	for (size_t i = 0; i < s->nhosts; i++)
+		s->hosts[i].max_t = INT64_MIN;
+}
+
 static int pg_begin(struct store *s)
 {
 	int r = exec_sql(s, "beginning a transaction", "BEGIN");
 	if (r == 0) {
 		s->in_tx = 1;
 		s->ord = 0;
+		s->rollup_locked = 0;
+		hosts_reset(s);
 	}
 	return r;
 }
 
 static void pg_rollback(struct store *s)
 {
+	s->rollup_locked = 0;
+	hosts_reset(s);
 	bufs_clear(s);
 	if (PQtransactionStatus(s->db) != PQTRANS_IDLE)
 		PQclear(PQexec(s->db, "ROLLBACK"));
@@ -788,6 +874,98 @@ static void pg_rollback(struct store *s)
 	s->ndays = 0;
 	s->staged = 0;
 	s->in_tx = 0;
+}
+
+#define MINUTE_MS INT64_C(60000)
+static int64_t minute_of(int64_t t_ms)
+{
+	return t_ms >= 0 ? t_ms / MINUTE_MS * MINUTE_MS : -((-t_ms + MINUTE_MS - 1) / MINUTE_MS) * MINUTE_MS;
+}
+
+/* The minutes [where intervals stand, upto) rolled up from their raw rows, 'intervals' moved
+ * (the roll-up lock held alone): *now where it stands. */
+static int close_intervals(struct store *s, int64_t upto, int64_t *now)
+{
+	struct params p = {0};
+	int r;
+	p_i64(&p, upto);
+	if ((r = exec_p(s, "rolling up minutes",
+			"INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns)"
+			" SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns)"
+			" FROM intervals WHERE t_ms >= (SELECT upto_ms FROM rollup WHERE name = 'intervals') AND t_ms < $1"
+			" GROUP BY 1, 2, 3, 4, 5 ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET"
+			" bytes = intervals_minute.bytes + excluded.bytes, calls = intervals_minute.calls + excluded.calls,"
+			" dur_ns = intervals_minute.dur_ns + excluded.dur_ns",
+			&p)) < 0)
+		return r;
+	PGresult *res = run(s, "rolling up minutes",
+			    "UPDATE rollup SET upto_ms = greatest(upto_ms, $1) WHERE name = 'intervals' RETURNING upto_ms", &p, &r);
+	if (!res)
+		return r;
+	*now = PQntuples(res) ? col_i64(res, 0, 0) : upto;
+	PQclear(res);
+	return 0;
+}
+
+/* The same for the node-seconds of one host (NULL: every host behind upto). */
+static int close_nodes(struct store *s, const char *host, int64_t upto, int64_t *now)
+{
+	struct params p = {0};
+	int r;
+	p_i64(&p, upto);
+	p_str(&p, host);
+	if ((r = exec_p(s, "rolling up node minutes",
+			"INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
+			" SELECT n.t_ms / 60000 * 60000, n.host, n.layer, sum(n.bytes_read), sum(n.bytes_written), sum(n.reads),"
+			" sum(n.writes), sum(n.meta_ops) FROM rollup r JOIN node_seconds n ON r.name = 'node:' || n.host"
+			" AND n.t_ms >= r.upto_ms AND n.t_ms < $1 WHERE ($2::text IS NULL OR r.name = 'node:' || $2::text)"
+			" AND r.name LIKE 'node:%' GROUP BY 1, 2, 3 ON CONFLICT(host, t_ms, layer) DO UPDATE SET"
+			" bytes_read = node_minutes.bytes_read + excluded.bytes_read,"
+			" bytes_written = node_minutes.bytes_written + excluded.bytes_written,"
+			" reads = node_minutes.reads + excluded.reads, writes = node_minutes.writes + excluded.writes,"
+			" meta_ops = node_minutes.meta_ops + excluded.meta_ops",
+			&p)) < 0)
+		return r;
+	PGresult *res = run(s, "rolling up node minutes",
+			    "UPDATE rollup SET upto_ms = greatest(upto_ms, $1) WHERE name LIKE 'node:%'"
+			    " AND ($2::text IS NULL OR name = 'node:' || $2::text) RETURNING upto_ms",
+			    &p, &r);
+	if (!res)
+		return r;
+	*now = PQntuples(res) ? col_i64(res, 0, 0) : upto;
+	PQclear(res);
+	return 0;
+}
+
+/* After a commit: the minutes its rows closed, in a transaction of their own. A failure leaves
+ * them to the next commit (the raw rows are in; readers read them until then). */
+static void close_minutes(struct store *s)
+{
+	int64_t iv = s->iv_max_t == INT64_MIN ? INT64_MIN : minute_of(s->iv_max_t);
+	int need = iv != INT64_MIN && iv > s->iv_upto;
+	for (size_t i = 0; i < s->nhosts && !need; i++)
+		need = s->hosts[i].max_t != INT64_MIN && minute_of(s->hosts[i].max_t) > s->hosts[i].upto;
+	if (!need)
+		return;
+	int r = exec_sql(s, "rolling up minutes", "BEGIN; SELECT pg_advisory_xact_lock(" ROLLUP_LOCK_KEY ")");
+	int64_t now, iv_now = s->iv_upto;
+	if (r >= 0 && iv != INT64_MIN && iv > s->iv_upto)
+		r = close_intervals(s, iv, &iv_now);
+	for (size_t i = 0; i < s->nhosts && r >= 0; i++) {
+		struct pg_host *h = &s->hosts[i];
+		if (h->max_t != INT64_MIN && minute_of(h->max_t) > h->upto && (r = close_nodes(s, h->host, minute_of(h->max_t), &now)) >= 0)
+			h->upto = now; /* kept only if the commit holds: below */
+	}
+	if (r >= 0)
+		r = exec_sql(s, "rolling up minutes", "COMMIT");
+	if (r < 0) {
+		PQclear(PQexec(s->db, "ROLLBACK"));
+		for (size_t i = 0; i < s->nhosts; i++)
+			s->hosts[i].upto = INT64_MIN;
+		return;
+	}
+	s->iv_upto = iv_now;
+	hosts_reset(s);
 }
 
 /* A failed statement has ended the transaction on the server already: a failed commit rolls back
@@ -813,6 +991,8 @@ static int pg_commit(struct store *s)
 		return r;
 	}
 	s->in_tx = 0;
+	s->rollup_locked = 0;
+	close_minutes(s);
 	return 0;
 }
 
@@ -964,6 +1144,8 @@ static int pg_file_key(struct store *s, const char *path, int64_t *key)
 
 static int pg_interval_add(struct store *s, const struct store_interval *iv)
 {
+	if (iv->t_ms > s->iv_max_t)
+		s->iv_max_t = iv->t_ms;
 	int r = buf_day(s, BUF_INTERVALS, iv->t_ms);
 	if (r == 0)
 		r = buf_row(s, BUF_INTERVALS, "iiiiiiiii", iv->t_ms, iv->dt_ms, iv->proc_key, iv->file_key,
@@ -987,12 +1169,39 @@ static int pg_job_totals_add(struct store *s, int64_t job_key, const int64_t byt
 		      &p);
 }
 
+/* The host's latest node-second of this transaction (its minutes close after the commit). */
+static int host_note(struct store *s, const char *host, int64_t t_ms)
+{
+	size_t i;
+	for (i = 0; i < s->nhosts && strcmp(s->hosts[i].host, host); i++)
+		;
+	if (i == s->nhosts) {
+		if (s->nhosts == s->caphosts) {
+			size_t cap = s->caphosts ? 2 * s->caphosts : 8;
+			struct pg_host *v = realloc(s->hosts, cap * sizeof *v);
+			if (!v)
+				return -ENOMEM;
+			s->hosts = v;
+			s->caphosts = cap;
+		}
+		if (!(s->hosts[i].host = strdup(host)))
+			return -ENOMEM;
+		s->hosts[i].max_t = s->hosts[i].upto = INT64_MIN;
+		s->nhosts++;
+	}
+	if (t_ms > s->hosts[i].max_t)
+		s->hosts[i].max_t = t_ms;
+	return 0;
+}
+
 static int pg_node_sec_add(struct store *s, const struct store_node_sec *ns)
 {
 	char rh[STORE_HIST_TEXT], wh[STORE_HIST_TEXT];
 	store_hist_text(rh, sizeof rh, ns->read_hist);
 	store_hist_text(wh, sizeof wh, ns->write_hist);
-	int r = buf_day(s, BUF_NODE_SECONDS, ns->t_ms);
+	int r = host_note(s, ns->host, ns->t_ms);
+	if (r == 0)
+		r = buf_day(s, BUF_NODE_SECONDS, ns->t_ms);
 	if (r == 0)
 		r = buf_row(s, BUF_NODE_SECONDS, "iisiuuuuuss", ns->t_ms, ns->dt_ms, ns->host, (int64_t)ns->layer,
 			    ns->bytes_read, ns->bytes_written, ns->reads, ns->writes, ns->meta_ops, rh, wh);
@@ -1332,26 +1541,62 @@ static int pg_node_secs(struct store *s, const struct store_node_filter *f,
 	if (r < 0)
 		return r;
 	node_params(&p, f);
-	if (f->resolution_ms > 0) { /* summed here, not row by row by the caller: $4 the resolution */
+	/* $4: the minutes before it, the node-seconds from it (docs/STORE.md, "Roll-ups and windows"):
+	 * a host's series in whole minutes reads its roll-ups as far as they stand, anything else as
+	 * far as retention left the raw rows */
+	p_str(&p, f->host && f->resolution_ms > 0 && f->resolution_ms % MINUTE_MS == 0 ? f->host : NULL);
+#define NODE_SPLIT                                                                                                  \
+	"(SELECT greatest(coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:node_seconds'), 0),"                \
+	" coalesce((SELECT upto_ms FROM rollup WHERE $4::text IS NOT NULL AND name = 'node:' || $4::text), 0)))"
+	if (f->resolution_ms > 0) { /* summed here, not row by row by the caller: $5 the resolution */
 		p_i64(&p, f->resolution_ms);
 		return node_query(s,
 				  "SELECT b, SUM(dt_ms), host, layer, SUM(bytes_read), SUM(bytes_written), SUM(reads),"
 				  " SUM(writes), SUM(meta_ops), NULL::text, NULL::text FROM ("
-				  "SELECT t_ms / $4::bigint * $4::bigint AS b, 60000::bigint AS dt_ms, host, layer, bytes_read,"
-				  " bytes_written, reads, writes, meta_ops FROM node_minutes WHERE " NODE_WHERE("") " UNION ALL"
-				  " SELECT t_ms / $4::bigint * $4::bigint, dt_ms, host, layer, bytes_read, bytes_written, reads,"
-				  " writes, meta_ops FROM node_seconds WHERE " NODE_WHERE("") ") n"
+				  "SELECT t_ms / $5::bigint * $5::bigint AS b, 60000::bigint AS dt_ms, host, layer, bytes_read,"
+				  " bytes_written, reads, writes, meta_ops FROM node_minutes WHERE " NODE_WHERE("")
+				  " AND t_ms < " NODE_SPLIT " UNION ALL"
+				  " SELECT t_ms / $5::bigint * $5::bigint, dt_ms, host, layer, bytes_read, bytes_written, reads,"
+				  " writes, meta_ops FROM node_seconds WHERE " NODE_WHERE("") " AND t_ms >= " NODE_SPLIT ") n"
 				  " GROUP BY host, b, layer ORDER BY host COLLATE \"C\", b, layer",
 				  &p, fn, ctx);
 	}
 	return node_query(s,
 			  "SELECT * FROM (SELECT t_ms, 60000::bigint AS dt_ms, host, layer, bytes_read, bytes_written, reads,"
-			  " writes, meta_ops, NULL::text AS read_hist, NULL::text AS write_hist FROM node_minutes UNION ALL"
+			  " writes, meta_ops, NULL::text AS read_hist, NULL::text AS write_hist FROM node_minutes"
+			  " WHERE t_ms < " NODE_SPLIT " UNION ALL"
 			  " SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist,"
-			  " write_hist FROM node_seconds) n WHERE " NODE_WHERE("")
+			  " write_hist FROM node_seconds WHERE t_ms >= " NODE_SPLIT ") n WHERE " NODE_WHERE("")
 			  " ORDER BY host COLLATE \"C\", t_ms, layer",
 			  &p, fn, ctx);
+#undef NODE_SPLIT
 }
+
+static int pg_node_hosts(struct store *s, const struct store_node_filter *f,
+			 int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx)
+{
+	struct params p = {0};
+	int r = flush_for_read(s);
+	if (r < 0)
+		return r;
+	node_params(&p, f);
+	PGresult *res = run(s, "listing hosts",
+			    "SELECT host, min(t_ms), max(t_ms), count(*) FROM (SELECT host, t_ms FROM node_minutes WHERE t_ms <"
+			    " coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:node_seconds'), 0) UNION ALL"
+			    " SELECT host, t_ms FROM node_seconds WHERE t_ms >= coalesce((SELECT upto_ms FROM rollup"
+			    " WHERE name = 'raw:node_seconds'), 0)) n WHERE " NODE_WHERE("") " GROUP BY host ORDER BY host COLLATE \"C\"",
+			    &p, &r);
+	if (!res)
+		return r;
+	for (int i = 0; i < PQntuples(res); i++)
+		if (fn(col_text(res, i, 0), col_i64(res, i, 1), col_i64(res, i, 2), (uint64_t)col_i64(res, i, 3), ctx))
+			break;
+	PQclear(res);
+	return 0;
+}
+
+/* Where raw interval rows are read from: the minutes before it. */
+#define RAW_FROM "coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'), 0)"
 
 static int pg_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
 			int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
@@ -1367,8 +1612,9 @@ static int pg_user_secs(struct store *s, uint32_t uid, const struct store_node_f
 			  " SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"
 			  " SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"
 			  " SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END), NULL, NULL"
-			  " FROM (SELECT t_ms, dt_ms, proc_id, layer, cat, bytes, calls FROM intervals UNION ALL"
-			  " SELECT t_ms, 60000, proc_id, layer, cat, bytes, calls FROM intervals_minute) i"
+			  " FROM (SELECT t_ms, dt_ms, proc_id, layer, cat, bytes, calls FROM intervals WHERE t_ms >= " RAW_FROM
+			  " UNION ALL SELECT t_ms, 60000, proc_id, layer, cat, bytes, calls FROM intervals_minute"
+			  " WHERE t_ms < " RAW_FROM ") i"
 			  " JOIN processes p ON p.id = i.proc_id"
 			  " WHERE p.uid = $4 AND ($1::text IS NULL OR p.host = $1) AND ($2::bigint = 0 OR i.t_ms >= $2)"
 			  " AND ($3::bigint = 0 OR i.t_ms < $3) GROUP BY p.host, i.t_ms, i.layer"
@@ -1384,10 +1630,23 @@ static int pg_job_series(struct store *s, int64_t job_key, enum store_series_by 
 	if (r < 0)
 		return r;
 	p_i64(&p, job_key);
+	PGresult *res = run(s, "reading a job's series", STORE_SERIES_BOUNDS_SQL("$1::bigint"), &p, &r);
+	if (!res)
+		return r;
+	int64_t b[4], split, lo, hi;
+	for (int i = 0; i < 4; i++)
+		b[i] = PQntuples(res) && !PQgetisnull(res, 0, i) ? col_i64(res, 0, i) : INT64_MIN;
+	PQclear(res);
+	store_series_split(b[0], b[1], b[2], b[3], resolution_ms, &split, &lo, &hi);
 	p_i64(&p, resolution_ms);
 	p_i64(&p, (int64_t)by);
-	PGresult *res = run(s, "reading a job's series", STORE_SERIES_SQL("$1::bigint", "$2::bigint", "$3::bigint",
-									   " COLLATE \"C\""), &p, &r);
+	p_i64(&p, split);
+	p_i64(&p, lo);
+	p_i64(&p, hi);
+	res = run(s, "reading a job's series",
+		  STORE_SERIES_SQL("$1::bigint", "$2::bigint", "$3::bigint", "$4::bigint", "$5::bigint", "$6::bigint", "JOIN",
+				   " COLLATE \"C\""),
+		  &p, &r);
 	if (!res)
 		return r;
 	for (int i = 0; i < PQntuples(res); i++) {
@@ -1508,7 +1767,7 @@ struct table_spec {
 	const char *name;
 	const char *columns; /* the archive's second line */
 	const char *select;  /* the archive's rows t_ms < $1: names, not keys; ordered by t_ms, then the key */
-	const char *rollup;  /* roll-up of the rows t_ms < $1 (NULL: none) */
+	const char *rollup;  /* rolled up as its rows came (NULL: not): its raw rows' name in rollup after "raw:" */
 	int partitioned;
 };
 
@@ -1517,22 +1776,11 @@ static const struct table_spec tables[] = {
 	 "SELECT i.t_ms, i.dt_ms, j.job, p.host, j.\"user\", p.uid, p.pid, p.rank, p.exe, f.path, i.layer, i.cat, i.bytes,"
 	 " i.calls, i.dur_ns FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
 	 " JOIN files f ON f.id = i.file_id WHERE i.t_ms < $1 ORDER BY i.t_ms, i.proc_id, i.file_id, i.layer, i.cat",
-	 "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns)"
-	 " SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals"
-	 " WHERE t_ms < $1 GROUP BY 1, 2, 3, 4, 5"
-	 " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = intervals_minute.bytes + excluded.bytes,"
-	 " calls = intervals_minute.calls + excluded.calls, dur_ns = intervals_minute.dur_ns + excluded.dur_ns",
-	 1},
+	 "intervals", 1},
 	{"node_seconds", STORE_ARCHIVE_NODE_SECONDS,
 	 "SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist, write_hist"
 	 " FROM node_seconds WHERE t_ms < $1 ORDER BY t_ms, host COLLATE \"C\", layer",
-	 "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
-	 " SELECT t_ms / 60000 * 60000, host, layer, sum(bytes_read), sum(bytes_written), sum(reads), sum(writes),"
-	 " sum(meta_ops) FROM node_seconds WHERE t_ms < $1 GROUP BY 1, 2, 3"
-	 " ON CONFLICT(host, t_ms, layer) DO UPDATE SET bytes_read = node_minutes.bytes_read + excluded.bytes_read,"
-	 " bytes_written = node_minutes.bytes_written + excluded.bytes_written, reads = node_minutes.reads + excluded.reads,"
-	 " writes = node_minutes.writes + excluded.writes, meta_ops = node_minutes.meta_ops + excluded.meta_ops",
-	 1},
+	 "node_seconds", 1},
 	{"device_samples", STORE_ARCHIVE_DEVICE_SAMPLES,
 	 "SELECT t_ms, dt_ms, host, device, major, minor, reads, reads_merged, sectors_read, ms_reading, writes,"
 	 " writes_merged, sectors_written, ms_writing, in_flight, ms_io, ms_weighted, discards, sectors_discarded, flushes"
@@ -1678,14 +1926,34 @@ static int remove_rows(struct store *s, const struct table_spec *t, int64_t cut,
 	return 0;
 }
 
+/* As sqlite.c's: a rolled-up table's cut moves back to a minute's start unless that takes
+ * nothing. */
+static int cut_to_minute(struct store *s, const char *table, int64_t *cut)
+{
+	char name[64];
+	struct params p = {0};
+	int r;
+	snprintf(name, sizeof name, "raw:%s", table);
+	p_str(&p, name);
+	PGresult *res = run(s, "retention", "SELECT upto_ms FROM rollup WHERE name = $1", &p, &r);
+	if (!res)
+		return r;
+	int64_t raw = PQntuples(res) ? col_i64(res, 0, 0) : 0;
+	PQclear(res);
+	if (minute_of(*cut) > raw)
+		*cut = minute_of(*cut);
+	return 0;
+}
+
 static int pg_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
 {
 	*moved = 0;
 	int r = flush_for_read(s);
 	if (r < 0 || (r = pg_begin(s)) < 0)
 		return r;
-	/* partitions are dropped here: one connection at a time changes them */
-	r = exec_sql(s, "retention", SCHEMA_LOCK);
+	/* minutes closed here (the roll-up lock first, as every writer takes it), partitions
+	 * dropped here: one connection at a time changes them */
+	r = exec_sql(s, "retention", "SELECT pg_advisory_xact_lock(" ROLLUP_LOCK_KEY "); " SCHEMA_LOCK);
 	for (size_t i = 0; r >= 0 && i < sizeof tables / sizeof tables[0]; i++) {
 		const struct table_spec *t = &tables[i];
 		int64_t cut = before_ms;
@@ -1694,12 +1962,24 @@ static int pg_retain(struct store *s, int64_t before_ms, const char *archive_dir
 		 * file again next time (its name is its rows' range), never loses them */
 		if ((r = cutoff(s, t->name, before_ms, max_rows, &cut)) < 0)
 			break;
+		if (t->rollup && (r = cut_to_minute(s, t->rollup, &cut)) < 0)
+			break;
 		if (archive_dir && *archive_dir && (r = archive_table(s, t, cut, archive_dir, &n)) < 0)
 			break;
-		struct params p = {0};
-		p_i64(&p, cut);
-		if (t->rollup && (r = exec_p(s, "rolling up", t->rollup, &p)) < 0)
+		/* every minute the rows are in is rolled up before they go; raw rows are read from
+		 * the minute after cut on */
+		int64_t upto = minute_of(cut + MINUTE_MS - 1), now;
+		if (t->rollup && (r = *t->rollup == 'i' ? close_intervals(s, upto, &now) : close_nodes(s, NULL, upto, &now)) < 0)
 			break;
+		if (t->rollup) {
+			char name[64];
+			struct params p = {0};
+			snprintf(name, sizeof name, "raw:%s", t->rollup);
+			p_str(&p, name);
+			p_i64(&p, upto);
+			if ((r = exec_p(s, "retention", "UPDATE rollup SET upto_ms = greatest(upto_ms, $2) WHERE name = $1", &p)) < 0)
+				break;
+		}
 		if ((r = remove_rows(s, t, cut, &n)) < 0)
 			break;
 		*moved += n;
@@ -1861,6 +2141,7 @@ static const struct store_ops store_pg_ops = {
 	.devices = pg_devices,
 	.samples = pg_samples,
 	.dists = pg_dists,
+	.node_hosts = pg_node_hosts,
 	.user_secs = pg_user_secs,
 	.job_series = pg_job_series,
 	.retain = pg_retain,

@@ -39,16 +39,23 @@ enum stmt_id {
 	ST_SAMPLE,
 	ST_DIST,
 	ST_RUN,
+	ST_MINUTE_ADD,
+	ST_PROC_WINDOW,
+	ST_NODE_OLD,
+	ST_NODE_MINUTE_ADD,
+	ST_NODE_CLOSE,
+	ST_ROLLUP_SET,
+	ST_ROLLUP_GET,
 	ST_NSTMT
 };
 
 static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_JOB_FIND] = "SELECT id FROM jobs WHERE job = ?1 AND host = ?2 AND uid = ?3",
-	[ST_JOB_INSERT] = "INSERT INTO jobs(job, host, uid, user, exe, jobdir, start_ms, end_ms, running) "
-			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_JOB_INSERT] = "INSERT INTO jobs(job, host, uid, user, exe, jobdir, start_ms, end_ms, running, app) "
+			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	[ST_JOB_UPDATE] = "UPDATE jobs SET end_ms = ?2, running = ?3, "
 			  "start_ms = CASE WHEN start_ms = 0 OR ?4 < start_ms THEN ?4 ELSE start_ms END, "
-			  "exe = CASE WHEN exe = '' THEN ?5 ELSE exe END, "
+			  "exe = CASE WHEN exe = '' THEN ?5 ELSE exe END, app = CASE WHEN exe = '' THEN ?7 ELSE app END, "
 			  "jobdir = CASE WHEN jobdir = '' THEN ?6 ELSE jobdir END WHERE id = ?1",
 	[ST_PROC_FIND] = "SELECT id FROM processes WHERE host = ?1 AND pid = ?2 AND start_ns = ?3",
 	[ST_PROC_INSERT] = "INSERT INTO processes(job_id, host, pid, rank, start_ns, start_ticks, uid, exe, live_path, "
@@ -72,6 +79,27 @@ static const char *const stmt_sql[ST_NSTMT] = {
 		    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_RUN] = "INSERT OR IGNORE INTO runs(proc_id, tid, idx, t_ms, file_id, layer, op, off, size, count, start_ns, "
 		   "end_ns, busy_ns, min_ns, result) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+	[ST_MINUTE_ADD] = "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) "
+			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE "
+			  "SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
+	[ST_PROC_WINDOW] = "UPDATE processes SET first_ms = CASE WHEN first_ms = 0 OR ?2 < first_ms THEN ?2 ELSE first_ms END,"
+			   " last_ms = max(last_ms, ?3) WHERE id = ?1",
+	[ST_NODE_OLD] = "SELECT bytes_read, bytes_written, reads, writes, meta_ops FROM node_seconds"
+			" WHERE host = ?1 AND t_ms = ?2 AND layer = ?3",
+	[ST_NODE_MINUTE_ADD] = "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
+			       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(host, t_ms, layer) DO UPDATE SET"
+			       " bytes_read = bytes_read + excluded.bytes_read, bytes_written = bytes_written + excluded.bytes_written,"
+			       " reads = reads + excluded.reads, writes = writes + excluded.writes, meta_ops = meta_ops + excluded.meta_ops",
+	/* a host's minutes [?2, ?3) from its node-seconds (read by the key: host, t_ms) */
+	[ST_NODE_CLOSE] = "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
+			  " SELECT t_ms / 60000 * 60000, host, layer, sum(bytes_read), sum(bytes_written), sum(reads), sum(writes),"
+			  " sum(meta_ops) FROM node_seconds WHERE host = ?1 AND t_ms >= ?2 AND t_ms < ?3 GROUP BY 1, 3"
+			  " ON CONFLICT(host, t_ms, layer) DO UPDATE SET bytes_read = bytes_read + excluded.bytes_read,"
+			  " bytes_written = bytes_written + excluded.bytes_written, reads = reads + excluded.reads,"
+			  " writes = writes + excluded.writes, meta_ops = meta_ops + excluded.meta_ops",
+	[ST_ROLLUP_SET] = "INSERT INTO rollup(name, upto_ms) VALUES(?1, ?2) ON CONFLICT(name) DO UPDATE SET"
+			  " upto_ms = max(upto_ms, excluded.upto_ms)",
+	[ST_ROLLUP_GET] = "SELECT upto_ms FROM rollup WHERE name = ?1",
 	[ST_JOB_TOTALS] = "UPDATE jobs SET bytes_read = bytes_read + ?2, bytes_written = bytes_written + ?3, "
 			  "bytes_meta = bytes_meta + ?4, reads = reads + ?5, writes = writes + ?6, "
 			  "meta_ops = meta_ops + ?7 WHERE id = ?1",
@@ -80,6 +108,26 @@ static const char *const stmt_sql[ST_NSTMT] = {
 static void sq_close(struct store *s);
 static const struct store_ops store_sqlite_ops;
 
+/* The open minutes of interval statistics, summed in memory as rows arrive and written once
+ * when a later minute's row arrives (docs/STORE.md, "Roll-ups and windows"): one entry per
+ * (minute, process, file, layer, category). */
+struct acc_ent {
+	int64_t minute, proc, file;
+	int32_t layer, cat;
+	int64_t bytes, calls, dur;
+	int used;
+};
+/* A process's interval ends in this transaction (its window grows at the commit). */
+struct win_ent {
+	int64_t proc, lo, hi;
+};
+/* A host's node-seconds: where its minutes stand, the latest row of this transaction. */
+struct node_host {
+	char *host;
+	int64_t upto, max_t;
+	int touched;
+};
+
 struct store {
 	const struct store_ops *ops; /* first: backend.h */
 	sqlite3 *db;
@@ -87,6 +135,17 @@ struct store {
 	char path[4096];
 	char err[512];
 	int readonly;
+	/* roll-ups as the rows arrive (a writer only) */
+	struct acc_ent *acc;
+	size_t acc_cap, acc_n;
+	int acc_stale;      /* memory no longer matches the store (a rollback): rebuilt at the next write */
+	int64_t iv_upto;    /* minutes before it are in intervals_minute */
+	int64_t iv_max_t;   /* the latest interval end in memory */
+	int64_t node_raw;   /* 'raw:node_seconds' */
+	struct win_ent *win;
+	size_t win_cap, win_n;
+	struct node_host *nh;
+	size_t nh_n, nh_cap;
 };
 
 /* Version n's statements: migrations[n - 1] takes a store from version n - 1 to n. */
@@ -199,9 +258,45 @@ static const char *const migrations[] = {
 	"CREATE INDEX IF NOT EXISTS intervals_minute_proc ON intervals_minute(proc_id, t_ms);"
 	"CREATE INDEX IF NOT EXISTS jobs_list ON jobs(start_ms, uid, running, end_ms, user, exe);"
 	"CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_ms);",
-	/* 9: a placeholder: the web's schema 9 is made on another branch and takes its place when
-	 * the branches merge (a store made here at 10 never saw it) */
-	"",
+	/* 9: the index on intervals(proc_id, t_ms) cost 2.5 us of 3.4 a row (docs/STORE.md,
+	 * "Roll-ups and windows (schema 9)"): gone. A process's first and last interval end say
+	 * where its raw rows lie (a job's series scans that time range of the key), and the minute
+	 * roll-ups are kept as the rows arrive (the writer closes a minute once), so a coarse series
+	 * reads them. rollup holds where each roll-up stands: 'intervals' and 'node:HOST' (the
+	 * minutes before it are rolled up), 'raw:intervals' and 'raw:node_seconds' (retention took
+	 * the raw rows before it). The roll-ups of a migrated store are made here from its raw rows. */
+	"ALTER TABLE processes ADD COLUMN first_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE processes ADD COLUMN last_ms INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE processes SET first_ms = coalesce((SELECT min(t_ms) FROM intervals WHERE proc_id = processes.id), 0),"
+	" last_ms = coalesce((SELECT max(t_ms) FROM intervals WHERE proc_id = processes.id), 0);"
+	"DROP INDEX IF EXISTS intervals_proc;"
+	"CREATE TABLE rollup(name TEXT PRIMARY KEY, upto_ms INTEGER NOT NULL) WITHOUT ROWID;"
+	"INSERT INTO rollup SELECT 'raw:intervals', coalesce(max(t_ms) + 60000, 0) FROM intervals_minute;"
+	"INSERT INTO rollup SELECT 'raw:node_seconds', coalesce(max(t_ms) + 60000, 0) FROM node_minutes;"
+	"INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns)"
+	" SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals"
+	" WHERE 1 GROUP BY 1, 2, 3, 4, 5 ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET"
+	" bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns;"
+	"INSERT INTO rollup SELECT 'intervals', max(coalesce((SELECT max(t_ms) FROM intervals) / 60000 * 60000 + 60000, 0),"
+	" (SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'));"
+	"INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
+	" SELECT t_ms / 60000 * 60000, host, layer, sum(bytes_read), sum(bytes_written), sum(reads), sum(writes),"
+	" sum(meta_ops) FROM node_seconds WHERE 1 GROUP BY 2, 1, 3 ON CONFLICT(host, t_ms, layer) DO UPDATE SET"
+	" bytes_read = bytes_read + excluded.bytes_read, bytes_written = bytes_written + excluded.bytes_written,"
+	" reads = reads + excluded.reads, writes = writes + excluded.writes, meta_ops = meta_ops + excluded.meta_ops;"
+	"INSERT INTO rollup SELECT 'node:' || host, max(max(t_ms) / 60000 * 60000 + 60000,"
+	" (SELECT upto_ms FROM rollup WHERE name = 'raw:node_seconds')) FROM node_seconds GROUP BY host;"
+	/* the jobs list (docs/STORE.md, "Indexes"): an application's jobs by the command's file name
+	 * (kept in app; SQLite's jobs_list scan called substr() on every row), the running jobs, and
+	 * a user's (with the other filters' columns: a heavy user's rows are not read one by one);
+	 * the order itself (start, then key: no sorter for an offset) with the jobs' ends, narrower
+	 * than jobs_list for a page or a time range */
+	"ALTER TABLE jobs ADD COLUMN app TEXT NOT NULL DEFAULT '';"
+	"UPDATE jobs SET app = substr(exe, length(rtrim(exe, replace(exe, '/', ''))) + 1);"
+	"CREATE INDEX jobs_app ON jobs(app, start_ms, end_ms, running, user, uid);"
+	"CREATE INDEX jobs_running ON jobs(start_ms) WHERE running = 1;"
+	"CREATE INDEX jobs_user ON jobs(user, start_ms, end_ms, running, app, uid);"
+	"CREATE INDEX jobs_start ON jobs(start_ms, id, end_ms);",
 	/* 10: a job's diagnosis, made when it ended, with its application key and scale: a
 	 * diagnosis finds the similar jobs of the past by the key's index, and the alerts are the
 	 * diagnoses with anomalies, newest first (docs/DIAGNOSIS.md, docs/STORE.md) */
@@ -350,6 +445,10 @@ int store_sqlite_open(const char *url, unsigned flags, struct store **out, char 
 		return r ? r : -EIO;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	/* a reader (serve) keeps its connection: 64 MiB of pages (the jobs' indexes, recent rows)
+	 * stay with it instead of SQLite's 2 MiB */
+	if (s->readonly)
+		exec_sql(s, "PRAGMA cache_size = -65536");
 	if ((!s->readonly && ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 ||
 			      (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0)) ||
 	    (r = migrate(s)) < 0) {
@@ -368,6 +467,8 @@ int store_sqlite_open(const char *url, unsigned flags, struct store **out, char 
 			return r;
 		}
 	}
+	s->acc_stale = 1; /* the open minutes are read at the first transaction */
+	s->iv_max_t = INT64_MIN;
 	*out = s;
 	return 0;
 }
@@ -376,26 +477,46 @@ static void sq_close(struct store *s)
 {
 	if (!s)
 		return;
+	free(s->acc);
+	free(s->win);
+	for (size_t i = 0; i < s->nh_n; i++)
+		free(s->nh[i].host);
+	free(s->nh);
 	for (int i = 0; i < ST_NSTMT; i++)
 		sqlite3_finalize(s->st[i]);
 	sqlite3_close(s->db);
 	free(s);
 }
 
+static int rollups_commit(struct store *s);
+static int acc_rebuild(struct store *s);
+static void win_clear(struct store *s);
+static int win_flush(struct store *s);
+
 static int sq_begin(struct store *s)
 {
-	return exec_sql(s, "BEGIN IMMEDIATE");
-}
-
-static int sq_commit(struct store *s)
-{
-	return exec_sql(s, "COMMIT");
+	win_clear(s);
+	int r = exec_sql(s, "BEGIN IMMEDIATE");
+	if (r >= 0 && s->acc_stale && (r = acc_rebuild(s)) < 0)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
 }
 
 static void sq_rollback(struct store *s)
 {
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	win_clear(s);
+	s->acc_stale = 1; /* what memory took from the transaction is gone from the store */
+}
+
+static int sq_commit(struct store *s)
+{
+	int r = s->readonly || sqlite3_get_autocommit(s->db) ? 0 : rollups_commit(s);
+	if (r >= 0 && (r = exec_sql(s, "COMMIT")) >= 0)
+		return 0;
+	sq_rollback(s);
+	return r;
 }
 
 /* Binds ?1.. from a format: 'i' int64, 'u' uint64 (stored as int64: SQLite's integers are
@@ -463,6 +584,13 @@ static const char *nz(const char *t)
 	return t ? t : "";
 }
 
+/* The command's file name (what follows its last '/'): the jobs list's app filter. */
+static const char *app_of(const char *exe)
+{
+	const char *slash = exe ? strrchr(exe, '/') : NULL;
+	return slash ? slash + 1 : nz(exe);
+}
+
 static int sq_job_put(struct store *s, struct store_job *j)
 {
 	int r;
@@ -470,15 +598,15 @@ static int sq_job_put(struct store *s, struct store_job *j)
 	if ((r = find_id(s, s->st[ST_JOB_FIND], &j->key, "finding a job")) < 0)
 		return r;
 	if (r == 0) {
-		bind(s->st[ST_JOB_INSERT], "ssisssiii", j->job, j->host, (int64_t)j->uid, nz(j->user), nz(j->exe),
-		     nz(j->jobdir), j->start_ms, j->end_ms, (int64_t)j->running);
+		bind(s->st[ST_JOB_INSERT], "ssisssiiis", j->job, j->host, (int64_t)j->uid, nz(j->user), nz(j->exe),
+		     nz(j->jobdir), j->start_ms, j->end_ms, (int64_t)j->running, app_of(j->exe));
 		if ((r = step(s, s->st[ST_JOB_INSERT], "adding a job")) < 0)
 			return r;
 		j->key = sqlite3_last_insert_rowid(s->db);
 		return 0;
 	}
-	bind(s->st[ST_JOB_UPDATE], "iiiiss", j->key, j->end_ms, (int64_t)j->running, j->start_ms, nz(j->exe),
-	     nz(j->jobdir));
+	bind(s->st[ST_JOB_UPDATE], "iiiisss", j->key, j->end_ms, (int64_t)j->running, j->start_ms, nz(j->exe),
+	     nz(j->jobdir), app_of(j->exe));
 	r = step(s, s->st[ST_JOB_UPDATE], "updating a job");
 	return r < 0 ? r : 0;
 }
@@ -518,12 +646,303 @@ static int sq_file_key(struct store *s, const char *path, int64_t *key)
 	return 0;
 }
 
+/* ---------- roll-ups as the rows arrive, and the processes' windows ---------- */
+
+#define MINUTE_MS INT64_C(60000)
+static int64_t minute_of(int64_t t_ms)
+{
+	return t_ms >= 0 ? t_ms / MINUTE_MS * MINUTE_MS : -((-t_ms + MINUTE_MS - 1) / MINUTE_MS) * MINUTE_MS;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+/* The entry of a key (a free one when absent), the table grown to stay at most half full. */
+static struct acc_ent *acc_slot(struct store *s, int64_t minute, int64_t proc, int64_t file, int32_t layer, int32_t cat)
+{
+	if (2 * (s->acc_n + 1) > s->acc_cap) {
+		size_t cap = s->acc_cap ? 2 * s->acc_cap : 4096;
+		struct acc_ent *old = s->acc, *v = calloc(cap, sizeof *v);
+		if (!v)
+			return NULL;
+		size_t oldcap = s->acc_cap;
+		s->acc = v;
+		s->acc_cap = cap;
+		s->acc_n = 0;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].used) {
+				struct acc_ent *e = acc_slot(s, old[i].minute, old[i].proc, old[i].file, old[i].layer, old[i].cat);
+				*e = old[i]; /* cannot fail: the table has room */
+				s->acc_n++;
+			}
+		free(old);
+	}
+	uint64_t h = mix(mix(mix(mix(mix(0, (uint64_t)minute), (uint64_t)proc), (uint64_t)file), (uint64_t)layer),
+			 (uint64_t)cat);
+	for (size_t i = h & (s->acc_cap - 1);; i = (i + 1) & (s->acc_cap - 1)) {
+		struct acc_ent *e = &s->acc[i];
+		if (!e->used || (e->minute == minute && e->proc == proc && e->file == file && e->layer == layer &&
+				 e->cat == cat))
+			return e;
+	}
+}
+
+static int acc_add(struct store *s, int64_t minute, int64_t proc, int64_t file, int32_t layer, int32_t cat,
+		   int64_t bytes, int64_t calls, int64_t dur)
+{
+	struct acc_ent *e = acc_slot(s, minute, proc, file, layer, cat);
+	if (!e)
+		return -ENOMEM;
+	if (!e->used) {
+		*e = (struct acc_ent){.minute = minute, .proc = proc, .file = file, .layer = layer, .cat = cat, .used = 1};
+		s->acc_n++;
+	}
+	e->bytes += bytes;
+	e->calls += calls;
+	e->dur += dur;
+	return 0;
+}
+
+static int rollup_get(struct store *s, const char *name, int64_t dflt, int64_t *v)
+{
+	bind(s->st[ST_ROLLUP_GET], "s", name);
+	*v = dflt;
+	int r = find_id(s, s->st[ST_ROLLUP_GET], v, "reading the roll-ups' state");
+	return r < 0 ? r : 0;
+}
+
+static int rollup_set(struct store *s, const char *name, int64_t v)
+{
+	bind(s->st[ST_ROLLUP_SET], "si", name, v);
+	int r = step(s, s->st[ST_ROLLUP_SET], "writing the roll-ups' state");
+	return r < 0 ? r : 0;
+}
+
+/* Memory made again from the store: the raw rows of the minutes not rolled up yet (after a
+ * daemon killed mid-minute, or a rollback). */
+static int acc_rebuild(struct store *s)
+{
+	int r;
+	s->acc_n = 0;
+	if (s->acc)
+		memset(s->acc, 0, s->acc_cap * sizeof *s->acc);
+	s->iv_max_t = INT64_MIN;
+	for (size_t i = 0; i < s->nh_n; i++)
+		free(s->nh[i].host);
+	s->nh_n = 0;
+	if ((r = rollup_get(s, "intervals", 0, &s->iv_upto)) < 0 || (r = rollup_get(s, "raw:node_seconds", 0, &s->node_raw)) < 0)
+		return r;
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns),"
+				    " max(t_ms) FROM intervals WHERE t_ms >= ?1 GROUP BY 1, 2, 3, 4, 5",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading the open minutes");
+	sqlite3_bind_int64(st, 1, s->iv_upto);
+	while ((r = step(s, st, "reading the open minutes")) == 1) {
+		int64_t t = sqlite3_column_int64(st, 8);
+		if (t > s->iv_max_t)
+			s->iv_max_t = t;
+		if ((r = acc_add(s, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				 sqlite3_column_int(st, 3), sqlite3_column_int(st, 4), sqlite3_column_int64(st, 5),
+				 sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7))) < 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (r >= 0)
+		s->acc_stale = 0;
+	return r < 0 ? r : 0;
+}
+
+/* Writes the minutes before upto (once each; ON CONFLICT adds to what late rows put there) and
+ * moves 'intervals' to upto. Inside the writer's transaction. */
+static int acc_close(struct store *s, int64_t upto)
+{
+	int r = 0;
+	if (upto <= s->iv_upto)
+		return 0;
+	size_t kept = 0;
+	for (size_t i = 0; i < s->acc_cap && r >= 0; i++) {
+		struct acc_ent *e = &s->acc[i];
+		if (!e->used)
+			continue;
+		if (e->minute >= upto) {
+			kept++;
+			continue;
+		}
+		bind(s->st[ST_MINUTE_ADD], "iiiiiiii", e->minute, e->proc, e->file, (int64_t)e->layer, (int64_t)e->cat,
+		     e->bytes, e->calls, e->dur);
+		r = step(s, s->st[ST_MINUTE_ADD], "rolling up a minute");
+	}
+	if (r < 0 || (r = rollup_set(s, "intervals", upto)) < 0) {
+		s->acc_stale = 1;
+		return r;
+	}
+	/* the open minutes stay: the table is made again with them */
+	struct acc_ent *old = s->acc;
+	size_t cap = s->acc_cap;
+	s->acc = NULL;
+	s->acc_cap = s->acc_n = 0;
+	for (size_t i = 0; i < cap; i++)
+		if (old[i].used && old[i].minute >= upto &&
+		    acc_add(s, old[i].minute, old[i].proc, old[i].file, old[i].layer, old[i].cat, old[i].bytes, old[i].calls,
+			    old[i].dur) < 0) {
+			s->acc_stale = 1;
+			break;
+		}
+	(void)kept;
+	free(old);
+	s->iv_upto = upto;
+	return 0;
+}
+
+static struct win_ent *win_slot(struct store *s, int64_t proc)
+{
+	if (2 * (s->win_n + 1) > s->win_cap) {
+		size_t cap = s->win_cap ? 2 * s->win_cap : 1024;
+		struct win_ent *old = s->win, *v = calloc(cap, sizeof *v);
+		if (!v)
+			return NULL;
+		size_t oldcap = s->win_cap;
+		s->win = v;
+		s->win_cap = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].proc)
+				*win_slot(s, old[i].proc) = old[i];
+		free(old);
+	}
+	for (size_t i = mix(0, (uint64_t)proc) & (s->win_cap - 1);; i = (i + 1) & (s->win_cap - 1))
+		if (!s->win[i].proc || s->win[i].proc == proc)
+			return &s->win[i];
+}
+
+static int win_note(struct store *s, int64_t proc, int64_t t)
+{
+	struct win_ent *w = win_slot(s, proc);
+	if (!w)
+		return -ENOMEM;
+	if (!w->proc) {
+		*w = (struct win_ent){.proc = proc, .lo = t, .hi = t};
+		s->win_n++;
+	} else {
+		w->lo = t < w->lo ? t : w->lo;
+		w->hi = t > w->hi ? t : w->hi;
+	}
+	return 0;
+}
+
+static void win_clear(struct store *s)
+{
+	if (s->win_n)
+		memset(s->win, 0, s->win_cap * sizeof *s->win);
+	s->win_n = 0;
+}
+
+/* The host's state (loaded from rollup the first time; a new host starts where retention left
+ * the node-seconds). */
+static int node_host(struct store *s, const char *host, struct node_host **out)
+{
+	for (size_t i = 0; i < s->nh_n; i++)
+		if (!strcmp(s->nh[i].host, host)) {
+			*out = &s->nh[i];
+			return 0;
+		}
+	if (s->nh_n == s->nh_cap) {
+		size_t cap = s->nh_cap ? 2 * s->nh_cap : 8;
+		struct node_host *v = realloc(s->nh, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		s->nh = v;
+		s->nh_cap = cap;
+	}
+	char name[300];
+	snprintf(name, sizeof name, "node:%s", host);
+	int64_t upto;
+	int r = rollup_get(s, name, INT64_MIN, &upto);
+	if (r < 0)
+		return r;
+	if (upto == INT64_MIN && ((upto = s->node_raw), (r = rollup_set(s, name, upto)) < 0))
+		return r;
+	struct node_host *h = &s->nh[s->nh_n];
+	if (!(h->host = strdup(host)))
+		return -ENOMEM;
+	h->upto = upto;
+	h->max_t = INT64_MIN;
+	h->touched = 0;
+	s->nh_n++;
+	*out = h;
+	return 0;
+}
+
+/* A host's minutes [its upto, upto) from its node-seconds, and its upto moved. */
+static int node_close(struct store *s, struct node_host *h, int64_t upto)
+{
+	char name[300];
+	if (upto <= h->upto)
+		return 0;
+	snprintf(name, sizeof name, "node:%s", h->host);
+	bind(s->st[ST_NODE_CLOSE], "sii", h->host, h->upto, upto);
+	int r = step(s, s->st[ST_NODE_CLOSE], "rolling up node-seconds");
+	if (r < 0 || (r = rollup_set(s, name, upto)) < 0)
+		return r;
+	h->upto = upto;
+	return 0;
+}
+
+/* The processes' windows grown by this transaction's rows (at the commit, or before a read). */
+static int win_flush(struct store *s)
+{
+	int r = 0;
+	for (size_t i = 0; i < s->win_cap && s->win_n && r >= 0; i++) {
+		struct win_ent *w = &s->win[i];
+		if (!w->proc)
+			continue;
+		bind(s->st[ST_PROC_WINDOW], "iii", w->proc, w->lo, w->hi);
+		r = step(s, s->st[ST_PROC_WINDOW], "noting a process's interval ends");
+	}
+	win_clear(s);
+	return r < 0 ? r : 0;
+}
+
+/* At the commit: the processes' windows, the minutes that closed. */
+static int rollups_commit(struct store *s)
+{
+	int r = win_flush(s);
+	if (r >= 0 && s->iv_max_t != INT64_MIN)
+		r = acc_close(s, minute_of(s->iv_max_t));
+	for (size_t i = 0; i < s->nh_n && r >= 0; i++) {
+		struct node_host *h = &s->nh[i];
+		if (h->touched && h->max_t != INT64_MIN)
+			r = node_close(s, h, minute_of(h->max_t));
+		h->touched = 0;
+	}
+	return r;
+}
+
 static int sq_interval_add(struct store *s, const struct store_interval *iv)
 {
 	bind(s->st[ST_INTERVAL], "iiiiiiiii", iv->t_ms, iv->dt_ms, iv->proc_key, iv->file_key, (int64_t)iv->layer,
 	     (int64_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns);
 	int r = step(s, s->st[ST_INTERVAL], "adding interval statistics");
-	return r < 0 ? r : 0;
+	if (r < 0)
+		return r;
+	if ((r = win_note(s, iv->proc_key, iv->t_ms)) < 0 || (sqlite3_get_autocommit(s->db) && (r = win_flush(s)) < 0))
+		return r; /* a row outside a transaction is a transaction of its own */
+	int64_t m = minute_of(iv->t_ms);
+	if (m < s->iv_upto) { /* a late row: its minute was written already */
+		bind(s->st[ST_MINUTE_ADD], "iiiiiiii", m, iv->proc_key, iv->file_key, (int64_t)iv->layer, (int64_t)iv->cat,
+		     iv->bytes, iv->calls, iv->dur_ns);
+		r = step(s, s->st[ST_MINUTE_ADD], "adding to a minute");
+		return r < 0 ? r : 0;
+	}
+	if (iv->t_ms > s->iv_max_t)
+		s->iv_max_t = iv->t_ms;
+	return acc_add(s, m, iv->proc_key, iv->file_key, (int32_t)iv->layer, (int32_t)iv->cat, iv->bytes, iv->calls,
+		       iv->dur_ns);
 }
 
 static int sq_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
@@ -537,11 +956,35 @@ static int sq_job_totals_add(struct store *s, int64_t job_key, const int64_t byt
 static int sq_node_sec_add(struct store *s, const struct store_node_sec *ns)
 {
 	char rh[STORE_HIST * 21 + 1], wh[STORE_HIST * 21 + 1];
+	struct node_host *h;
+	int r;
+	if ((r = node_host(s, ns->host, &h)) < 0)
+		return r;
+	if (minute_of(ns->t_ms) < h->upto) {
+		/* a late row: its minute was written already, and the row replaces one that may be in it */
+		int64_t old[5] = {0};
+		bind(s->st[ST_NODE_OLD], "sii", ns->host, ns->t_ms, (int64_t)ns->layer);
+		if ((r = step(s, s->st[ST_NODE_OLD], "reading a node-second")) == 1)
+			for (int i = 0; i < 5; i++)
+				old[i] = sqlite3_column_int64(s->st[ST_NODE_OLD], i);
+		sqlite3_reset(s->st[ST_NODE_OLD]);
+		if (r < 0)
+			return r;
+		bind(s->st[ST_NODE_MINUTE_ADD], "isiiiiii", minute_of(ns->t_ms), ns->host, (int64_t)ns->layer,
+		     (int64_t)ns->bytes_read - old[0], (int64_t)ns->bytes_written - old[1], (int64_t)ns->reads - old[2],
+		     (int64_t)ns->writes - old[3], (int64_t)ns->meta_ops - old[4]);
+		if ((r = step(s, s->st[ST_NODE_MINUTE_ADD], "adding to a node minute")) < 0)
+			return r;
+	} else {
+		h->touched = 1;
+		if (ns->t_ms > h->max_t)
+			h->max_t = ns->t_ms;
+	}
 	store_hist_text(rh, sizeof rh, ns->read_hist);
 	store_hist_text(wh, sizeof wh, ns->write_hist);
 	bind(s->st[ST_NODE_SEC], "iisiuuuuuss", ns->t_ms, ns->dt_ms, ns->host, (int64_t)ns->layer, ns->bytes_read,
 	     ns->bytes_written, ns->reads, ns->writes, ns->meta_ops, rh, wh);
-	int r = step(s, s->st[ST_NODE_SEC], "adding a node-second");
+	r = step(s, s->st[ST_NODE_SEC], "adding a node-second");
 	return r < 0 ? r : 0;
 }
 
@@ -872,7 +1315,7 @@ static void jobs_where(char *buf, size_t len, const struct store_job_filter *f)
 		AND("id = ?6");
 	/* the command's path, or its file name: what follows its last '/' */
 	if (f->app)
-		AND("(exe = ?7 OR (instr(?7, '/') = 0 AND substr(exe, -length(?7) - 1) = '/' || ?7))");
+		AND(strchr(f->app, '/') ? "exe = ?7" : "app = ?7");
 	if (f->with_findings)
 		AND("EXISTS (SELECT 1 FROM findings WHERE findings.job_id = jobs.id)");
 #undef AND
@@ -981,7 +1424,7 @@ static int sq_job_report(struct store *s, int64_t job_key, int json, char **out)
 	return r < 0 ? r : 0;
 }
 
-static int node_query(struct store *s, const char *sql, const struct store_node_filter *f, int64_t uid,
+static int node_query(struct store *s, const char *sql, const struct store_node_filter *f, int64_t uid, int64_t split,
 		      int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
@@ -994,6 +1437,7 @@ static int node_query(struct store *s, const char *sql, const struct store_node_
 	sqlite3_bind_int64(st, 3, f->until_ms);
 	sqlite3_bind_int64(st, 4, uid);
 	sqlite3_bind_int64(st, 5, f->resolution_ms); /* refused where unused */
+	sqlite3_bind_int64(st, 6, split);
 	int r;
 	while ((r = step(s, st, "reading node-seconds")) == 1) {
 		struct store_node_sec ns = {
@@ -1018,27 +1462,133 @@ static int node_query(struct store *s, const char *sql, const struct store_node_
 	return r;
 }
 
+/* A roll-up's state as a reader sees it (0 when absent), on any handle. */
+static int rollup_read(struct store *s, const char *name, int64_t *v)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT upto_ms FROM rollup WHERE name = ?1", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading the roll-ups' state");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	*v = 0;
+	int r = step(s, st, "reading the roll-ups' state");
+	if (r == 1)
+		*v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
+}
+
+/* Where node-seconds are read from (store_node_filter): a host's series in whole minutes reads
+ * its minute roll-ups as far as they stand, anything else as far as retention left the raw rows. */
+static int node_split(struct store *s, const struct store_node_filter *f, int64_t *split)
+{
+	char name[300];
+	int r = rollup_read(s, "raw:node_seconds", split);
+	if (r < 0 || !f->host || f->resolution_ms <= 0 || f->resolution_ms % MINUTE_MS)
+		return r;
+	int64_t raw = *split;
+	snprintf(name, sizeof name, "node:%s", f->host);
+	if ((r = rollup_read(s, name, split)) < 0)
+		return r;
+	if (*split < raw)
+		*split = raw;
+	return 0;
+}
+
 static int sq_node_secs(struct store *s, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
 {
 	char w[128], sql[1536];
+	int64_t split;
+	int r = node_split(s, f, &split);
+	if (r < 0)
+		return r;
 	node_where(w, sizeof w, f, "host", "t_ms");
+	/* the minutes before ?6, the node-seconds from it: one lower bound (two would leave SQLite
+	 * to range over the weaker one) */
+	char w2[128];
+	struct store_node_filter g = *f;
+	g.since_ms = 0;
+	node_where(w2, sizeof w2, &g, "host", "t_ms");
 	if (f->resolution_ms > 0) /* summed here, not row by row by the caller: ?5 the resolution */
 		snprintf(sql, sizeof sql,
 			 "SELECT b, SUM(dt_ms), host, layer, SUM(bytes_read), SUM(bytes_written), SUM(reads), SUM(writes),"
 			 " SUM(meta_ops), NULL, NULL FROM (SELECT t_ms / ?5 * ?5 AS b, 60000 AS dt_ms, host, layer, bytes_read,"
-			 " bytes_written, reads, writes, meta_ops FROM node_minutes WHERE %s UNION ALL"
+			 " bytes_written, reads, writes, meta_ops FROM node_minutes WHERE %s AND t_ms < ?6 UNION ALL"
 			 " SELECT t_ms / ?5 * ?5, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops"
-			 " FROM node_seconds WHERE %s) GROUP BY host, b, layer ORDER BY host, b, layer",
-			 w, w);
+			 " FROM node_seconds WHERE %s AND t_ms >= max(?2, ?6)) GROUP BY host, b, layer ORDER BY host, b, layer",
+			 w, w2);
 	else
 		snprintf(sql, sizeof sql,
 			 "SELECT * FROM (SELECT t_ms, 60000 AS dt_ms, host, layer, bytes_read, bytes_written, reads, writes,"
-			 " meta_ops, NULL AS read_hist, NULL AS write_hist FROM node_minutes WHERE %s UNION ALL"
+			 " meta_ops, NULL AS read_hist, NULL AS write_hist FROM node_minutes WHERE %s AND t_ms < ?6 UNION ALL"
 			 " SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist,"
-			 " write_hist FROM node_seconds WHERE %s) ORDER BY host, t_ms, layer",
-			 w, w);
-	return node_query(s, sql, f, -1, fn, ctx);
+			 " write_hist FROM node_seconds WHERE %s AND t_ms >= max(?2, ?6)) ORDER BY host, t_ms, layer",
+			 w, w2);
+	return node_query(s, sql, f, -1, split, fn, ctx);
+}
+
+/* One host's summary (f->host set): 0, 1 when fn said stop, or -errno. */
+static int node_host_summary(struct store *s, const struct store_node_filter *f,
+			     int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx),
+			     void *ctx)
+{
+	char w[128], sql[768];
+	sqlite3_stmt *st;
+	int64_t split;
+	int r = node_split(s, f, &split);
+	if (r < 0)
+		return r;
+	char w2[128];
+	struct store_node_filter g = *f;
+	g.since_ms = 0;
+	node_where(w, sizeof w, f, "host", "t_ms");
+	node_where(w2, sizeof w2, &g, "host", "t_ms");
+	snprintf(sql, sizeof sql,
+		 "SELECT min(t_ms), max(t_ms), count(*) FROM (SELECT t_ms FROM node_minutes WHERE %s AND t_ms < ?6"
+		 " UNION ALL SELECT t_ms FROM node_seconds WHERE %s AND t_ms >= max(?2, ?6))",
+		 w, w2);
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "listing hosts");
+	sqlite3_bind_text(st, 1, f->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, f->since_ms);
+	sqlite3_bind_int64(st, 3, f->until_ms);
+	sqlite3_bind_int64(st, 6, split);
+	if ((r = step(s, st, "listing hosts")) == 1) {
+		uint64_t n = (uint64_t)sqlite3_column_int64(st, 2);
+		r = n && fn(f->host, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), n, ctx) ? 1 : 0;
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Host by host (every host with node-seconds has its row in rollup): each read by the key
+ * (host, t_ms), where a time range over every host would read every host's rows. */
+static int sq_node_hosts(struct store *s, const struct store_node_filter *f,
+			 int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	struct store_node_filter g = *f;
+	g.resolution_ms = 0;
+	if (f->host) {
+		int r = node_host_summary(s, &g, fn, ctx);
+		return r < 0 ? r : 0;
+	}
+	int rc = sqlite3_prepare_v2(s->db, "SELECT substr(name, 6) FROM rollup WHERE name LIKE 'node:%' ORDER BY 1", -1,
+				    &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "listing hosts");
+	int r;
+	while ((r = step(s, st, "listing hosts")) == 1) {
+		char host[256];
+		snprintf(host, sizeof host, "%s", col_text(st, 0));
+		g.host = host;
+		if ((r = node_host_summary(s, &g, fn, ctx)) != 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
 }
 
 static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
@@ -1051,25 +1601,44 @@ static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_f
 		 " SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"
 		 " SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"
 		 " SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END), NULL, NULL"
-		 " FROM (SELECT t_ms, dt_ms, proc_id, layer, cat, bytes, calls FROM intervals UNION ALL"
-		 " SELECT t_ms, 60000, proc_id, layer, cat, bytes, calls FROM intervals_minute) i"
+		 " FROM (SELECT t_ms, dt_ms, proc_id, layer, cat, bytes, calls FROM intervals WHERE t_ms >= ?6 UNION ALL"
+		 " SELECT t_ms, 60000, proc_id, layer, cat, bytes, calls FROM intervals_minute WHERE t_ms < ?6) i"
 		 " JOIN processes p ON p.id = i.proc_id"
 		 " WHERE p.uid = ?4 AND %s GROUP BY p.host, i.t_ms, i.layer ORDER BY p.host, i.t_ms, i.layer",
 		 w);
-	return node_query(s, sql, f, (int64_t)uid, fn, ctx);
+	int64_t split;
+	int r = rollup_read(s, "raw:intervals", &split);
+	return r < 0 ? r : node_query(s, sql, f, (int64_t)uid, split, fn, ctx);
 }
 
 static int sq_job_series(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
 			 int (*fn)(const struct store_series_point *pt, void *ctx), void *ctx)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, STORE_SERIES_SQL("?1", "?2", "?3", ""), -1, &st, NULL);
+	int64_t b[4], split, lo, hi;
+	int r = win_flush(s);
+	if (r < 0)
+		return r;
+	int rc = sqlite3_prepare_v2(s->db, STORE_SERIES_BOUNDS_SQL("?1"), -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading a job's series");
+	sqlite3_bind_int64(st, 1, job_key);
+	if ((r = step(s, st, "reading a job's series")) == 1)
+		for (int i = 0; i < 4; i++)
+			b[i] = sqlite3_column_type(st, i) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, i);
+	sqlite3_finalize(st);
+	if (r != 1)
+		return r < 0 ? r : -EIO;
+	store_series_split(b[0], b[1], b[2], b[3], resolution_ms, &split, &lo, &hi);
+	rc = sqlite3_prepare_v2(s->db, STORE_SERIES_SQL("?1", "?2", "?3", "?4", "?5", "?6", "CROSS JOIN", ""), -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "reading a job's series");
 	sqlite3_bind_int64(st, 1, job_key);
 	sqlite3_bind_int64(st, 2, resolution_ms);
 	sqlite3_bind_int(st, 3, (int)by);
-	int r;
+	sqlite3_bind_int64(st, 4, split);
+	sqlite3_bind_int64(st, 5, lo);
+	sqlite3_bind_int64(st, 6, hi);
 	while ((r = step(s, st, "reading a job's series")) == 1) {
 		struct store_series_point pt = {
 			.t_ms = sqlite3_column_int64(st, 0),
@@ -1137,7 +1706,7 @@ struct table_spec {
 	const char *name;
 	const char *select;  /* the archive's columns, self-contained (names, not keys); ?1: before, ?2: limit */
 	const char *header;
-	const char *rollup;  /* roll-up of the rows t_ms < ?1 (NULL: none) */
+	const char *rollup;  /* its raw rows' name in rollup ("raw:" ...; NULL: none): rolled up as they came */
 	const char *del;     /* delete t_ms < ?1 */
 };
 
@@ -1146,24 +1715,11 @@ static const struct table_spec tables[] = {
 	 "SELECT i.t_ms, i.dt_ms, j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe, f.path, i.layer, i.cat, i.bytes,"
 	 " i.calls, i.dur_ns FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
 	 " JOIN files f ON f.id = i.file_id WHERE i.t_ms < ?1 ORDER BY i.t_ms",
-	 STORE_ARCHIVE_INTERVALS,
-	 "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns)"
-	 " SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals"
-	 " WHERE t_ms < ?1 GROUP BY 1, 2, 3, 4, 5 ORDER BY 1"
-	 " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = bytes + excluded.bytes,"
-	 " calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
-	 "DELETE FROM intervals WHERE t_ms < ?1"},
+	 STORE_ARCHIVE_INTERVALS, "intervals", "DELETE FROM intervals WHERE t_ms < ?1"},
 	{"node_seconds",
 	 "SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist, write_hist"
 	 " FROM node_seconds WHERE t_ms < ?1 ORDER BY t_ms",
-	 STORE_ARCHIVE_NODE_SECONDS,
-	 "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
-	 " SELECT t_ms / 60000 * 60000, host, layer, sum(bytes_read), sum(bytes_written), sum(reads), sum(writes),"
-	 " sum(meta_ops) FROM node_seconds WHERE t_ms < ?1 GROUP BY 1, 2, 3 ORDER BY 1"
-	 " ON CONFLICT(host, t_ms, layer) DO UPDATE SET bytes_read = bytes_read + excluded.bytes_read,"
-	 " bytes_written = bytes_written + excluded.bytes_written, reads = reads + excluded.reads,"
-	 " writes = writes + excluded.writes, meta_ops = meta_ops + excluded.meta_ops",
-	 "DELETE FROM node_seconds WHERE t_ms < ?1"},
+	 STORE_ARCHIVE_NODE_SECONDS, "node_seconds", "DELETE FROM node_seconds WHERE t_ms < ?1"},
 	{"device_samples",
 	 "SELECT t_ms, dt_ms, host, device, major, minor, reads, reads_merged, sectors_read, ms_reading, writes,"
 	 " writes_merged, sectors_written, ms_writing, in_flight, ms_io, ms_weighted, discards, sectors_discarded, flushes"
@@ -1256,6 +1812,62 @@ static int archive_table(struct store *s, const struct table_spec *t, int64_t cu
 	return r;
 }
 
+/* Before the raw rows t_ms < cut leave: every minute they are in is rolled up (closed up to the
+ * minute after cut, which is where the raw rows read from now on start: 'raw:TABLE'). */
+static int close_before(struct store *s, const char *table, int64_t cut)
+{
+	char name[64];
+	int64_t upto = minute_of(cut + MINUTE_MS - 1);
+	int r = 0;
+	if (!strcmp(table, "intervals")) {
+		r = acc_close(s, upto);
+	} else {
+		sqlite3_stmt *st;
+		int rc = sqlite3_prepare_v2(s->db, "SELECT substr(name, 6) FROM rollup WHERE name LIKE 'node:%' AND upto_ms < ?1",
+					    -1, &st, NULL);
+		if (rc != SQLITE_OK)
+			return fail(s, rc, "retention");
+		sqlite3_bind_int64(st, 1, upto);
+		char **hosts = NULL;
+		size_t n = 0;
+		while ((r = step(s, st, "retention")) == 1) {
+			char **v = realloc(hosts, (n + 1) * sizeof *v);
+			if (!v || !(v[n] = strdup(col_text(st, 0)))) {
+				hosts = v ? v : hosts;
+				r = -ENOMEM;
+				break;
+			}
+			hosts = v;
+			n++;
+		}
+		sqlite3_finalize(st);
+		for (size_t i = 0; i < n; i++) {
+			struct node_host *h;
+			if (r >= 0 && (r = node_host(s, hosts[i], &h)) >= 0)
+				r = node_close(s, h, upto);
+			free(hosts[i]);
+		}
+		free(hosts);
+	}
+	snprintf(name, sizeof name, "raw:%s", table);
+	return r < 0 ? r : rollup_set(s, name, upto);
+}
+
+/* A rolled-up table's cut moves back to a minute's start, so that no minute keeps raw rows on
+ * both sides (a series reads the minutes before the cut, the raw rows after it: each as it was);
+ * unless that would take nothing (more than the limit in one minute): then the minute is read
+ * whole from its roll-up. */
+static int cut_to_minute(struct store *s, const char *table, int64_t *cut)
+{
+	char name[64];
+	int64_t raw;
+	snprintf(name, sizeof name, "raw:%s", table);
+	int r = rollup_get(s, name, 0, &raw);
+	if (r >= 0 && minute_of(*cut) > raw)
+		*cut = minute_of(*cut);
+	return r;
+}
+
 static int sq_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
 {
 	*moved = 0;
@@ -1270,13 +1882,17 @@ static int sq_retain(struct store *s, int64_t before_ms, const char *archive_dir
 		 * file again next time (its name is its rows' range), never loses them */
 		if ((r = cutoff(s, t->name, before_ms, max_rows, &cut)) < 0)
 			break;
+		if (t->rollup && (r = cut_to_minute(s, t->rollup, &cut)) < 0)
+			break;
 		if (archive_dir && *archive_dir && (r = archive_table(s, t, cut, archive_dir, &n)) < 0)
 			break;
-		if (t->rollup && (r = run_once(s, t->rollup, "rolling up", "i", cut)) < 0)
+		if (t->rollup && (r = close_before(s, t->rollup, cut)) < 0)
 			break;
 		if ((r = run_once(s, t->del, "removing raw rows", "i", cut)) < 0)
 			break;
 		*moved += (uint64_t)sqlite3_changes(s->db);
+		if (t->rollup && *t->rollup == 'n')
+			s->node_raw = s->node_raw > minute_of(cut + MINUTE_MS - 1) ? s->node_raw : minute_of(cut + MINUTE_MS - 1);
 	}
 	if (r >= 0)
 		r = sq_commit(s);
@@ -1576,6 +2192,7 @@ static const struct store_ops store_sqlite_ops = {
 	.devices = sq_devices,
 	.samples = sq_samples,
 	.dists = sq_dists,
+	.node_hosts = sq_node_hosts,
 	.user_secs = sq_user_secs,
 	.job_series = sq_job_series,
 	.retain = sq_retain,

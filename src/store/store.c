@@ -251,6 +251,12 @@ int store_dists(struct store *s, const struct store_node_filter *f,
 	return OPS(s)->dists(s, f, fn, ctx);
 }
 
+int store_node_hosts(struct store *s, const struct store_node_filter *f,
+		     int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx)
+{
+	return OPS(s)->node_hosts(s, f, fn, ctx);
+}
+
 int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,
 		    int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx)
 {

@@ -226,6 +226,11 @@ int store_samples(struct store *s, const struct store_node_filter *f, const char
 		  int (*fn)(const struct store_sample *x, void *ctx), void *ctx);
 int store_dists(struct store *s, const struct store_node_filter *f,
 		int (*fn)(const struct store_dist *x, void *ctx), void *ctx);
+/* The hosts with node-seconds in f's range (host, since, until; no resolution), in host order:
+ * per host its first and last t_ms and the rows store_node_secs would give (minute roll-ups and
+ * node-seconds), counted by the store instead of passed one by one. */
+int store_node_hosts(struct store *s, const struct store_node_filter *f,
+		     int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx);
 /* A user's own node-seconds: the sum of their processes' interval statistics per interval and
  * layer (no size distribution: that lives in the node's records). */
 int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,

@@ -629,6 +629,17 @@ static int nsec_row(const struct store_node_sec *ns, void *arg)
 	return 0;
 }
 
+static int host_row(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *arg)
+{
+	struct nsec_ctx *c = arg;
+	snprintf(c->cur, sizeof c->cur, "%s", host);
+	c->first_ms = first_ms;
+	c->last_ms = last_ms;
+	c->rows = rows;
+	flush_host(c);
+	return 0;
+}
+
 static void get_nodes(struct store *s, const struct web_caller *who, const char *host, const struct web_args *a,
 		      struct web_reply *r)
 {
@@ -654,7 +665,10 @@ static void get_nodes(struct store *s, const struct web_caller *who, const char 
 		ana_jw_u64(&o.w, "resolution_ms", res);
 	}
 	ana_jw_open(&o.w, host ? "points" : "nodes", '[');
-	int rc = who->admin ? store_node_secs(s, &f, nsec_row, &c) : store_user_secs(s, who->uid, &f, nsec_row, &c);
+	/* an admin's list of hosts is summed by the store (a week of 64 nodes is 77 million rows) */
+	int rc = who->admin && !host ? store_node_hosts(s, &f, host_row, &c)
+		 : who->admin	    ? store_node_secs(s, &f, nsec_row, &c)
+				    : store_user_secs(s, who->uid, &f, nsec_row, &c);
 	if (host)
 		flush_bucket(&c);
 	else

@@ -22,7 +22,7 @@ OPS="$B/tests/unit/test_store_ops"
 "$OPS" --unwritable "$PG_WEB_URL"
 out=$(PGPASSFILE=$PG_PASSFILE psql -X -q "$PG_WEB_URL" -c "DELETE FROM findings" 2>&1)
 eq "web role: psql cannot delete either" "permission denied" "$(grep -o 'permission denied' <<<"$out" | head -1)"
-eq "web role: reads the jobs the ingest role wrote" 4 \
+eq "web role: reads the jobs the ingest role wrote" 5 \
 	"$(PGPASSFILE=$PG_PASSFILE psql -X -At "$PG_WEB_URL" -c "SELECT count(*) FROM jobs")"
 
 # The same operations into SQLite and into a second database: the CLI prints the same.

@@ -17,7 +17,9 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -758,6 +760,180 @@ static void check_retention(struct store *s, const char *dir)
 	eq_u64("retain again: nothing left to move", moved, 0);
 }
 
+
+/* ---- minute roll-ups kept as rows arrive (docs/STORE.md, "Roll-ups and windows") ---- */
+
+/* Ten days after T0, a minute's start: a range no other check writes. */
+#define RM (T0 + 10 * DAY - T0 % 60000 + 60000)
+
+/* One interval of job 900's process (pid 90) and its node (n9): 4 rows, a node-second. */
+static int rollup_interval(struct store *s, int64_t pk, int64_t f1, int64_t f2, int64_t t, int64_t k)
+{
+	struct store_interval rd = interval(t, pk, f1, STORE_CAT_READ, 100 + k), wr = interval(t, pk, f2, STORE_CAT_WRITE, 7 * k);
+	struct store_interval meta = interval(t, pk, f1, STORE_CAT_META, 0), sys = rd;
+	sys.layer = 2;
+	struct store_node_sec ns = node_sec(t, 1, 10 + (uint64_t)k);
+	ns.host = "n9";
+	int r = store_begin(s);
+	if (r == 0 && (r = store_interval_add(s, &rd)) == 0 && (r = store_interval_add(s, &wr)) == 0 &&
+	    (r = store_interval_add(s, &meta)) == 0 && (r = store_interval_add(s, &sys)) == 0 &&
+	    (r = store_node_sec_add(s, &ns)) == 0)
+		r = store_commit(s);
+	else
+		store_rollback(s);
+	return r;
+}
+
+/* The minute roll-ups of [RM + from, RM + to) against the raw rows of the same minutes: the
+ * differences of every sum (0 when equal), and the roll-ups' own bytes. */
+static void rollup_compare(const char *what, int64_t from, int64_t to, int64_t want_bytes)
+{
+	char sql[1024], name[160];
+	snprintf(sql, sizeof sql,
+		 "SELECT (SELECT coalesce(sum(bytes), 0) + coalesce(sum(calls), 0) * 1000000 + coalesce(sum(dur_ns), 0) * 7"
+		 " FROM intervals_minute WHERE t_ms >= %lld AND t_ms < %lld) - (SELECT coalesce(sum(bytes), 0) +"
+		 " coalesce(sum(calls), 0) * 1000000 + coalesce(sum(dur_ns), 0) * 7 FROM intervals WHERE t_ms >= %lld AND t_ms < %lld)",
+		 (long long)(RM + from), (long long)(RM + to), (long long)(RM + from), (long long)(RM + to));
+	snprintf(name, sizeof name, "%s: interval minutes = their raw rows", what);
+	eq_i64(name, direct_int(sql), 0);
+	snprintf(sql, sizeof sql, "SELECT coalesce(sum(bytes), 0) FROM intervals_minute WHERE t_ms >= %lld AND t_ms < %lld",
+		 (long long)(RM + from), (long long)(RM + to));
+	snprintf(name, sizeof name, "%s: interval minutes hold their bytes", what);
+	eq_i64(name, direct_int(sql), want_bytes);
+	snprintf(sql, sizeof sql,
+		 "SELECT (SELECT coalesce(sum(bytes_read + 3 * bytes_written + 5 * reads + 7 * writes + 11 * meta_ops), 0)"
+		 " FROM node_minutes WHERE host = 'n9' AND t_ms >= %lld AND t_ms < %lld) - (SELECT coalesce(sum(bytes_read +"
+		 " 3 * bytes_written + 5 * reads + 7 * writes + 11 * meta_ops), 0) FROM node_seconds WHERE host = 'n9'"
+		 " AND t_ms >= %lld AND t_ms < %lld)",
+		 (long long)(RM + from), (long long)(RM + to), (long long)(RM + from), (long long)(RM + to));
+	snprintf(name, sizeof name, "%s: node minutes = their node-seconds", what);
+	eq_i64(name, direct_int(sql), 0);
+}
+
+/* A job's series per minute summed here from its raw rows (every interval), to compare with the
+ * store's own at a resolution of a minute (read from the roll-ups). */
+struct minutes_seen {
+	struct store_series_point p[32];
+	size_t n;
+};
+
+static int keep_minute(const struct store_series_point *pt, void *ctx)
+{
+	struct minutes_seen *x = ctx;
+	int64_t m = pt->t_ms / 60000 * 60000;
+	size_t i;
+	for (i = 0; i < x->n && (x->p[i].t_ms != m || x->p[i].layer != pt->layer); i++)
+		;
+	if (i == x->n) {
+		if (x->n == 32)
+			return 1;
+		x->p[x->n++] = (struct store_series_point){.t_ms = m, .host = "", .rank = -1, .layer = pt->layer};
+	}
+	x->p[i].bytes_read += pt->bytes_read;
+	x->p[i].bytes_written += pt->bytes_written;
+	x->p[i].reads += pt->reads;
+	x->p[i].writes += pt->writes;
+	x->p[i].meta_ops += pt->meta_ops;
+	return 0;
+}
+
+static void check_series_minutes(struct store *s, int64_t key, const char *what)
+{
+	struct minutes_seen m = {0};
+	struct series_seen raw = {{0}, 0}, minutes = {{0}, 0};
+	char name[160];
+	snprintf(name, sizeof name, "%s: the series, every interval", what);
+	ok_r(name, store_job_series(s, key, STORE_SERIES_LAYER, 0, keep_minute, &m), s);
+	for (size_t i = 0; i < m.n; i++)
+		keep_point(&m.p[i], &raw);
+	snprintf(name, sizeof name, "%s: the series in minutes (roll-ups)", what);
+	ok_r(name, store_job_series(s, key, STORE_SERIES_LAYER, 60000, keep_point, &minutes), s);
+	snprintf(name, sizeof name, "%s: the series in minutes = its intervals summed per minute", what);
+	eq_str(name, minutes.text, raw.text);
+}
+
+struct hosts_seen {
+	char text[256];
+};
+
+static int keep_host(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx)
+{
+	struct hosts_seen *x = ctx;
+	size_t n = strlen(x->text);
+	snprintf(x->text + n, sizeof x->text - n, "%s%s %lld-%lld %llu", n ? ";" : "", host, (long long)first_ms,
+		 (long long)last_ms, (unsigned long long)rows);
+	return 0;
+}
+
+static void check_rollups(void)
+{
+	struct store *s = NULL;
+	char err[512];
+	int64_t pk = 0, f1 = 0, f2 = 0;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* the daemon: minute 0 closed by a row of minute 1, then two rows of minute 1, then
+		 * SIGKILL (nothing flushed, nothing closed) */
+		if (store_open(url, STORE_CREATE, &s, err, sizeof err) < 0)
+			_exit(3);
+		struct store_job j = job("900", "n9", 1000, "alice", RM);
+		struct store_proc p = proc(0, 90, 1000, "", STORE_PROC_LIVE);
+		p.host = "n9";
+		if (store_begin(s) || store_job_put(s, &j) || (p.job_key = j.key, store_proc_put(s, &p)) ||
+		    store_file_key(s, "/data/r1", &f1) || store_file_key(s, "/data/r2", &f2) || store_commit(s))
+			_exit(4);
+		for (int64_t k = 1; k <= 5; k++)
+			if (rollup_interval(s, p.key, f1, f2, RM + k * 1000, k))
+				_exit(5);
+		for (int64_t k = 61; k <= 63; k++)
+			if (rollup_interval(s, p.key, f1, f2, RM + k * 1000, k))
+				_exit(6);
+		raise(SIGKILL);
+		_exit(7);
+	}
+	int st = 0;
+	check("roll-ups: the writer was SIGKILLed mid-minute", pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
+	      WTERMSIG(st) == SIGKILL, "status %#x", st);
+	/* an interval k moves 2 x (100 + k) bytes read (two layers) and 7 k written */
+	rollup_compare("roll-ups after SIGKILL, minute 0 (closed)", 0, 60000, 5 * 200 + 9 * (1 + 2 + 3 + 4 + 5));
+	char q[160];
+	snprintf(q, sizeof q, "SELECT count(*) FROM intervals_minute WHERE t_ms = %lld", (long long)(RM + 60000));
+	eq_i64("roll-ups after SIGKILL: minute 1 not rolled up yet", direct_int(q), 0);
+	if (!ok_r("roll-ups: reopened", store_open(url, STORE_CREATE, &s, err, sizeof err), NULL))
+		return;
+	enum store_proc_state ps;
+	ok_r("roll-ups: the process", store_proc_find(s, "n9", 90, 1000090, &pk, &ps), s);
+	struct store_job_filter f = {.uid = STORE_ANY_UID, .job = "900"};
+	struct jobs_seen js = jobs_of(s, f);
+	ok_r("roll-ups: its files", store_file_key(s, "/data/r1", &f1) | store_file_key(s, "/data/r2", &f2), s);
+	/* the restarted daemon: the rest of minute 1, then minute 2 closes it */
+	for (int64_t k = 64; k <= 66; k++)
+		ok_r("roll-ups: an interval after the restart", rollup_interval(s, pk, f1, f2, RM + k * 1000, k), s);
+	ok_r("roll-ups: minute 2", rollup_interval(s, pk, f1, f2, RM + 121000, 121), s);
+	rollup_compare("roll-ups after the restart, minute 1", 60000, 120000, 6 * 200 + 9 * (61 + 62 + 63 + 64 + 65 + 66));
+	if (js.n == 1)
+		check_series_minutes(s, js.j[0].key, "roll-ups after the restart");
+	/* a late row: its minute was closed; the roll-up grows by it */
+	ok_r("roll-ups: a late interval", rollup_interval(s, pk, f1, f2, RM + 6000, 6), s);
+	rollup_compare("roll-ups after a late row, minute 0", 0, 60000, 6 * 200 + 9 * (1 + 2 + 3 + 4 + 5 + 6));
+	/* a late node-second that replaces one: the minute changes by the difference */
+	struct store_node_sec ns = node_sec(RM + 3000, 1, 999);
+	ns.host = "n9";
+	ok_r("roll-ups: a node-second given again", store_begin(s) | store_node_sec_add(s, &ns) | store_commit(s), s);
+	rollup_compare("roll-ups after a node-second replaced", 0, 60000, 6 * 200 + 9 * 21);
+	struct hosts_seen hs = {0};
+	struct store_node_filter n9 = {.host = "n9"};
+	ok_r("node_hosts", store_node_hosts(s, &n9, keep_host, &hs), s);
+	snprintf(q, sizeof q, "n9 %lld-%lld %lld", (long long)(RM + 1000), (long long)(RM + 121000),
+		 (long long)direct_int("SELECT count(*) FROM node_seconds WHERE host = 'n9'"));
+	eq_str("node_hosts: the host, its first and last second, its rows", hs.text, q);
+	eq_u64("roll-ups: job 900 found", js.n, 1);
+	if (js.n == 1)
+		check_series_minutes(s, js.j[0].key, "roll-ups after a late row");
+	store_close(s);
+}
+
 static void check_newer(void)
 {
 	struct store *s = NULL;
@@ -838,6 +1014,7 @@ int main(int argc, char **argv)
 	check_seq(s, ka);
 	check_retention(s, archive);
 	store_close(s);
+	check_rollups();
 	check_newer();
 	r = failures ? 1 : 0;
 out:;

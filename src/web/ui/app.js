@@ -386,6 +386,7 @@
 		var t0ms = R ? R.job.start_wall_ns / 1e6 : J.start_ms;
 		var endms = J.end_ms || Date.now();
 		var res = 1000 * Math.max(1, Math.ceil((endms - J.start_ms) / 1000 / 600));
+		if (res > 60000) res = 60000 * Math.ceil(res / 60000); /* whole minutes: the store's roll-ups */
 		var over = section(app, "Over time");
 		over.id = "over-time";
 		var note = add(over, el("p", "note", "Per " + secs(res / 1000) + " interval of the daemon's statistics; x: seconds since the job started."));

@@ -79,19 +79,37 @@ struct rows {
 	int oom;
 };
 
+/* Room for one more row and a stream for its JSON (*buf once closed), or NULL with rs->oom set. */
+static FILE *row_open(struct rows *rs, char **buf, size_t *len)
+{
+	*buf = NULL;
+	FILE *f = open_memstream(buf, len);
+	if (f && rs->n == rs->cap) {
+		size_t cap = rs->cap ? 2 * rs->cap : 64;
+		struct row *v = realloc(rs->v, cap * sizeof *v);
+		if (v) {
+			rs->v = v;
+			rs->cap = cap;
+		} else {
+			fclose(f);
+			f = NULL;
+		}
+	}
+	if (!f) {
+		free(*buf);
+		rs->oom = 1;
+	}
+	return f;
+}
+
 static int take_row(const struct store_job *j, void *arg)
 {
 	struct rows *rs = arg;
-	char *buf = NULL;
+	char *buf;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f || (rs->n == rs->cap && !(rs->v = realloc(rs->v, (rs->cap = rs->cap ? 2 * rs->cap : 64) * sizeof *rs->v)))) {
-		if (f)
-			fclose(f);
-		free(buf);
-		rs->oom = 1;
+	FILE *f = row_open(rs, &buf, &len);
+	if (!f)
 		return 1;
-	}
 	struct ana_jw w = {.f = f, .flat = 1};
 	ana_jw_open(&w, NULL, '{');
 	ana_jw_i64(&w, "id", j->key);
@@ -127,16 +145,11 @@ static void push(struct web_events *ev, const struct row *r, const char *type)
 static int take_alert(const struct store_diag_row *d, void *arg)
 {
 	struct rows *rs = arg;
-	char *buf = NULL;
+	char *buf;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f || (rs->n == rs->cap && !(rs->v = realloc(rs->v, (rs->cap = rs->cap ? 2 * rs->cap : 64) * sizeof *rs->v)))) {
-		if (f)
-			fclose(f);
-		free(buf);
-		rs->oom = 1;
+	FILE *f = row_open(rs, &buf, &len);
+	if (!f)
 		return 1;
-	}
 	struct ana_jw w = {.f = f, .flat = 1};
 	ana_jw_open(&w, NULL, '{');
 	ana_jw_i64(&w, "id", d->job_key);

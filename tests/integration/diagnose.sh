@@ -128,9 +128,11 @@ job_done storm
 diag_done stormy
 diag_done storm
 out=$("$IOSTRATA" diagnose stormy --store "$DB" --json)
+# (a slow machine, a sanitizer build, can cut a short second phase off the run's end: it has no
+# similar phases in the history, "not enough data", which is right and not this check's question)
 eq "beside a metadata storm: abnormal, caused by interference (high metadata among its kinds) from job storm on this host" \
 	"abnormal_phase;interference high_metadata storm host $(hostname)" \
-	"$(jq -r '[.findings[] | if .kind == "interference" then "\(.kind) \(if (.types | index("high_metadata")) then "high_metadata" else .types end) \(.jobs | join(",")) \(.resource)" else .kind end] | unique | join(";")' <<<"$out")"
+	"$(jq -r '[.findings[] | select(.kind != "not_enough_data") | if .kind == "interference" then "\(.kind) \(if (.types | index("high_metadata")) then "high_metadata" else .types end) \(.jobs | join(",")) \(.resource)" else .kind end] | unique | join(";")' <<<"$out")"
 
 app again
 job_done again

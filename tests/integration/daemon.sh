@@ -326,3 +326,14 @@ eq "full store: said (once per time it could not write), then written again" "ye
 eq "full store: job D's intervals still add up to its report" \
 	"$(jq -r '.layers.posix | "\(.bytes_written) \(.writes)"' "$T/jD.json")" \
 	"$(sqlite3 -batch "$T/full/store.db" "SELECT sum(bytes), sum(calls) FROM intervals i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id WHERE j.job='jobD' AND i.layer=1 AND i.cat=1" | tr '|' ' ')"
+
+# --- a packed report that is not zstd (a damaged store): one line naming it, exit 1 ---
+mkdir -p "$T/gx"
+printf 'store = sqlite:%s/gx/s.db\nsocket = %s/gx/sock\narchive = none\nlive_roots = %s/gx\nsamplers = live\n' "$T" "$T" "$T" >"$T/gx/conf"
+timeout 2 "$DAEMON" --config "$T/gx/conf" --foreground 2>/dev/null
+sqlite3 "$T/gx/s.db" "INSERT INTO jobs(job, host, uid, user, running, report_text, report_json, report_ms)
+	VALUES('jx', 'h', 0, 'root', 0, 'text', X'28B52FFD0000DEADBEEF', 1)"
+out=$("$IOSTRATA" job jx --json --store "sqlite:$T/gx/s.db" 2>&1); rc=$?
+eq "damaged packed report: exit 1, one line naming its zstd frames" "1 1 1" \
+	"$rc $(echo "$out" | wc -l) $(echo "$out" | grep -c "reading a job's report: its zstd frames")"
+eq "damaged packed report: the text report still reads" text "$("$IOSTRATA" job jx --store "sqlite:$T/gx/s.db" 2>&1)"

@@ -126,13 +126,10 @@ size_t log_zstd_bound(size_t n)
 	return z.state > 0 ? z.bound(n) + (n / LOG_ZSTD_FRAME + 1) * 32 : 0;
 }
 
-int log_zstd_decompress(const void *src, size_t n, void **out, size_t *outlen, char *err, size_t errlen)
-{
-	return log_zstd_decompress_max(src, n, SIZE_MAX, out, outlen, err, errlen);
-}
-
-int log_zstd_decompress_max(const void *src, size_t n, size_t max, void **out, size_t *outlen, char *err,
-			    size_t errlen)
+/* The frames at src into *out, refusing more than max bytes, stopping at the end of the first
+ * frame that brings the bytes to enough or more. */
+static int decompress_frames(const void *src, size_t n, size_t max, size_t enough, void **out, size_t *outlen,
+			     char *err, size_t errlen)
 {
 	*out = NULL;
 	*outlen = 0;
@@ -179,7 +176,7 @@ int log_zstd_decompress_max(const void *src, size_t n, size_t max, void **out, s
 		if (r == 0) { /* a frame ended, checksum verified */
 			committed = have;
 			frame_start = in.pos;
-			if (in.pos == in.size)
+			if (in.pos == in.size || committed >= enough)
 				break;
 			continue;
 		}
@@ -193,4 +190,21 @@ int log_zstd_decompress_max(const void *src, size_t n, size_t max, void **out, s
 	*out = buf;
 	*outlen = committed;
 	return rc;
+}
+
+int log_zstd_decompress(const void *src, size_t n, void **out, size_t *outlen, char *err, size_t errlen)
+{
+	return decompress_frames(src, n, SIZE_MAX, SIZE_MAX, out, outlen, err, errlen);
+}
+
+int log_zstd_decompress_max(const void *src, size_t n, size_t max, void **out, size_t *outlen, char *err,
+			    size_t errlen)
+{
+	return decompress_frames(src, n, max, SIZE_MAX, out, outlen, err, errlen);
+}
+
+int log_zstd_decompress_head(const void *src, size_t n, size_t want, void **out, size_t *outlen, char *err,
+			     size_t errlen)
+{
+	return decompress_frames(src, n, SIZE_MAX, want, out, outlen, err, errlen);
 }

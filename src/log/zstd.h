@@ -31,6 +31,11 @@ int log_zstd_decompress(const void *src, size_t n, void **out, size_t *outlen, c
  * others wrote (a stream message) cannot make it take unbounded memory. */
 int log_zstd_decompress_max(const void *src, size_t n, size_t max, void **out, size_t *outlen, char *err,
 			    size_t errlen);
+/* The same, stopping at the end of the first frame that brings the bytes decompressed to want or
+ * more (*outlen may exceed want by less than a frame's LOG_ZSTD_FRAME bytes): the beginning of a
+ * long text without decompressing all of it. */
+int log_zstd_decompress_head(const void *src, size_t n, size_t want, void **out, size_t *outlen, char *err,
+			     size_t errlen);
 /* Decompress the frames at src into dst, which they must fill exactly (len bytes): 0, or -1 with
  * err saying what is wrong (zstd missing, a damaged frame, a failed checksum, another size). It
  * never writes past dst + len, whatever the frames claim. */

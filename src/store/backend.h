@@ -42,7 +42,7 @@ struct store_ops {
 	int (*jobs)(struct store *s, const struct store_job_filter *f,
 		    int (*fn)(const struct store_job *j, void *ctx), void *ctx);
 	int (*jobs_count)(struct store *s, const struct store_job_filter *f, uint64_t *n);
-	int (*job_report)(struct store *s, int64_t job_key, int json, char **out);
+	int (*job_report)(struct store *s, int64_t job_key, int json, size_t head, char **out);
 	int (*node_secs)(struct store *s, const struct store_node_filter *f,
 			 int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
 	int (*devices)(struct store *s, const struct store_node_filter *f,

@@ -160,8 +160,11 @@ static char *app_of(struct store *s, const struct store_diag_job *x, int *n_to_1
 		return strdup(x->j.sched_name);
 	char *rep = NULL;
 	*n_to_1 = 0;
-	if (store_job_report(s, x->j.key, 1, &rep) < 0 || !rep)
+	if (store_job_report_head(s, x->j.key, STORE_DIAG_REPORT_HEAD, &rep) < 0 || !rep)
 		return strdup(x->j.exe);
+	/* one cut for a text and for a packed report (whose head ends with a frame) */
+	if (strlen(rep) > STORE_DIAG_REPORT_HEAD)
+		rep[STORE_DIAG_REPORT_HEAD] = 0;
 	*n_to_1 = strstr(rep, "\"io_mode\":\"N-1\"") != NULL;
 	const char *a = strstr(rep, "\"argv\":[");
 	size_t len = strlen(x->j.exe);

@@ -40,6 +40,10 @@ int store_diagnosis_save(struct store *s, int64_t job_key, int64_t now_ms);
  * the ingest's hook. *since_ms (0 at a start: every report, which also catches a job whose
  * diagnosis a restart interrupted) moves on to a while before now once none is left. *done: how
  * many were stored. 0 or -errno. */
+/* what a diagnosis reads of a stored report: its beginning, the "job" object (id, io_mode, command,
+ * argv); a command line longer than this is cut the same way for every job, so its application
+ * key stays one key */
+#define STORE_DIAG_REPORT_HEAD ((size_t)128 << 10)
 #define STORE_DIAG_REPORT_LAG_MS (10 * 60 * 1000) /* reports this much older than now are looked at again */
 int store_diagnose_pending(struct store *s, int64_t *since_ms, size_t max, int64_t now_ms, size_t *done);
 

@@ -1477,14 +1477,18 @@ static int pg_jobs_count(struct store *s, const struct store_job_filter *f, uint
 	return 0;
 }
 
-static int pg_job_report(struct store *s, int64_t job_key, int json, char **out)
+static int pg_job_report(struct store *s, int64_t job_key, int json, size_t head, char **out)
 {
 	struct params p = {0};
 	int r;
 	*out = NULL;
 	p_i64(&p, job_key);
+	if (json && head)
+		p_i64(&p, head > INT32_MAX ? INT32_MAX : (int64_t)head);
 	PGresult *res = run(s, "reading a job's report",
-			    json ? "SELECT report_json FROM jobs WHERE id = $1" : "SELECT report_text FROM jobs WHERE id = $1",
+			    !json ? "SELECT report_text FROM jobs WHERE id = $1"
+			    : head ? "SELECT substr(report_json, 1, $2::integer) FROM jobs WHERE id = $1"
+				   : "SELECT report_json FROM jobs WHERE id = $1",
 			    &p, &r);
 	if (!res)
 		return r;

@@ -1383,13 +1383,15 @@ static int sq_jobs_count(struct store *s, const struct store_job_filter *f, uint
 	return r < 0 ? r : 0;
 }
 
-/* A packed report (sq_job_report_put_packed) as the text it was: 0, or -EBADMSG said. */
-static int unpack_report(struct store *s, const void *z, size_t n, char **out)
+/* A packed report (sq_job_report_put_packed) as the text it was (its first head bytes or more
+ * when head is not 0): 0, or -EBADMSG said. */
+static int unpack_report(struct store *s, const void *z, size_t n, size_t head, char **out)
 {
 	char why[256];
 	void *raw = NULL;
 	size_t len = 0;
-	int zr = log_zstd_decompress(z, n, &raw, &len, why, sizeof why);
+	int zr = head ? log_zstd_decompress_head(z, n, head, &raw, &len, why, sizeof why)
+		      : log_zstd_decompress(z, n, &raw, &len, why, sizeof why);
 	char *t = zr == 0 ? realloc(raw, len + 1) : NULL;
 	if (!t) {
 		free(raw);
@@ -1403,19 +1405,25 @@ static int unpack_report(struct store *s, const void *z, size_t n, char **out)
 	return 0;
 }
 
-static int sq_job_report(struct store *s, int64_t job_key, int json, char **out)
+static int sq_job_report(struct store *s, int64_t job_key, int json, size_t head, char **out)
 {
 	sqlite3_stmt *st;
 	*out = NULL;
-	int rc = sqlite3_prepare_v2(s->db, json ? "SELECT report_json FROM jobs WHERE id = ?1"
-						: "SELECT report_text FROM jobs WHERE id = ?1",
-				    -1, &st, NULL);
+	/* a text's head cut by SQLite (whole characters), a packed one's by its frames */
+	const char *sql = !json ? "SELECT report_text FROM jobs WHERE id = ?1"
+		: head ? "SELECT CASE typeof(report_json) WHEN 'text' THEN substr(report_json, 1, ?2) "
+			 "ELSE report_json END FROM jobs WHERE id = ?1"
+		       : "SELECT report_json FROM jobs WHERE id = ?1";
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "reading a job's report");
 	sqlite3_bind_int64(st, 1, job_key);
+	if (json && head)
+		sqlite3_bind_int64(st, 2, head > INT32_MAX ? INT32_MAX : (int64_t)head);
 	int r = step(s, st, "reading a job's report");
 	if (r == 1 && sqlite3_column_type(st, 0) == SQLITE_BLOB) {
-		r = unpack_report(s, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), out);
+		r = unpack_report(s, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), json ? head : 0,
+				  out);
 	} else if (r == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
 		*out = strdup(col_text(st, 0));
 		r = *out ? 0 : -ENOMEM;

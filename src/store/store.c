@@ -224,7 +224,12 @@ int store_jobs_count(struct store *s, const struct store_job_filter *f, uint64_t
 
 int store_job_report(struct store *s, int64_t job_key, int json, char **out)
 {
-	return OPS(s)->job_report(s, job_key, json, out);
+	return OPS(s)->job_report(s, job_key, json, 0, out);
+}
+
+int store_job_report_head(struct store *s, int64_t job_key, size_t head, char **out)
+{
+	return OPS(s)->job_report(s, job_key, 1, head ? head : 1, out);
 }
 
 int store_node_secs(struct store *s, const struct store_node_filter *f,

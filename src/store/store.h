@@ -209,6 +209,10 @@ int store_jobs(struct store *s, const struct store_job_filter *f, int (*fn)(cons
 int store_jobs_count(struct store *s, const struct store_job_filter *f, uint64_t *n);
 /* The stored report of a job (text or JSON); *out malloc'd, NULL when none was stored yet. */
 int store_job_report(struct store *s, int64_t job_key, int json, char **out);
+/* The beginning of its JSON report: at least its first head bytes (all of it when shorter),
+ * possibly somewhat more; what reads only the "job" object, without the tens of MB a report of
+ * 1,000 processes holds. */
+int store_job_report_head(struct store *s, int64_t job_key, size_t head, char **out);
 
 struct store_node_filter {
 	const char *host;  /* NULL: every host */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -581,6 +582,58 @@ static void check_bulk(struct store *s, int64_t kb, int64_t fk)
 	eq_u64("bulk: writes add up", c.writes, 60006 * 2);
 }
 
+/* The beginning of a report: a short text cut where asked; a long one (packed by SQLite) given
+ * from its first frames, the same bytes as the whole report's start, far fewer of them. */
+static void check_report_head(struct store *s, int64_t key)
+{
+	char *h = NULL;
+	ok_r("job_report_head: a short report", store_job_report_head(s, key, 5, &h), s);
+	eq_str("job_report_head: its first 5 bytes", h, "{\"job");
+	free(h);
+	h = NULL;
+	ok_r("job_report_head: more than there is", store_job_report_head(s, key, 1000, &h), s);
+	eq_str("job_report_head: all of it", h, "{\"job\":\"100\"}");
+	free(h);
+
+	/* 3 MiB of JSON, not repetitive enough to be one frame's worth */
+	size_t len = (size_t)3 << 20;
+	char *big = malloc(len + 1);
+	check("job_report_head: memory", big != NULL, "malloc");
+	if (!big)
+		return;
+	uint64_t x = 88172645463325252ull;
+	size_t o = (size_t)snprintf(big, len, "{\"job\":{\"argv\":[\"a\"]},\"files\":[");
+	while (o < len - 32) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		o += (size_t)snprintf(big + o, len - o, "%llu,", (unsigned long long)(x % 1000000));
+	}
+	memset(big + o, ' ', len - o);
+	big[len - 2] = ']', big[len - 1] = '}', big[len] = 0;
+	int fd = memfd_create("report", 0);
+	check("job_report_head: a report file", fd >= 0 && write(fd, big, len) == (ssize_t)len, "memfd");
+	ok_r("begin", store_begin(s), s);
+	ok_r("job_report_put_fd: 3 MiB", store_job_report_put_fd(s, key, "job 100\n", fd, len), s);
+	ok_r("commit", store_commit(s), s);
+	close(fd);
+	h = NULL;
+	size_t want = 100000;
+	ok_r("job_report_head: a long report", store_job_report_head(s, key, want, &h), s);
+	size_t got = h ? strlen(h) : 0;
+	check("job_report_head: at least what was asked", got >= want, "%zu bytes", got);
+	check("job_report_head: not the whole report", got < want + ((size_t)1 << 20), "%zu bytes", got);
+	check("job_report_head: the report's first bytes", h && !memcmp(h, big, got < len ? got : len), "differ");
+	free(h);
+	char *whole = NULL;
+	ok_r("job_report: the long report whole", store_job_report(s, key, 1, &whole), s);
+	check("job_report: the same bytes", whole && strlen(whole) == len && !memcmp(whole, big, len), "differ");
+	free(whole);
+	free(big);
+	/* the short one back, for the checks that follow */
+	ok_r("begin", store_begin(s), s);
+	ok_r("job_report_put", store_job_report_put(s, key, "job 100\n  reads: 2\n", "{\"job\":\"100\"}"), s);
+	ok_r("commit", store_commit(s), s);
+}
+
 static void check_report(struct store *s, int64_t ka, int64_t kb)
 {
 	const char *findings[] = {"{\"id\":\"small_writes\"}", "{\"id\":\"metadata\"}"};
@@ -598,6 +651,7 @@ static void check_report(struct store *s, int64_t ka, int64_t kb)
 	check("job_report: NULL when none was stored", none == NULL, "got \"%s\"", none ? none : "");
 	free(text);
 	free(json);
+	check_report_head(s, ka);
 	eq_i64("findings: replaced, not added", direct_int("SELECT count(*) FROM findings"), 1);
 	eq_i64("findings: the one kept is the second", direct_int("SELECT count(*) FROM findings WHERE finding LIKE '%metadata%'"), 1);
 }

@@ -885,789 +885,120 @@ CAP_EXPORT int MPI_Request_free(MPI_Request *rq)
 
 /* ---------- reads and writes ---------- */
 
-CAP_EXPORT int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, 0, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
+/*
+ * Every data access has one shape: a handle not tracked goes straight to PMPI; a tracked one is
+ * timed around its PMPI call (depth marks the POSIX calls MPI makes meanwhile as under it), and
+ * NOTE counts it. The families below differ only in their parameters and their note: Q is CONST
+ * for a write's buffer, VAR for a read's; CT the count's type (int, or MPI 4's MPI_Count).
+ */
+#define Q_CONST const
+#define Q_VAR
+#define WRAP(NAME, PARAMS, ARGS, NOTE)                     \
+	CAP_EXPORT int NAME PARAMS                         \
+	{                                                  \
+		struct mpiio_file *f = file_get(fh);       \
+		if (!f)                                    \
+			return P##NAME ARGS;               \
+		uint64_t t0 = mpiio_now();                 \
+		depth++;                                   \
+		int rc = P##NAME ARGS;                     \
+		depth--;                                   \
+		NOTE;                                      \
+		return rc;                                 \
+	}
+/* blocking, at the individual or shared file pointer / at an explicit offset */
+#define RW(NAME, Q, CT, KIND, FLAGS)                                                          \
+	WRAP(NAME, (MPI_File fh, Q_##Q void *buf, CT count, MPI_Datatype dt, MPI_Status *status), \
+	     (fh, buf, count, dt, status), rw_done(f, KIND, FLAGS, 0, buf, count, dt, status, rc, t0))
+#define RW_AT(NAME, Q, CT, KIND, FLAGS)                                                                  \
+	WRAP(NAME, (MPI_File fh, MPI_Offset off, Q_##Q void *buf, CT count, MPI_Datatype dt, MPI_Status *status), \
+	     (fh, off, buf, count, dt, status), rw_done(f, KIND, FLAGS, off, buf, count, dt, status, rc, t0))
+/* split collectives: counted at _end, with the bytes of _begin (or the status's) */
+#define SPLIT_BEGIN(NAME, Q, CT, KIND, FLAGS)                                   \
+	WRAP(NAME, (MPI_File fh, Q_##Q void *buf, CT count, MPI_Datatype dt), \
+	     (fh, buf, count, dt), split_begun(f, KIND, FLAGS, 0, buf, count, dt, rc, t0))
+#define SPLIT_BEGIN_AT(NAME, Q, CT, KIND, FLAGS)                                               \
+	WRAP(NAME, (MPI_File fh, MPI_Offset off, Q_##Q void *buf, CT count, MPI_Datatype dt), \
+	     (fh, off, buf, count, dt), split_begun(f, KIND, FLAGS, off, buf, count, dt, rc, t0))
+#define SPLIT_END(NAME, Q, KIND) \
+	WRAP(NAME, (MPI_File fh, Q_##Q void *buf, MPI_Status *status), (fh, buf, status), \
+	     split_ended(f, KIND, status, rc, t0))
+/* non-blocking: counted when MPI_Wait, MPI_Test or MPI_Request_free completes them */
+#define IRW(NAME, Q, CT, KIND, FLAGS)                                                          \
+	WRAP(NAME, (MPI_File fh, Q_##Q void *buf, CT count, MPI_Datatype dt, MPI_Request *rq), \
+	     (fh, buf, count, dt, rq), req_started(f, KIND, FLAGS, 0, buf, count, dt, rq, rc, t0))
+#define IRW_AT(NAME, Q, CT, KIND, FLAGS)                                                                 \
+	WRAP(NAME, (MPI_File fh, MPI_Offset off, Q_##Q void *buf, CT count, MPI_Datatype dt, MPI_Request *rq), \
+	     (fh, off, buf, count, dt, rq), req_started(f, KIND, FLAGS, off, buf, count, dt, rq, rc, t0))
 
-CAP_EXPORT int MPI_File_read_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_at(fh, off, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_at(fh, off, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_AT, off, buf, count, dt, status, rc, t0);
-	return rc;
-}
+RW(MPI_File_read, VAR, int, LOG_KIND_READ, 0)
+RW_AT(MPI_File_read_at, VAR, int, LOG_KIND_READ, F_AT)
+RW(MPI_File_read_all, VAR, int, LOG_KIND_READ, F_COLL)
+RW_AT(MPI_File_read_at_all, VAR, int, LOG_KIND_READ, F_COLL | F_AT)
+RW(MPI_File_read_shared, VAR, int, LOG_KIND_READ, F_SHARED)
+RW(MPI_File_read_ordered, VAR, int, LOG_KIND_READ, F_COLL | F_SHARED)
+RW(MPI_File_write, CONST, int, LOG_KIND_WRITE, 0)
+RW_AT(MPI_File_write_at, CONST, int, LOG_KIND_WRITE, F_AT)
+RW(MPI_File_write_all, CONST, int, LOG_KIND_WRITE, F_COLL)
+RW_AT(MPI_File_write_at_all, CONST, int, LOG_KIND_WRITE, F_COLL | F_AT)
+RW(MPI_File_write_shared, CONST, int, LOG_KIND_WRITE, F_SHARED)
+RW(MPI_File_write_ordered, CONST, int, LOG_KIND_WRITE, F_COLL | F_SHARED)
 
-CAP_EXPORT int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_all(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_all(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_COLL, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
+/* split collectives */
+SPLIT_BEGIN(MPI_File_read_all_begin, VAR, int, LOG_KIND_READ, F_COLL)
+SPLIT_END(MPI_File_read_all_end, VAR, LOG_KIND_READ)
+SPLIT_BEGIN_AT(MPI_File_read_at_all_begin, VAR, int, LOG_KIND_READ, F_COLL | F_AT)
+SPLIT_END(MPI_File_read_at_all_end, VAR, LOG_KIND_READ)
+SPLIT_BEGIN(MPI_File_read_ordered_begin, VAR, int, LOG_KIND_READ, F_COLL | F_SHARED)
+SPLIT_END(MPI_File_read_ordered_end, VAR, LOG_KIND_READ)
+SPLIT_BEGIN(MPI_File_write_all_begin, CONST, int, LOG_KIND_WRITE, F_COLL)
+SPLIT_END(MPI_File_write_all_end, CONST, LOG_KIND_WRITE)
+SPLIT_BEGIN_AT(MPI_File_write_at_all_begin, CONST, int, LOG_KIND_WRITE, F_COLL | F_AT)
+SPLIT_END(MPI_File_write_at_all_end, CONST, LOG_KIND_WRITE)
+SPLIT_BEGIN(MPI_File_write_ordered_begin, CONST, int, LOG_KIND_WRITE, F_COLL | F_SHARED)
+SPLIT_END(MPI_File_write_ordered_end, CONST, LOG_KIND_WRITE)
 
-CAP_EXPORT int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_at_all(fh, off, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_at_all(fh, off, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_COLL | F_AT, off, buf, count, dt, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_shared(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_shared(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_SHARED, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_ordered(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_ordered(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_COLL | F_SHARED, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, 0, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_at(fh, off, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_at(fh, off, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_AT, off, buf, count, dt, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_all(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_all(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_COLL, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_at_all(fh, off, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_at_all(fh, off, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_shared(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_shared(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_SHARED, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_ordered(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_ordered(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_COLL | F_SHARED, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-
-/* Split collectives: counted at _end, with the bytes of _begin (or the status's). */
-
-CAP_EXPORT int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_all_begin(fh, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_all_begin(fh, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_READ, F_COLL, 0, buf, count, dt, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_all_end(fh, buf, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_all_end(fh, buf, status);
-	depth--;
-	split_ended(f, LOG_KIND_READ, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_at_all_begin(fh, off, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_at_all_begin(fh, off, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_READ, F_COLL | F_AT, off, buf, count, dt, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_at_all_end(fh, buf, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_at_all_end(fh, buf, status);
-	depth--;
-	split_ended(f, LOG_KIND_READ, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_ordered_begin(fh, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_ordered_begin(fh, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_READ, F_COLL | F_SHARED, 0, buf, count, dt, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_ordered_end(fh, buf, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_ordered_end(fh, buf, status);
-	depth--;
-	split_ended(f, LOG_KIND_READ, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_all_begin(fh, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_all_begin(fh, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_WRITE, F_COLL, 0, buf, count, dt, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_all_end(fh, buf, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_all_end(fh, buf, status);
-	depth--;
-	split_ended(f, LOG_KIND_WRITE, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_at_all_begin(fh, off, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_at_all_begin(fh, off, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_at_all_end(fh, buf, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_at_all_end(fh, buf, status);
-	depth--;
-	split_ended(f, LOG_KIND_WRITE, status, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_ordered_begin(fh, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_ordered_begin(fh, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_WRITE, F_COLL | F_SHARED, 0, buf, count, dt, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_ordered_end(fh, buf, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_ordered_end(fh, buf, status);
-	depth--;
-	split_ended(f, LOG_KIND_WRITE, status, rc, t0);
-	return rc;
-}
-
-/* Non-blocking forms: counted when MPI_Wait or MPI_Test completes them. */
-
-CAP_EXPORT int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, 0, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_iread_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread_at(fh, off, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread_at(fh, off, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, F_AT, off, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread_shared(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread_shared(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, F_SHARED, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread_all(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread_all(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, F_COLL, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_iread_at_all(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread_at_all(fh, off, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread_at_all(fh, off, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, F_COLL | F_AT, off, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, 0, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_iwrite_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite_at(fh, off, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite_at(fh, off, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, F_AT, off, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite_shared(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite_shared(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, F_SHARED, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite_all(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite_all(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, F_COLL, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-
-CAP_EXPORT int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite_at_all(fh, off, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite_at_all(fh, off, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, rq, rc, t0);
-	return rc;
-}
+/* non-blocking */
+IRW(MPI_File_iread, VAR, int, LOG_KIND_READ, 0)
+IRW_AT(MPI_File_iread_at, VAR, int, LOG_KIND_READ, F_AT)
+IRW(MPI_File_iread_shared, VAR, int, LOG_KIND_READ, F_SHARED)
+IRW(MPI_File_iread_all, VAR, int, LOG_KIND_READ, F_COLL)
+IRW_AT(MPI_File_iread_at_all, VAR, int, LOG_KIND_READ, F_COLL | F_AT)
+IRW(MPI_File_iwrite, CONST, int, LOG_KIND_WRITE, 0)
+IRW_AT(MPI_File_iwrite_at, CONST, int, LOG_KIND_WRITE, F_AT)
+IRW(MPI_File_iwrite_shared, CONST, int, LOG_KIND_WRITE, F_SHARED)
+IRW(MPI_File_iwrite_all, CONST, int, LOG_KIND_WRITE, F_COLL)
+IRW_AT(MPI_File_iwrite_at_all, CONST, int, LOG_KIND_WRITE, F_COLL | F_AT)
 
 /* ---------- large-count forms (MPI 4) ---------- */
 
 #if MPI_VERSION >= 4
-CAP_EXPORT int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_c(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_c(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, 0, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_read_at_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_at_c(fh, off, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_at_c(fh, off, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_AT, off, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_all_c(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_all_c(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_COLL, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_at_all_c(fh, off, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_at_all_c(fh, off, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_COLL | F_AT, off, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_shared_c(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_shared_c(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_SHARED, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_ordered_c(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_ordered_c(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_READ, F_COLL | F_SHARED, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_c(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_c(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, 0, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_write_at_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_at_c(fh, off, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_at_c(fh, off, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_AT, off, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_all_c(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_all_c(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_COLL, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_at_all_c(fh, off, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_at_all_c(fh, off, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_shared_c(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_shared_c(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_SHARED, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_ordered_c(fh, buf, count, dt, status);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_ordered_c(fh, buf, count, dt, status);
-	depth--;
-	rw_done(f, LOG_KIND_WRITE, F_COLL | F_SHARED, 0, buf, count, dt, status, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_all_begin_c(fh, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_all_begin_c(fh, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_READ, F_COLL, 0, buf, count, dt, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_at_all_begin_c(fh, off, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_at_all_begin_c(fh, off, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_READ, F_COLL | F_AT, off, buf, count, dt, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_read_ordered_begin_c(fh, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_read_ordered_begin_c(fh, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_READ, F_COLL | F_SHARED, 0, buf, count, dt, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_all_begin_c(fh, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_all_begin_c(fh, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_WRITE, F_COLL, 0, buf, count, dt, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_at_all_begin_c(fh, off, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_at_all_begin_c(fh, off, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_write_ordered_begin_c(fh, buf, count, dt);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_write_ordered_begin_c(fh, buf, count, dt);
-	depth--;
-	split_begun(f, LOG_KIND_WRITE, F_COLL | F_SHARED, 0, buf, count, dt, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread_c(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread_c(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, 0, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iread_at_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread_at_c(fh, off, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread_at_c(fh, off, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, F_AT, off, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread_shared_c(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread_shared_c(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, F_SHARED, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread_all_c(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread_all_c(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, F_COLL, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iread_at_all_c(fh, off, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iread_at_all_c(fh, off, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_READ, F_COLL | F_AT, off, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite_c(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite_c(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, 0, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite_at_c(fh, off, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite_at_c(fh, off, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, F_AT, off, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite_shared_c(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite_shared_c(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, F_SHARED, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite_all_c(fh, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite_all_c(fh, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, F_COLL, 0, buf, count, dt, rq, rc, t0);
-	return rc;
-}
-CAP_EXPORT int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *rq)
-{
-	struct mpiio_file *f = file_get(fh);
-	if (!f)
-		return PMPI_File_iwrite_at_all_c(fh, off, buf, count, dt, rq);
-	uint64_t t0 = mpiio_now();
-	depth++;
-	int rc = PMPI_File_iwrite_at_all_c(fh, off, buf, count, dt, rq);
-	depth--;
-	req_started(f, LOG_KIND_WRITE, F_COLL | F_AT, off, buf, count, dt, rq, rc, t0);
-	return rc;
-}
+RW(MPI_File_read_c, VAR, MPI_Count, LOG_KIND_READ, 0)
+RW_AT(MPI_File_read_at_c, VAR, MPI_Count, LOG_KIND_READ, F_AT)
+RW(MPI_File_read_all_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL)
+RW_AT(MPI_File_read_at_all_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_AT)
+RW(MPI_File_read_shared_c, VAR, MPI_Count, LOG_KIND_READ, F_SHARED)
+RW(MPI_File_read_ordered_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_SHARED)
+RW(MPI_File_write_c, CONST, MPI_Count, LOG_KIND_WRITE, 0)
+RW_AT(MPI_File_write_at_c, CONST, MPI_Count, LOG_KIND_WRITE, F_AT)
+RW(MPI_File_write_all_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL)
+RW_AT(MPI_File_write_at_all_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_AT)
+RW(MPI_File_write_shared_c, CONST, MPI_Count, LOG_KIND_WRITE, F_SHARED)
+RW(MPI_File_write_ordered_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_SHARED)
+SPLIT_BEGIN(MPI_File_read_all_begin_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL)
+SPLIT_BEGIN_AT(MPI_File_read_at_all_begin_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_AT)
+SPLIT_BEGIN(MPI_File_read_ordered_begin_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_SHARED)
+SPLIT_BEGIN(MPI_File_write_all_begin_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL)
+SPLIT_BEGIN_AT(MPI_File_write_at_all_begin_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_AT)
+SPLIT_BEGIN(MPI_File_write_ordered_begin_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_SHARED)
+IRW(MPI_File_iread_c, VAR, MPI_Count, LOG_KIND_READ, 0)
+IRW_AT(MPI_File_iread_at_c, VAR, MPI_Count, LOG_KIND_READ, F_AT)
+IRW(MPI_File_iread_shared_c, VAR, MPI_Count, LOG_KIND_READ, F_SHARED)
+IRW(MPI_File_iread_all_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL)
+IRW_AT(MPI_File_iread_at_all_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_AT)
+IRW(MPI_File_iwrite_c, CONST, MPI_Count, LOG_KIND_WRITE, 0)
+IRW_AT(MPI_File_iwrite_at_c, CONST, MPI_Count, LOG_KIND_WRITE, F_AT)
+IRW(MPI_File_iwrite_shared_c, CONST, MPI_Count, LOG_KIND_WRITE, F_SHARED)
+IRW(MPI_File_iwrite_all_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL)
+IRW_AT(MPI_File_iwrite_at_all_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_AT)
 #endif

@@ -12,6 +12,8 @@
 
 /* ended jobs diagnosed at most per interval: the rest wait for the next ones */
 #define DMN_DIAGNOSE_PER_INTERVAL 16
+/* how far back a start looks for ended jobs left undiagnosed */
+#define DMN_DIAGNOSE_BACKFILL_MS ((int64_t)24 * 3600 * 1000)
 
 /* Diagnoses and stores the ended jobs of st that have none yet; a failure is said once. */
 void dmn_diagnose_ended(struct store *st, int64_t now_ms);

@@ -183,13 +183,20 @@ eq "API diagnosis: 14 garbage paths refused with a 4xx and a JSON error" 0 "$bad
 eq "API diagnosis: serving on after them" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/jobs/$sid/diagnosis")"
 
 # a restart: what is stored stays; a diagnosis the daemon did not make before it stopped is made
-before=$(q "SELECT job_id, t_ms FROM diagnoses WHERE job_id <> (SELECT id FROM jobs WHERE job = 'again') ORDER BY job_id")
+# (the reports of the day before its start); an older report is left for when it is asked for
+old=$(q "SELECT min(job_id) FROM diagnoses WHERE job_id <> (SELECT id FROM jobs WHERE job = 'again')")
+left="(SELECT id FROM jobs WHERE job = 'again'), $old"
+before=$(q "SELECT job_id, t_ms FROM diagnoses WHERE job_id NOT IN ($left) ORDER BY job_id")
 daemon_stop
-q "DELETE FROM diagnoses WHERE job_id = (SELECT id FROM jobs WHERE job = 'again')"
+q "DELETE FROM diagnoses WHERE job_id IN ($left)"
+q "UPDATE jobs SET report_ms = report_ms - 2 * 86400000 WHERE id = $old"
 daemon_start || fail "daemon restarts" "$(tail -3 "$T/daemon.err")"
 diag_done again
-eq "restart: the missing diagnosis made once, the others untouched" "10 $before" \
-	"$(q "SELECT count(*) FROM diagnoses") $(q "SELECT job_id, t_ms FROM diagnoses WHERE job_id <> (SELECT id FROM jobs WHERE job = 'again') ORDER BY job_id")"
+eq "restart: the missing diagnosis made once, the others untouched" "9 $before" \
+	"$(q "SELECT count(*) FROM diagnoses") $(q "SELECT job_id, t_ms FROM diagnoses WHERE job_id NOT IN ($left) ORDER BY job_id")"
+eq "restart: a report two days old is not diagnosed by the start" 0 "$(q "SELECT count(*) FROM diagnoses WHERE job_id = $old")"
+"$IOSTRATA" diagnose "$(q "SELECT job FROM jobs WHERE id = $old")" --store "$DB" >"$T/old.txt" 2>&1
+eq "restart: the old report is diagnosed when asked" "0 yes" "$? $([ -s "$T/old.txt" ] && echo yes)"
 
 # bad input
 out=$("$IOSTRATA" diagnose --store "$DB" 2>&1)

@@ -931,74 +931,47 @@ CAP_EXPORT int MPI_Request_free(MPI_Request *rq)
 	WRAP(NAME, (MPI_File fh, MPI_Offset off, Q_##Q void *buf, CT count, MPI_Datatype dt, MPI_Request *rq), \
 	     (fh, off, buf, count, dt, rq), req_started(f, KIND, FLAGS, off, buf, count, dt, rq, rc, t0))
 
-RW(MPI_File_read, VAR, int, LOG_KIND_READ, 0)
-RW_AT(MPI_File_read_at, VAR, int, LOG_KIND_READ, F_AT)
-RW(MPI_File_read_all, VAR, int, LOG_KIND_READ, F_COLL)
-RW_AT(MPI_File_read_at_all, VAR, int, LOG_KIND_READ, F_COLL | F_AT)
-RW(MPI_File_read_shared, VAR, int, LOG_KIND_READ, F_SHARED)
-RW(MPI_File_read_ordered, VAR, int, LOG_KIND_READ, F_COLL | F_SHARED)
-RW(MPI_File_write, CONST, int, LOG_KIND_WRITE, 0)
-RW_AT(MPI_File_write_at, CONST, int, LOG_KIND_WRITE, F_AT)
-RW(MPI_File_write_all, CONST, int, LOG_KIND_WRITE, F_COLL)
-RW_AT(MPI_File_write_at_all, CONST, int, LOG_KIND_WRITE, F_COLL | F_AT)
-RW(MPI_File_write_shared, CONST, int, LOG_KIND_WRITE, F_SHARED)
-RW(MPI_File_write_ordered, CONST, int, LOG_KIND_WRITE, F_COLL | F_SHARED)
+/* the data accesses with a count of type CT, their names ending in SFX */
+#define DATA_ACCESS(CT, SFX) \
+	RW(MPI_File_read##SFX, VAR, CT, LOG_KIND_READ, 0) \
+	RW_AT(MPI_File_read_at##SFX, VAR, CT, LOG_KIND_READ, F_AT) \
+	RW(MPI_File_read_all##SFX, VAR, CT, LOG_KIND_READ, F_COLL) \
+	RW_AT(MPI_File_read_at_all##SFX, VAR, CT, LOG_KIND_READ, F_COLL | F_AT) \
+	RW(MPI_File_read_shared##SFX, VAR, CT, LOG_KIND_READ, F_SHARED) \
+	RW(MPI_File_read_ordered##SFX, VAR, CT, LOG_KIND_READ, F_COLL | F_SHARED) \
+	RW(MPI_File_write##SFX, CONST, CT, LOG_KIND_WRITE, 0) \
+	RW_AT(MPI_File_write_at##SFX, CONST, CT, LOG_KIND_WRITE, F_AT) \
+	RW(MPI_File_write_all##SFX, CONST, CT, LOG_KIND_WRITE, F_COLL) \
+	RW_AT(MPI_File_write_at_all##SFX, CONST, CT, LOG_KIND_WRITE, F_COLL | F_AT) \
+	RW(MPI_File_write_shared##SFX, CONST, CT, LOG_KIND_WRITE, F_SHARED) \
+	RW(MPI_File_write_ordered##SFX, CONST, CT, LOG_KIND_WRITE, F_COLL | F_SHARED) \
+	SPLIT_BEGIN(MPI_File_read_all_begin##SFX, VAR, CT, LOG_KIND_READ, F_COLL) \
+	SPLIT_BEGIN_AT(MPI_File_read_at_all_begin##SFX, VAR, CT, LOG_KIND_READ, F_COLL | F_AT) \
+	SPLIT_BEGIN(MPI_File_read_ordered_begin##SFX, VAR, CT, LOG_KIND_READ, F_COLL | F_SHARED) \
+	SPLIT_BEGIN(MPI_File_write_all_begin##SFX, CONST, CT, LOG_KIND_WRITE, F_COLL) \
+	SPLIT_BEGIN_AT(MPI_File_write_at_all_begin##SFX, CONST, CT, LOG_KIND_WRITE, F_COLL | F_AT) \
+	SPLIT_BEGIN(MPI_File_write_ordered_begin##SFX, CONST, CT, LOG_KIND_WRITE, F_COLL | F_SHARED) \
+	IRW(MPI_File_iread##SFX, VAR, CT, LOG_KIND_READ, 0) \
+	IRW_AT(MPI_File_iread_at##SFX, VAR, CT, LOG_KIND_READ, F_AT) \
+	IRW(MPI_File_iread_shared##SFX, VAR, CT, LOG_KIND_READ, F_SHARED) \
+	IRW(MPI_File_iread_all##SFX, VAR, CT, LOG_KIND_READ, F_COLL) \
+	IRW_AT(MPI_File_iread_at_all##SFX, VAR, CT, LOG_KIND_READ, F_COLL | F_AT) \
+	IRW(MPI_File_iwrite##SFX, CONST, CT, LOG_KIND_WRITE, 0) \
+	IRW_AT(MPI_File_iwrite_at##SFX, CONST, CT, LOG_KIND_WRITE, F_AT) \
+	IRW(MPI_File_iwrite_shared##SFX, CONST, CT, LOG_KIND_WRITE, F_SHARED) \
+	IRW(MPI_File_iwrite_all##SFX, CONST, CT, LOG_KIND_WRITE, F_COLL) \
+	IRW_AT(MPI_File_iwrite_at_all##SFX, CONST, CT, LOG_KIND_WRITE, F_COLL | F_AT)
 
-/* split collectives */
-SPLIT_BEGIN(MPI_File_read_all_begin, VAR, int, LOG_KIND_READ, F_COLL)
+DATA_ACCESS(int, )
+/* the ends of split collectives (no count) */
 SPLIT_END(MPI_File_read_all_end, VAR, LOG_KIND_READ)
-SPLIT_BEGIN_AT(MPI_File_read_at_all_begin, VAR, int, LOG_KIND_READ, F_COLL | F_AT)
 SPLIT_END(MPI_File_read_at_all_end, VAR, LOG_KIND_READ)
-SPLIT_BEGIN(MPI_File_read_ordered_begin, VAR, int, LOG_KIND_READ, F_COLL | F_SHARED)
 SPLIT_END(MPI_File_read_ordered_end, VAR, LOG_KIND_READ)
-SPLIT_BEGIN(MPI_File_write_all_begin, CONST, int, LOG_KIND_WRITE, F_COLL)
 SPLIT_END(MPI_File_write_all_end, CONST, LOG_KIND_WRITE)
-SPLIT_BEGIN_AT(MPI_File_write_at_all_begin, CONST, int, LOG_KIND_WRITE, F_COLL | F_AT)
 SPLIT_END(MPI_File_write_at_all_end, CONST, LOG_KIND_WRITE)
-SPLIT_BEGIN(MPI_File_write_ordered_begin, CONST, int, LOG_KIND_WRITE, F_COLL | F_SHARED)
 SPLIT_END(MPI_File_write_ordered_end, CONST, LOG_KIND_WRITE)
 
-/* non-blocking */
-IRW(MPI_File_iread, VAR, int, LOG_KIND_READ, 0)
-IRW_AT(MPI_File_iread_at, VAR, int, LOG_KIND_READ, F_AT)
-IRW(MPI_File_iread_shared, VAR, int, LOG_KIND_READ, F_SHARED)
-IRW(MPI_File_iread_all, VAR, int, LOG_KIND_READ, F_COLL)
-IRW_AT(MPI_File_iread_at_all, VAR, int, LOG_KIND_READ, F_COLL | F_AT)
-IRW(MPI_File_iwrite, CONST, int, LOG_KIND_WRITE, 0)
-IRW_AT(MPI_File_iwrite_at, CONST, int, LOG_KIND_WRITE, F_AT)
-IRW(MPI_File_iwrite_shared, CONST, int, LOG_KIND_WRITE, F_SHARED)
-IRW(MPI_File_iwrite_all, CONST, int, LOG_KIND_WRITE, F_COLL)
-IRW_AT(MPI_File_iwrite_at_all, CONST, int, LOG_KIND_WRITE, F_COLL | F_AT)
-
-/* ---------- large-count forms (MPI 4) ---------- */
-
+/* MPI 4's large-count forms */
 #if MPI_VERSION >= 4
-RW(MPI_File_read_c, VAR, MPI_Count, LOG_KIND_READ, 0)
-RW_AT(MPI_File_read_at_c, VAR, MPI_Count, LOG_KIND_READ, F_AT)
-RW(MPI_File_read_all_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL)
-RW_AT(MPI_File_read_at_all_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_AT)
-RW(MPI_File_read_shared_c, VAR, MPI_Count, LOG_KIND_READ, F_SHARED)
-RW(MPI_File_read_ordered_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_SHARED)
-RW(MPI_File_write_c, CONST, MPI_Count, LOG_KIND_WRITE, 0)
-RW_AT(MPI_File_write_at_c, CONST, MPI_Count, LOG_KIND_WRITE, F_AT)
-RW(MPI_File_write_all_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL)
-RW_AT(MPI_File_write_at_all_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_AT)
-RW(MPI_File_write_shared_c, CONST, MPI_Count, LOG_KIND_WRITE, F_SHARED)
-RW(MPI_File_write_ordered_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_SHARED)
-SPLIT_BEGIN(MPI_File_read_all_begin_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL)
-SPLIT_BEGIN_AT(MPI_File_read_at_all_begin_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_AT)
-SPLIT_BEGIN(MPI_File_read_ordered_begin_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_SHARED)
-SPLIT_BEGIN(MPI_File_write_all_begin_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL)
-SPLIT_BEGIN_AT(MPI_File_write_at_all_begin_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_AT)
-SPLIT_BEGIN(MPI_File_write_ordered_begin_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_SHARED)
-IRW(MPI_File_iread_c, VAR, MPI_Count, LOG_KIND_READ, 0)
-IRW_AT(MPI_File_iread_at_c, VAR, MPI_Count, LOG_KIND_READ, F_AT)
-IRW(MPI_File_iread_shared_c, VAR, MPI_Count, LOG_KIND_READ, F_SHARED)
-IRW(MPI_File_iread_all_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL)
-IRW_AT(MPI_File_iread_at_all_c, VAR, MPI_Count, LOG_KIND_READ, F_COLL | F_AT)
-IRW(MPI_File_iwrite_c, CONST, MPI_Count, LOG_KIND_WRITE, 0)
-IRW_AT(MPI_File_iwrite_at_c, CONST, MPI_Count, LOG_KIND_WRITE, F_AT)
-IRW(MPI_File_iwrite_shared_c, CONST, MPI_Count, LOG_KIND_WRITE, F_SHARED)
-IRW(MPI_File_iwrite_all_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL)
-IRW_AT(MPI_File_iwrite_at_all_c, CONST, MPI_Count, LOG_KIND_WRITE, F_COLL | F_AT)
+DATA_ACCESS(MPI_Count, _c)
 #endif

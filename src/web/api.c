@@ -593,7 +593,6 @@ static void flush_host(struct nsec_ctx *c)
 	ana_jw_str(w, "host", c->cur);
 	ana_jw_i64(w, "first_ms", c->first_ms);
 	ana_jw_i64(w, "last_ms", c->last_ms);
-	ana_jw_u64(w, "rows", c->rows);
 	ana_jw_close(w, '}');
 	c->rows = 0;
 }
@@ -629,13 +628,13 @@ static int nsec_row(const struct store_node_sec *ns, void *arg)
 	return 0;
 }
 
-static int host_row(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *arg)
+static int host_row(const char *host, int64_t first_ms, int64_t last_ms, void *arg)
 {
 	struct nsec_ctx *c = arg;
 	snprintf(c->cur, sizeof c->cur, "%s", host);
 	c->first_ms = first_ms;
 	c->last_ms = last_ms;
-	c->rows = rows;
+	c->rows = 1;
 	flush_host(c);
 	return 0;
 }

@@ -714,11 +714,11 @@
 		var now = Date.now(), dt = res / 1000;
 		/* nodes: aggregate bandwidth per layer, bytes per node, node × time */
 		var ns = section(parent, "Nodes");
-		var tb = D.table(ns, ["host", "first second", "last second", "seconds stored"]);
+		var tb = D.table(ns, ["host", "first second", "last second"]);
 		rs[0].body.nodes.forEach(function (n, i) {
 			var p = "nodes." + i + ".";
 			D.row(tb, [fig(srcs.nodes, p + "host", n.host, n.host), fig(srcs.nodes, p + "first_ms", n.first_ms, when(n.first_ms)),
-				fig(srcs.nodes, p + "last_ms", n.last_ms, when(n.last_ms)), fig(srcs.nodes, p + "rows", n.rows)]);
+				fig(srcs.nodes, p + "last_ms", n.last_ms, when(n.last_ms))]);
 		});
 		var all = [];
 		series.forEach(function (pts, h) { pts.forEach(function (p) { all.push({ h: h, p: p }); }); });

@@ -425,48 +425,44 @@ out:
 	one_free(&c);
 }
 
-/* The job's diagnosis (docs/DIAGNOSIS.md): computed on request from the store, the same JSON as
- * `iostrata diagnose --json` with the job's id first. */
-static void get_job_diagnosis(struct store *s, const struct web_caller *who, const char *id,
+/* The job's diagnosis (docs/DIAGNOSIS.md), the same JSON as `iostrata diagnose --json` with the
+ * job's id first: the one stored when the job ended, or (a job that ended before the store kept
+ * them, or one still running) made by the diagnoses' worker while this request lets go of the
+ * store's lock, so that other requests go on (diagnoses.h); an ended job's is stored then. */
+static void get_job_diagnosis(const struct web_store *ws, const struct web_caller *who, const char *id,
 			      const struct web_args *a, struct web_reply *r)
 {
 	struct one c;
 	struct out o;
-	struct store_diagnosis d;
+	struct store *s = ws->s;
+	char err[256];
 	if (args_check(a, " ", r) || find_job(s, who, id, &c, r))
 		return;
-	/* the one made when the job ended (an object): its id goes first */
 	char *stored = NULL;
 	int rc = store_diagnosis_get(s, c.j.key, 1, &stored);
-	if (rc >= 0 && stored && stored[0] == '{') {
-		if (out_open(&o) < 0) {
-			web_reply_error(r, 500, "out of memory");
-		} else {
-			fprintf(o.f, "{\"id\":%" PRId64 "%s%s", c.j.key, stored[1] == '}' ? "" : ",", stored + 1);
-			out_finish(&o, r);
-		}
-		free(stored);
-		goto out;
+	if (rc >= 0 && !stored) {
+		pthread_mutex_unlock(ws->lock);
+		rc = web_diag_make(ws->diag, &c.j, &stored, err, sizeof err);
+		pthread_mutex_lock(ws->lock);
+		if (rc == 0 && (rc = store_diagnosis_get(s, c.j.key, 1, &stored)) < 0) /* stored now */
+			snprintf(err, sizeof err, "%s", store_error(s));
+	} else if (rc < 0) {
+		snprintf(err, sizeof err, "%s", store_error(s));
+	}
+	if (rc >= 0 && (!stored || stored[0] != '{')) {
+		rc = -EIO;
+		snprintf(err, sizeof err, "the diagnosis of job %" PRId64 " was not stored", c.j.key);
+	}
+	if (rc < 0) {
+		web_reply_error(r, 500, "%s", rc == -ENOMEM ? "out of memory" : err);
+	} else if (out_open(&o) < 0) {
+		web_reply_error(r, 500, "out of memory");
+	} else {
+		/* the stored object with the job's id first */
+		fprintf(o.f, "{\"id\":%" PRId64 "%s%s", c.j.key, stored[1] == '}' ? "" : ",", stored + 1);
+		out_finish(&o, r);
 	}
 	free(stored);
-	if (rc >= 0)
-		rc = store_diagnose(s, &c.j, &d);
-	if (rc < 0) {
-		web_reply_error(r, 500, "store: %s", rc == -ENOMEM ? "out of memory" : store_error(s));
-		goto out;
-	}
-	if (out_open(&o) < 0) {
-		store_diagnosis_free(&d);
-		web_reply_error(r, 500, "out of memory");
-		goto out;
-	}
-	ana_jw_open(&o.w, NULL, '{');
-	ana_jw_i64(&o.w, "id", c.j.key);
-	store_diagnosis_json(&o.w, &c.j, &d);
-	ana_jw_close(&o.w, '}');
-	store_diagnosis_free(&d);
-	out_finish(&o, r);
-out:
 	one_free(&c);
 }
 
@@ -910,9 +906,10 @@ static int split(char *path, char **seg, int max)
 	}
 }
 
-void web_api(struct store *s, const struct web_caller *who, const char *path, const struct web_args *a,
+void web_api(const struct web_store *ws, const struct web_caller *who, const char *path, const struct web_args *a,
 	     struct web_reply *r)
 {
+	struct store *s = ws->s;
 	char buf[512];
 	char *seg[4];
 	int n;
@@ -931,7 +928,7 @@ void web_api(struct store *s, const struct web_caller *who, const char *path, co
 		if (n == 3 && !strcmp(seg[2], "nodes"))
 			return get_job_nodes(s, who, seg[1], a, r);
 		if (n == 3 && !strcmp(seg[2], "diagnosis"))
-			return get_job_diagnosis(s, who, seg[1], a, r);
+			return get_job_diagnosis(ws, who, seg[1], a, r);
 		if (n == 3)
 			return get_job_part(s, who, seg[1], seg[2], a, r);
 	} else if (!strcmp(seg[0], "nodes")) {

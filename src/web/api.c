@@ -307,6 +307,27 @@ static void put_raw(struct out *o, const char *key, const char *v, size_t n)
 	fwrite(v, 1, n, o->f);
 }
 
+/* The report's summary as the member "report": its members in order, each byte for byte, but
+ * "files" and "processes". 0, or -EINVAL for a report that is not an object. */
+static int put_summary(struct out *o, const char *rep)
+{
+	size_t pos = 0, kl, vl, len = strlen(rep);
+	const char *k, *v;
+	char key[64];
+	int rc;
+	ana_jw_open(&o->w, "report", '{');
+	while ((rc = web_json_next_member(rep, len, &pos, &k, &kl, &v, &vl)) == 1) {
+		if (kl >= sizeof key || memchr(k, '\\', kl))
+			return -EINVAL; /* the report's keys are short names */
+		memcpy(key, k, kl);
+		key[kl] = 0;
+		if (strcmp(key, "files") && strcmp(key, "processes"))
+			put_raw(o, key, v, vl);
+	}
+	ana_jw_close(&o->w, '}');
+	return rc;
+}
+
 static void get_job_part(struct store *s, const struct web_caller *who, const char *id, const char *part,
 			 const struct web_args *a, struct web_reply *r)
 {
@@ -314,8 +335,17 @@ static void get_job_part(struct store *s, const struct web_caller *who, const ch
 	char *rep = NULL;
 	struct out o;
 	size_t p;
-	if (args_check(a, " ", r))
+	/* the job with its report whole, or its summary: every member but the per-file and
+	 * per-process arrays (what the application view draws; a job of 1,000 processes has a
+	 * report of tens of MB, nearly all of it those two) */
+	const char *want = NULL;
+	if (args_check(a, part ? " " : " report ", r))
 		return;
+	if (!part && (want = arg(a, "report")) && strcmp(want, "whole") && strcmp(want, "summary")) {
+		web_reply_error(r, 400, "report: '%.40s' is not whole or summary", want);
+		return;
+	}
+	int summary = want && !strcmp(want, "summary");
 	for (p = 0; part && p < sizeof parts / sizeof parts[0]; p++)
 		if (!strcmp(parts[p].part, part))
 			break;
@@ -347,10 +377,18 @@ static void get_job_part(struct store *s, const struct web_caller *who, const ch
 	ana_jw_open(&o.w, NULL, '{');
 	if (!part) {
 		job_object(&o.w, "job", &c.j);
-		if (rep)
+		if (rep && summary) {
+			if (put_summary(&o, rep) < 0) {
+				fclose(o.f);
+				free(o.buf);
+				web_reply_error(r, 500, "job %" PRId64 ": its stored report is not a JSON object", c.j.key);
+				goto out;
+			}
+		} else if (rep) {
 			put_raw(&o, "report", rep, strlen(rep) - (rep[strlen(rep) - 1] == '\n'));
-		else
+		} else {
 			ana_jw_null(&o.w, "report");
+		}
 	} else {
 		const char *v;
 		size_t n;

@@ -93,12 +93,12 @@ static int make(struct web_diag *d, struct want *w)
 		/* read-write to store what it makes (a store opened read-only by serve is current:
 		 * nothing to migrate); a store this user may not write is read as serve reads it */
 		if (store_open(d->url, 0, &d->st, err, sizeof err) < 0) {
-			d->readonly = 1;
 			if ((r = store_open(d->url, STORE_READONLY, &d->st, err, sizeof err)) < 0) {
-				d->st = NULL;
+				d->st = NULL; /* tried again for the next job (a server that was down) */
 				snprintf(w->err, sizeof w->err, "%s", err);
 				return r;
 			}
+			d->readonly = 1;
 		}
 	}
 	/* stored only when it is final: the job ended and its report is in (the daemon's own rule,

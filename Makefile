@@ -231,6 +231,8 @@ $(B)/tests/unit/test_prom: $(B)/obj/cli/daemon/prom.o $(B)/obj/cli/daemon/config
 $(B)/tests/unit/test_prom: CORE_LIBS += -lmicrohttpd -lpthread
 # test_unseen: the kernel log's unseen-request accounting, which needs no libbpf
 $(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
+# test_jsonpick: the API's picking of report members
+$(B)/tests/unit/test_jsonpick: $(B)/obj/cli/web/jsonpick.o
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)

@@ -52,7 +52,7 @@ struct store_ops {
 	int (*dists)(struct store *s, const struct store_node_filter *f,
 		     int (*fn)(const struct store_dist *x, void *ctx), void *ctx);
 	int (*node_hosts)(struct store *s, const struct store_node_filter *f,
-			  int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx);
+			  int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, void *ctx), void *ctx);
 	int (*user_secs)(struct store *s, uint32_t uid, const struct store_node_filter *f,
 			 int (*fn)(const struct store_node_sec *ns, void *ctx), void *ctx);
 	int (*job_series)(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,

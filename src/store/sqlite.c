@@ -1536,26 +1536,34 @@ static int sq_node_secs(struct store *s, const struct store_node_filter *f,
 	return node_query(s, sql, f, -1, split, fn, ctx);
 }
 
-/* One host's summary (f->host set): 0, 1 when fn said stop, or -errno. */
-static int node_host_summary(struct store *s, const struct store_node_filter *f,
-			     int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx),
-			     void *ctx)
+/* Every host with node-seconds has its row in rollup (its first row adds it): per host, its first
+ * and last time in f's range, each an index seek by (host, t_ms) at either end of its minute
+ * roll-ups (before retention's split) and of its node-seconds (from it); never a count of its rows
+ * (a week is 1.2 million a host), nor a time range over every host's rows. */
+static int sq_node_hosts(struct store *s, const struct store_node_filter *f,
+			 int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, void *ctx), void *ctx)
 {
-	char w[128], sql[768];
+	char w[128], w2[128], sql[1536];
 	sqlite3_stmt *st;
 	int64_t split;
-	int r = node_split(s, f, &split);
+	struct store_node_filter g = *f;
+	g.resolution_ms = 0;
+	int r = node_split(s, &g, &split);
 	if (r < 0)
 		return r;
-	char w2[128];
-	struct store_node_filter g = *f;
+	g.host = NULL; /* each host's rows by the key: host = h.name */
+	node_where(w, sizeof w, &g, "host", "t_ms");
 	g.since_ms = 0;
-	node_where(w, sizeof w, f, "host", "t_ms");
 	node_where(w2, sizeof w2, &g, "host", "t_ms");
 	snprintf(sql, sizeof sql,
-		 "SELECT min(t_ms), max(t_ms), count(*) FROM (SELECT t_ms FROM node_minutes WHERE %s AND t_ms < ?6"
-		 " UNION ALL SELECT t_ms FROM node_seconds WHERE %s AND t_ms >= max(?2, ?6))",
-		 w, w2);
+		 "SELECT h.name, (SELECT t_ms FROM node_minutes WHERE host = h.name AND %s AND t_ms < ?6 ORDER BY t_ms"
+		 " LIMIT 1), (SELECT t_ms FROM node_minutes WHERE host = h.name AND %s AND t_ms < ?6 ORDER BY t_ms DESC"
+		 " LIMIT 1), (SELECT t_ms FROM node_seconds WHERE host = h.name AND %s AND t_ms >= max(?2, ?6) ORDER BY"
+		 " t_ms LIMIT 1), (SELECT t_ms FROM node_seconds WHERE host = h.name AND %s AND t_ms >= max(?2, ?6)"
+		 " ORDER BY t_ms DESC LIMIT 1)"
+		 " FROM (SELECT substr(name, 6) AS name FROM rollup WHERE name LIKE 'node:%%'"
+		 " AND (?1 IS NULL OR name = 'node:' || ?1)) h ORDER BY 1",
+		 w, w, w2, w2);
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "listing hosts");
@@ -1563,36 +1571,11 @@ static int node_host_summary(struct store *s, const struct store_node_filter *f,
 	sqlite3_bind_int64(st, 2, f->since_ms);
 	sqlite3_bind_int64(st, 3, f->until_ms);
 	sqlite3_bind_int64(st, 6, split);
-	if ((r = step(s, st, "listing hosts")) == 1) {
-		uint64_t n = (uint64_t)sqlite3_column_int64(st, 2);
-		r = n && fn(f->host, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), n, ctx) ? 1 : 0;
-	}
-	sqlite3_finalize(st);
-	return r;
-}
-
-/* Host by host (every host with node-seconds has its row in rollup): each read by the key
- * (host, t_ms), where a time range over every host would read every host's rows. */
-static int sq_node_hosts(struct store *s, const struct store_node_filter *f,
-			 int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx)
-{
-	sqlite3_stmt *st;
-	struct store_node_filter g = *f;
-	g.resolution_ms = 0;
-	if (f->host) {
-		int r = node_host_summary(s, &g, fn, ctx);
-		return r < 0 ? r : 0;
-	}
-	int rc = sqlite3_prepare_v2(s->db, "SELECT substr(name, 6) FROM rollup WHERE name LIKE 'node:%' ORDER BY 1", -1,
-				    &st, NULL);
-	if (rc != SQLITE_OK)
-		return fail(s, rc, "listing hosts");
-	int r;
 	while ((r = step(s, st, "listing hosts")) == 1) {
-		char host[256];
-		snprintf(host, sizeof host, "%s", col_text(st, 0));
-		g.host = host;
-		if ((r = node_host_summary(s, &g, fn, ctx)) != 0)
+		/* the minutes come before the node-seconds: the first from them when there are any */
+		int mins = sqlite3_column_type(st, 1) != SQLITE_NULL, secs = sqlite3_column_type(st, 3) != SQLITE_NULL;
+		if ((mins || secs) &&
+		    fn(col_text(st, 0), sqlite3_column_int64(st, mins ? 1 : 3), sqlite3_column_int64(st, secs ? 4 : 2), ctx))
 			break;
 	}
 	sqlite3_finalize(st);

@@ -257,7 +257,7 @@ int store_dists(struct store *s, const struct store_node_filter *f,
 }
 
 int store_node_hosts(struct store *s, const struct store_node_filter *f,
-		     int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx)
+		     int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, void *ctx), void *ctx)
 {
 	return OPS(s)->node_hosts(s, f, fn, ctx);
 }

@@ -231,10 +231,10 @@ int store_samples(struct store *s, const struct store_node_filter *f, const char
 int store_dists(struct store *s, const struct store_node_filter *f,
 		int (*fn)(const struct store_dist *x, void *ctx), void *ctx);
 /* The hosts with node-seconds in f's range (host, since, until; no resolution), in host order:
- * per host its first and last t_ms and the rows store_node_secs would give (minute roll-ups and
- * node-seconds), counted by the store instead of passed one by one. */
+ * per host the first and last t_ms store_node_secs would give (minute roll-ups and node-seconds),
+ * found at the ends of the host's keys: no row is counted (a week of 64 nodes is 77 million). */
 int store_node_hosts(struct store *s, const struct store_node_filter *f,
-		     int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *ctx), void *ctx);
+		     int (*fn)(const char *host, int64_t first_ms, int64_t last_ms, void *ctx), void *ctx);
 /* A user's own node-seconds: the sum of their processes' interval statistics per interval and
  * layer (no size distribution: that lives in the node's records). */
 int store_user_secs(struct store *s, uint32_t uid, const struct store_node_filter *f,

@@ -307,6 +307,27 @@ static void put_raw(struct out *o, const char *key, const char *v, size_t n)
 	fwrite(v, 1, n, o->f);
 }
 
+/* The report's summary as the member "report": its members in order, each byte for byte, but
+ * "files" and "processes". 0, or -EINVAL for a report that is not an object. */
+static int put_summary(struct out *o, const char *rep)
+{
+	size_t pos = 0, kl, vl, len = strlen(rep);
+	const char *k, *v;
+	char key[64];
+	int rc;
+	ana_jw_open(&o->w, "report", '{');
+	while ((rc = web_json_next_member(rep, len, &pos, &k, &kl, &v, &vl)) == 1) {
+		if (kl >= sizeof key || memchr(k, '\\', kl))
+			return -EINVAL; /* the report's keys are short names */
+		memcpy(key, k, kl);
+		key[kl] = 0;
+		if (strcmp(key, "files") && strcmp(key, "processes"))
+			put_raw(o, key, v, vl);
+	}
+	ana_jw_close(&o->w, '}');
+	return rc;
+}
+
 static void get_job_part(struct store *s, const struct web_caller *who, const char *id, const char *part,
 			 const struct web_args *a, struct web_reply *r)
 {
@@ -314,8 +335,17 @@ static void get_job_part(struct store *s, const struct web_caller *who, const ch
 	char *rep = NULL;
 	struct out o;
 	size_t p;
-	if (args_check(a, " ", r))
+	/* the job with its report whole, or its summary: every member but the per-file and
+	 * per-process arrays (what the application view draws; a job of 1,000 processes has a
+	 * report of tens of MB, nearly all of it those two) */
+	const char *want = NULL;
+	if (args_check(a, part ? " " : " report ", r))
 		return;
+	if (!part && (want = arg(a, "report")) && strcmp(want, "whole") && strcmp(want, "summary")) {
+		web_reply_error(r, 400, "report: '%.40s' is not whole or summary", want);
+		return;
+	}
+	int summary = want && !strcmp(want, "summary");
 	for (p = 0; part && p < sizeof parts / sizeof parts[0]; p++)
 		if (!strcmp(parts[p].part, part))
 			break;
@@ -347,10 +377,18 @@ static void get_job_part(struct store *s, const struct web_caller *who, const ch
 	ana_jw_open(&o.w, NULL, '{');
 	if (!part) {
 		job_object(&o.w, "job", &c.j);
-		if (rep)
+		if (rep && summary) {
+			if (put_summary(&o, rep) < 0) {
+				fclose(o.f);
+				free(o.buf);
+				web_reply_error(r, 500, "job %" PRId64 ": its stored report is not a JSON object", c.j.key);
+				goto out;
+			}
+		} else if (rep) {
 			put_raw(&o, "report", rep, strlen(rep) - (rep[strlen(rep) - 1] == '\n'));
-		else
+		} else {
 			ana_jw_null(&o.w, "report");
+		}
 	} else {
 		const char *v;
 		size_t n;
@@ -425,48 +463,44 @@ out:
 	one_free(&c);
 }
 
-/* The job's diagnosis (docs/DIAGNOSIS.md): computed on request from the store, the same JSON as
- * `iostrata diagnose --json` with the job's id first. */
-static void get_job_diagnosis(struct store *s, const struct web_caller *who, const char *id,
+/* The job's diagnosis (docs/DIAGNOSIS.md), the same JSON as `iostrata diagnose --json` with the
+ * job's id first: the one stored when the job ended, or (a job that ended before the store kept
+ * them, or one still running) made by the diagnoses' worker while this request lets go of the
+ * store's lock, so that other requests go on (diagnoses.h); an ended job's is stored then. */
+static void get_job_diagnosis(const struct web_store *ws, const struct web_caller *who, const char *id,
 			      const struct web_args *a, struct web_reply *r)
 {
 	struct one c;
 	struct out o;
-	struct store_diagnosis d;
+	struct store *s = ws->s;
+	char err[256];
 	if (args_check(a, " ", r) || find_job(s, who, id, &c, r))
 		return;
-	/* the one made when the job ended (an object): its id goes first */
 	char *stored = NULL;
 	int rc = store_diagnosis_get(s, c.j.key, 1, &stored);
-	if (rc >= 0 && stored && stored[0] == '{') {
-		if (out_open(&o) < 0) {
-			web_reply_error(r, 500, "out of memory");
-		} else {
-			fprintf(o.f, "{\"id\":%" PRId64 "%s%s", c.j.key, stored[1] == '}' ? "" : ",", stored + 1);
-			out_finish(&o, r);
-		}
-		free(stored);
-		goto out;
+	if (rc >= 0 && !stored) {
+		pthread_mutex_unlock(ws->lock);
+		rc = web_diag_make(ws->diag, &c.j, &stored, err, sizeof err);
+		pthread_mutex_lock(ws->lock);
+		if (rc == 0 && (rc = store_diagnosis_get(s, c.j.key, 1, &stored)) < 0) /* stored now */
+			snprintf(err, sizeof err, "%s", store_error(s));
+	} else if (rc < 0) {
+		snprintf(err, sizeof err, "%s", store_error(s));
+	}
+	if (rc >= 0 && (!stored || stored[0] != '{')) {
+		rc = -EIO;
+		snprintf(err, sizeof err, "the diagnosis of job %" PRId64 " was not stored", c.j.key);
+	}
+	if (rc < 0) {
+		web_reply_error(r, 500, "%s", rc == -ENOMEM ? "out of memory" : err);
+	} else if (out_open(&o) < 0) {
+		web_reply_error(r, 500, "out of memory");
+	} else {
+		/* the stored object with the job's id first */
+		fprintf(o.f, "{\"id\":%" PRId64 "%s%s", c.j.key, stored[1] == '}' ? "" : ",", stored + 1);
+		out_finish(&o, r);
 	}
 	free(stored);
-	if (rc >= 0)
-		rc = store_diagnose(s, &c.j, &d);
-	if (rc < 0) {
-		web_reply_error(r, 500, "store: %s", rc == -ENOMEM ? "out of memory" : store_error(s));
-		goto out;
-	}
-	if (out_open(&o) < 0) {
-		store_diagnosis_free(&d);
-		web_reply_error(r, 500, "out of memory");
-		goto out;
-	}
-	ana_jw_open(&o.w, NULL, '{');
-	ana_jw_i64(&o.w, "id", c.j.key);
-	store_diagnosis_json(&o.w, &c.j, &d);
-	ana_jw_close(&o.w, '}');
-	store_diagnosis_free(&d);
-	out_finish(&o, r);
-out:
 	one_free(&c);
 }
 
@@ -593,7 +627,6 @@ static void flush_host(struct nsec_ctx *c)
 	ana_jw_str(w, "host", c->cur);
 	ana_jw_i64(w, "first_ms", c->first_ms);
 	ana_jw_i64(w, "last_ms", c->last_ms);
-	ana_jw_u64(w, "rows", c->rows);
 	ana_jw_close(w, '}');
 	c->rows = 0;
 }
@@ -629,13 +662,13 @@ static int nsec_row(const struct store_node_sec *ns, void *arg)
 	return 0;
 }
 
-static int host_row(const char *host, int64_t first_ms, int64_t last_ms, uint64_t rows, void *arg)
+static int host_row(const char *host, int64_t first_ms, int64_t last_ms, void *arg)
 {
 	struct nsec_ctx *c = arg;
 	snprintf(c->cur, sizeof c->cur, "%s", host);
 	c->first_ms = first_ms;
 	c->last_ms = last_ms;
-	c->rows = rows;
+	c->rows = 1;
 	flush_host(c);
 	return 0;
 }
@@ -911,9 +944,10 @@ static int split(char *path, char **seg, int max)
 	}
 }
 
-void web_api(struct store *s, const struct web_caller *who, const char *path, const struct web_args *a,
+void web_api(const struct web_store *ws, const struct web_caller *who, const char *path, const struct web_args *a,
 	     struct web_reply *r)
 {
+	struct store *s = ws->s;
 	char buf[512];
 	char *seg[4];
 	int n;
@@ -932,7 +966,7 @@ void web_api(struct store *s, const struct web_caller *who, const char *path, co
 		if (n == 3 && !strcmp(seg[2], "nodes"))
 			return get_job_nodes(s, who, seg[1], a, r);
 		if (n == 3 && !strcmp(seg[2], "diagnosis"))
-			return get_job_diagnosis(s, who, seg[1], a, r);
+			return get_job_diagnosis(ws, who, seg[1], a, r);
 		if (n == 3)
 			return get_job_part(s, who, seg[1], seg[2], a, r);
 	} else if (!strcmp(seg[0], "nodes")) {

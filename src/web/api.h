@@ -7,10 +7,12 @@
 #ifndef IOSTRATA_WEB_API_H
 #define IOSTRATA_WEB_API_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "store/store.h"
 #include "web/auth.h"
+#include "web/diagnoses.h"
 
 #define WEB_ARGS_MAX 16
 struct web_args {
@@ -25,8 +27,16 @@ struct web_reply {
 	size_t len;
 };
 
-/* path: what follows /api/v1 ("/jobs", "/jobs/12/series" ...). The caller holds the store. */
-void web_api(struct store *s, const struct web_caller *who, const char *path, const struct web_args *a,
+/* The store as the endpoints reach it: its handle, the lock that every call on the handle holds,
+ * and the diagnoses' worker (an endpoint that waits for it lets go of the lock meanwhile). */
+struct web_store {
+	struct store *s;
+	pthread_mutex_t *lock;
+	struct web_diag *diag;
+};
+
+/* path: what follows /api/v1 ("/jobs", "/jobs/12/series" ...). The caller holds ws->lock. */
+void web_api(const struct web_store *ws, const struct web_caller *who, const char *path, const struct web_args *a,
 	     struct web_reply *out);
 /* An error reply: {"error": "..."}. */
 void web_reply_error(struct web_reply *out, unsigned status, const char *fmt, ...)

@@ -58,42 +58,58 @@ static size_t skip_value(const char *s, size_t len, size_t i)
 	return i > start ? i : 0;
 }
 
-int web_json_member(const char *s, size_t len, const char *key, const char **val, size_t *vlen)
+int web_json_next_member(const char *s, size_t len, size_t *pos, const char **key, size_t *klen, const char **val,
+			 size_t *vlen)
 {
-	size_t klen = strlen(key);
-	size_t i = skip_ws(s, len, 0);
-	if (i >= len || s[i] != '{')
+	size_t i = *pos;
+	if (i == 0) {
+		i = skip_ws(s, len, 0);
+		if (i >= len || s[i] != '{')
+			return -EINVAL;
+		i++;
+	} else {
+		i = skip_ws(s, len, i);
+		if (i < len && s[i] == ',')
+			i++;
+	}
+	i = skip_ws(s, len, i);
+	if (i >= len)
+		return -EINVAL;
+	if (s[i] == '}')
+		return 0;
+	if (s[i] != '"')
+		return -EINVAL;
+	size_t kend = skip_string(s, len, i);
+	if (!kend)
+		return -EINVAL;
+	*key = s + i + 1;
+	*klen = kend - i - 2;
+	i = skip_ws(s, len, kend);
+	if (i >= len || s[i] != ':')
 		return -EINVAL;
 	i = skip_ws(s, len, i + 1);
-	if (i < len && s[i] == '}')
-		return -ENOENT;
-	while (i < len) {
-		if (s[i] != '"')
-			return -EINVAL;
-		size_t kend = skip_string(s, len, i);
-		if (!kend)
-			return -EINVAL;
-		int match = kend - i - 2 == klen && !memcmp(s + i + 1, key, klen);
-		i = skip_ws(s, len, kend);
-		if (i >= len || s[i] != ':')
-			return -EINVAL;
-		i = skip_ws(s, len, i + 1);
-		size_t vend = skip_value(s, len, i);
-		if (!vend)
-			return -EINVAL;
-		if (match) {
-			*val = s + i;
-			*vlen = vend - i;
+	size_t vend = skip_value(s, len, i);
+	if (!vend)
+		return -EINVAL;
+	/* what follows must be the next member or the end */
+	size_t after = skip_ws(s, len, vend);
+	if (after >= len || (s[after] != ',' && s[after] != '}'))
+		return -EINVAL;
+	*val = s + i;
+	*vlen = vend - i;
+	*pos = vend;
+	return 1;
+}
+
+int web_json_member(const char *s, size_t len, const char *key, const char **val, size_t *vlen)
+{
+	size_t klen = strlen(key), pos = 0, kl;
+	const char *k;
+	int r;
+	while ((r = web_json_next_member(s, len, &pos, &k, &kl, val, vlen)) == 1)
+		if (kl == klen && !memcmp(k, key, klen))
 			return 0;
-		}
-		i = skip_ws(s, len, vend);
-		if (i < len && s[i] == '}')
-			return -ENOENT;
-		if (i >= len || s[i] != ',')
-			return -EINVAL;
-		i = skip_ws(s, len, i + 1);
-	}
-	return -EINVAL;
+	return r < 0 ? r : -ENOENT;
 }
 
 int web_json_next(const char *s, size_t len, size_t *pos, const char **val, size_t *vlen)

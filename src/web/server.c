@@ -11,7 +11,8 @@
  * /api/v1/... goes to api.c, /api/v1/events to events.c. Every response carries the same
  * security headers and never a cookie.
  * Store calls are serialized by one mutex: neither an SQLite handle with its cached statements
- * nor a libpq connection is shared between threads otherwise.
+ * nor a libpq connection is shared between threads otherwise. A diagnosis the store does not hold
+ * is made on another handle by diagnoses.c's thread, the request waiting without the mutex.
  */
 #include "web/web.h"
 
@@ -47,6 +48,7 @@ struct server {
 	int loopback_ok;
 	struct web_caller loopback;
 	struct web_events *ev;
+	struct web_diag *diag;
 };
 
 /* The static files: the web UI (src/web/ui/), the drawing it shares with the HTML report and
@@ -219,8 +221,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		struct web_args a = {0};
 		struct web_reply rep;
 		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
+		struct web_store ws = {sv->s, &sv->store_lock, sv->diag};
 		pthread_mutex_lock(&sv->store_lock);
-		web_api(sv->s, &who, url + 7, &a, &rep);
+		web_api(&ws, &who, url + 7, &a, &rep);
 		pthread_mutex_unlock(&sv->store_lock);
 		return send_reply(c, &rep);
 	}
@@ -320,6 +323,10 @@ int web_serve(const struct web_config *cfg)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (web_diag_start(cfg->store_url, &sv.diag) < 0) {
+		fprintf(stderr, "iostrata serve: cannot start the diagnoses' thread\n");
+		goto out;
+	}
 	if (web_events_start(sv.s, &sv.store_lock, cfg->poll_ms, &sv.ev) < 0) {
 		fprintf(stderr, "iostrata serve: cannot start the events thread\n");
 		goto out;
@@ -339,9 +346,11 @@ int web_serve(const struct web_config *cfg)
 	r = 0;
 out:
 	web_events_stop(sv.ev); /* streams end first, so the server's threads can be joined */
+	web_diag_stop(sv.diag); /* and requests waiting for a diagnosis */
 	if (mhd)
 		MHD_stop_daemon(mhd);
 	web_events_free(sv.ev);
+	web_diag_free(sv.diag);
 	if (fd >= 0)
 		close(fd);
 	if (sv.s)

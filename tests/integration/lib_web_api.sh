@@ -79,6 +79,13 @@ web_api_checks() {
 		valid "j$j" "/api/v1/jobs/{id}"
 		python3 -c "import json,sys; a=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2])); sys.exit(a['report'] != r)" "$T/o_j$j" "$rep" &&
 			ok "job $j: /jobs/ID report member equals the report" || fail "job $j: /jobs/ID report" "differs"
+		get "u$j" "/api/v1/jobs/$id?report=summary"
+		valid "u$j" "/api/v1/jobs/{id}"
+		python3 -c "import json,sys; a=json.load(open(sys.argv[1])); r=json.load(open(sys.argv[2])); w=json.load(open(sys.argv[3]))
+r.pop('files'); r.pop('processes')
+sys.exit(not (a['report'] == r and list(a['report']) == list(r) and a['job'] == w['job'] and len(r) > 8))" "$T/o_u$j" "$rep" "$T/o_j$j" &&
+			ok "job $j: ?report=summary is the report but files and processes, in order, and the job row" ||
+			fail "job $j: ?report=summary" "differs"
 		for p in layers files findings ranks processes; do
 			get "p$j$p" "/api/v1/jobs/$id/$p"
 			python3 "$TOOLS/api_check.py" part "$T/o_p$j$p" "$rep" "$p"
@@ -146,7 +153,7 @@ web_api_checks() {
 	eq "node series: posix bytes written are the three reports'" "$want" "$got"
 
 	# --- errors ---
-	for q in "jobs?limit=0" "jobs?limit=x" "jobs?state=dead" "jobs?since=yesterday" "jobs?colour=red" "jobs?limit=1&limit=2" \
+	for q in "jobs/$A?report=half" "jobs/$A/layers?report=summary" "jobs?limit=0" "jobs?limit=x" "jobs?state=dead" "jobs?since=yesterday" "jobs?colour=red" "jobs?limit=1&limit=2" \
 		"jobs/abc" "jobs/$A/series?by=file" "jobs/$A/series?resolution=-5" "nodes?until=soon"; do
 		get e "/api/v1/$q"
 		eq "400 with a message: $q" "400 1" "$(status e) $(jq_ e '1 if d["error"] else 0')"

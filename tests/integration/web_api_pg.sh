@@ -7,7 +7,9 @@
 #    resolution, nodes, devices, alerts, errors; as root and with nobody's token) from the
 #    PostgreSQL store, read by the web role, is the SQLite store's byte for byte, status and all;
 #  - every check of web_api.sh runs on the PostgreSQL store (lib_web_api.sh), the job that starts
-#    under an open event stream being a row the ingest role adds.
+#    under an open event stream being a row the ingest role adds;
+#  - a diagnosis the store does not hold, asked of serve reading as the web role (which may not
+#    write): made, kept in memory, iostrata diagnose --again's; the store unchanged.
 # PostgreSQL missing is a skip, and a failure under CI=true.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
@@ -108,3 +110,19 @@ UPDATE jobs SET end_ms = $((now + 1)), running = 0 WHERE job = 'webE';
 EOF
 }
 web_api_checks
+
+# --- a diagnosis the store does not hold, served by the web role (SELECT only) ---
+pg_q "DELETE FROM diagnoses" >/dev/null
+A=$(pg_q "SELECT id FROM jobs WHERE job = 'webA'")
+want=$(PGPASSFILE=$PG_PASSFILE "$IOSTRATA" diagnose webA --store "$PG_WEB_URL" --json --again | jq -c --argjson id "$A" '{id: $id} + .')
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT"
+"$IOSTRATA" serve --store "$PG_WEB_URL" --listen "127.0.0.1:$PORT" 2>>"$T/serve.err" &
+SPID=$!
+for _ in $(seq 100); do curl -s -o /dev/null "$URL/" && break; sleep 0.1; done
+a=$(curl -s -w ' %{http_code}' "$URL/api/v1/jobs/$A/diagnosis")
+b=$(curl -s -w ' %{http_code}' "$URL/api/v1/jobs/$A/diagnosis")
+eq "web role: the diagnosis made is iostrata diagnose --again's, asked twice alike" "$want 200 same" \
+	"$(jq -c . <<<"${a% *}") ${a##* } $([ "$a" = "$b" ] && echo same)"
+eq "web role: nothing stored (it may not write)" 0 "$(pg_q "SELECT count(*) FROM diagnoses")"
+kill "$SPID"; wait "$SPID" 2>/dev/null; SPID=

@@ -342,7 +342,9 @@
 		clear();
 		view.name = "job";
 		view.id = id;
-		var gen = view.gen, src = "/api/v1/jobs/" + encodeURIComponent(id);
+		/* the report's summary: all the view draws, without the per-file and per-process arrays
+		 * (nearly all of a big job's report) */
+		var gen = view.gen, src = "/api/v1/jobs/" + encodeURIComponent(id) + "?report=summary";
 		view.refresh = function () { if (view.name === "job" && view.id === id) viewJob(id); };
 		api(src).then(function (r) {
 			if (gen !== view.gen) return;
@@ -385,13 +387,16 @@
 		 * findings' times count from; the job row's start without a report) */
 		var t0ms = R ? R.job.start_wall_ns / 1e6 : J.start_ms;
 		var endms = J.end_ms || Date.now();
-		var res = 1000 * Math.max(1, Math.ceil((endms - J.start_ms) / 1000 / 600));
-		if (res > 60000) res = 60000 * Math.ceil(res / 60000); /* whole minutes: the store's roll-ups */
+		/* up to 600 points; whole minutes (the store's roll-ups, read at a few rows a minute) once
+		 * the job spans 100 minutes or more: 100 points at least */
+		var span = endms - J.start_ms, res = 1000 * Math.max(1, Math.ceil(span / 1000 / 600));
+		if (res > 60000 || span >= 100 * 60000) res = 60000 * Math.ceil(res / 60000);
 		var over = section(app, "Over time");
 		over.id = "over-time";
 		var note = add(over, el("p", "note", "Per " + secs(res / 1000) + " interval of the daemon's statistics; x: seconds since the job started."));
 		var zoomBar = add(over, el("div", "pager"));
-		var layerSrc = src + "/series?by=layer&resolution=" + res, rankSrc = src + "/series?by=rank&resolution=" + res;
+		/* one series, by rank: the layers' are its sums over the ranks (the same rows) */
+		var jsrc = "/api/v1/jobs/" + encodeURIComponent(J.id), rankSrc = jsrc + "/series?by=rank&resolution=" + res;
 		var findings = R ? R.findings : [];
 		/* the time ranges marked on the charts: the report's findings ("f" and their index) and
 		 * the diagnosis' anomalies ("a" and theirs), each with the range its zoom shows */
@@ -399,16 +404,16 @@
 		findings.forEach(function (f, i) {
 			if (f.time) marks.push({ x0: f.time.start_ns / 1e9, x1: f.time.end_ns / 1e9, key: "f" + i, label: f.id, active: false });
 		});
-		var diagSrc = src + "/diagnosis";
+		var diagSrc = jsrc + "/diagnosis";
 		var reset = add(zoomBar, el("button", null, "Whole job"));
 		reset.type = "button";
 		reset.id = "zoom-reset";
 		var zoomed = add(zoomBar, el("span", "note"));
 		zoomed.id = "zoom-range";
-		Promise.all([api(layerSrc), api(rankSrc), api(diagSrc)]).then(function (rs) {
+		Promise.all([api(rankSrc), api(diagSrc)]).then(function (rs) {
 			if (gen !== view.gen) return;
-			var L = rs[0].body, K = rs[1].body, G = rs[2].status === 200 ? rs[2].body : null;
-			if (rs[0].status !== 200 || rs[1].status !== 200) {
+			var K = rs[0].body, G = rs[1].status === 200 ? rs[1].body : null;
+			if (rs[0].status !== 200) {
 				errorBox(over, rs[0].status, "The series could not be read.");
 				return;
 			}
@@ -416,9 +421,9 @@
 				G.findings.forEach(function (f, i) {
 					marks.push({ x0: (f.start_ms - t0ms) / 1000, x1: (f.end_ms - t0ms) / 1000, key: "a" + i, label: f.kind, active: false });
 				});
-			drawSeries(over, L.points, K.points, t0ms, res, marks, R ? R.job.wall_seconds : (endms - t0ms) / 1000);
+			drawSeries(over, K.points, K.points, t0ms, res, marks, R ? R.job.wall_seconds : (endms - t0ms) / 1000);
 			reset.addEventListener("click", function () { zoom(null); });
-			drawAnomalies(diagSrc, G, rs[2].status, t0ms);
+			drawAnomalies(diagSrc, G, rs[1].status, t0ms);
 			if (R) drawReport(src, R, marks);
 			rendered();
 		}).catch(function (e) {
@@ -714,11 +719,11 @@
 		var now = Date.now(), dt = res / 1000;
 		/* nodes: aggregate bandwidth per layer, bytes per node, node × time */
 		var ns = section(parent, "Nodes");
-		var tb = D.table(ns, ["host", "first second", "last second", "seconds stored"]);
+		var tb = D.table(ns, ["host", "first second", "last second"]);
 		rs[0].body.nodes.forEach(function (n, i) {
 			var p = "nodes." + i + ".";
 			D.row(tb, [fig(srcs.nodes, p + "host", n.host, n.host), fig(srcs.nodes, p + "first_ms", n.first_ms, when(n.first_ms)),
-				fig(srcs.nodes, p + "last_ms", n.last_ms, when(n.last_ms)), fig(srcs.nodes, p + "rows", n.rows)]);
+				fig(srcs.nodes, p + "last_ms", n.last_ms, when(n.last_ms))]);
 		});
 		var all = [];
 		series.forEach(function (pts, h) { pts.forEach(function (p) { all.push({ h: h, p: p }); }); });

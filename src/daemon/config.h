@@ -20,6 +20,10 @@
 struct dmn_config {
 	char path[DMN_PATH];         /* the file read ("" when none: defaults only) */
 	uint32_t interval_ms;        /* interval = 1 (seconds; fractions allowed down to 0.1) */
+	uint32_t stats_interval_ms;  /* stats_interval = 10: the per-file interval statistics and the
+				      * cursors, every this long (a whole multiple of interval; when not
+				      * given, 10 s rounded up to one) */
+	int stats_interval_set;
 	char store[DMN_PATH];        /* store = sqlite:/var/lib/iostrata/store.db */
 	char socket[DMN_PATH];       /* socket = STORE_DEFAULT_SOCKET */
 	char archive_dir[DMN_PATH];  /* archive = STOREDIR/archive (beside the store); "none": no archive */

@@ -4,12 +4,17 @@
  *   1. every live directory (iostrata-UID under the live roots) is read, each live log in place
  *      (source.c); a log not seen before becomes a process of its job;
  *   2. a process whose live log is gone is taken to its end from its final log;
- *   3. the differences against each log's cursor become interval statistics and node-seconds;
+ *   3. the differences against each log's last reading become node-seconds; every
+ *      stats_interval (and at a process's end) the differences against its stored cursor become
+ *      interval statistics, and that reading its new cursor (docs/STORE.md, "Two cadences":
+ *      the node's cursor, stored every interval, says what the node-seconds counted beyond the
+ *      stored cursors, so a restart counts it once);
  *   4. /proc/diskstats is read and its deltas become device samples;
  *   5. a job with no live process for job_grace gets its report from the job pipeline;
- *   6. all of it, with the new cursors, is one store transaction. Only when it commits do the
- *      cursors in memory move on; when it fails, the next interval takes the same differences
- *      again (a longer interval), so a full disk or a killed daemon loses and repeats nothing.
+ *   6. all of it, with the new cursors and the node's cursor, is one store transaction. Only
+ *      when it commits do the cursors in memory move on; when it fails, the next interval takes
+ *      the same differences again (a longer interval), so a full disk or a killed daemon loses
+ *      and repeats nothing.
  */
 #include "daemon/daemon.h"
 

@@ -30,6 +30,7 @@ void dmn_config_defaults(struct dmn_config *c)
 {
 	memset(c, 0, sizeof *c);
 	c->interval_ms = 1000;
+	c->stats_interval_ms = 10000;
 	snprintf(c->store, sizeof c->store, "sqlite:%s", DMN_DEFAULT_STORE);
 	snprintf(c->socket, sizeof c->socket, "%s", STORE_DEFAULT_SOCKET);
 	c->retention_ms = 14ull * 86400000;
@@ -192,6 +193,10 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 	int r = 0;
 	if (!strcmp(k, "interval"))
 		r = parse_secs(v, 100, 3600000, &c->interval_ms);
+	else if (!strcmp(k, "stats_interval")) {
+		r = parse_secs(v, 100, 86400000, &c->stats_interval_ms);
+		c->stats_interval_set = 1;
+	}
 	else if (!strcmp(k, "store")) {
 		if (!*v || strlen(v) >= sizeof c->store)
 			r = -1;
@@ -320,6 +325,13 @@ int dmn_config_load(struct dmn_config *c, const char *path, char *err, size_t er
 		r = -EIO;
 	}
 	fclose(f);
+	if (!r && c->stats_interval_set && c->stats_interval_ms % c->interval_ms) {
+		snprintf(err, errlen, "%s: stats_interval (%.3g s) is not a whole multiple of interval (%.3g s)", path,
+			 c->stats_interval_ms / 1000.0, c->interval_ms / 1000.0);
+		r = -EINVAL;
+	}
+	if (!r && !c->stats_interval_set) /* 10 s, rounded up to a whole number of intervals */
+		c->stats_interval_ms = (10000 + c->interval_ms - 1) / c->interval_ms * c->interval_ms;
 	if (!r) {
 		snprintf(c->path, sizeof c->path, "%s", path);
 		derive(c);

@@ -20,6 +20,10 @@
 struct dmn_config {
 	char path[DMN_PATH];         /* the file read ("" when none: defaults only) */
 	uint32_t interval_ms;        /* interval = 1 (seconds; fractions allowed down to 0.1) */
+	uint32_t stats_interval_ms;  /* stats_interval = 10: the per-file interval statistics and the
+				      * cursors, every this long (a whole multiple of interval; when not
+				      * given, 10 s rounded up to one) */
+	int stats_interval_set;
 	char store[DMN_PATH];        /* store = sqlite:/var/lib/iostrata/store.db */
 	char socket[DMN_PATH];       /* socket = STORE_DEFAULT_SOCKET */
 	char archive_dir[DMN_PATH];  /* archive = STOREDIR/archive (beside the store); "none": no archive */
@@ -44,7 +48,7 @@ struct dmn_config {
 					* of pages saved by `nvme smart-log -o binary`, NAME.bin */
 	uint32_t max_records;        /* max_records = 65536: records read per live file at most */
 	uint32_t max_log_mb;         /* max_log_mb = 256: a final log larger than this is not read */
-	uint32_t runs_max;           /* runs_max = 100000: traced processes' runs taken per interval at most
+	uint32_t runs_max;           /* runs_max = 100000: traced processes' runs taken per statistics interval at most
 				      * (the rest wait for the next; a process's end takes all); 0: none */
 	/* sinks (sink.h, docs/DAEMON.md "Sinks") */
 	uint64_t spool_max;          /* spool_max = 256M: bytes of batches a spooled sink keeps waiting */

@@ -247,3 +247,284 @@ bad:
 	dmn_cursor_free(c);
 	return -EBADMSG;
 }
+
+/* ---- the node's cursor (cursor.h) ---- */
+
+struct dmn_ahead *dmn_ahead_find(const struct dmn_aheads *x, unsigned layer)
+{
+	for (size_t i = 0; i < x->n; i++)
+		if (x->a[i].layer == layer)
+			return &x->a[i];
+	return NULL;
+}
+
+/* The layer's ahead, made (zero) when missing: NULL when out of memory. */
+static struct dmn_ahead *ahead_get(struct dmn_aheads *x, unsigned layer)
+{
+	struct dmn_ahead *a = dmn_ahead_find(x, layer);
+	if (a)
+		return a;
+	struct dmn_ahead *nv = sys_text_grow(x->a, &x->cap, x->n, sizeof *nv, 2);
+	if (!nv)
+		return NULL;
+	x->a = nv;
+	size_t i = x->n;
+	while (i && x->a[i - 1].layer > layer)
+		i--;
+	memmove(&x->a[i + 1], &x->a[i], (x->n - i) * sizeof *x->a);
+	memset(&x->a[i], 0, sizeof x->a[i]);
+	x->a[i].layer = (uint16_t)layer;
+	x->n++;
+	return &x->a[i];
+}
+
+int dmn_ahead_add(struct dmn_aheads *x, const struct dmn_rec *cur, const struct dmn_rec *prev)
+{
+	struct dmn_ahead *a = ahead_get(x, cur->layer);
+	if (!a)
+		return -ENOMEM;
+	static const struct dmn_rec zero;
+	const struct dmn_rec *p = prev ? prev : &zero;
+#define D(cat, what) (cur->v[DMN_V(cat, what)] - p->v[DMN_V(cat, what)])
+	a->v[DMN_A_BYTES_READ] += D(STORE_CAT_READ, DMN_V_BYTES);
+	a->v[DMN_A_BYTES_WRITTEN] += D(STORE_CAT_WRITE, DMN_V_BYTES);
+	a->v[DMN_A_READS] += D(STORE_CAT_READ, DMN_V_CALLS);
+	a->v[DMN_A_WRITES] += D(STORE_CAT_WRITE, DMN_V_CALLS);
+	a->v[DMN_A_META] += D(STORE_CAT_META, DMN_V_CALLS);
+#undef D
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+		a->rh[b] += cur->rh[b] - p->rh[b];
+		a->wh[b] += cur->wh[b] - p->wh[b];
+	}
+	return 0;
+}
+
+int dmn_aheads_add(struct dmn_aheads *x, const struct dmn_ahead *a)
+{
+	struct dmn_ahead *t = ahead_get(x, a->layer);
+	if (!t)
+		return -ENOMEM;
+	for (unsigned k = 0; k < DMN_NA; k++)
+		t->v[k] += a->v[k];
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+		t->rh[b] += a->rh[b];
+		t->wh[b] += a->wh[b];
+	}
+	return 0;
+}
+
+static void pay(uint64_t *x, uint64_t *owed)
+{
+	uint64_t use = *x < *owed ? *x : *owed;
+	*x -= use;
+	*owed -= use;
+}
+
+void dmn_ahead_pay(struct dmn_ahead *a, struct dmn_ahead *owed)
+{
+	for (unsigned k = 0; k < DMN_NA; k++)
+		pay(&a->v[k], &owed->v[k]);
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+		pay(&a->rh[b], &owed->rh[b]);
+		pay(&a->wh[b], &owed->wh[b]);
+	}
+}
+
+int dmn_aheads_copy(struct dmn_aheads *dst, const struct dmn_aheads *src)
+{
+	if (src->n > dst->cap) {
+		struct dmn_ahead *nv = realloc(dst->a, src->n * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		dst->a = nv;
+		dst->cap = src->n;
+	}
+	if (src->n)
+		memcpy(dst->a, src->a, src->n * sizeof *dst->a);
+	dst->n = src->n;
+	return 0;
+}
+
+void dmn_aheads_free(struct dmn_aheads *x)
+{
+	free(x->a);
+	memset(x, 0, sizeof *x);
+}
+
+int dmn_aheads_zero(const struct dmn_aheads *x)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		const struct dmn_ahead *a = &x->a[i];
+		for (unsigned k = 0; k < DMN_NA; k++)
+			if (a->v[k])
+				return 0;
+		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+			if (a->rh[b] || a->wh[b])
+				return 0;
+	}
+	return 1;
+}
+
+/* ---- its stored form: "DN1", a varint count, then per process its pid (zig-zag), start_ns, its
+ * layers' count and per layer: the layer, the DMN_NA figures, and each histogram as a count of
+ * non-zero buckets followed by (bucket, value) pairs. Varints throughout. ---- */
+
+static void put_hist(unsigned char **p, const uint64_t h[LOG_HIST_BUCKETS])
+{
+	unsigned nz = 0;
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+		nz += h[b] != 0;
+	*p += sys_varint_put(*p, nz);
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+		if (h[b]) {
+			*p += sys_varint_put(*p, b);
+			*p += sys_varint_put(*p, h[b]);
+		}
+}
+
+int dmn_node_enc_add(struct dmn_node_enc *e, int32_t pid, uint64_t start_ns, const struct dmn_aheads *a)
+{
+	/* at most: 3 varints of the process, then per layer 2 + DMN_NA + 2 * (1 + 2 * 32) varints */
+	size_t need = 30 + a->n * 10 * (2 + DMN_NA + 2 * (1 + 2 * LOG_HIST_BUCKETS));
+	if (!e->buf || e->len + need > e->cap) {
+		size_t cap = e->cap ? e->cap : 4096;
+		while (cap < e->len + need + 16)
+			cap *= 2;
+		unsigned char *nb = realloc(e->buf, cap);
+		if (!nb)
+			return -ENOMEM;
+		e->buf = nb;
+		e->cap = cap;
+	}
+	if (!e->len) /* room for the magic and the count, filled in by finish */
+		e->len = 3 + 10;
+	unsigned char *p = e->buf + e->len;
+	p += sys_varint_put(p, sys_zigzag(pid));
+	p += sys_varint_put(p, start_ns);
+	p += sys_varint_put(p, a->n);
+	for (size_t i = 0; i < a->n; i++) {
+		p += sys_varint_put(p, a->a[i].layer);
+		for (unsigned k = 0; k < DMN_NA; k++)
+			p += sys_varint_put(p, a->a[i].v[k]);
+		put_hist(&p, a->a[i].rh);
+		put_hist(&p, a->a[i].wh);
+	}
+	e->len = (size_t)(p - e->buf);
+	e->count++;
+	return 0;
+}
+
+const void *dmn_node_enc_finish(struct dmn_node_enc *e, size_t *len)
+{
+	if (!e->count) {
+		*len = 0;
+		return e->buf ? e->buf : (const void *)"";
+	}
+	/* the count's varint goes right after the magic: the entries move up to meet it */
+	unsigned char head[13];
+	memcpy(head, "DN1", 3);
+	size_t hl = 3 + sys_varint_put(head + 3, e->count);
+	memmove(e->buf + hl, e->buf + 13, e->len - 13);
+	memcpy(e->buf, head, hl);
+	*len = e->len - 13 + hl;
+	e->len = 0;
+	e->count = 0;
+	return e->buf;
+}
+
+static int get_hist(const unsigned char **p, const unsigned char *end, uint64_t h[LOG_HIST_BUCKETS])
+{
+	uint64_t nz, b, v, last = 0;
+	if (sys_varint_get(p, end, &nz) < 0 || nz > LOG_HIST_BUCKETS)
+		return -1;
+	for (uint64_t i = 0; i < nz; i++) {
+		if (sys_varint_get(p, end, &b) < 0 || b >= LOG_HIST_BUCKETS || (i && b <= last) ||
+		    sys_varint_get(p, end, &v) < 0)
+			return -1;
+		h[b] = v;
+		last = b;
+	}
+	return 0;
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct dmn_node_ent *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+int dmn_node_decode(const void *buf, size_t len, struct dmn_node_ent **out, size_t *n)
+{
+	const unsigned char *p = buf, *end = p + len;
+	uint64_t count, x;
+	*out = NULL;
+	*n = 0;
+	if (len == 0)
+		return 0;
+	/* each process takes 3 bytes at least */
+	if (len < 3 || memcmp(p, "DN1", 3))
+		return -EBADMSG;
+	p += 3;
+	if (sys_varint_get(&p, end, &count) < 0 || count > (uint64_t)(end - p) / 3)
+		return -EBADMSG;
+	struct dmn_node_ent *v = calloc(count ? count : 1, sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	size_t k = 0;
+	for (; k < count; k++) {
+		struct dmn_node_ent *e = &v[k];
+		uint64_t nl, start;
+		if (sys_varint_get(&p, end, &x) < 0 || sys_varint_get(&p, end, &start) < 0 ||
+		    sys_varint_get(&p, end, &nl) < 0 || nl > LOG_LAYER_MAX + 1)
+			goto bad;
+		int64_t pid = sys_unzigzag(x);
+		if (pid < INT32_MIN || pid > INT32_MAX)
+			goto bad;
+		e->pid = (int32_t)pid;
+		e->start_ns = start;
+		for (uint64_t l = 0; l < nl; l++) {
+			uint64_t layer;
+			if (sys_varint_get(&p, end, &layer) < 0 || layer > LOG_LAYER_MAX || dmn_ahead_find(&e->a, (unsigned)layer))
+				goto bad;
+			struct dmn_ahead *a = ahead_get(&e->a, (unsigned)layer);
+			if (!a) {
+				dmn_node_ents_free(v, k + 1);
+				return -ENOMEM;
+			}
+			for (unsigned q = 0; q < DMN_NA; q++)
+				if (sys_varint_get(&p, end, &a->v[q]) < 0)
+					goto bad;
+			if (get_hist(&p, end, a->rh) < 0 || get_hist(&p, end, a->wh) < 0)
+				goto bad;
+		}
+	}
+	if (p != end)
+		goto bad;
+	qsort(v, count, sizeof *v, ent_cmp);
+	for (size_t i = 1; i < count; i++)
+		if (!ent_cmp(&v[i - 1], &v[i])) { /* a process twice */
+			k = count - 1;
+			goto bad;
+		}
+	*out = v;
+	*n = count;
+	return 0;
+bad:
+	dmn_node_ents_free(v, k + 1 < count ? k + 1 : count);
+	return -EBADMSG;
+}
+
+void dmn_node_ents_free(struct dmn_node_ent *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		dmn_aheads_free(&v[i].a);
+	free(v);
+}
+
+struct dmn_node_ent *dmn_node_find(struct dmn_node_ent *v, size_t n, int32_t pid, uint64_t start_ns)
+{
+	struct dmn_node_ent key = {.pid = pid, .start_ns = start_ns};
+	return v && n ? bsearch(&key, v, n, sizeof *v, ent_cmp) : NULL;
+}

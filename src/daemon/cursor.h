@@ -62,4 +62,59 @@ int dmn_cursor_zero(const struct dmn_cursor *c);
 void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len);
 int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len);
 
+/*
+ * The node's cursor (docs/STORE.md, "Two cadences"). The per-file statistics and the cursors above
+ * are stored every stats_interval; the node-seconds every interval, from the same readings. What
+ * a process's node-seconds counted beyond its stored cursor is its "ahead": per layer, the
+ * node-second figures (bytes and calls read and written, metadata calls, the request-size
+ * histograms). Every interval stores the aheads of every live process as one blob, so that a
+ * daemon restarted from the stored cursors subtracts from its first differences what the
+ * node-seconds already hold: nothing counted twice.
+ */
+enum { DMN_A_BYTES_READ = 0, DMN_A_BYTES_WRITTEN, DMN_A_READS, DMN_A_WRITES, DMN_A_META, DMN_NA };
+struct dmn_ahead {
+	uint16_t layer;
+	uint64_t v[DMN_NA];
+	uint64_t rh[LOG_HIST_BUCKETS], wh[LOG_HIST_BUCKETS];
+};
+/* A process's aheads, one per layer it has, sorted by layer. */
+struct dmn_aheads {
+	struct dmn_ahead *a;
+	size_t n, cap;
+};
+/* The node-second figures of one record's difference (prev NULL: from 0) added to layer's: 0 or -ENOMEM. */
+int dmn_ahead_add(struct dmn_aheads *x, const struct dmn_rec *cur, const struct dmn_rec *prev);
+/* The layer's ahead, or NULL. */
+struct dmn_ahead *dmn_ahead_find(const struct dmn_aheads *x, unsigned layer);
+/* a added to x's ahead of its layer: 0 or -ENOMEM. */
+int dmn_aheads_add(struct dmn_aheads *x, const struct dmn_ahead *a);
+/* What owed still holds is taken out of a, figure by figure, as far as a goes (owed shrinks by
+ * as much): a process's first differences after a restart, less what was counted before it. */
+void dmn_ahead_pay(struct dmn_ahead *a, struct dmn_ahead *owed);
+int dmn_aheads_copy(struct dmn_aheads *dst, const struct dmn_aheads *src);
+void dmn_aheads_free(struct dmn_aheads *x);
+/* 1 when every figure is 0. */
+int dmn_aheads_zero(const struct dmn_aheads *x);
+
+/* One process of the node's cursor: its identity (pid, CLOCK_MONOTONIC start) and its aheads. */
+struct dmn_node_ent {
+	int32_t pid;
+	uint64_t start_ns;
+	struct dmn_aheads a;
+};
+/* The stored form ("DN1", varints; histograms sparse: the non-zero buckets only): an encoder
+ * that is given the entries one at a time, and the decoder, whose entries come sorted by (pid,
+ * start_ns). encode: 0 or -ENOMEM; decode: 0, -ENOMEM or -EBADMSG. */
+struct dmn_node_enc {
+	unsigned char *buf;
+	size_t len, cap, count;
+};
+int dmn_node_enc_add(struct dmn_node_enc *e, int32_t pid, uint64_t start_ns, const struct dmn_aheads *a);
+/* The blob (e->buf, *len; a node cursor of no entry is 0 bytes): e->buf stays e's (free it). */
+const void *dmn_node_enc_finish(struct dmn_node_enc *e, size_t *len);
+int dmn_node_decode(const void *buf, size_t len, struct dmn_node_ent **out, size_t *n);
+void dmn_node_ents_free(struct dmn_node_ent *v, size_t n);
+/* The entry of (pid, start_ns) in a decoded array, or NULL. */
+struct dmn_node_ent *dmn_node_find(struct dmn_node_ent *v, size_t n, int32_t pid, uint64_t start_ns);
+
 #endif

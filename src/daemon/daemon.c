@@ -4,12 +4,17 @@
  *   1. every live directory (iostrata-UID under the live roots) is read, each live log in place
  *      (source.c); a log not seen before becomes a process of its job;
  *   2. a process whose live log is gone is taken to its end from its final log;
- *   3. the differences against each log's cursor become interval statistics and node-seconds;
+ *   3. the differences against each log's last reading become node-seconds; every
+ *      stats_interval (and at a process's end) the differences against its stored cursor become
+ *      interval statistics, and that reading its new cursor (docs/STORE.md, "Two cadences":
+ *      the node's cursor, stored every interval, says what the node-seconds counted beyond the
+ *      stored cursors, so a restart counts it once);
  *   4. /proc/diskstats is read and its deltas become device samples;
  *   5. a job with no live process for job_grace gets its report from the job pipeline;
- *   6. all of it, with the new cursors, is one store transaction. Only when it commits do the
- *      cursors in memory move on; when it fails, the next interval takes the same differences
- *      again (a longer interval), so a full disk or a killed daemon loses and repeats nothing.
+ *   6. all of it, with the new cursors and the node's cursor, is one store transaction. Only
+ *      when it commits do the cursors in memory move on; when it fails, the next interval takes
+ *      the same differences again (a longer interval), so a full disk or a killed daemon loses
+ *      and repeats nothing.
  */
 #include "daemon/daemon.h"
 
@@ -255,7 +260,15 @@ static void proc_free(struct dmn_proc *p)
 	if (!p)
 		return;
 	dmn_cursor_free(&p->cur);
+	dmn_cursor_free(&p->node);
 	dmn_cursor_free(&p->next);
+	dmn_aheads_free(&p->counted);
+	dmn_aheads_free(&p->owed);
+	dmn_aheads_free(&p->counted_next);
+	dmn_aheads_free(&p->owed_next);
+	for (size_t i = 0; i < p->npaths; i++)
+		free(p->paths[i].path);
+	free(p->paths);
 	dmn_trace_free(p->trace);
 	free(p->exe);
 	free(p->live_path);
@@ -303,23 +316,21 @@ static void job_free(struct dmn_job *j)
 
 /* ---------- taking a log: the differences against the cursor ---------- */
 
-static void node_add(struct dmn_rowbuf *rb, const char *host, unsigned layer, const struct dmn_rec *cur,
-		     const struct dmn_rec *prev)
+/* A process's differences of one layer (what its node-seconds did not count yet) join the node's. */
+static void node_add(struct dmn_rowbuf *rb, const char *host, const struct dmn_ahead *a)
 {
-	struct store_node_sec *ns = &rb->node[layer];
-	uint64_t z[DMN_NV] = {0};
-	const uint64_t *pv = prev ? prev->v : z;
-	rb->node_used[layer] = 1;
+	struct store_node_sec *ns = &rb->node[a->layer];
+	rb->node_used[a->layer] = 1;
 	ns->host = host;
-	ns->layer = layer;
-	ns->bytes_read += cur->v[DMN_V(STORE_CAT_READ, DMN_V_BYTES)] - pv[DMN_V(STORE_CAT_READ, DMN_V_BYTES)];
-	ns->bytes_written += cur->v[DMN_V(STORE_CAT_WRITE, DMN_V_BYTES)] - pv[DMN_V(STORE_CAT_WRITE, DMN_V_BYTES)];
-	ns->reads += cur->v[DMN_V(STORE_CAT_READ, DMN_V_CALLS)] - pv[DMN_V(STORE_CAT_READ, DMN_V_CALLS)];
-	ns->writes += cur->v[DMN_V(STORE_CAT_WRITE, DMN_V_CALLS)] - pv[DMN_V(STORE_CAT_WRITE, DMN_V_CALLS)];
-	ns->meta_ops += cur->v[DMN_V(STORE_CAT_META, DMN_V_CALLS)] - pv[DMN_V(STORE_CAT_META, DMN_V_CALLS)];
+	ns->layer = a->layer;
+	ns->bytes_read += a->v[DMN_A_BYTES_READ];
+	ns->bytes_written += a->v[DMN_A_BYTES_WRITTEN];
+	ns->reads += a->v[DMN_A_READS];
+	ns->writes += a->v[DMN_A_WRITES];
+	ns->meta_ops += a->v[DMN_A_META];
 	for (unsigned b = 0; b < STORE_HIST && b < LOG_HIST_BUCKETS; b++) {
-		ns->read_hist[b] += cur->rh[b] - (prev ? prev->rh[b] : 0);
-		ns->write_hist[b] += cur->wh[b] - (prev ? prev->wh[b] : 0);
+		ns->read_hist[b] += a->rh[b];
+		ns->write_hist[b] += a->wh[b];
 	}
 }
 
@@ -371,17 +382,93 @@ static void mount_dists(struct dmn *d, struct dmn_proc *p, const struct log_file
 	}
 }
 
-static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf)
+static int rpath_cmp(uint64_t id, int32_t pid, const struct dmn_rpath *x)
+{
+	if (id != x->id)
+		return id < x->id ? -1 : 1;
+	return pid < x->pid ? -1 : pid > x->pid;
+}
+
+static size_t rpath_pos(const struct dmn_proc *p, uint64_t id, int32_t pid)
+{
+	size_t lo = 0, hi = p->npaths;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rpath_cmp(id, pid, &p->paths[mid]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const char *rpath_find(const struct dmn_proc *p, uint64_t id, int32_t pid)
+{
+	size_t i = rpath_pos(p, id, pid);
+	return i < p->npaths && !rpath_cmp(id, pid, &p->paths[i]) ? p->paths[i].path : NULL;
+}
+
+/* Notes a record's path (once): 0 or -ENOMEM. */
+static int rpath_note(struct dmn_proc *p, uint64_t id, int32_t pid, const char *path)
+{
+	size_t i = rpath_pos(p, id, pid);
+	if (i < p->npaths && !rpath_cmp(id, pid, &p->paths[i]))
+		return 0;
+	char *dup = strdup(path);
+	if (!dup || grow(&p->paths, &p->cappaths, p->npaths, sizeof *p->paths) < 0) {
+		free(dup);
+		return -ENOMEM;
+	}
+	memmove(&p->paths[i + 1], &p->paths[i], (p->npaths - i) * sizeof *p->paths);
+	p->paths[i] = (struct dmn_rpath){id, pid, dup};
+	p->npaths++;
+	return 0;
+}
+
+/* The rows of one record's statistics: its differences against the stored cursor. */
+static int stat_rows(struct dmn_rowbuf *rb, struct dmn_proc *p, const char *path, const struct dmn_rec *cur,
+		     const struct dmn_rec *prev)
+{
+	int r;
+	for (unsigned c = 0; c < STORE_NCATS; c++) {
+		int64_t db = (int64_t)(cur->v[DMN_V(c, DMN_V_BYTES)] - (prev ? prev->v[DMN_V(c, DMN_V_BYTES)] : 0));
+		int64_t dc = (int64_t)(cur->v[DMN_V(c, DMN_V_CALLS)] - (prev ? prev->v[DMN_V(c, DMN_V_CALLS)] : 0));
+		int64_t dt = (int64_t)(cur->v[DMN_V(c, DMN_V_TIME)] - (prev ? prev->v[DMN_V(c, DMN_V_TIME)] : 0));
+		if ((db || dc || dt) && (r = rows_add(rb, p, path, cur->layer, c, db, dc, dt)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int rec_same(const struct dmn_rec *a, const struct dmn_rec *b)
+{
+	return a && b && !memcmp(a->v, b->v, sizeof a->v) && !memcmp(a->rh, b->rh, sizeof a->rh) &&
+	       !memcmp(a->wh, b->wh, sizeof a->wh);
+}
+
+/*
+ * A reading of a process's log. Every interval its differences against the node's readings
+ * (p->node, staged in p->next) become node-seconds; with stats (every stats_interval, and at the
+ * process's end) its differences against the stored cursor (p->cur) become the interval
+ * statistics too (docs/STORE.md, "Two cadences").
+ */
+static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf, int stats)
 {
 	if (ana_is_mount_log(lf))
 		mount_dists(d, p, lf);
 	struct dmn_rowbuf *rb = d->rows;
 	int r;
 	if (!p->has_next) {
-		if ((r = dmn_cursor_copy(&p->next, &p->cur)) < 0)
+		if ((r = dmn_cursor_copy(&p->next, &p->node)) < 0 || (r = dmn_aheads_copy(&p->counted_next, &p->counted)) < 0 ||
+		    (r = dmn_aheads_copy(&p->owed_next, &p->owed)) < 0)
 			return r;
 		p->has_next = 1;
 	}
+	if (stats)
+		p->stats = 1;
+	/* this reading's differences per layer (at most one entry per layer: never grown) */
+	struct dmn_ahead rawv[LOG_LAYER_MAX + 1];
+	struct dmn_aheads raw = {rawv, 0, LOG_LAYER_MAX + 1};
 	for (uint32_t i = 0; i < lf->nrecords; i++) {
 		const struct log_record *lr = &lf->records[i];
 		if (lr->layer == LOG_LAYER_NONE || lr->layer > LOG_LAYER_MAX)
@@ -391,22 +478,30 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 			continue;
 		struct dmn_rec cur;
 		dmn_rec_from_log(&cur, lr);
-		const struct dmn_rec *prev = dmn_cursor_find(&p->cur, cur.id, cur.pid);
-		int changed = !prev || memcmp(prev->v, cur.v, sizeof cur.v) || memcmp(prev->rh, cur.rh, sizeof cur.rh) ||
-			      memcmp(prev->wh, cur.wh, sizeof cur.wh);
-		if (!changed)
-			continue;
-		p->changed = 1;
-		const char *path = ana_record_path(lf, lr);
-		for (unsigned c = 0; c < STORE_NCATS; c++) {
-			int64_t db = (int64_t)(cur.v[DMN_V(c, DMN_V_BYTES)] - (prev ? prev->v[DMN_V(c, DMN_V_BYTES)] : 0));
-			int64_t dc = (int64_t)(cur.v[DMN_V(c, DMN_V_CALLS)] - (prev ? prev->v[DMN_V(c, DMN_V_CALLS)] : 0));
-			int64_t dt = (int64_t)(cur.v[DMN_V(c, DMN_V_TIME)] - (prev ? prev->v[DMN_V(c, DMN_V_TIME)] : 0));
-			if ((db || dc || dt) && (r = rows_add(rb, p, path, lr->layer, c, db, dc, dt)) < 0)
+		const struct dmn_rec *prev = dmn_cursor_find(&p->next, cur.id, cur.pid);
+		if ((!prev || !p->paths_all) && (r = rpath_note(p, cur.id, cur.pid, ana_record_path(lf, lr))) < 0)
+			return r;
+		if (!rec_same(prev, &cur)) {
+			if ((r = dmn_ahead_add(&raw, &cur, prev)) < 0 || (r = dmn_cursor_set(&p->next, &cur)) < 0)
 				return r;
 		}
-		node_add(rb, d->host, lr->layer, &cur, prev);
-		if ((r = dmn_cursor_set(&p->next, &cur)) < 0)
+		if (!stats)
+			continue;
+		prev = dmn_cursor_find(&p->cur, cur.id, cur.pid);
+		if (rec_same(prev, &cur))
+			continue;
+		p->changed = 1;
+		if ((r = stat_rows(rb, p, ana_record_path(lf, lr), &cur, prev)) < 0)
+			return r;
+	}
+	p->paths_all = 1;
+	/* what a restart found counted already is not counted again */
+	for (size_t i = 0; i < raw.n; i++) {
+		struct dmn_ahead *owed = dmn_ahead_find(&p->owed_next, raw.a[i].layer);
+		if (owed)
+			dmn_ahead_pay(&raw.a[i], owed);
+		node_add(rb, d->host, &raw.a[i]);
+		if ((r = dmn_aheads_add(&p->counted_next, &raw.a[i])) < 0)
 			return r;
 	}
 	return 0;
@@ -555,12 +650,6 @@ static void take_live_file(struct scan_ctx *sc, const char *name)
 		}
 	}
 	p->seen = 1;
-	if (take_log(d, p, &lf) < 0) {
-		dmn_say("out of memory taking %s", path);
-		goto out;
-	}
-	if (h->rank >= 0)
-		p->rank = h->rank;
 	/* ended: either it finished (its end is set, the final log is on its way) or it died. Its
 	 * /proc start time is compared every 10th interval (a pid used again); kill(0) between */
 	int alive;
@@ -572,9 +661,18 @@ static void take_live_file(struct scan_ctx *sc, const char *name)
 		p->next_state = h->end_ns ? STORE_PROC_ENDED : STORE_PROC_KILLED;
 		p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
 	}
+	/* its statistics every stats_interval, and at its end (its last counters are these) */
+	int stats = d->stats_tick || p->next_state != STORE_PROC_LIVE;
+	if (take_log(d, p, &lf, stats) < 0) {
+		dmn_say("out of memory taking %s", path);
+		goto out;
+	}
+	if (h->rank >= 0)
+		p->rank = h->rank;
 	/* a process that ended (finished or killed) makes no more calls: its open runs are final
-	 * and its last counters are these, so its runs are all taken now */
-	if (d->cfg.runs_max && ta.fd >= 0)
+	 * and its last counters are these, so its runs are all taken now; the others' with the
+	 * statistics (their cursor holds the runs taken) */
+	if (d->cfg.runs_max && ta.fd >= 0 && stats)
 		take_live_runs(d, p, &ta, &lf, p->next_state != STORE_PROC_LIVE);
 out:
 	if (d->cfg.runs_max && ta.fd >= 0)
@@ -739,7 +837,7 @@ static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job
 			free(p->final_path);
 			p->final_path = strdup(path);
 			p->seen = 1;
-			if (!p->final_path || take_log(d, p, &lf) < 0)
+			if (!p->final_path || take_log(d, p, &lf, 1) < 0)
 				dmn_say("out of memory taking %s", path);
 			else
 				take_final_runs(d, p, &lf);
@@ -818,7 +916,7 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 	int r = p->final_path[0] ? dmn_read_final(p->final_path, p->uid, p->gid, &d->lim, &lf, err, sizeof err) : -ENOENT;
 	if (r == 0) {
 		if (lf.hdr.pid == p->pid && lf.hdr.start_ns == p->start_ns) {
-			if (take_log(d, p, &lf) < 0)
+			if (take_log(d, p, &lf, 1) < 0)
 				dmn_say("out of memory taking %s", p->final_path);
 			else
 				take_final_runs(d, p, &lf);
@@ -834,8 +932,18 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 	if (r == 0)
 		return;
 	/* a forked child that exec'd before any counted call leaves no log by design */
-	p->next_state = dmn_cursor_zero(&p->cur) ? STORE_PROC_ENDED : STORE_PROC_LOST;
+	p->next_state = dmn_cursor_zero(&p->node) ? STORE_PROC_ENDED : STORE_PROC_LOST;
 	p->end_ms = wall_ms();
+	/* lost: its statistics are its counters as last read (what its node-seconds counted) */
+	for (size_t i = 0; i < p->node.n; i++) {
+		const struct dmn_rec *cur = &p->node.r[i], *prev = dmn_cursor_find(&p->cur, cur->id, cur->pid);
+		const char *path = rpath_find(p, cur->id, cur->pid);
+		if (rec_same(prev, cur) || !path)
+			continue;
+		p->stats = p->changed = 1;
+		if (stat_rows(d->rows, p, path, cur, prev) < 0)
+			dmn_say("out of memory taking pid %d's statistics", (int)p->pid);
+	}
 	if (p->next_state == STORE_PROC_LOST)
 		dmn_say_once(d, done_key(p->pid, p->start_ns),
 			     "pid %d (job %s): its live log is gone and its final log cannot be read (%s): its counters as last "
@@ -1108,9 +1216,8 @@ static int put_proc(struct dmn *d, struct dmn_proc *p)
 {
 	size_t len = 0;
 	void *blob = NULL;
-	if (p->has_next && !(blob = dmn_cursor_encode(&p->next, &len)))
-		return -ENOMEM;
-	if (!p->has_next && !(blob = dmn_cursor_encode(&p->cur, &len)))
+	/* the statistics' cursor: this interval's readings when they are stored with it */
+	if (!(blob = dmn_cursor_encode(!p->stats ? &p->cur : p->has_next ? &p->next : &p->node, &len)))
 		return -ENOMEM;
 	struct store_proc sp = {
 		.key = p->key, .job_key = p->job->key, .host = d->host, .pid = p->pid, .rank = p->rank,
@@ -1195,6 +1302,30 @@ static int batch_report(struct store_batch *b, const struct ending *e)
 	return r;
 }
 
+/* What the node-seconds of this interval leave counted beyond the live processes' stored
+ * cursors (cursor.h), in the interval's transaction; an empty one is not written again. */
+static int put_node_cursor(struct dmn *d, int64_t now)
+{
+	int r = 0;
+	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
+		const struct dmn_proc *p = d->procs[i];
+		if (p->next_state != STORE_PROC_LIVE)
+			continue; /* its end is stored with its last statistics: nothing ahead */
+		/* once its statistics are stored, what is ahead of them is what it still owes */
+		const struct dmn_aheads *a = !p->has_next ? &p->counted : p->stats ? &p->owed_next : &p->counted_next;
+		if (!dmn_aheads_zero(a))
+			r = dmn_node_enc_add(&d->node_enc, p->pid, p->start_ns, a);
+	}
+	size_t len = 0;
+	const void *blob = dmn_node_enc_finish(&d->node_enc, &len);
+	if (r < 0)
+		return r;
+	d->node_cursor_next_empty = !len;
+	if (!len && d->node_cursor_empty)
+		return 0;
+	return store_node_cursor_put(d->st, d->host, now, blob, len);
+}
+
 static int store_interval(struct dmn *d, int64_t now)
 {
 	struct dmn_rowbuf *rb = d->rows;
@@ -1233,15 +1364,15 @@ static int store_interval(struct dmn *d, int64_t now)
 		/* an image that counted nothing (a forked child before its exec) is not stored, unless
 		 * runs of its trace were taken (calls its records do not count, on inherited
 		 * descriptors) */
-		const struct dmn_cursor *c = p->has_next ? &p->next : &p->cur;
+		const struct dmn_cursor *c = p->has_next ? &p->next : &p->node;
 		if (!p->key && dmn_cursor_zero(c) && !c->nt)
 			continue;
-		if (p->changed || p->next_state != p->state || !p->key)
+		if ((p->stats && p->changed) || p->next_state != p->state || !p->key)
 			r = put_proc(d, p);
 	}
 	for (size_t i = 0; i < rb->n && r >= 0; i++) {
 		const struct row *w = &rb->v[i];
-		struct store_interval iv = {.t_ms = now, .dt_ms = now - d->last_ms, .proc_key = w->p->key,
+		struct store_interval iv = {.t_ms = now, .dt_ms = now - d->last_stats_ms, .proc_key = w->p->key,
 					    .layer = w->layer, .cat = w->cat, .bytes = w->bytes, .calls = w->calls,
 					    .dur_ns = w->dur};
 		if ((r = file_key(d, w->path, &iv.file_key)) >= 0)
@@ -1288,6 +1419,8 @@ static int store_interval(struct dmn *d, int64_t now)
 			if (r >= 0 && b)
 				r = store_batch_node_sec(b, &rb->node[l]);
 		}
+	if (r >= 0)
+		r = put_node_cursor(d, now);
 	for (size_t i = 0; i < rb->ndev && r >= 0; i++) {
 		r = store_device_add(d->st, &rb->dev[i]);
 		if (r >= 0 && b)
@@ -1469,8 +1602,13 @@ int dmn_interval(struct dmn *d)
 	rows_clear(rb);
 	d->runs_budget = d->cfg.runs_max;
 	d->samples.ndists = 0;
+	/* by the clock, not by counting intervals: the first statistics come stats_interval after the
+	 * start, and a late timer or a failed transaction shifts nothing (half an interval of slack
+	 * for the timer's jitter) */
+	d->stats_tick = d->stats_now || d->cfg.stats_interval_ms <= d->cfg.interval_ms ||
+			now - d->last_stats_ms >= (int64_t)d->cfg.stats_interval_ms - (int64_t)d->cfg.interval_ms / 2;
 	for (size_t i = 0; i < d->nprocs; i++)
-		d->procs[i]->seen = d->procs[i]->changed = 0;
+		d->procs[i]->seen = d->procs[i]->changed = d->procs[i]->stats = 0;
 	if (d->cfg.sampler_live)
 		scan_live(d);
 	for (size_t i = 0; i < d->nprocs; i++) {
@@ -1518,6 +1656,7 @@ int dmn_interval(struct dmn *d)
 			struct dmn_proc *p = d->procs[i];
 			dmn_cursor_free(&p->next);
 			p->has_next = 0;
+			p->stats = 0;
 			p->mnext.has = 0;
 			/* its runs decoded this time were not stored: decoded again from the start, the
 			 * stored ones (the cursor's) skipped */
@@ -1540,6 +1679,11 @@ int dmn_interval(struct dmn *d)
 	dmn_samplers_done(d->samplers, 1);
 	d->intervals++;
 	d->last_ms = now;
+	d->node_cursor_empty = d->node_cursor_next_empty;
+	if (d->stats_tick) {
+		d->last_stats_ms = now;
+		d->stats_now = 0;
+	}
 	if (rb->have_disk_now) {
 		if (d->have_disk_prev)
 			sys_diskstats_free(&d->disk_prev);
@@ -1561,11 +1705,27 @@ int dmn_interval(struct dmn *d)
 			p->mbase = p->mnext;
 		p->mnext.has = 0;
 		if (p->has_next) {
-			dmn_cursor_free(&p->cur);
-			p->cur = p->next;
+			struct dmn_aheads t;
+			dmn_cursor_free(&p->node);
+			p->node = p->next;
 			memset(&p->next, 0, sizeof p->next);
+			t = p->counted, p->counted = p->counted_next, p->counted_next = t;
+			t = p->owed, p->owed = p->owed_next, p->owed_next = t;
 			p->has_next = 0;
 		}
+		/* its statistics stored: their cursor is the node's readings, and nothing but what it
+		 * still owes is counted ahead of them */
+		if (p->stats && (p->changed || p->cur.n != p->node.n)) {
+			struct dmn_cursor c;
+			if (dmn_cursor_copy(&c, &p->node) == 0) {
+				dmn_cursor_free(&p->cur);
+				p->cur = c;
+			} else {
+				dmn_say("out of memory keeping the cursor of pid %d", (int)p->pid);
+			}
+		}
+		if (p->stats && dmn_aheads_copy(&p->counted, &p->owed) < 0)
+			dmn_say("out of memory keeping the cursor of pid %d", (int)p->pid);
 		p->state = p->next_state;
 		if (p->state != STORE_PROC_LIVE) {
 			set_add(&d->done, done_key(p->pid, p->start_ns));
@@ -1668,6 +1828,46 @@ static int load_proc(const struct store_proc *sp, void *arg)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * The node's cursor: what the node-seconds stored counted beyond each live process's stored
+ * cursor. The processes go on from their cursors (their statistics lose and repeat nothing);
+ * their node-seconds go on from the same readings, so what was counted already is owed: taken
+ * out of their next differences before these become node-seconds. A process the store no longer
+ * calls live has nothing ahead (its end was stored with its last statistics). 0, or -errno with
+ * err set (a cursor that does not decode: the store is damaged).
+ */
+static int load_node_cursor(struct dmn *d, char *err, size_t errlen)
+{
+	void *blob = NULL;
+	size_t len = 0, n = 0;
+	struct dmn_node_ent *v = NULL;
+	int r = store_node_cursor_get(d->st, d->host, &blob, &len);
+	if (r < 0) {
+		snprintf(err, errlen, "%s", store_error(d->st));
+		return r;
+	}
+	r = dmn_node_decode(blob, len, &v, &n);
+	free(blob);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: the node's cursor of %s does not decode: the store is damaged", d->cfg.store,
+			 d->host);
+		return r;
+	}
+	d->node_cursor_empty = !n;
+	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
+		struct dmn_proc *p = d->procs[i];
+		struct dmn_node_ent *e = dmn_node_find(v, n, p->pid, p->start_ns);
+		if ((r = dmn_cursor_copy(&p->node, &p->cur)) < 0)
+			break;
+		if (e && ((r = dmn_aheads_copy(&p->counted, &e->a)) < 0 || (r = dmn_aheads_copy(&p->owed, &e->a)) < 0))
+			break;
+	}
+	dmn_node_ents_free(v, n);
+	if (r < 0)
+		snprintf(err, errlen, "out of memory loading the processes' cursors");
+	return r;
 }
 
 /* ---------- sinks (sink.h) ---------- */
@@ -1816,7 +2016,9 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 		snprintf(err, errlen, "%s", store_error(d->st));
 		return r;
 	}
-	d->last_ms = wall_ms();
+	if ((r = load_node_cursor(d, err, errlen)) < 0)
+		return r;
+	d->last_ms = d->last_stats_ms = wall_ms();
 	if ((r = sinks_open(d, err, errlen)) < 0)
 		return r;
 	/* iostrata beside iostratad (bin/ of an installation, build/ of a checkout) */
@@ -1860,6 +2062,7 @@ void dmn_fini(struct dmn *d)
 	}
 	if (d->have_disk_prev)
 		sys_diskstats_free(&d->disk_prev);
+	free(d->node_enc.buf);
 	fcache_clear();
 	free(fcache);
 	fcache = NULL;

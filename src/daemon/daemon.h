@@ -54,10 +54,28 @@ struct dmn_proc {
 	int64_t key;
 	int64_t start_ms, end_ms;
 	enum store_proc_state state, next_state;
-	struct dmn_cursor cur, next; /* taken and stored; taken this interval, not yet stored */
+	/* Two cadences (docs/STORE.md): cur is the cursor of the statistics stored (every
+	 * stats_interval, and at the process's end), node the readings the node-seconds counted up
+	 * to (every interval), next this interval's readings until they are stored. counted: what
+	 * its node-seconds counted beyond cur, per layer (stored every interval in the node's
+	 * cursor); owed: what a restart found counted beyond cur and not read again yet, taken out
+	 * of the next differences. *_next: this interval's, until stored. */
+	struct dmn_cursor cur, node, next;
+	struct dmn_aheads counted, owed, counted_next, owed_next;
+	/* its records' paths, sorted by (id, pid): noted when a record is first read (all of them
+	 * at the first reading after a restart), for the statistics of a process whose logs are
+	 * gone before they were stored (lost: its counters as last read stand) */
+	struct dmn_rpath {
+		uint64_t id;
+		int32_t pid;
+		char *path;
+	} *paths;
+	size_t npaths, cappaths;
+	int paths_all;
 	struct dmn_trace *trace; /* where its live file's runs were decoded to (trace.h) */
 	int has_next, seen;
-	int changed;            /* a counter moved this interval: its cursor is stored */
+	int stats;              /* its statistics are taken this interval (stats_interval, or its end) */
+	int changed;            /* its statistics moved (or runs were taken): its cursor is stored */
 	unsigned alive_checks;
 	/* a mount monitor's requests at its last distribution record (base) and now (next): its
 	 * service-time distributions every dist_every requests (not kept across a restart) */
@@ -108,6 +126,12 @@ struct dmn {
 	struct sys_diskstats disk_prev;
 	int have_disk_prev;
 	int64_t last_ms;        /* wall clock ms of the last stored interval */
+	int64_t last_stats_ms;  /* and of the last that stored the statistics (every stats_interval) */
+	int stats_tick;         /* this interval stores the statistics */
+	int stats_now;          /* the next interval stores them whatever the time (SIGTERM's last one) */
+	int node_cursor_empty;  /* the stored node's cursor holds no process */
+	int node_cursor_next_empty; /* and this interval's */
+	struct dmn_node_enc node_enc;
 	struct dmn_samplers *samplers;
 	struct dmn_samples samples; /* this interval's */
 	char merge_exe[DMN_PATH]; /* the iostrata command beside this daemon, whose merge it runs */

@@ -200,7 +200,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	/* the last interval: what the processes did since the previous one */
+	/* the last interval: what the processes did since the previous one, their statistics too */
+	d.stats_now = 1;
 	dmn_interval(&d);
 	dmn_say("stopped after %llu intervals", (unsigned long long)d.intervals);
 	dmn_fini(&d);

@@ -68,6 +68,9 @@ struct store_ops {
 	int (*outbox_del)(struct store *s, unsigned sink, uint64_t upto_seq);
 	int (*outbox_state)(struct store *s, unsigned sink, uint64_t *batches, uint64_t *bytes, uint64_t *dropped);
 	int (*batch_mark)(struct store *s, const char *host, uint64_t seq);
+	/* the node's cursor (schema 11) */
+	int (*node_cursor_put)(struct store *s, const char *host, int64_t t_ms, const void *data, size_t len);
+	int (*node_cursor_get)(struct store *s, const char *host, void **data, size_t *len);
 	/* diagnoses (schema 10) */
 	int (*diagnosis_put)(struct store *s, const struct store_diag_row *d);
 	int (*diagnosis_get)(struct store *s, int64_t job_key, int json, char **out);

@@ -32,6 +32,7 @@ enum rec_type {
 	R_REPORT = 11,
 	R_FINDINGS = 12,
 	R_RUN = 13,
+	R_SPAN = 14, /* version 2: the interval rows after it span dt_ms (a statistics interval) */
 };
 
 /* ---------- a set of keys (the keys a batch has defined) ---------- */
@@ -119,6 +120,7 @@ struct store_batch {
 	uint64_t records;
 	struct run_ctx run; /* the previous run, what the next is written against */
 	struct keyset files;
+	int64_t dt_ms, span_ms; /* the batch's interval, and what its interval rows span now */
 	/* jobs given lazily: their encoded records, written before the first record that uses them */
 	struct lazy {
 		int64_t key;
@@ -228,6 +230,7 @@ void store_batch_start(struct store_batch *b, const char *host, uint64_t seq, in
 	put_i(b, t_ms);
 	put_i(b, dt_ms);
 	put_s(b, host);
+	b->dt_ms = b->span_ms = dt_ms;
 }
 
 /* A lazy job's record, written now if a record about to be written uses it. */
@@ -339,6 +342,11 @@ int store_batch_interval(struct store_batch *b, const struct store_interval *iv,
 		put_u(b, R_FILE);
 		put_i(b, iv->file_key);
 		put_s(b, path);
+	}
+	if (iv->dt_ms != b->span_ms) { /* statistics stored every stats_interval (docs/STREAM.md) */
+		put_u(b, R_SPAN);
+		put_i(b, iv->dt_ms);
+		b->span_ms = iv->dt_ms;
 	}
 	put_u(b, R_INTERVAL);
 	put_i(b, iv->proc_key);
@@ -605,13 +613,15 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 		fault(r, "not a node batch (no \"" STORE_BATCH_MAGIC "\")");
 		return -EBADMSG;
 	}
-	if (r->p[4] != STORE_BATCH_VERSION) {
-		fault(r, "batch version %u, this program reads %u", r->p[4], STORE_BATCH_VERSION);
+	if (r->p[4] < STORE_BATCH_VERSION_MIN || r->p[4] > STORE_BATCH_VERSION) {
+		fault(r, "batch version %u, this program reads %u to %u", r->p[4], STORE_BATCH_VERSION_MIN,
+		      STORE_BATCH_VERSION);
 		return -EBADMSG;
 	}
 	r->p += 5;
 	uint64_t seq = get_u(r);
-	int64_t t_ms = get_i(r), dt_ms = get_i(r);
+	unsigned version = r->start[4];
+	int64_t t_ms = get_i(r), dt_ms = get_i(r), span_ms = dt_ms;
 	const char *host = get_s_req(r, "host");
 	struct run_ctx run;
 	run_ctx_start(&run, t_ms);
@@ -624,6 +634,13 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 		if (r->bad || type == R_END)
 			break;
 		switch (type) {
+		case R_SPAN:
+			span_ms = get_i(r);
+			if (!r->bad && version < 2)
+				fault(r, "a span record in a batch of version %u", version);
+			else if (!r->bad && span_ms < 0)
+				fault(r, "a span of %lld ms", (long long)span_ms);
+			break;
 		case R_JOB: {
 			struct store_job j = {.host = host, .seq = seq};
 			j.key = get_key(r, "job");
@@ -686,7 +703,7 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 			break;
 		}
 		case R_INTERVAL: {
-			struct store_interval iv = {.t_ms = t_ms, .dt_ms = dt_ms};
+			struct store_interval iv = {.t_ms = t_ms, .dt_ms = span_ms};
 			iv.proc_key = get_ref(r, &procs, "process");
 			iv.file_key = get_ref(r, &files, "file");
 			iv.layer = (unsigned)get_max(r, LOG_LAYER_MAX, "layer");
@@ -869,7 +886,8 @@ int store_batch_peek(const void *data, size_t len, char *host, size_t hostlen, u
 		return -ENOMEM;
 	struct rd r = {data, data, (const unsigned char *)data + len, err, sizeof err, 0, copy};
 	int rc = -EBADMSG;
-	if (len >= 5 && !memcmp(data, STORE_BATCH_MAGIC, 4) && r.p[4] == STORE_BATCH_VERSION) {
+	if (len >= 5 && !memcmp(data, STORE_BATCH_MAGIC, 4) && r.p[4] >= STORE_BATCH_VERSION_MIN &&
+	    r.p[4] <= STORE_BATCH_VERSION) {
 		r.p += 5;
 		*seq = get_u(&r);
 		get_i(&r);

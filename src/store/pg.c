@@ -186,11 +186,13 @@ static const struct migration migrations[] = {
 	     "CREATE INDEX diagnoses_app ON diagnoses(app, ranks, start_ms);"
 	     "CREATE INDEX diagnoses_alerts ON diagnoses(t_ms) WHERE anomalies > 0;"
 	     "CREATE INDEX jobs_reported ON jobs(report_ms) WHERE report_json IS NOT NULL;"},
+	/* 11: the node's cursor, as SQLite's 11 (docs/STORE.md, "Two cadences") */
+	{11, "CREATE TABLE node_cursor(host text PRIMARY KEY, t_ms bigint NOT NULL, data bytea NOT NULL);"},
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
 /* A new schema version needs its migration here too: this fails until it has one. */
-_Static_assert(STORE_SCHEMA_VERSION == 10, "migrations[] ends at version 10");
+_Static_assert(STORE_SCHEMA_VERSION == 11, "migrations[] ends at version 11");
 
 /* Any number, so long as every iostrata connection takes the same: schema changes (migrations,
  * a day's partition) are made by one connection at a time. */
@@ -2026,6 +2028,46 @@ static int pg_batch_mark(struct store *s, const char *host, uint64_t seq)
 	return r;
 }
 
+/* ---------- the node's cursor (schema 11) ---------- */
+
+static int pg_node_cursor_put(struct store *s, const char *host, int64_t t_ms, const void *data, size_t len)
+{
+	struct params p = {0};
+	p_str(&p, host);
+	p_i64(&p, t_ms);
+	p_bin(&p, data, len);
+	return exec_p(s, "writing the node's cursor",
+		      "INSERT INTO node_cursor(host, t_ms, data) VALUES($1, $2, $3) ON CONFLICT(host) DO UPDATE SET"
+		      " t_ms = excluded.t_ms, data = excluded.data",
+		      &p);
+}
+
+static int pg_node_cursor_get(struct store *s, const char *host, void **data, size_t *len)
+{
+	struct params p = {0};
+	int r;
+	p_str(&p, host);
+	PGresult *res = run(s, "reading the node's cursor", "SELECT data FROM node_cursor WHERE host = $1", &p, &r);
+	if (!res)
+		return r;
+	r = 0;
+	if (PQntuples(res) == 1) {
+		size_t n = 0;
+		unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(res, 0, 0), &n);
+		if (!b)
+			r = -ENOMEM;
+		else if (n && !(*data = malloc(n)))
+			r = -ENOMEM;
+		else if (n) {
+			memcpy(*data, b, n);
+			*len = n;
+		}
+		PQfreemem(b);
+	}
+	PQclear(res);
+	return r;
+}
+
 /* ---------- diagnoses (schema 10) ---------- */
 
 static int pg_diagnosis_put(struct store *s, const struct store_diag_row *d)
@@ -2167,6 +2209,8 @@ static const struct store_ops store_pg_ops = {
 	.job_series = pg_job_series,
 	.retain = pg_retain,
 	.batch_mark = pg_batch_mark,
+	.node_cursor_put = pg_node_cursor_put,
+	.node_cursor_get = pg_node_cursor_get,
 	.diagnosis_put = pg_diagnosis_put,
 	.diagnosis_get = pg_diagnosis_get,
 	.diag_similar = pg_diag_similar,

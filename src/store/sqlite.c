@@ -46,6 +46,7 @@ enum stmt_id {
 	ST_NODE_CLOSE,
 	ST_ROLLUP_SET,
 	ST_ROLLUP_GET,
+	ST_NODE_CURSOR,
 	ST_NSTMT
 };
 
@@ -100,6 +101,7 @@ static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_ROLLUP_SET] = "INSERT INTO rollup(name, upto_ms) VALUES(?1, ?2) ON CONFLICT(name) DO UPDATE SET"
 			  " upto_ms = max(upto_ms, excluded.upto_ms)",
 	[ST_ROLLUP_GET] = "SELECT upto_ms FROM rollup WHERE name = ?1",
+	[ST_NODE_CURSOR] = "INSERT OR REPLACE INTO node_cursor(host, t_ms, data) VALUES(?1, ?2, ?3)",
 	[ST_JOB_TOTALS] = "UPDATE jobs SET bytes_read = bytes_read + ?2, bytes_written = bytes_written + ?3, "
 			  "bytes_meta = bytes_meta + ?4, reads = reads + ?5, writes = writes + ?6, "
 			  "meta_ops = meta_ops + ?7 WHERE id = ?1",
@@ -306,6 +308,11 @@ static const char *const migrations[] = {
 	"CREATE INDEX diagnoses_app ON diagnoses(app, ranks, start_ms);"
 	"CREATE INDEX diagnoses_alerts ON diagnoses(t_ms) WHERE anomalies > 0;"
 	"CREATE INDEX jobs_reported ON jobs(report_ms) WHERE report_json IS NOT NULL;",
+	/* 11: the node's cursor (docs/STORE.md, "Two cadences"): the per-file statistics and the
+	 * processes' cursors are written every stats_interval, the node-seconds every interval; what
+	 * the node-seconds counted beyond the stored cursors is kept here, one row per host replaced
+	 * in every interval's transaction, so a restarted daemon counts it once */
+	"CREATE TABLE node_cursor(host TEXT PRIMARY KEY, t_ms INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -2046,6 +2053,41 @@ static int sq_batch_mark(struct store *s, const char *host, uint64_t seq)
 	return sqlite3_changes(s->db) ? 0 : 1;
 }
 
+/* ---- the node's cursor (schema 11) ---- */
+
+static int sq_node_cursor_put(struct store *s, const char *host, int64_t t_ms, const void *data, size_t len)
+{
+	sqlite3_stmt *st = s->st[ST_NODE_CURSOR];
+	bind(st, "sib", host, t_ms, data, len);
+	int r = step(s, st, "writing the node's cursor");
+	sqlite3_reset(st);
+	return r < 0 ? r : 0;
+}
+
+static int sq_node_cursor_get(struct store *s, const char *host, void **data, size_t *len)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT data FROM node_cursor WHERE host = ?1", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading the node's cursor");
+	bind(st, "s", host);
+	int r = 0;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t n = (size_t)sqlite3_column_bytes(st, 0);
+		const void *b = sqlite3_column_blob(st, 0);
+		if (n && !(*data = malloc(n)))
+			r = -ENOMEM;
+		else if (n) {
+			memcpy(*data, b, n);
+			*len = n;
+		}
+	} else if (rc != SQLITE_DONE) {
+		r = fail(s, rc, "reading the node's cursor");
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
 /* ---- diagnoses (schema 10) ---- */
 
 static int sq_diagnosis_put(struct store *s, const struct store_diag_row *d)
@@ -2193,6 +2235,8 @@ static const struct store_ops store_sqlite_ops = {
 	.outbox_del = sq_outbox_del,
 	.outbox_state = sq_outbox_state,
 	.batch_mark = sq_batch_mark,
+	.node_cursor_put = sq_node_cursor_put,
+	.node_cursor_get = sq_node_cursor_get,
 	.diagnosis_put = sq_diagnosis_put,
 	.diagnosis_get = sq_diagnosis_get,
 	.diag_similar = sq_diag_similar,

@@ -315,3 +315,15 @@ int store_batch_mark(struct store *s, const char *host, uint64_t seq)
 {
 	return OPTIONAL(s, batch_mark, host, seq);
 }
+
+int store_node_cursor_put(struct store *s, const char *host, int64_t t_ms, const void *data, size_t len)
+{
+	return OPS(s)->node_cursor_put(s, host, t_ms, data, len);
+}
+
+int store_node_cursor_get(struct store *s, const char *host, void **data, size_t *len)
+{
+	*data = NULL;
+	*len = 0;
+	return OPS(s)->node_cursor_get(s, host, data, len);
+}

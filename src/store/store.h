@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -167,6 +167,12 @@ int store_sample_add(struct store *s, const struct store_sample *x);
 int store_dist_add(struct store *s, const struct store_dist *x);
 /* A run of a traced process; one already stored (same process, thread and index) is left as it is. */
 int store_run_add(struct store *s, const struct store_run *x);
+/* The node's cursor (schema 11, docs/STORE.md "Two cadences"): what the node-seconds of host
+ * already counted beyond its processes' stored cursors (the daemon's encoding, opaque here), one
+ * per host, replaced by every interval's transaction (len 0: nothing ahead). get gives a
+ * malloc'd copy in *data (NULL and *len 0 when none is stored). 0 or -errno. */
+int store_node_cursor_put(struct store *s, const char *host, int64_t t_ms, const void *data, size_t len);
+int store_node_cursor_get(struct store *s, const char *host, void **data, size_t *len);
 /* The job's report, rendered by the job pipeline at its end (text and JSON), and its findings as
  * JSON objects (one per finding, the report's "findings" entries). */
 int store_job_report_put(struct store *s, int64_t job_key, const char *text, const char *json);

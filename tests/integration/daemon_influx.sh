@@ -3,7 +3,8 @@
 # (its dirs under $T, HTTP and RPC on free loopback ports, nothing else listening), as root:
 # a job with known bytes whose id needs escaping ("odd job,1"); the sums InfluxDB returns equal
 # the job's report and the daemon's store exactly (per layer and category, the job's totals, the
-# node's seconds). Then influxd is stopped while a second job runs: its batches wait in the spool
+# node's seconds), the daemon killed once meanwhile while node-seconds were ahead of the stored
+# statistics. Then influxd is stopped while a second job runs: its batches wait in the spool
 # (the store's outbox), and once influxd is back (same data directory) the spool empties and both
 # jobs' sums are exact. Last, the daemon is put back on a copy of its store taken while the spool
 # was full, so every spooled batch is delivered a second time (a daemon killed between a delivery
@@ -132,14 +133,20 @@ check_node() {
 			WHERE layer = 1" | tr '|' ' ')" "$(influx_sum iostrata_node "layer = 'posix'")"
 }
 
-# --- job 1, influxd up: 3 rounds of 20 x 4 KiB appends across intervals, then a read ---
+# --- job 1, influxd up: 3 rounds of 20 x 4 KiB appends across intervals, then a read; the
+#     daemon is killed with SIGKILL while node-seconds are ahead of the stored statistics (its
+#     batches of them already sent: none may be sent twice, docs/STORE.md "Two cadences") ---
 J1="odd job,1"
 "$IOSTRATA" run -q -o "$T/j1" --job "$J1" -- sh -c "
 	for i in 1 2 3; do
 		dd if=/dev/zero of=$T/w1.dat bs=4096 count=20 oflag=append conv=notrunc 2>/dev/null
 		sleep 0.4
 	done
-	cat $T/w1.dat > /dev/null"
+	cat $T/w1.dat > /dev/null" &
+j1pid=$!
+daemon_kill_ahead && ok "job 1: SIGKILL while node-seconds were ahead of the statistics" ||
+	fail "job 1: SIGKILL while node-seconds were ahead of the statistics" "never caught so, or no restart"
+wait "$j1pid"
 wait_until job_ended "$J1" || fail "job 1 ended in the store" "still running after 90 s"
 wait_until spool_empty || fail "spool empties while influxd is up" "$(spool) batches left"
 eq "job 1: 245,760 bytes appended by 60 writes (its report)" "245760 60" \
@@ -147,6 +154,8 @@ eq "job 1: 245,760 bytes appended by 60 writes (its report)" "245760 60" \
 		"\(map(.bytes_written) | add) \(map(.writes) | add)"' <("$IOSTRATA" report --json "$T/j1" 2>/dev/null))"
 check_job "$J1" "$T/j1"
 check_node "influxd up"
+eq "job 1 across the SIGKILL: iostrata_node posix = its report (nothing sent twice)" "$(report posix "$T/j1")" \
+	"$(influx_sum iostrata_node "layer = 'posix'")"
 eq "the job id's comma and space written and read back as they are" "$J1" \
 	"$(iq "SHOW TAG VALUES FROM iostrata_job WITH KEY = \"job\"" | jq -r '.results[0].series[0].values[0][1]')"
 

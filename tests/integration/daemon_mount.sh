@@ -9,7 +9,9 @@ source "$(dirname "$0")/lib_daemon.sh"
 mount_ready || exit 0
 mount_workspace
 LIVE="$T/liveroot"
-daemon_conf "dist_every = 10"
+# statistics every interval (stats_interval = interval): the monitor's live log is read in
+# place at each, so its requests land in several intervals
+daemon_conf "dist_every = 10" "stats_interval = 0.5"
 trap 'daemon_stop; mount_cleanup' EXIT
 daemon_start || fail "daemon starts" "$(tail -3 "$T/daemon.err")"
 "$IOSTRATA" mount --background -q -o "$T/mj" --job mjob "$SRC" "$MNT" || fail "mount" "iostrata mount failed"

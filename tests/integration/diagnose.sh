@@ -43,7 +43,10 @@ mount "$LOOP" "$MNT" || { fail "mount the loop device" "$LOOP"; exit 0; }
 MAJMIN=$(lsblk -dno MAJ:MIN "$LOOP" | tr -d ' ')
 mkdir "$CGD"
 
-daemon_conf "archive = none" "interval = 1"
+# statistics every second (stats_interval = interval): the jobs here last seconds, and a job's
+# series for its diagnosis is read from its interval statistics (src/store/diagnosis.c buckets
+# them per second)
+daemon_conf "archive = none" "interval = 1" "stats_interval = 1"
 daemon_start || { fail "daemon starts" "$(cat "$T/daemon.err")"; exit 0; }
 DB="sqlite:$T/store/store.db"
 # app JOB [THROTTLED]: the application, in the test's cgroup (throttled or not)

@@ -40,3 +40,26 @@ daemon_stop() {
 	wait "$DPID" 2>/dev/null
 	DPID=
 }
+
+# daemon_ahead: 0 when the store's node cursor holds a process: node-seconds were stored beyond
+# the stored statistics and cursors (docs/STORE.md, "Two cadences").
+daemon_ahead() {
+	[ "$(sqlite3 -batch -noheader "$T/store/store.db" "SELECT length(data) > 0 FROM node_cursor" 2>/dev/null)" = 1 ]
+}
+
+# daemon_kill_ahead: SIGKILL once node-seconds are ahead of the stored statistics, and start
+# again. The store as the kill left it must show them ahead (a kill that lost the race with a
+# statistics commit is tried again, 5 times at most, waiting up to 10 s for each): 0, or 1.
+daemon_kill_ahead() {
+	local try
+	for try in 1 2 3 4 5; do
+		for _ in $(seq 200); do daemon_ahead && break; sleep 0.05; done
+		kill -9 "$DPID"; wait "$DPID" 2>/dev/null
+		if daemon_ahead; then
+			daemon_start && return 0
+			return 1
+		fi
+		daemon_start || return 1
+	done
+	return 1
+}

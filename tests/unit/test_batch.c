@@ -257,9 +257,13 @@ int main(void)
 	r = store_batch_decode(m, len, NULL, NULL, err, sizeof err);
 	check("not a batch: said so", r == -EBADMSG && strstr(err, "not a node batch"), "%s", err);
 	memcpy(m, data, len);
-	m[4] = 2;
+	m[4] = STORE_BATCH_VERSION + 1;
 	r = store_batch_decode(m, len, NULL, NULL, err, sizeof err);
-	check("another version: said so", r == -EBADMSG && strstr(err, "batch version 2"), "%s", err);
+	check("another version: said so", r == -EBADMSG && strstr(err, "batch version 3"), "%s", err);
+	memcpy(m, data, len);
+	m[4] = 1;
+	r = store_batch_decode(m, len, NULL, NULL, err, sizeof err);
+	check("a batch of version 1 (a spool older than span records) still decodes", r == 0, "%s", err);
 	free(m);
 	unsigned char *longer = malloc(len + 1);
 	memcpy(longer, data, len);
@@ -287,6 +291,38 @@ int main(void)
 	store_batch_start(b2, "node-a", 3, 0, 1000);
 	store_batch_job_lazy(b2, &lj);
 	eq_u64("an interval where nothing used a job: no record", store_batch_records(b2), 0);
+
+	/* interval rows of a statistics interval (10 s) in the batch of a 1 s interval: one span
+	 * record before the first, their dt_ms given back to each; node-seconds keep the batch's */
+	store_batch_start(b2, "node-a", 4, 5000, 1000);
+	struct store_job sj = {.key = 1, .job = "j", .uid = 1};
+	struct store_proc spr = {.key = 2, .job_key = 1, .pid = 1};
+	store_batch_job(b2, &sj);
+	store_batch_proc(b2, &spr);
+	struct store_interval siv = {.t_ms = 5000, .dt_ms = 10000, .proc_key = 2, .file_key = 4, .layer = 1, .cat = 1,
+				     .bytes = 7, .calls = 1};
+	store_batch_interval(b2, &siv, "/span");
+	siv.cat = 0;
+	store_batch_interval(b2, &siv, "/span");
+	size_t nospan = 0;
+	data2 = store_batch_finish(b2, &len2);
+	struct store_batch *b4 = store_batch_new();
+	struct again a4 = {.b = b4};
+	r = store_batch_decode(data2, len2, &again_v, &a4, err, sizeof err);
+	check("span: the batch decodes", r == 0, "%s", err);
+	const void *data4 = store_batch_finish(b4, &nospan);
+	check("span: decoded and encoded again, the same bytes (each row's dt_ms given back, or no span)",
+	      data4 && nospan == len2 && !memcmp(data2, data4, len2), "%zu vs %zu bytes", nospan, len2);
+	for (size_t i = 0; i < a4.nfiles; i++)
+		free(a4.path[i]);
+	unsigned char *v1 = malloc(len2);
+	memcpy(v1, data2, len2);
+	v1[4] = 1;
+	r = store_batch_decode(v1, len2, NULL, NULL, err, sizeof err);
+	check("span: refused in a batch of version 1", r == -EBADMSG && strstr(err, "span record in a batch of version 1"),
+	      "%s", err);
+	free(v1);
+	store_batch_free(b4);
 
 	/* a key used before it is defined */
 	store_batch_start(b2, "node-a", 1, 0, 1000);

@@ -3,8 +3,13 @@
  * The daemon's cursors (src/daemon/cursor.c): what a restarted daemon goes on from. A cursor
  * survives its stored form exactly (records, values, histograms, negative pids, large values);
  * every cut of the stored form and every flipped count is refused, never half-read; set keeps the
- * records sorted and replaces by key; zero says whether anything was counted.
+ * records sorted and replaces by key; zero says whether anything was counted. The node's cursor
+ * (docs/STORE.md, "Two cadences"): a record's differences become its layer's node figures, a
+ * restart's owed figures are paid from the next differences as far as they go, and the stored form
+ * gives back every process, layer, figure and sparse histogram, sorted, refusing every cut and a
+ * process given twice.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,5 +116,69 @@ int main(void)
 	free(blob);
 	dmn_cursor_free(&z);
 	dmn_cursor_free(&c);
+
+	/* ---- the node's cursor ---- */
+	struct dmn_aheads a = {0};
+	struct dmn_rec r0 = rec(5, 0, 1, 100), r1 = rec(5, 0, 1, 150), r2 = rec(9, 0, 4, 7);
+	dmn_ahead_add(&a, &r1, &r0);
+	dmn_ahead_add(&a, &r2, NULL);
+	struct dmn_ahead *l1 = dmn_ahead_find(&a, 1), *l4 = dmn_ahead_find(&a, 4);
+	check("ahead: one entry per layer, sorted", a.n == 2 && a.a[0].layer == 1 && a.a[1].layer == 4, "n %zu", a.n);
+	check("ahead: a difference's figures (bytes and calls read and written, metadata calls)",
+	      l1 && l1->v[DMN_A_BYTES_READ] == 50 && l1->v[DMN_A_WRITES] == 50 && l1->v[DMN_A_META] == 50 && l1->rh[0] == 50 &&
+		      l1->wh[7] == 50ull << 20 && l1->rh[1] == 0,
+	      "bytes read %llu", l1 ? (unsigned long long)l1->v[DMN_A_BYTES_READ] : 0ull);
+	check("ahead: from nothing, the record's whole figures",
+	      l4 && l4->v[DMN_A_BYTES_WRITTEN] == 7 + DMN_V(STORE_CAT_WRITE, DMN_V_BYTES) * 1000003ull, "wrong");
+	struct dmn_ahead owed = *l1, pay = *l1;
+	owed.v[DMN_A_READS] = pay.v[DMN_A_READS] + 3;
+	dmn_ahead_pay(&pay, &owed);
+	check("pay: what is owed is taken out, as far as the differences go",
+	      pay.v[DMN_A_BYTES_READ] == 0 && owed.v[DMN_A_BYTES_READ] == 0 && pay.v[DMN_A_READS] == 0 &&
+		      owed.v[DMN_A_READS] == 3 && pay.wh[7] == 0 && owed.wh[7] == 0,
+	      "reads %llu owed %llu", (unsigned long long)pay.v[DMN_A_READS], (unsigned long long)owed.v[DMN_A_READS]);
+	check("zero: aheads that moved", !dmn_aheads_zero(&a), "zero");
+
+	struct dmn_node_enc e = {0};
+	struct dmn_aheads b = {0};
+	dmn_aheads_add(&b, l4);
+	dmn_node_enc_add(&e, 4242, 1ull << 50, &a);
+	dmn_node_enc_add(&e, -7, 3, &b);
+	const void *nb = dmn_node_enc_finish(&e, &len);
+	struct dmn_node_ent *v = NULL;
+	size_t n = 0;
+	int nr = dmn_node_decode(nb, len, &v, &n);
+	check("node's cursor: two processes decode, sorted by pid", nr == 0 && n == 2 && v[0].pid == -7 && v[1].pid == 4242,
+	      "r %d n %zu", nr, n);
+	struct dmn_node_ent *f = nr == 0 ? dmn_node_find(v, n, 4242, 1ull << 50) : NULL;
+	check("node's cursor: every layer, figure and bucket given back",
+	      f && f->a.n == 2 && !memcmp(f->a.a, a.a, 2 * sizeof *a.a), "differs");
+	check("node's cursor: find by (pid, start), absent start", nr == 0 && !dmn_node_find(v, n, 4242, 1), "found");
+	check("node's cursor: sparse histograms (the two processes' 3 layers in under 200 bytes)", len < 200, "%zu bytes",
+	      len);
+	dmn_node_ents_free(v, n);
+	refused = 1;
+	for (size_t cut = 1; cut < len; cut++) {
+		if (dmn_node_decode(nb, cut, &v, &n) == 0) {
+			refused = 0;
+			dmn_node_ents_free(v, n);
+		}
+	}
+	check("node's cursor: every cut refused", refused, "a cut decoded");
+	void *copy = malloc(len);
+	memcpy(copy, nb, len);
+	((unsigned char *)copy)[1] = 'X';
+	check("node's cursor: a foreign blob refused", dmn_node_decode(copy, len, &v, &n) == -EBADMSG, "decoded");
+	free(copy);
+	dmn_node_enc_add(&e, 1, 1, &b);
+	dmn_node_enc_add(&e, 1, 1, &b);
+	nb = dmn_node_enc_finish(&e, &len);
+	check("node's cursor: a process twice refused", dmn_node_decode(nb, len, &v, &n) == -EBADMSG, "decoded");
+	nb = dmn_node_enc_finish(&e, &len);
+	check("node's cursor: none ahead is 0 bytes, and decodes empty",
+	      len == 0 && dmn_node_decode(nb, len, &v, &n) == 0 && n == 0, "%zu bytes", len);
+	free(e.buf);
+	dmn_aheads_free(&a);
+	dmn_aheads_free(&b);
 	return failures != 0;
 }

@@ -77,6 +77,13 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The median of v[0..n) (sorted in place); 0 for none. */
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
 int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal, double *expected)
 {
 	double thmin = 0, thmax = 0;
@@ -115,8 +122,7 @@ int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal
 	if (!m)
 		for (size_t i = 0; i < n; i++)
 			means[m++] = v[i].mean_bw;
-	qsort(means, m, sizeof *means, cmp_double);
-	*expected = m ? (m % 2 ? means[m / 2] : (means[m / 2 - 1] + means[m / 2]) / 2) : 0;
+	*expected = median(means, m);
 	/* abnormal: DBSCAN's noise, and slower (a phase faster than usual is nobody's problem) */
 	for (size_t i = 0; i < n; i++)
 		abnormal[i] = kind[i] == DGN_NOISE && v[i].mean_bw < (1 - DGN_SLOWER) * *expected;
@@ -188,6 +194,7 @@ static int find_cause(const struct dgn_job *j, const struct dgn_context *ctx, un
 		}
 	}
 	struct dgn_finding *f;
+	int slow_bw_known = 0; /* a degraded node's figures are its own against the others' */
 	if (types || sharing + 1 >= DGN_MANY_JOBS) {
 		if (!(f = add(r, cap, DGN_INTERFERENCE)))
 			return -ENOMEM;
@@ -221,15 +228,25 @@ static int find_cause(const struct dgn_job *j, const struct dgn_context *ctx, un
 			}
 			free(bw);
 		}
+		unsigned jobs = 0, before = 0;
 		if (slow) {
 			if (!(f = add(r, cap, DGN_DEGRADED_NODE)))
 				return -ENOMEM;
-			unsigned jobs = 0;
 			f->node = slow;
 			f->history = ctx->node_slow_before ? ctx->node_slow_before(ctx->ctx, slow, &jobs) : 0;
 			f->value = slow_bw;
 			f->expected = others;
 			f->slower = others > 0 ? 1 - slow_bw / others : 0;
+			slow_bw_known = 1;
+		} else if (j->host && ctx->node_slow_before &&
+			   (before = ctx->node_slow_before(ctx->ctx, j->host, &jobs)) >= DGN_NODE_RECORD_SLOW) {
+			/* no other node to compare with (or none slower), but the node was slow for
+			 * earlier jobs too, with no neighbour to blame: it, or its device, is degraded */
+			if (!(f = add(r, cap, DGN_DEGRADED_NODE)))
+				return -ENOMEM;
+			f->node = j->host;
+			f->history = before;
+			f->by_record = 1;
 		} else if (!(f = add(r, cap, DGN_UNEXPLAINED))) {
 			return -ENOMEM;
 		}
@@ -237,7 +254,7 @@ static int find_cause(const struct dgn_job *j, const struct dgn_context *ctx, un
 	f->phase = index;
 	f->start_ms = p->start_ms;
 	f->end_ms = p->end_ms;
-	if (f->kind != DGN_DEGRADED_NODE) {
+	if (f->kind != DGN_DEGRADED_NODE || !slow_bw_known) {
 		f->value = p->mean_bw;
 		f->expected = expected;
 		f->slower = expected > 0 ? 1 - p->mean_bw / expected : 0;
@@ -291,7 +308,7 @@ static int hist_load(const struct dgn_job *j, const struct dgn_context *ctx, str
 		if (hj->key == j->key || dgn_phases(&hj->series, &ph, &nph) < 0)
 			continue;
 		for (size_t k = 0; k < nph; k++)
-			if (hist_add(h, &hj->series, &ph[k]) < 0) {
+			if (ph[k].n >= DGN_MIN_PHASE && hist_add(h, &hj->series, &ph[k]) < 0) {
 				free(ph);
 				return -ENOMEM;
 			}
@@ -311,6 +328,7 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 			return -ENOMEM;
 		f->value = (double)j->series.n;
 		f->expected = 4;
+		f->lack = DGN_LACK_SAMPLES;
 		f->start_ms = j->start_ms;
 		f->end_ms = j->end_ms;
 		return 0;
@@ -328,8 +346,15 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 		goto fail_h;
 	}
 	int said_short = 0;
+	size_t judged = 0, longest = 0;
 	for (size_t i = 0; i < out->nphases; i++) {
 		const struct dgn_phase *p = &out->phases[i];
+		/* a phase of a few seconds has no vector to speak of (D bins, 2 or 3 samples): its
+		 * level is whatever the last second did, noise of the machine more than of the job */
+		longest = p->n > longest ? p->n : longest;
+		if (p->n < DGN_MIN_PHASE)
+			continue;
+		judged++;
 		/* the similar phases: the history's of the same type, and this one last */
 		size_t n = 0;
 		for (size_t k = 0; k < h.n; k++)
@@ -357,6 +382,7 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 			f->start_ms = p->start_ms;
 			f->end_ms = p->end_ms;
 			f->history = (unsigned)(n - 1);
+			f->lack = DGN_LACK_HISTORY;
 			continue;
 		}
 		double expected = 0;
@@ -379,6 +405,18 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 		f->history = (unsigned)(n - 1);
 		if ((r = find_cause(j, ctx, (unsigned)i, p, expected, out, &cap)) < 0)
 			goto fail_h;
+	}
+	if (out->nphases && !judged) {
+		/* phases, all too short to judge: said, with the longest and what is needed */
+		if (!(f = add(out, &cap, DGN_NOT_ENOUGH_DATA))) {
+			r = -ENOMEM;
+			goto fail_h;
+		}
+		f->value = (double)longest;
+		f->expected = DGN_MIN_PHASE;
+		f->start_ms = j->start_ms;
+		f->end_ms = j->end_ms;
+		f->lack = DGN_LACK_PHASE;
 	}
 	free(v);
 	free(abn);

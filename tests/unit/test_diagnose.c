@@ -167,7 +167,7 @@ static unsigned slow_before(void *ctx, const char *node, unsigned *jobs)
 {
 	(void)ctx;
 	*jobs = 3;
-	return !strcmp(node, "n3") ? 2 : 0;
+	return !strcmp(node, "n3") ? 2 : !strcmp(node, "n1") ? 1 : 0;
 }
 
 static void diagnoses(void)
@@ -266,11 +266,48 @@ static void diagnoses(void)
 	check("no cause found: unexplained", r == 0 && res.n == 2 && res.f[1].kind == DGN_UNEXPLAINED, "n %zu", res.n);
 	dgn_result_free(&res);
 
+	/* alone on its node, the node slow for 2 of its latest jobs before: the node named (from
+	 * its record: the phase's figures); slow for 1 (n1 in slow_before): unexplained */
+	j.host = "n3";
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("alone on n3, slow in 2 jobs before: degraded node n3 by its record",
+	      r == 0 && res.n == 2 && res.f[1].kind == DGN_DEGRADED_NODE && res.f[1].by_record &&
+		      res.f[1].node == j.host && res.f[1].history == 2 && res.f[1].value == res.f[0].value &&
+		      res.f[1].expected == res.f[0].expected,
+	      "n %zu kind %d", res.n, res.n > 1 ? (int)res.f[1].kind : -1);
+	dgn_result_free(&res);
+	j.host = "n1";
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("alone on n1, slow in 1 job before: unexplained", r == 0 && res.n == 2 &&
+	      res.f[1].kind == DGN_UNEXPLAINED, "n %zu kind %d", res.n, res.n > 1 ? (int)res.f[1].kind : -1);
+	dgn_result_free(&res);
+	j.host = "n3";
+	for (int i = 10; i < 30; i++)
+		job_w[i] = noise(100 * MB, 0.03);
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("a normal run on the degraded node: no finding", r == 0 && res.n == 0, "n %zu", res.n);
+	dgn_result_free(&res);
+	for (int i = 10; i < 30; i++)
+		job_w[i] = noise(40 * MB, 0.03);
+	/* the same slow run in phases of 3 s (idle seconds between): too short to judge, said */
+	double short_w[40] = {0};
+	for (int i = 10; i < 30; i++)
+		short_w[i] = (i - 10) % 4 == 3 ? 0 : 40 * MB;
+	struct dgn_job js = job_of(4, short_w, 5000000);
+	r = dgn_diagnose(&js, &ctx, &res);
+	check("phases of 3 s: not enough data (3 of 4 seconds), no judgement",
+	      r == 0 && res.nphases == 5 && res.n == 1 && res.f[0].kind == DGN_NOT_ENOUGH_DATA &&
+		      res.f[0].lack == DGN_LACK_PHASE && res.f[0].value == 3 && res.f[0].expected == DGN_MIN_PHASE,
+	      "phases %zu n %zu kind %d value %.0f", res.nphases, res.n, res.n ? (int)res.f[0].kind : -1,
+	      res.n ? res.f[0].value : -1);
+	dgn_result_free(&res);
+	j.host = NULL;
+
 	/* two runs of history: not enough to judge, said once with the figures */
 	ctx.nhistory = 2;
 	r = dgn_diagnose(&j, &ctx, &res);
 	check("2 similar phases: not enough data (2 of 4)", r == 0 && res.n == 1 && res.f[0].kind == DGN_NOT_ENOUGH_DATA &&
-	      res.f[0].value == 2 && res.f[0].expected == 4, "n %zu", res.n);
+	      res.f[0].value == 2 && res.f[0].expected == 4 && res.f[0].lack == DGN_LACK_HISTORY, "n %zu", res.n);
 	dgn_result_free(&res);
 	ctx.nhistory = 0;
 	r = dgn_diagnose(&j, &ctx, &res);

@@ -113,19 +113,28 @@ int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal
 	double eps = dgn_eps_knee(pts, n, DGN_D, min_pts);
 	if ((r = dgn_dbscan(pts, n, DGN_D, eps, min_pts, kind, cl)) < 0)
 		goto out;
-	/* what the group does: the median mean bandwidth of its clustered phases (all of them when
-	 * DBSCAN found no cluster) */
-	size_t m = 0;
+	/* what the group does: the median mean bandwidth of its largest cluster (of all its phases
+	 * when DBSCAN found none). A smaller cluster is not the application's behaviour: slow runs
+	 * that recur (a device degraded for several jobs) make one of their own as soon as there
+	 * are min_pts of them, and must stay abnormal */
+	size_t *size = calloc(n + 1, sizeof *size), m = 0;
+	int main_cl = -1;
+	if (!size) {
+		r = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++)
-		if (kind[i] != DGN_NOISE)
-			means[m++] = v[i].mean_bw;
-	if (!m)
-		for (size_t i = 0; i < n; i++)
+		if (cl[i] >= 0 && ++size[cl[i]] > (main_cl < 0 ? 0 : size[main_cl]))
+			main_cl = cl[i];
+	free(size);
+	for (size_t i = 0; i < n; i++)
+		if (main_cl < 0 || cl[i] == main_cl)
 			means[m++] = v[i].mean_bw;
 	*expected = median(means, m);
-	/* abnormal: DBSCAN's noise, and slower (a phase faster than usual is nobody's problem) */
+	/* abnormal: outside it (noise, or a smaller cluster), and slower (a phase faster than
+	 * usual is nobody's problem) */
 	for (size_t i = 0; i < n; i++)
-		abnormal[i] = kind[i] == DGN_NOISE && v[i].mean_bw < (1 - DGN_SLOWER) * *expected;
+		abnormal[i] = (main_cl < 0 || cl[i] != main_cl) && v[i].mean_bw < (1 - DGN_SLOWER) * *expected;
 	r = 0;
 out:
 	free(pts);

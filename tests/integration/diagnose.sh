@@ -7,6 +7,7 @@
 # slower than its 6 similar phases), with no cause among its neighbours; beside the storm the
 # cause is interference of the high-metadata kind, the storm's job named; the clean runs have no
 # finding; a job with no history says "not enough data"; bad arguments get one line and exit 2.
+# Throttled twice more at the end, the node, slow for 2 of its latest 5 jobs, is named degraded.
 # The daemon diagnoses each job when it ends and stores the result once (schema 10): the CLI and
 # the API show the stored one; a restart diagnoses only what it left undiagnosed; the alerts (the
 # API's `anomalies`, the event stream's `alert` events) list the two faulted runs and nothing else;
@@ -190,6 +191,27 @@ daemon_start || fail "daemon restarts" "$(tail -3 "$T/daemon.err")"
 diag_done again
 eq "restart: the missing diagnosis made once, the others untouched" "10 $before" \
 	"$(q "SELECT count(*) FROM diagnoses") $(q "SELECT job_id, t_ms FROM diagnoses WHERE job_id <> (SELECT id FROM jobs WHERE job = 'again') ORDER BY job_id")"
+
+# the device degraded across jobs: throttled twice more. The first finds the node slow in 1 of
+# its latest 5 jobs before (slow; stormy's cause was its neighbour): unexplained; the second in
+# 2 of them (slow, slow2): the node named degraded, from its record
+app slow2 throttled
+job_done slow2
+diag_done slow2
+app slow3 throttled
+job_done slow3
+diag_done slow3
+out=$("$IOSTRATA" diagnose slow2 --store "$DB" --json)
+eq "degraded again, slow once before on this node: unexplained" "abnormal_phase;unexplained" \
+	"$(jq -r '[.findings[] | select(.kind != "not_enough_data") | .kind] | join(";")' <<<"$out")"
+out=$("$IOSTRATA" diagnose slow3 --store "$DB" --json)
+eq "degraded a third time, slow in 2 of the node's latest 5 jobs: the node named degraded" \
+	"abnormal_phase;degraded_node $(hostname) 2" \
+	"$(jq -r '[.findings[] | select(.kind != "not_enough_data") | if .kind == "degraded_node" then "\(.kind) \(.node) \(.history)" else .kind end] | join(";")' <<<"$out")"
+"$IOSTRATA" diagnose slow3 --store "$DB" >"$T/slow3.txt"
+eq "text: the node's record said" 1 "$(grep -c "cause: node $(hostname) degraded: no interfering neighbour, and slow in 2 of its latest 5 jobs before" "$T/slow3.txt")"
+eq "API alerts: slow3's degraded node among them" 1 \
+	"$(curl -s "$URL/api/v1/alerts" | jq -r '.anomalies[] | "\(.job) \(.finding.kind)"' | grep -cx 'slow3 degraded_node')"
 
 # bad input
 out=$("$IOSTRATA" diagnose --store "$DB" 2>&1)

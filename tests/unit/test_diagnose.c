@@ -303,6 +303,27 @@ static void diagnoses(void)
 	dgn_result_free(&res);
 	j.host = NULL;
 
+	/* the device degraded for the 4 latest runs before: 4 slow phases make a cluster of their
+	 * own (min_pts 4), which is not what the application does: the slow run is abnormal, against
+	 * the largest cluster's 100 MB/s */
+	{
+		static double slow_h[4][40];
+		struct dgn_job h2[HN + 4];
+		memcpy(h2, hist, sizeof hist);
+		for (int h = 0; h < 4; h++) {
+			for (int i = 10; i < 30; i++)
+				slow_h[h][i] = noise(40 * MB, 0.03);
+			h2[HN + h] = job_of(300 + h, slow_h[h], 3000000 + (int64_t)h * 100000);
+		}
+		struct dgn_context c2 = {.history = h2, .nhistory = HN + 4};
+		r = dgn_diagnose(&j, &c2, &res);
+		check("slow after 4 slow runs (a cluster of their own): abnormal against the largest cluster",
+		      r == 0 && res.n == 2 && res.f[0].kind == DGN_ABNORMAL_PHASE && res.f[0].expected > 95 * MB &&
+			      res.f[0].history == HN + 4,
+		      "n %zu expected %.0f", res.n, res.n ? res.f[0].expected : 0);
+		dgn_result_free(&res);
+	}
+
 	/* two runs of history: not enough to judge, said once with the figures */
 	ctx.nhistory = 2;
 	r = dgn_diagnose(&j, &ctx, &res);

@@ -71,6 +71,24 @@ static void rate_over(const struct dgn_series *s, int64_t from, int64_t to, doub
 	*meta = m / secs;
 }
 
+/* Bytes per second of s over its samples in [from, to) that moved bytes (the seconds it was
+ * doing I/O there): a node that finished its share early is as fast as it was, not slower for
+ * the seconds it then waited. 0 (and *active 0) when none did. */
+static double active_rate_over(const struct dgn_series *s, int64_t from, int64_t to, size_t *active)
+{
+	double b = 0;
+	*active = 0;
+	for (size_t i = 0; s->dt_ms > 0 && i < s->n; i++) {
+		int64_t t = s->t0_ms + (int64_t)i * s->dt_ms;
+		double x = (s->read ? s->read[i] : 0) + (s->write ? s->write[i] : 0);
+		if (t + s->dt_ms <= from || t >= to || x <= 0)
+			continue;
+		b += x;
+		(*active)++;
+	}
+	return *active ? b * 1000.0 / ((double)*active * (double)s->dt_ms) : 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -217,21 +235,26 @@ static int find_cause(const struct dgn_job *j, const struct dgn_context *ctx, un
 		const char *slow = NULL;
 		double slow_bw = 0, others = 0;
 		if (j->nnodes >= 2) {
-			double *bw = malloc(j->nnodes * sizeof *bw), meta;
+			/* each node's bandwidth over its own seconds of I/O in the phase: the job's
+			 * nodes that did I/O then are compared, an idle one is not slow */
+			double *bw = malloc(j->nnodes * sizeof *bw);
 			if (!bw)
 				return -ENOMEM;
-			for (size_t i = 0; i < j->nnodes; i++)
-				rate_over(&j->node_series[i], p->start_ms, p->end_ms, &bw[i], &meta);
-			size_t lo = 0;
-			for (size_t i = 1; i < j->nnodes; i++)
-				if (bw[i] < bw[lo])
+			size_t lo = j->nnodes, busy = 0, act;
+			for (size_t i = 0; i < j->nnodes; i++) {
+				bw[i] = active_rate_over(&j->node_series[i], p->start_ms, p->end_ms, &act);
+				if (!act)
+					continue;
+				busy++;
+				if (lo == j->nnodes || bw[i] < bw[lo])
 					lo = i;
+			}
 			double sum = 0;
-			for (size_t i = 0; i < j->nnodes; i++)
-				if (i != lo)
+			for (size_t i = 0; busy >= 2 && i < j->nnodes; i++)
+				if (i != lo && bw[i] > 0)
 					sum += bw[i];
-			others = sum / (double)(j->nnodes - 1);
-			if (bw[lo] < (1 - DGN_NODE_SLOWER) * others) {
+			others = busy >= 2 ? sum / (double)(busy - 1) : 0;
+			if (busy >= 2 && bw[lo] < (1 - DGN_NODE_SLOWER) * others) {
 				slow = j->node_names[lo];
 				slow_bw = bw[lo];
 			}

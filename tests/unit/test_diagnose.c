@@ -261,6 +261,27 @@ static void diagnoses(void)
 		      res.f[1].expected == 12 * MB,
 	      "n %zu kind %d", res.n, res.n > 1 ? (int)res.f[1].kind : -1);
 	dgn_result_free(&res);
+	/* the other nodes wrote their share at 12 MB/s in 8 s and waited; n3 took the phase's 20 s
+	 * at 4 MB/s: compared over each node's own seconds of I/O, n3 is the slow one (over the
+	 * phase's 20 s the others' 4.8 MB/s would hide it) */
+	for (int k = 0; k < 4; k++)
+		for (int i = 10; i < 30; i++)
+			node_w[k][i] = k == 2 ? 4 * MB : i < 18 ? 12 * MB : 0;
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("the others done early: still n3, 4 against 12 MB/s", r == 0 && res.n == 2 &&
+	      res.f[1].kind == DGN_DEGRADED_NODE && res.f[1].node && !strcmp(res.f[1].node, "n3") &&
+	      res.f[1].value == 4 * MB && res.f[1].expected == 12 * MB,
+	      "n %zu kind %d value %.0f expected %.0f", res.n, res.n > 1 ? (int)res.f[1].kind : -1,
+	      res.n > 1 ? res.f[1].value : 0, res.n > 1 ? res.f[1].expected : 0);
+	dgn_result_free(&res);
+	/* only n3 did I/O in the phase: nobody to compare it with, no degraded node from there */
+	for (int k = 0; k < 4; k++)
+		for (int i = 10; i < 30; i++)
+			node_w[k][i] = k == 2 ? 4 * MB : 0;
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("the other nodes idle: no degraded node among them, unexplained", r == 0 && res.n == 2 &&
+	      res.f[1].kind == DGN_UNEXPLAINED, "n %zu kind %d", res.n, res.n > 1 ? (int)res.f[1].kind : -1);
+	dgn_result_free(&res);
 	j.nnodes = 0;
 	r = dgn_diagnose(&j, &ctx, &res);
 	check("no cause found: unexplained", r == 0 && res.n == 2 && res.f[1].kind == DGN_UNEXPLAINED, "n %zu", res.n);

@@ -131,28 +131,35 @@ int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal
 	double eps = dgn_eps_knee(pts, n, DGN_D, min_pts);
 	if ((r = dgn_dbscan(pts, n, DGN_D, eps, min_pts, kind, cl)) < 0)
 		goto out;
-	/* what the group does: the median mean bandwidth of its largest cluster (of all its phases
-	 * when DBSCAN found none). A smaller cluster is not the application's behaviour: slow runs
-	 * that recur (a device degraded for several jobs) make one of their own as soon as there
-	 * are min_pts of them, and must stay abnormal */
-	size_t *size = calloc(n + 1, sizeof *size), m = 0;
-	int main_cl = -1;
-	if (!size) {
+	/* what the group does: the median mean bandwidth of all its phases (fewer than half of them
+	 * slow cannot move it; DBSCAN's clusters can split or leave the clean ones as noise when
+	 * their edges vary, slow runs that recur are alike) */
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		means[m++] = v[i].mean_bw;
+	*expected = median(means, m);
+	double below = (1 - DGN_SLOWER) * *expected;
+	/* a cluster whose median is that much slower is slow runs that recur (a device degraded
+	 * for several jobs makes one as soon as there are min_pts of them), not a behaviour */
+	unsigned char *slow_cl = calloc(n + 1, 1);
+	if (!slow_cl) {
 		r = -ENOMEM;
 		goto out;
 	}
+	for (int c = 0; c < (int)n; c++) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (cl[i] == c)
+				means[k++] = v[i].mean_bw;
+		if (!k)
+			break; /* clusters are numbered from 0 in the order found */
+		slow_cl[c] = median(means, k) < below;
+	}
+	/* abnormal: noise or in a slow cluster, and slower (a phase faster than usual is nobody's
+	 * problem) */
 	for (size_t i = 0; i < n; i++)
-		if (cl[i] >= 0 && ++size[cl[i]] > (main_cl < 0 ? 0 : size[main_cl]))
-			main_cl = cl[i];
-	free(size);
-	for (size_t i = 0; i < n; i++)
-		if (main_cl < 0 || cl[i] == main_cl)
-			means[m++] = v[i].mean_bw;
-	*expected = median(means, m);
-	/* abnormal: outside it (noise, or a smaller cluster), and slower (a phase faster than
-	 * usual is nobody's problem) */
-	for (size_t i = 0; i < n; i++)
-		abnormal[i] = (main_cl < 0 || cl[i] != main_cl) && v[i].mean_bw < (1 - DGN_SLOWER) * *expected;
+		abnormal[i] = (cl[i] < 0 || slow_cl[cl[i]]) && v[i].mean_bw < below;
+	free(slow_cl);
 	r = 0;
 out:
 	free(pts);

@@ -102,7 +102,16 @@ static double median(double *v, size_t n)
 	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
 }
 
+/* dgn_judge, with the group's expected bandwidth taken over its first `usual` phases: a job's
+ * diagnosis judges its own phase (the last) against its history's median, not one it moves. */
+static int judge(const struct dgn_group_phase *v, size_t n, size_t usual, unsigned char *abnormal, double *expected);
+
 int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal, double *expected)
+{
+	return judge(v, n, n, abnormal, expected);
+}
+
+static int judge(const struct dgn_group_phase *v, size_t n, size_t usual, unsigned char *abnormal, double *expected)
 {
 	double thmin = 0, thmax = 0;
 	int first = 1, r = -ENOMEM;
@@ -131,11 +140,11 @@ int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal
 	double eps = dgn_eps_knee(pts, n, DGN_D, min_pts);
 	if ((r = dgn_dbscan(pts, n, DGN_D, eps, min_pts, kind, cl)) < 0)
 		goto out;
-	/* what the group does: the median mean bandwidth of all its phases (fewer than half of them
+	/* what the group does: the median mean bandwidth of its phases (fewer than half of them
 	 * slow cannot move it; DBSCAN's clusters can split or leave the clean ones as noise when
 	 * their edges vary, slow runs that recur are alike) */
 	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < usual; i++)
 		means[m++] = v[i].mean_bw;
 	*expected = median(means, m);
 	double below = (1 - DGN_SLOWER) * *expected;
@@ -425,7 +434,7 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 			continue;
 		}
 		double expected = 0;
-		r = dgn_judge(v, n, abn, &expected);
+		r = judge(v, n, n - 1, abn, &expected);
 		free(bw);
 		if (r < 0)
 			goto fail_h;

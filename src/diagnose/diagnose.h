@@ -81,8 +81,9 @@ struct dgn_group_phase {
 };
 
 /* Algorithm 2 over the group, DBSCAN over the vectors (as shares of each phase's samples), and
- * abnormal[i] for each phase: noise, and DGN_SLOWER slower than *expected (the median mean of
- * the clustered phases). 0 or -ENOMEM. */
+ * abnormal[i] for each phase: noise or in a slow cluster (its median DGN_SLOWER below
+ * *expected), and DGN_SLOWER slower than *expected (the median mean of the group's phases; a
+ * job's diagnosis takes it over its history's, without the phase it judges). 0 or -ENOMEM. */
 int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal, double *expected);
 
 /* Every stored phase judged again in its group (same app, ranks and type): abnormal[i]. What a

@@ -110,8 +110,10 @@ eq "slow: stored with its application key and scale (fio and its job process), o
 	"$(q "SELECT d.anomalies, d.ranks, d.app LIKE '%fio%--size=#m%' FROM diagnoses d JOIN jobs j ON j.id = d.job_id WHERE j.job = 'slow'" | tr '|' ' ')"
 eq "throttled: an abnormal phase against 6 similar phases, no cause beside it" "abnormal_phase 6;unexplained" \
 	"$(jq -r '[.findings[] | if .kind == "abnormal_phase" then "\(.kind) \(.history)" else .kind end] | join(";")' <<<"$out")"
-eq "throttled: 1.5 MiB/s against the clean phases' 4 MiB/s pace: more than half slower" yes \
-	"$(jq -r '.findings[0] | if .slower > 0.5 and .value < .expected then "yes" else "no: \(.)" end' <<<"$out")"
+# (16 MiB at 4 MiB/s spans 5 or 6 seconds of samples, 2.8-3.4 MB/s; throttled, 11 or 12, 1.4-1.5:
+# 45-58 % slower, whichever second boundaries the runs fell on)
+eq "throttled: 1.5 MiB/s against the clean phases' 4 MiB/s pace: more than 40 % slower" yes \
+	"$(jq -r '.findings[0] | if .slower > 0.4 and .value < .expected then "yes" else "no: \(.)" end' <<<"$out")"
 eq "throttled: the finding's time range is the phase's" yes \
 	"$(jq -r 'if .findings[0].start_ms == .phases[0].start_ms and .findings[0].end_ms == .phases[0].end_ms then "yes" else "no" end' <<<"$out")"
 "$IOSTRATA" diagnose slow --store "$DB" >"$T/slow.txt"

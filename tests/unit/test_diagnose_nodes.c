@@ -5,7 +5,8 @@
  * node slow (store_diag_found_slow: a degraded_node finding naming it, or an unexplained abnormal
  * phase; hostile and broken JSON); and whole diagnoses (store_diagnose) of a slow job on a node
  * slow for 2 of its latest jobs (degraded, named), on a node with no such record (unexplained),
- * on a node slow once (unexplained), and a normal job on the degraded node (no finding).
+ * on a node slow once (unexplained), and a normal job on the degraded node (no finding). Given a
+ * URL (postgresql://...), on that store (tests/integration/store_pg.sh).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -130,14 +131,16 @@ static void found_slow(void)
 	      "yes");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	char dir[64] = "/tmp/iostrata-dgnnodes.XXXXXX", url[128], err[512], got[256];
+	char dir[64] = "/tmp/iostrata-dgnnodes.XXXXXX", file[128], err[512], got[256];
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;
 	}
-	snprintf(url, sizeof url, "sqlite:%s/store.db", dir);
+	snprintf(file, sizeof file, "sqlite:%s/store.db", dir);
+	/* given a URL (postgresql://...: tests/integration/store_pg.sh, an empty database), on it */
+	const char *url = argc > 1 ? argv[1] : file;
 	int r = store_open(url, STORE_CREATE, &s, err, sizeof err);
 	check("open", r == 0, "%s", err);
 	if (r)

@@ -398,6 +398,7 @@ bench-diagnose:
 	$(Q)$(MAKE) --no-print-directory all $(B)/bench/diagnose_perf $(B)/bench/slowfs
 	$(Q)$(B)/bench/diagnose_perf
 	$(Q)bench/diagnose
+	$(Q)bench/diagnose_nodes
 
 bench-kernel:
 	$(Q)scripts/install-deps build bench

@@ -71,13 +71,47 @@ static void rate_over(const struct dgn_series *s, int64_t from, int64_t to, doub
 	*meta = m / secs;
 }
 
+/* Bytes per second of s over its samples in [from, to) that moved bytes (the seconds it was
+ * doing I/O there): a node that finished its share early is as fast as it was, not slower for
+ * the seconds it then waited. 0 (and *active 0) when none did. */
+static double active_rate_over(const struct dgn_series *s, int64_t from, int64_t to, size_t *active)
+{
+	double b = 0;
+	*active = 0;
+	for (size_t i = 0; s->dt_ms > 0 && i < s->n; i++) {
+		int64_t t = s->t0_ms + (int64_t)i * s->dt_ms;
+		double x = (s->read ? s->read[i] : 0) + (s->write ? s->write[i] : 0);
+		if (t + s->dt_ms <= from || t >= to || x <= 0)
+			continue;
+		b += x;
+		(*active)++;
+	}
+	return *active ? b * 1000.0 / ((double)*active * (double)s->dt_ms) : 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
+/* The median of v[0..n) (sorted in place); 0 for none. */
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+/* dgn_judge, with the group's expected bandwidth taken over its first `usual` phases: a job's
+ * diagnosis judges its own phase (the last) against its history's median, not one it moves. */
+static int judge(const struct dgn_group_phase *v, size_t n, size_t usual, unsigned char *abnormal, double *expected);
+
 int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal, double *expected)
+{
+	return judge(v, n, n, abnormal, expected);
+}
+
+static int judge(const struct dgn_group_phase *v, size_t n, size_t usual, unsigned char *abnormal, double *expected)
 {
 	double thmin = 0, thmax = 0;
 	int first = 1, r = -ENOMEM;
@@ -106,20 +140,35 @@ int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal
 	double eps = dgn_eps_knee(pts, n, DGN_D, min_pts);
 	if ((r = dgn_dbscan(pts, n, DGN_D, eps, min_pts, kind, cl)) < 0)
 		goto out;
-	/* what the group does: the median mean bandwidth of its clustered phases (all of them when
-	 * DBSCAN found no cluster) */
+	/* what the group does: the median mean bandwidth of its phases (fewer than half of them
+	 * slow cannot move it; DBSCAN's clusters can split or leave the clean ones as noise when
+	 * their edges vary, slow runs that recur are alike) */
 	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (kind[i] != DGN_NOISE)
-			means[m++] = v[i].mean_bw;
-	if (!m)
+	for (size_t i = 0; i < usual; i++)
+		means[m++] = v[i].mean_bw;
+	*expected = median(means, m);
+	double below = (1 - DGN_SLOWER) * *expected;
+	/* a cluster whose median is that much slower is slow runs that recur (a device degraded
+	 * for several jobs makes one as soon as there are min_pts of them), not a behaviour */
+	unsigned char *slow_cl = calloc(n + 1, 1);
+	if (!slow_cl) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int c = 0; c < (int)n; c++) {
+		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
-			means[m++] = v[i].mean_bw;
-	qsort(means, m, sizeof *means, cmp_double);
-	*expected = m ? (m % 2 ? means[m / 2] : (means[m / 2 - 1] + means[m / 2]) / 2) : 0;
-	/* abnormal: DBSCAN's noise, and slower (a phase faster than usual is nobody's problem) */
+			if (cl[i] == c)
+				means[k++] = v[i].mean_bw;
+		if (!k)
+			break; /* clusters are numbered from 0 in the order found */
+		slow_cl[c] = median(means, k) < below;
+	}
+	/* abnormal: noise or in a slow cluster, and slower (a phase faster than usual is nobody's
+	 * problem) */
 	for (size_t i = 0; i < n; i++)
-		abnormal[i] = kind[i] == DGN_NOISE && v[i].mean_bw < (1 - DGN_SLOWER) * *expected;
+		abnormal[i] = (cl[i] < 0 || slow_cl[cl[i]]) && v[i].mean_bw < below;
+	free(slow_cl);
 	r = 0;
 out:
 	free(pts);
@@ -188,6 +237,7 @@ static int find_cause(const struct dgn_job *j, const struct dgn_context *ctx, un
 		}
 	}
 	struct dgn_finding *f;
+	int slow_bw_known = 0; /* a degraded node's figures are its own against the others' */
 	if (types || sharing + 1 >= DGN_MANY_JOBS) {
 		if (!(f = add(r, cap, DGN_INTERFERENCE)))
 			return -ENOMEM;
@@ -201,35 +251,50 @@ static int find_cause(const struct dgn_job *j, const struct dgn_context *ctx, un
 		const char *slow = NULL;
 		double slow_bw = 0, others = 0;
 		if (j->nnodes >= 2) {
-			double *bw = malloc(j->nnodes * sizeof *bw), meta;
+			/* each node's bandwidth over its own seconds of I/O in the phase: the job's
+			 * nodes that did I/O then are compared, an idle one is not slow */
+			double *bw = malloc(j->nnodes * sizeof *bw);
 			if (!bw)
 				return -ENOMEM;
-			for (size_t i = 0; i < j->nnodes; i++)
-				rate_over(&j->node_series[i], p->start_ms, p->end_ms, &bw[i], &meta);
-			size_t lo = 0;
-			for (size_t i = 1; i < j->nnodes; i++)
-				if (bw[i] < bw[lo])
+			size_t lo = j->nnodes, busy = 0, act;
+			for (size_t i = 0; i < j->nnodes; i++) {
+				bw[i] = active_rate_over(&j->node_series[i], p->start_ms, p->end_ms, &act);
+				if (!act)
+					continue;
+				busy++;
+				if (lo == j->nnodes || bw[i] < bw[lo])
 					lo = i;
+			}
 			double sum = 0;
-			for (size_t i = 0; i < j->nnodes; i++)
-				if (i != lo)
+			for (size_t i = 0; busy >= 2 && i < j->nnodes; i++)
+				if (i != lo && bw[i] > 0)
 					sum += bw[i];
-			others = sum / (double)(j->nnodes - 1);
-			if (bw[lo] < (1 - DGN_NODE_SLOWER) * others) {
+			others = busy >= 2 ? sum / (double)(busy - 1) : 0;
+			if (busy >= 2 && bw[lo] < (1 - DGN_NODE_SLOWER) * others) {
 				slow = j->node_names[lo];
 				slow_bw = bw[lo];
 			}
 			free(bw);
 		}
+		unsigned jobs = 0, before = 0;
 		if (slow) {
 			if (!(f = add(r, cap, DGN_DEGRADED_NODE)))
 				return -ENOMEM;
-			unsigned jobs = 0;
 			f->node = slow;
 			f->history = ctx->node_slow_before ? ctx->node_slow_before(ctx->ctx, slow, &jobs) : 0;
 			f->value = slow_bw;
 			f->expected = others;
 			f->slower = others > 0 ? 1 - slow_bw / others : 0;
+			slow_bw_known = 1;
+		} else if (j->host && ctx->node_slow_before &&
+			   (before = ctx->node_slow_before(ctx->ctx, j->host, &jobs)) >= DGN_NODE_RECORD_SLOW) {
+			/* no other node to compare with (or none slower), but the node was slow for
+			 * earlier jobs too, with no neighbour to blame: it, or its device, is degraded */
+			if (!(f = add(r, cap, DGN_DEGRADED_NODE)))
+				return -ENOMEM;
+			f->node = j->host;
+			f->history = before;
+			f->by_record = 1;
 		} else if (!(f = add(r, cap, DGN_UNEXPLAINED))) {
 			return -ENOMEM;
 		}
@@ -237,7 +302,7 @@ static int find_cause(const struct dgn_job *j, const struct dgn_context *ctx, un
 	f->phase = index;
 	f->start_ms = p->start_ms;
 	f->end_ms = p->end_ms;
-	if (f->kind != DGN_DEGRADED_NODE) {
+	if (f->kind != DGN_DEGRADED_NODE || !slow_bw_known) {
 		f->value = p->mean_bw;
 		f->expected = expected;
 		f->slower = expected > 0 ? 1 - p->mean_bw / expected : 0;
@@ -291,7 +356,7 @@ static int hist_load(const struct dgn_job *j, const struct dgn_context *ctx, str
 		if (hj->key == j->key || dgn_phases(&hj->series, &ph, &nph) < 0)
 			continue;
 		for (size_t k = 0; k < nph; k++)
-			if (hist_add(h, &hj->series, &ph[k]) < 0) {
+			if (ph[k].n >= DGN_MIN_PHASE && hist_add(h, &hj->series, &ph[k]) < 0) {
 				free(ph);
 				return -ENOMEM;
 			}
@@ -311,6 +376,7 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 			return -ENOMEM;
 		f->value = (double)j->series.n;
 		f->expected = 4;
+		f->lack = DGN_LACK_SAMPLES;
 		f->start_ms = j->start_ms;
 		f->end_ms = j->end_ms;
 		return 0;
@@ -328,8 +394,15 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 		goto fail_h;
 	}
 	int said_short = 0;
+	size_t judged = 0, longest = 0;
 	for (size_t i = 0; i < out->nphases; i++) {
 		const struct dgn_phase *p = &out->phases[i];
+		/* a phase of a few seconds has no vector to speak of (D bins, 2 or 3 samples): its
+		 * level is whatever the last second did, noise of the machine more than of the job */
+		longest = p->n > longest ? p->n : longest;
+		if (p->n < DGN_MIN_PHASE)
+			continue;
+		judged++;
 		/* the similar phases: the history's of the same type, and this one last */
 		size_t n = 0;
 		for (size_t k = 0; k < h.n; k++)
@@ -357,10 +430,11 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 			f->start_ms = p->start_ms;
 			f->end_ms = p->end_ms;
 			f->history = (unsigned)(n - 1);
+			f->lack = DGN_LACK_HISTORY;
 			continue;
 		}
 		double expected = 0;
-		r = dgn_judge(v, n, abn, &expected);
+		r = judge(v, n, n - 1, abn, &expected);
 		free(bw);
 		if (r < 0)
 			goto fail_h;
@@ -379,6 +453,18 @@ int dgn_diagnose(const struct dgn_job *j, const struct dgn_context *ctx, struct 
 		f->history = (unsigned)(n - 1);
 		if ((r = find_cause(j, ctx, (unsigned)i, p, expected, out, &cap)) < 0)
 			goto fail_h;
+	}
+	if (out->nphases && !judged) {
+		/* phases, all too short to judge: said, with the longest and what is needed */
+		if (!(f = add(out, &cap, DGN_NOT_ENOUGH_DATA))) {
+			r = -ENOMEM;
+			goto fail_h;
+		}
+		f->value = (double)longest;
+		f->expected = DGN_MIN_PHASE;
+		f->start_ms = j->start_ms;
+		f->end_ms = j->end_ms;
+		f->lack = DGN_LACK_PHASE;
 	}
 	free(v);
 	free(abn);

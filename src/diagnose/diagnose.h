@@ -81,8 +81,9 @@ struct dgn_group_phase {
 };
 
 /* Algorithm 2 over the group, DBSCAN over the vectors (as shares of each phase's samples), and
- * abnormal[i] for each phase: noise, and DGN_SLOWER slower than *expected (the median mean of
- * the clustered phases). 0 or -ENOMEM. */
+ * abnormal[i] for each phase: noise or in a slow cluster (its median DGN_SLOWER below
+ * *expected), and DGN_SLOWER slower than *expected (the median mean of the group's phases; a
+ * job's diagnosis takes it over its history's, without the phase it judges). 0 or -ENOMEM. */
 int dgn_judge(const struct dgn_group_phase *v, size_t n, unsigned char *abnormal, double *expected);
 
 /* Every stored phase judged again in its group (same app, ranks and type): abnormal[i]. What a
@@ -117,6 +118,7 @@ struct dgn_job {
 	int n_to_1;           /* many processes wrote one shared file */
 	double meta_rate;     /* metadata operations per second */
 	double bandwidth;     /* bytes per second */
+	const char *host;     /* the node this series is from (a store's job row); NULL: unknown */
 };
 
 /* Thresholds of the interfering types and of a degraded node (docs/DIAGNOSIS.md). */
@@ -126,6 +128,9 @@ struct dgn_job {
 #define DGN_MANY_JOBS 4        /* jobs on one resource at once */
 #define DGN_SLOWER 0.2         /* an abnormal phase is at least this much slower than its group */
 #define DGN_NODE_SLOWER 0.3    /* a node this much slower than the job's other nodes */
+#define DGN_NODE_RECORD 5      /* a node's record: its latest this many diagnosed jobs */
+#define DGN_NODE_RECORD_SLOW 2 /* slow in this many of them: the node (or its device) is degraded */
+#define DGN_MIN_PHASE 4        /* samples a phase needs to be judged (its vector has D = 10 bins) */
 
 enum dgn_kind {
 	DGN_NOT_ENOUGH_DATA, /* too few samples or too little history to judge (figures say which) */
@@ -136,6 +141,13 @@ enum dgn_kind {
 };
 
 enum dgn_interference { DGN_IF_N_TO_1 = 1, DGN_IF_HIGH_BW = 2, DGN_IF_HIGH_META = 4, DGN_IF_MANY = 8 };
+
+/* What a not_enough_data finding lacks (its value: what there was; expected: what is needed). */
+enum dgn_lack {
+	DGN_LACK_SAMPLES, /* seconds of the job's series */
+	DGN_LACK_HISTORY, /* similar phases of the history */
+	DGN_LACK_PHASE,   /* seconds of its longest phase: every phase is shorter than DGN_MIN_PHASE */
+};
 
 #define DGN_EVIDENCE_JOBS 8
 struct dgn_finding {
@@ -150,7 +162,11 @@ struct dgn_finding {
 	size_t njobs;
 	const char *resource;       /* the resource shared (points into the job's), or NULL */
 	const char *node;           /* a degraded node (points into the job's), or NULL */
-	unsigned history;           /* similar phases it was compared with; a node: jobs where it was slow */
+	unsigned history;           /* similar phases it was compared with; a node: of its latest
+				     * DGN_NODE_RECORD jobs before, those where it was slow */
+	enum dgn_lack lack;         /* not enough data: of what */
+	int by_record;              /* a degraded node named by its record alone (no other node
+				     * slower): value and expected are the phase's and its group's */
 };
 
 struct dgn_result {
@@ -167,7 +183,10 @@ struct dgn_context {
 	size_t nhistory;
 	const struct dgn_job *neighbours;
 	size_t nneighbours;
-	/* a node's record: slow in `slow` of its last `jobs` multi-node jobs */
+	/* a node's record: slow in the returned number of its latest *jobs diagnosed jobs (at most
+	 * DGN_NODE_RECORD) that started before this one; slow: a degraded node or an unexplained
+	 * abnormal phase there. NULL: no record. A degraded node found among the job's nodes carries
+	 * it; a job's unexplained phase on a node slow in DGN_NODE_RECORD_SLOW of them names it. */
 	unsigned (*node_slow_before)(void *ctx, const char *node, unsigned *jobs);
 	void *ctx;
 };

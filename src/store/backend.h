@@ -78,6 +78,8 @@ struct store_ops {
 			    int (*fn)(int64_t job_key, void *ctx), void *ctx);
 	int (*diag_alerts)(struct store *s, uint32_t uid, int64_t since_ms, size_t limit,
 			   int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx);
+	int (*diag_node)(struct store *s, const char *host, int64_t before_ms, size_t limit,
+			 int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx);
 	int (*diag_pending)(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
 			    void *ctx);
 };

@@ -217,11 +217,137 @@ static void fill_dgn(struct store_diag_job *x)
 		.key = x->j.key, .app = x->app, .nodes = 1, .ranks = x->j.nprocs, .start_ms = x->j.start_ms,
 		.end_ms = end_of(&x->j),
 		.series = {.t0_ms = x->t0, .dt_ms = 1000, .n = x->n, .read = x->rd, .write = x->wr, .meta = x->md},
-		.resources = x->res, .nresources = 1,
+		.resources = x->res, .nresources = 1, .host = x->j.host,
 	};
 	double secs = x->dj.end_ms > x->dj.start_ms ? (double)(x->dj.end_ms - x->dj.start_ms) / 1000.0 : 1;
 	x->dj.bandwidth = (double)(x->j.bytes[STORE_CAT_READ] + x->j.bytes[STORE_CAT_WRITE]) / secs;
 	x->dj.meta_rate = (double)x->j.calls[STORE_CAT_META] / secs;
+}
+
+/* ---- a node's record, from the stored diagnoses ---- */
+
+/* The value of the string member key of the JSON object text [o, end), raw (escapes kept), or
+ * NULL: *len its length. Members whose values are arrays or objects are skipped whole. */
+static const char *member_str(const char *o, const char *end, const char *key, size_t *len)
+{
+	size_t klen = strlen(key);
+	int depth = 0;
+	for (const char *c = o; c < end; c++) {
+		if (*c == '{' || *c == '[') {
+			depth++;
+			continue;
+		}
+		if (*c == '}' || *c == ']') {
+			depth--;
+			continue;
+		}
+		if (*c != '"')
+			continue;
+		/* a string: a key when a ':' follows it at the object's own level */
+		const char *s = ++c;
+		while (c < end && *c != '"')
+			c += *c == '\\' ? 2 : 1;
+		if (c >= end)
+			return NULL;
+		size_t n = (size_t)(c - s);
+		const char *a = c + 1;
+		while (a < end && isspace((unsigned char)*a))
+			a++;
+		if (depth != 1 || a >= end || *a != ':' || n != klen || memcmp(s, key, n))
+			continue;
+		for (a++; a < end && isspace((unsigned char)*a); a++)
+			;
+		if (a >= end || *a != '"')
+			return NULL;
+		const char *v = ++a;
+		while (a < end && *a != '"')
+			a += *a == '\\' ? 2 : 1;
+		if (a >= end)
+			return NULL;
+		*len = (size_t)(a - v);
+		return v;
+	}
+	return NULL;
+}
+
+/* Whether a stored diagnosis (its JSON) found the node slow: a degraded_node finding naming it
+ * (quoted: the node's JSON string literal), or an unexplained abnormal phase (the row is the
+ * node's own). */
+int store_diag_found_slow(const char *json, const char *quoted)
+{
+	const char *c = json ? strstr(json, "\"findings\"") : NULL;
+	size_t qlen = strlen(quoted);
+	if (!c || !(c = strchr(c, '[')))
+		return 0;
+	/* each finding is an object of the array; strings may hold brackets */
+	for (c++; *c && *c != ']';) {
+		if (*c != '{') {
+			c++;
+			continue;
+		}
+		const char *o = c;
+		int depth = 0, in = 0;
+		for (; *c; c++) {
+			if (in) {
+				if (*c == '\\' && c[1])
+					c++;
+				else if (*c == '"')
+					in = 0;
+			} else if (*c == '"') {
+				in = 1;
+			} else if (*c == '{' || *c == '[') {
+				depth++;
+			} else if ((*c == '}' || *c == ']') && --depth == 0) {
+				break;
+			}
+		}
+		if (!*c)
+			return 0;
+		const char *end = ++c, *v, *node;
+		size_t n, nn;
+		if (!(v = member_str(o, end, "kind", &n)))
+			continue;
+		if (n == 11 && !memcmp(v, "unexplained", 11))
+			return 1;
+		if (n == 13 && !memcmp(v, "degraded_node", 13) && (node = member_str(o, end, "node", &nn)) &&
+		    nn + 2 == qlen && !memcmp(node, quoted + 1, nn))
+			return 1;
+	}
+	return 0;
+}
+
+struct record {
+	struct store *s;
+	int64_t before_ms;
+	char *quoted;
+	unsigned jobs, slow;
+};
+
+static int record_row(const struct store_diag_row *d, void *arg)
+{
+	struct record *rc = arg;
+	rc->jobs++;
+	rc->slow += (unsigned)store_diag_found_slow(d->json, rc->quoted);
+	return 0;
+}
+
+/* dgn_context's node_slow_before: the node's latest DGN_NODE_RECORD diagnosed jobs (its job
+ * rows: a job over several nodes has one on each) before the job's start. A store that cannot
+ * say has no record (0 of 0). */
+static unsigned node_record(void *arg, const char *node, unsigned *jobs)
+{
+	struct record *rc = arg;
+	char *q = malloc(6 * strlen(node) + 3);
+	*jobs = 0;
+	if (!q)
+		return 0;
+	ana_json_quote(q, node);
+	struct record one = {.s = rc->s, .before_ms = rc->before_ms, .quoted = q};
+	if (store_diag_node(rc->s, node, rc->before_ms, DGN_NODE_RECORD, record_row, &one) < 0)
+		one.jobs = one.slow = 0;
+	free(q);
+	*jobs = one.jobs;
+	return one.slow;
 }
 
 /* ---- the jobs a diagnosis reads, found by indexes ---- */
@@ -400,7 +526,9 @@ int store_diagnose(struct store *s, const struct store_job *j, struct store_diag
 		v[0].dj.nnodes = nnodes + 1;
 		v[0].dj.nodes = (uint32_t)(nnodes + 1);
 	}
-	struct dgn_context ctx = {.history = h, .nhistory = nh, .neighbours = nb, .nneighbours = nn};
+	struct record rec = {.s = s, .before_ms = v[0].j.start_ms};
+	struct dgn_context ctx = {.history = h, .nhistory = nh, .neighbours = nb, .nneighbours = nn,
+				  .node_slow_before = node_record, .ctx = &rec};
 	r = dgn_diagnose(&v[0].dj, &ctx, &d->res);
 	free(h);
 	free(nb);
@@ -524,7 +652,10 @@ void store_diagnosis_text(FILE *out, const struct store_job *j, const struct sto
 		switch (f->kind) {
 		case DGN_NOT_ENOUGH_DATA:
 			fprintf(out, "  not enough data: %.0f %s of %.0f needed to judge\n", f->value,
-				d->res.nphases ? "similar phases" : "seconds of I/O", f->expected);
+				f->lack == DGN_LACK_HISTORY ? "similar phases"
+				: f->lack == DGN_LACK_PHASE ? "seconds in its longest I/O phase"
+							    : "seconds of I/O",
+				f->expected);
 			break;
 		case DGN_ABNORMAL_PHASE:
 			fprintf(out, "  abnormal phase %u (%s-%s): %.1f MB/s, %.0f%% slower than %.1f MB/s in %u similar phases\n",
@@ -541,8 +672,12 @@ void store_diagnosis_text(FILE *out, const struct store_job *j, const struct sto
 			fprintf(out, ")\n");
 			break;
 		case DGN_DEGRADED_NODE:
-			fprintf(out, "    cause: node %s degraded: %.1f MB/s against %.1f MB/s on the job's other nodes; slow in %u jobs before\n",
-				f->node, f->value / 1e6, f->expected / 1e6, f->history);
+			if (f->by_record)
+				fprintf(out, "    cause: node %s degraded: no interfering neighbour, and slow in %u of its latest %d jobs before\n",
+					f->node, f->history, DGN_NODE_RECORD);
+			else
+				fprintf(out, "    cause: node %s degraded: %.1f MB/s against %.1f MB/s on the job's other nodes; slow in %u of its latest %d jobs before\n",
+					f->node, f->value / 1e6, f->expected / 1e6, f->history, DGN_NODE_RECORD);
 			break;
 		case DGN_UNEXPLAINED:
 			fprintf(out, "    cause: none found (no interfering neighbour, no slower node)\n");

@@ -47,6 +47,11 @@ int store_diagnosis_save(struct store *s, int64_t job_key, int64_t now_ms);
 #define STORE_DIAG_REPORT_LAG_MS (10 * 60 * 1000) /* reports this much older than now are looked at again */
 int store_diagnose_pending(struct store *s, int64_t *since_ms, size_t max, int64_t now_ms, size_t *done);
 
+/* Whether a stored diagnosis (its JSON) found a node slow: a degraded_node finding naming it
+ * (quoted: the node's JSON string literal, ana_json_quote), or an unexplained abnormal phase
+ * (a diagnosis of the node's own job row). What a node's record counts (docs/DIAGNOSIS.md). */
+int store_diag_found_slow(const char *json, const char *quoted);
+
 /* The diagnosis as the members of a JSON object: job, host, app, history, neighbours, phases,
  * findings (docs/DIAGNOSIS.md). And as text, one line per finding. */
 struct ana_jw;

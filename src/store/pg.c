@@ -2159,6 +2159,33 @@ static int pg_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_
 	return 0;
 }
 
+static int pg_diag_node(struct store *s, const char *host, int64_t before_ms, size_t limit,
+			int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
+{
+	struct params p = {0};
+	int r;
+	p_str(&p, host);
+	p_i64(&p, before_ms);
+	p_i64(&p, (int64_t)limit);
+	PGresult *res = run(s, "reading a node's diagnoses",
+			    "SELECT d.job_id, d.ranks, d.start_ms, d.t_ms, d.anomalies, d.json, j.uid FROM diagnoses d"
+			    " JOIN jobs j ON j.id = d.job_id WHERE j.host = $1 AND d.start_ms < $2"
+			    " ORDER BY d.start_ms DESC, d.job_id DESC LIMIT $3",
+			    &p, &r);
+	if (!res)
+		return r;
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct store_diag_row d = {.job_key = col_i64(res, i, 0), .ranks = (uint32_t)col_i64(res, i, 1),
+					   .start_ms = col_i64(res, i, 2), .t_ms = col_i64(res, i, 3),
+					   .anomalies = (unsigned)col_i64(res, i, 4), .json = col_text(res, i, 5),
+					   .uid = (uint32_t)col_i64(res, i, 6)};
+		if (fn(&d, ctx))
+			break;
+	}
+	PQclear(res);
+	return 0;
+}
+
 static int pg_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
 			   void *ctx)
 {
@@ -2216,4 +2243,5 @@ static const struct store_ops store_pg_ops = {
 	.diag_similar = pg_diag_similar,
 	.diag_alerts = pg_diag_alerts,
 	.diag_pending = pg_diag_pending,
+	.diag_node = pg_diag_node,
 };

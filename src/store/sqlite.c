@@ -2178,6 +2178,36 @@ static int sq_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_
 	return r < 0 ? r : 0;
 }
 
+static int sq_diag_node(struct store *s, const char *host, int64_t before_ms, size_t limit,
+			int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT d.job_id, d.ranks, d.start_ms, d.t_ms, d.anomalies, d.json, j.uid FROM diagnoses d"
+				    " JOIN jobs j ON j.id = d.job_id WHERE j.host = ?1 AND d.start_ms < ?2"
+				    " ORDER BY d.start_ms DESC, d.job_id DESC LIMIT ?3",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading a node's diagnoses");
+	sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, before_ms);
+	sqlite3_bind_int64(st, 3, (int64_t)limit);
+	int r;
+	while ((r = step(s, st, "reading a node's diagnoses")) == 1) {
+		struct store_diag_row d = {.job_key = sqlite3_column_int64(st, 0),
+					   .ranks = (uint32_t)sqlite3_column_int64(st, 1),
+					   .start_ms = sqlite3_column_int64(st, 2),
+					   .t_ms = sqlite3_column_int64(st, 3),
+					   .anomalies = (unsigned)sqlite3_column_int64(st, 4),
+					   .json = col_text(st, 5),
+					   .uid = (uint32_t)sqlite3_column_int64(st, 6)};
+		if (fn(&d, ctx))
+			break;
+	}
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
+}
+
 static int sq_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
 			   void *ctx)
 {
@@ -2242,4 +2272,5 @@ static const struct store_ops store_sqlite_ops = {
 	.diag_similar = sq_diag_similar,
 	.diag_alerts = sq_diag_alerts,
 	.diag_pending = sq_diag_pending,
+	.diag_node = sq_diag_node,
 };

@@ -188,6 +188,12 @@ int store_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_t li
 	return OPS(s)->diag_alerts(s, uid, since_ms, limit, fn, ctx);
 }
 
+int store_diag_node(struct store *s, const char *host, int64_t before_ms, size_t limit,
+		    int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
+{
+	return OPS(s)->diag_node(s, host, before_ms, limit, fn, ctx);
+}
+
 int store_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
 		       void *ctx)
 {

@@ -320,6 +320,12 @@ int store_diag_similar(struct store *s, const char *app, uint32_t ranks, int64_t
  * newest first, at most limit (the alerts): fn per row (app and text are NULL). */
 int store_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_t limit,
 		      int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx);
+/* A node's record: the diagnoses of the latest limit job rows on host that started before
+ * before_ms, latest first: fn per row (app and text are NULL). What "this node was slow for
+ * earlier jobs too" is read from (docs/DIAGNOSIS.md); no index leads with the host, so it reads
+ * the diagnoses in start order: it runs for an abnormal phase's cause, not for every job. */
+int store_diag_node(struct store *s, const char *host, int64_t before_ms, size_t limit,
+		    int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx);
 /* Ended jobs with a report stored at or after since_ms and no diagnosis yet, oldest end first, at
  * most limit (an index walk of the reports since then: jobs(report_ms)). */
 int store_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),

@@ -7,6 +7,7 @@
 # slower than its 6 similar phases), with no cause among its neighbours; beside the storm the
 # cause is interference of the high-metadata kind, the storm's job named; the clean runs have no
 # finding; a job with no history says "not enough data"; bad arguments get one line and exit 2.
+# Throttled twice more at the end, the node, slow for 2 of its latest 5 jobs, is named degraded.
 # The daemon diagnoses each job when it ends and stores the result once (schema 10): the CLI and
 # the API show the stored one; a restart diagnoses only what it left undiagnosed; the alerts (the
 # API's `anomalies`, the event stream's `alert` events) list the two faulted runs and nothing else;
@@ -112,8 +113,10 @@ eq "slow: stored with its application key and scale (fio and its job process), o
 	"$(q "SELECT d.anomalies, d.ranks, d.app LIKE '%fio%--size=#m%' FROM diagnoses d JOIN jobs j ON j.id = d.job_id WHERE j.job = 'slow'" | tr '|' ' ')"
 eq "throttled: an abnormal phase against 6 similar phases, no cause beside it" "abnormal_phase 6;unexplained" \
 	"$(jq -r '[.findings[] | if .kind == "abnormal_phase" then "\(.kind) \(.history)" else .kind end] | join(";")' <<<"$out")"
-eq "throttled: 1.5 MiB/s against the clean phases' 4 MiB/s pace: more than half slower" yes \
-	"$(jq -r '.findings[0] | if .slower > 0.5 and .value < .expected then "yes" else "no: \(.)" end' <<<"$out")"
+# (16 MiB at 4 MiB/s spans 5 or 6 seconds of samples, 2.8-3.4 MB/s; throttled, 11 or 12, 1.4-1.5:
+# 45-58 % slower, whichever second boundaries the runs fell on)
+eq "throttled: 1.5 MiB/s against the clean phases' 4 MiB/s pace: more than 40 % slower" yes \
+	"$(jq -r '.findings[0] | if .slower > 0.4 and .value < .expected then "yes" else "no: \(.)" end' <<<"$out")"
 eq "throttled: the finding's time range is the phase's" yes \
 	"$(jq -r 'if .findings[0].start_ms == .phases[0].start_ms and .findings[0].end_ms == .phases[0].end_ms then "yes" else "no" end' <<<"$out")"
 "$IOSTRATA" diagnose slow --store "$DB" >"$T/slow.txt"
@@ -200,6 +203,27 @@ eq "restart: the missing diagnosis made once, the others untouched" "9 $before" 
 eq "restart: a report two days old is not diagnosed by the start" 0 "$(q "SELECT count(*) FROM diagnoses WHERE job_id = $old")"
 "$IOSTRATA" diagnose "$(q "SELECT job FROM jobs WHERE id = $old")" --store "$DB" >"$T/old.txt" 2>&1
 eq "restart: the old report is diagnosed when asked" "0 yes" "$? $([ -s "$T/old.txt" ] && echo yes)"
+
+# the device degraded across jobs: throttled twice more. The first finds the node slow in 1 of
+# its latest 5 jobs before (slow; stormy's cause was its neighbour): unexplained; the second in
+# 2 of them (slow, slow2): the node named degraded, from its record
+app slow2 throttled
+job_done slow2
+diag_done slow2
+app slow3 throttled
+job_done slow3
+diag_done slow3
+out=$("$IOSTRATA" diagnose slow2 --store "$DB" --json)
+eq "degraded again, slow once before on this node: unexplained" "abnormal_phase;unexplained" \
+	"$(jq -r '[.findings[] | select(.kind != "not_enough_data") | .kind] | join(";")' <<<"$out")"
+out=$("$IOSTRATA" diagnose slow3 --store "$DB" --json)
+eq "degraded a third time, slow in 2 of the node's latest 5 jobs: the node named degraded" \
+	"abnormal_phase;degraded_node $(hostname) 2" \
+	"$(jq -r '[.findings[] | select(.kind != "not_enough_data") | if .kind == "degraded_node" then "\(.kind) \(.node) \(.history)" else .kind end] | join(";")' <<<"$out")"
+"$IOSTRATA" diagnose slow3 --store "$DB" >"$T/slow3.txt"
+eq "text: the node's record said" 1 "$(grep -c "cause: node $(hostname) degraded: no interfering neighbour, and slow in 2 of its latest 5 jobs before" "$T/slow3.txt")"
+eq "API alerts: slow3's degraded node among them" 1 \
+	"$(curl -s "$URL/api/v1/alerts" | jq -r '.anomalies[] | "\(.job) \(.finding.kind)"' | grep -cx 'slow3 degraded_node')"
 
 # bad input
 out=$("$IOSTRATA" diagnose --store "$DB" 2>&1)

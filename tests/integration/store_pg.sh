@@ -39,8 +39,10 @@ WEB="${PG_WEB_URL/\/iostrata\?//iostrata_cli?}"
 # the diagnoses (schema 10), on a database of their own: exact keys and orders
 pg_sql postgres >/dev/null <<EOF
 CREATE DATABASE iostrata_dgn OWNER iostrata_ingest;
+CREATE DATABASE iostrata_dgnodes OWNER iostrata_ingest;
 EOF
 "$B/tests/unit/test_diagnosis_store" "${PG_INGEST_URL/\/iostrata\?//iostrata_dgn?}" | sed 's/^\(not \)\{0,1\}ok - /&postgresql diagnoses: /'
+"$B/tests/unit/test_diagnose_nodes" "${PG_INGEST_URL/\/iostrata\?//iostrata_dgnodes?}" | sed 's/^\(not \)\{0,1\}ok - /&postgresql node records: /'
 same=0
 while IFS= read -r q; do
 	# shellcheck disable=SC2086 # the query's words

@@ -167,7 +167,7 @@ static unsigned slow_before(void *ctx, const char *node, unsigned *jobs)
 {
 	(void)ctx;
 	*jobs = 3;
-	return !strcmp(node, "n3") ? 2 : 0;
+	return !strcmp(node, "n3") ? 2 : !strcmp(node, "n1") ? 1 : 0;
 }
 
 static void diagnoses(void)
@@ -261,16 +261,95 @@ static void diagnoses(void)
 		      res.f[1].expected == 12 * MB,
 	      "n %zu kind %d", res.n, res.n > 1 ? (int)res.f[1].kind : -1);
 	dgn_result_free(&res);
+	/* the other nodes wrote their share at 12 MB/s in 8 s and waited; n3 took the phase's 20 s
+	 * at 4 MB/s: compared over each node's own seconds of I/O, n3 is the slow one (over the
+	 * phase's 20 s the others' 4.8 MB/s would hide it) */
+	for (int k = 0; k < 4; k++)
+		for (int i = 10; i < 30; i++)
+			node_w[k][i] = k == 2 ? 4 * MB : i < 18 ? 12 * MB : 0;
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("the others done early: still n3, 4 against 12 MB/s", r == 0 && res.n == 2 &&
+	      res.f[1].kind == DGN_DEGRADED_NODE && res.f[1].node && !strcmp(res.f[1].node, "n3") &&
+	      res.f[1].value == 4 * MB && res.f[1].expected == 12 * MB,
+	      "n %zu kind %d value %.0f expected %.0f", res.n, res.n > 1 ? (int)res.f[1].kind : -1,
+	      res.n > 1 ? res.f[1].value : 0, res.n > 1 ? res.f[1].expected : 0);
+	dgn_result_free(&res);
+	/* only n3 did I/O in the phase: nobody to compare it with, no degraded node from there */
+	for (int k = 0; k < 4; k++)
+		for (int i = 10; i < 30; i++)
+			node_w[k][i] = k == 2 ? 4 * MB : 0;
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("the other nodes idle: no degraded node among them, unexplained", r == 0 && res.n == 2 &&
+	      res.f[1].kind == DGN_UNEXPLAINED, "n %zu kind %d", res.n, res.n > 1 ? (int)res.f[1].kind : -1);
+	dgn_result_free(&res);
 	j.nnodes = 0;
 	r = dgn_diagnose(&j, &ctx, &res);
 	check("no cause found: unexplained", r == 0 && res.n == 2 && res.f[1].kind == DGN_UNEXPLAINED, "n %zu", res.n);
 	dgn_result_free(&res);
 
+	/* alone on its node, the node slow for 2 of its latest jobs before: the node named (from
+	 * its record: the phase's figures); slow for 1 (n1 in slow_before): unexplained */
+	j.host = "n3";
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("alone on n3, slow in 2 jobs before: degraded node n3 by its record",
+	      r == 0 && res.n == 2 && res.f[1].kind == DGN_DEGRADED_NODE && res.f[1].by_record &&
+		      res.f[1].node == j.host && res.f[1].history == 2 && res.f[1].value == res.f[0].value &&
+		      res.f[1].expected == res.f[0].expected,
+	      "n %zu kind %d", res.n, res.n > 1 ? (int)res.f[1].kind : -1);
+	dgn_result_free(&res);
+	j.host = "n1";
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("alone on n1, slow in 1 job before: unexplained", r == 0 && res.n == 2 &&
+	      res.f[1].kind == DGN_UNEXPLAINED, "n %zu kind %d", res.n, res.n > 1 ? (int)res.f[1].kind : -1);
+	dgn_result_free(&res);
+	j.host = "n3";
+	for (int i = 10; i < 30; i++)
+		job_w[i] = noise(100 * MB, 0.03);
+	r = dgn_diagnose(&j, &ctx, &res);
+	check("a normal run on the degraded node: no finding", r == 0 && res.n == 0, "n %zu", res.n);
+	dgn_result_free(&res);
+	for (int i = 10; i < 30; i++)
+		job_w[i] = noise(40 * MB, 0.03);
+	/* the same slow run in phases of 3 s (idle seconds between): too short to judge, said */
+	double short_w[40] = {0};
+	for (int i = 10; i < 30; i++)
+		short_w[i] = (i - 10) % 4 == 3 ? 0 : 40 * MB;
+	struct dgn_job js = job_of(4, short_w, 5000000);
+	r = dgn_diagnose(&js, &ctx, &res);
+	check("phases of 3 s: not enough data (3 of 4 seconds), no judgement",
+	      r == 0 && res.nphases == 5 && res.n == 1 && res.f[0].kind == DGN_NOT_ENOUGH_DATA &&
+		      res.f[0].lack == DGN_LACK_PHASE && res.f[0].value == 3 && res.f[0].expected == DGN_MIN_PHASE,
+	      "phases %zu n %zu kind %d value %.0f", res.nphases, res.n, res.n ? (int)res.f[0].kind : -1,
+	      res.n ? res.f[0].value : -1);
+	dgn_result_free(&res);
+	j.host = NULL;
+
+	/* the device degraded for the 4 latest runs before: 4 slow phases make a cluster of their
+	 * own (min_pts 4), which is not what the application does: the slow run is abnormal, against
+	 * the largest cluster's 100 MB/s */
+	{
+		static double slow_h[4][40];
+		struct dgn_job h2[HN + 4];
+		memcpy(h2, hist, sizeof hist);
+		for (int h = 0; h < 4; h++) {
+			for (int i = 10; i < 30; i++)
+				slow_h[h][i] = noise(40 * MB, 0.03);
+			h2[HN + h] = job_of(300 + h, slow_h[h], 3000000 + (int64_t)h * 100000);
+		}
+		struct dgn_context c2 = {.history = h2, .nhistory = HN + 4};
+		r = dgn_diagnose(&j, &c2, &res);
+		check("slow after 4 slow runs (a cluster of their own): abnormal against the largest cluster",
+		      r == 0 && res.n == 2 && res.f[0].kind == DGN_ABNORMAL_PHASE && res.f[0].expected > 95 * MB &&
+			      res.f[0].history == HN + 4,
+		      "n %zu expected %.0f", res.n, res.n ? res.f[0].expected : 0);
+		dgn_result_free(&res);
+	}
+
 	/* two runs of history: not enough to judge, said once with the figures */
 	ctx.nhistory = 2;
 	r = dgn_diagnose(&j, &ctx, &res);
 	check("2 similar phases: not enough data (2 of 4)", r == 0 && res.n == 1 && res.f[0].kind == DGN_NOT_ENOUGH_DATA &&
-	      res.f[0].value == 2 && res.f[0].expected == 4, "n %zu", res.n);
+	      res.f[0].value == 2 && res.f[0].expected == 4 && res.f[0].lack == DGN_LACK_HISTORY, "n %zu", res.n);
 	dgn_result_free(&res);
 	ctx.nhistory = 0;
 	r = dgn_diagnose(&j, &ctx, &res);

@@ -30,7 +30,7 @@ struct store_diag_job {
 	char *app;
 	double *rd, *wr, *md;
 	size_t n;
-	int64_t t0;
+	int64_t t0, dt;
 	char resource[300];
 	const char *res[1];
 	struct dgn_job dj;
@@ -117,21 +117,58 @@ static int keep_point(const struct store_series_point *pt, void *arg)
 	return 0;
 }
 
-/* The job's per-second series into x: 0 or -errno. */
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The step of a job's stored times: the most frequent gap between two successive times (the
+ * daemon's stats_interval: 10 s by default, a process's end between two ticks aside), 1 s at
+ * least. t is sorted in place. */
+static int64_t series_step(int64_t *t, size_t n)
+{
+	qsort(t, n, sizeof *t, cmp_i64);
+	size_t m = 0;
+	for (size_t i = 1; i < n; i++)
+		if (t[i] > t[i - 1])
+			t[m++] = t[i] - t[i - 1];
+	if (!m)
+		return 1000;
+	qsort(t, m, sizeof *t, cmp_i64);
+	int64_t best = t[0];
+	size_t run = 0, most = 0;
+	for (size_t i = 0; i < m; i++) {
+		run = i && t[i] == t[i - 1] ? run + 1 : 1;
+		if (run > most) {
+			most = run;
+			best = t[i];
+		}
+	}
+	return best < 1000 ? 1000 : best;
+}
+
+/* The job's series into x, one sample per step of its stored rows (series_step): 0 or -errno. */
 static int load_series(struct store *s, struct store_diag_job *x)
 {
 	struct pts p = {0};
-	int r = store_job_series(s, x->j.key, STORE_SERIES_LAYER, 1000, keep_point, &p);
-	if (r < 0)
+	int64_t *t = NULL;
+	int r = store_job_series(s, x->j.key, STORE_SERIES_LAYER, 0, keep_point, &p);
+	if (r < 0 || !p.n)
 		goto out;
-	if (!p.n)
+	if (!(t = malloc(p.n * sizeof *t))) {
+		r = -ENOMEM;
 		goto out;
+	}
+	for (size_t i = 0; i < p.n; i++)
+		t[i] = p.v[i].t_ms;
+	x->dt = series_step(t, p.n);
 	int64_t lo = p.v[0].t_ms, hi = p.v[0].t_ms;
 	for (size_t i = 1; i < p.n; i++) {
 		lo = p.v[i].t_ms < lo ? p.v[i].t_ms : lo;
 		hi = p.v[i].t_ms > hi ? p.v[i].t_ms : hi;
 	}
-	x->n = (size_t)((hi - lo) / 1000 + 1);
+	x->n = (size_t)((hi - lo) / x->dt + 1);
 	x->t0 = lo;
 	x->rd = calloc(x->n, sizeof *x->rd);
 	x->wr = calloc(x->n, sizeof *x->wr);
@@ -141,12 +178,13 @@ static int load_series(struct store *s, struct store_diag_job *x)
 		goto out;
 	}
 	for (size_t i = 0; i < p.n; i++) {
-		size_t k = (size_t)((p.v[i].t_ms - lo) / 1000);
+		size_t k = (size_t)((p.v[i].t_ms - lo) / x->dt);
 		x->rd[k] += (double)p.v[i].bytes_read;
 		x->wr[k] += (double)p.v[i].bytes_written;
 		x->md[k] += (double)p.v[i].meta_ops;
 	}
 out:
+	free(t);
 	free(p.v);
 	return r;
 }
@@ -216,7 +254,7 @@ static void fill_dgn(struct store_diag_job *x)
 	x->dj = (struct dgn_job){
 		.key = x->j.key, .app = x->app, .nodes = 1, .ranks = x->j.nprocs, .start_ms = x->j.start_ms,
 		.end_ms = end_of(&x->j),
-		.series = {.t0_ms = x->t0, .dt_ms = 1000, .n = x->n, .read = x->rd, .write = x->wr, .meta = x->md},
+		.series = {.t0_ms = x->t0, .dt_ms = x->dt ? x->dt : 1000, .n = x->n, .read = x->rd, .write = x->wr, .meta = x->md},
 		.resources = x->res, .nresources = 1, .host = x->j.host,
 	};
 	double secs = x->dj.end_ms > x->dj.start_ms ? (double)(x->dj.end_ms - x->dj.start_ms) / 1000.0 : 1;

@@ -22,6 +22,7 @@
 #define MB 1000000.0
 
 static struct store *s;
+static int64_t step = 1000; /* the rows' interval (the daemon's stats_interval) */
 
 /* A job on host of one process writing per second bytes[i] for n seconds from start: its rows,
  * with a report (so it can be diagnosed). The job's key, or -1. */
@@ -31,7 +32,7 @@ static int64_t put_job(const char *name, const char *host, const char *exe, int6
 	static int32_t pid = 100;
 	int64_t file = 0;
 	struct store_job j = {.job = name, .host = host, .uid = 1000, .user = "u", .exe = exe, .jobdir = "",
-			      .start_ms = start, .end_ms = start + (int64_t)(n + 1) * 1000};
+			      .start_ms = start, .end_ms = start + (int64_t)(n + 1) * step};
 	int r = store_begin(s);
 	if (r >= 0)
 		r = store_job_put(s, &j);
@@ -43,7 +44,7 @@ static int64_t put_job(const char *name, const char *host, const char *exe, int6
 	if (r >= 0)
 		r = store_proc_put(s, &p);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
-		struct store_interval iv = {.t_ms = start + (int64_t)(i + 1) * 1000, .dt_ms = 1000, .proc_key = p.key,
+		struct store_interval iv = {.t_ms = start + (int64_t)(i + 1) * step, .dt_ms = step, .proc_key = p.key,
 					    .file_key = file, .layer = LOG_LAYER_POSIX, .cat = STORE_CAT_WRITE,
 					    .bytes = (int64_t)bytes[i], .calls = 10, .dur_ns = 1000};
 		r = store_interval_add(s, &iv);
@@ -253,6 +254,24 @@ int main(int argc, char **argv)
 	check("stored: the degraded node in the stored JSON", r == 0 && json && slow(json, "n2") &&
 	      strstr(json, "\"kind\":\"degraded_node\""), "%s", json ? json : store_error(s));
 	free(json);
+
+	/* rows every 10 s (the daemon's default stats_interval): samples of 10 s, one phase over
+	 * the job's 12 rows, not 12 one-second bursts between zeros */
+	step = 10000;
+	double flat[12];
+	for (int i = 0; i < 12; i++)
+		flat[i] = 40 * MB;
+	put_job("ten", "n8", "/bin/tenfold", at + 600000, flat, 12, &j);
+	r = store_diagnose(s, &j, &d);
+	check("10 s rows: one phase of 12 samples, 120 s long",
+	      r == 0 && d.res.nphases == 1 && d.res.phases[0].n == 12 &&
+		      d.res.phases[0].end_ms - d.res.phases[0].start_ms == 120000,
+	      "r %d phases %zu n %zu", r, r == 0 ? d.res.nphases : 0, r == 0 && d.res.nphases ? d.res.phases[0].n : 0);
+	check("10 s rows: 4 MB/s, the phase's bandwidth", r == 0 && d.res.nphases == 1 &&
+	      d.res.phases[0].mean_bw > 3.99 * MB && d.res.phases[0].mean_bw < 4.01 * MB,
+	      "%.0f", r == 0 && d.res.nphases ? d.res.phases[0].mean_bw : 0);
+	if (r == 0)
+		store_diagnosis_free(&d);
 
 	store_close(s);
 	char path[128];

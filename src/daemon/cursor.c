@@ -28,8 +28,45 @@ void dmn_rec_from_log(struct dmn_rec *out, const struct log_record *r)
 	out->v[DMN_V(STORE_CAT_WRITE, DMN_V_TIME)] = c[LOG_C_TIME_WRITE];
 	out->v[DMN_V(STORE_CAT_META, DMN_V_CALLS)] = ana_meta_ops(c);
 	out->v[DMN_V(STORE_CAT_META, DMN_V_TIME)] = c[LOG_C_TIME_META];
-	memcpy(out->rh, r->read_hist, sizeof out->rh);
-	memcpy(out->wh, r->write_hist, sizeof out->wh);
+}
+
+void dmn_hist_add_log(struct dmn_hist *h, const struct log_record *r)
+{
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+		h->rh[b] += r->read_hist[b];
+		h->wh[b] += r->write_hist[b];
+	}
+}
+
+static size_t hist_pos(const struct dmn_cursor *c, unsigned layer)
+{
+	size_t i = 0;
+	while (i < c->nh && c->h[i].layer < layer)
+		i++;
+	return i;
+}
+
+const struct dmn_hist *dmn_cursor_hist(const struct dmn_cursor *c, unsigned layer)
+{
+	size_t i = hist_pos(c, layer);
+	return i < c->nh && c->h[i].layer == layer ? &c->h[i] : NULL;
+}
+
+int dmn_cursor_set_hist(struct dmn_cursor *c, const struct dmn_hist *h)
+{
+	size_t i = hist_pos(c, h->layer);
+	if (i < c->nh && c->h[i].layer == h->layer) {
+		c->h[i] = *h;
+		return 0;
+	}
+	struct dmn_hist *nv = sys_text_grow(c->h, &c->caph, c->nh, sizeof *nv, 1);
+	if (!nv)
+		return -ENOMEM;
+	c->h = nv;
+	memmove(&c->h[i + 1], &c->h[i], (c->nh - i) * sizeof *c->h);
+	c->h[i] = *h;
+	c->nh++;
+	return 0;
 }
 
 static int cmp_key(uint64_t id, int32_t pid, const struct dmn_rec *r)
@@ -112,7 +149,8 @@ int dmn_cursor_copy(struct dmn_cursor *dst, const struct dmn_cursor *src)
 	memset(dst, 0, sizeof *dst);
 	if (src->n && !(dst->r = malloc(src->n * sizeof *dst->r)))
 		return -ENOMEM;
-	if (src->nt && !(dst->t = malloc(src->nt * sizeof *dst->t))) {
+	if ((src->nt && !(dst->t = malloc(src->nt * sizeof *dst->t))) ||
+	    (src->nh && !(dst->h = malloc(src->nh * sizeof *dst->h)))) {
 		dmn_cursor_free(dst);
 		return -ENOMEM;
 	}
@@ -120,8 +158,11 @@ int dmn_cursor_copy(struct dmn_cursor *dst, const struct dmn_cursor *src)
 		memcpy(dst->r, src->r, src->n * sizeof *dst->r);
 	if (src->nt)
 		memcpy(dst->t, src->t, src->nt * sizeof *dst->t);
+	if (src->nh)
+		memcpy(dst->h, src->h, src->nh * sizeof *dst->h);
 	dst->n = dst->cap = src->n;
 	dst->nt = dst->capt = src->nt;
+	dst->nh = dst->caph = src->nh;
 	return 0;
 }
 
@@ -129,6 +170,7 @@ void dmn_cursor_free(struct dmn_cursor *c)
 {
 	free(c->r);
 	free(c->t);
+	free(c->h);
 	memset(c, 0, sizeof *c);
 }
 
@@ -141,18 +183,54 @@ int dmn_cursor_zero(const struct dmn_cursor *c)
 	return 1;
 }
 
-/* ---- stored form: "DC1", a varint count, then per record id (8 bytes), pid, layer, the values,
- * the two histograms: each a varint (pid zig-zag). "DC2" when threads' runs were taken: the same,
- * then a varint count and per thread its tid (zig-zag) and runs taken. ---- */
+/* ---- histograms' stored form: a count of non-zero buckets, then (bucket, value) pairs,
+ * buckets ascending; varints ---- */
 
-#define REC_VALUES (2 + DMN_NV + 2 * LOG_HIST_BUCKETS) /* varints per record, 1 byte or more each */
+static void put_hist(unsigned char **p, const uint64_t h[LOG_HIST_BUCKETS])
+{
+	unsigned nz = 0;
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+		nz += h[b] != 0;
+	*p += sys_varint_put(*p, nz);
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+		if (h[b]) {
+			*p += sys_varint_put(*p, b);
+			*p += sys_varint_put(*p, h[b]);
+		}
+}
+
+static int get_hist(const unsigned char **p, const unsigned char *end, uint64_t h[LOG_HIST_BUCKETS])
+{
+	uint64_t nz, b, v, last = 0;
+	if (sys_varint_get(p, end, &nz) < 0 || nz > LOG_HIST_BUCKETS)
+		return -1;
+	for (uint64_t i = 0; i < nz; i++) {
+		if (sys_varint_get(p, end, &b) < 0 || b >= LOG_HIST_BUCKETS || (i && b <= last) ||
+		    sys_varint_get(p, end, &v) < 0)
+			return -1;
+		h[b] = v;
+		last = b;
+	}
+	return 0;
+}
+
+/* ---- stored form: "DC3", a varint count, then per record id (8 bytes), pid (zig-zag), layer and
+ * the values, each a varint; a varint count of layers and per layer its number and its two
+ * histograms (sparse). "DC4" when threads' runs were taken: the same, then a varint count and
+ * per thread its tid (zig-zag) and runs taken. Read too: "DC1"/"DC2", the form before, where each
+ * record carried its two histograms (32 varints each) and there was no per-layer part. ---- */
+
+#define REC_VALUES (2 + DMN_NV) /* varints per record, 1 byte or more each */
+#define REC_VALUES_DC1 (REC_VALUES + 2 * LOG_HIST_BUCKETS)
 
 void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len)
 {
-	unsigned char *buf = malloc(3 + 10 + c->n * (8 + 10 * REC_VALUES) + 10 + c->nt * 20), *p = buf;
+	size_t cap = 3 + 10 + c->n * (8 + 10 * REC_VALUES) + 10 + c->nh * 10 * (1 + 2 * (1 + 2 * LOG_HIST_BUCKETS)) +
+		     10 + c->nt * 20;
+	unsigned char *buf = malloc(cap), *p = buf;
 	if (!buf)
 		return NULL;
-	memcpy(p, c->nt ? "DC2" : "DC1", 3);
+	memcpy(p, c->nt ? "DC4" : "DC3", 3);
 	p += 3;
 	p += sys_varint_put(p, c->n);
 	for (size_t i = 0; i < c->n; i++) {
@@ -163,10 +241,12 @@ void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len)
 		p += sys_varint_put(p, r->layer);
 		for (unsigned k = 0; k < DMN_NV; k++)
 			p += sys_varint_put(p, r->v[k]);
-		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-			p += sys_varint_put(p, r->rh[b]);
-		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-			p += sys_varint_put(p, r->wh[b]);
+	}
+	p += sys_varint_put(p, c->nh);
+	for (size_t i = 0; i < c->nh; i++) {
+		p += sys_varint_put(p, c->h[i].layer);
+		put_hist(&p, c->h[i].rh);
+		put_hist(&p, c->h[i].wh);
 	}
 	if (c->nt) {
 		p += sys_varint_put(p, c->nt);
@@ -179,6 +259,21 @@ void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len)
 	return buf;
 }
 
+/* A layer's histograms in c, to be added to: NULL when out of memory. */
+static struct dmn_hist *hist_get(struct dmn_cursor *c, unsigned layer)
+{
+	const struct dmn_hist *h = dmn_cursor_hist(c, layer);
+	if (!h) {
+		struct dmn_hist z;
+		memset(&z, 0, sizeof z);
+		z.layer = (uint16_t)layer;
+		if (dmn_cursor_set_hist(c, &z) < 0)
+			return NULL;
+		h = dmn_cursor_hist(c, layer);
+	}
+	return (struct dmn_hist *)h;
+}
+
 int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
 {
 	const unsigned char *p = buf, *end = p + len;
@@ -186,12 +281,13 @@ int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
 	memset(c, 0, sizeof *c);
 	if (len == 0)
 		return 0;
-	if (len < 3 || (memcmp(p, "DC1", 3) && memcmp(p, "DC2", 3)))
+	if (len < 3 || memcmp(p, "DC", 2) || p[2] < '1' || p[2] > '4')
 		return -EBADMSG;
-	int runs = p[2] == '2';
+	int old = p[2] <= '2', runs = p[2] == '2' || p[2] == '4';
+	size_t least = 8 + (old ? REC_VALUES_DC1 : REC_VALUES);
 	p += 3;
-	/* each record takes at least 8 + REC_VALUES bytes: a count beyond that is a lie */
-	if (sys_varint_get(&p, end, &n) < 0 || n > (uint64_t)(end - p) / (8 + REC_VALUES))
+	/* each record takes at least `least` bytes: a count beyond that is a lie */
+	if (sys_varint_get(&p, end, &n) < 0 || n > (uint64_t)(end - p) / least)
 		return -EBADMSG;
 	for (uint64_t i = 0; i < n; i++) {
 		struct dmn_rec r;
@@ -209,15 +305,39 @@ int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
 		for (unsigned k = 0; k < DMN_NV; k++)
 			if (sys_varint_get(&p, end, &r.v[k]) < 0)
 				goto bad;
-		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-			if (sys_varint_get(&p, end, &r.rh[b]) < 0)
+		if (old) { /* the record's histograms, into its layer's sums */
+			struct dmn_hist *h = hist_get(c, r.layer);
+			if (!h)
+				goto nomem;
+			for (unsigned b = 0; b < 2 * LOG_HIST_BUCKETS; b++) {
+				if (sys_varint_get(&p, end, &x) < 0)
+					goto bad;
+				if (b < LOG_HIST_BUCKETS)
+					h->rh[b] += x;
+				else
+					h->wh[b - LOG_HIST_BUCKETS] += x;
+			}
+		}
+		size_t k = lower_bound(c, r.id, r.pid);
+		if (k < c->n && !cmp_key(r.id, r.pid, &c->r[k])) /* a record twice */
+			goto bad;
+		if (dmn_cursor_set(c, &r) < 0)
+			goto nomem;
+	}
+	if (!old) {
+		/* each layer takes three bytes at least */
+		if (sys_varint_get(&p, end, &n) < 0 || n > LOG_LAYER_MAX + 1 || n > (uint64_t)(end - p) / 3)
+			goto bad;
+		for (uint64_t i = 0; i < n; i++) {
+			struct dmn_hist h;
+			memset(&h, 0, sizeof h);
+			if (sys_varint_get(&p, end, &x) < 0 || x > LOG_LAYER_MAX || dmn_cursor_hist(c, (unsigned)x))
 				goto bad;
-		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-			if (sys_varint_get(&p, end, &r.wh[b]) < 0)
+			h.layer = (uint16_t)x;
+			if (get_hist(&p, end, h.rh) < 0 || get_hist(&p, end, h.wh) < 0)
 				goto bad;
-		if (dmn_cursor_set(c, &r) < 0) {
-			dmn_cursor_free(c);
-			return -ENOMEM;
+			if (dmn_cursor_set_hist(c, &h) < 0)
+				goto nomem;
 		}
 	}
 	if (runs) {
@@ -234,10 +354,8 @@ int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
 			size_t k = taken_pos(c, (int32_t)tid);
 			if (k < c->nt && c->t[k].tid == (int32_t)tid) /* a thread twice */
 				goto bad;
-			if (dmn_cursor_set_taken(c, (int32_t)tid, runs) < 0) {
-				dmn_cursor_free(c);
-				return -ENOMEM;
-			}
+			if (dmn_cursor_set_taken(c, (int32_t)tid, runs) < 0)
+				goto nomem;
 		}
 	}
 	if (p != end)
@@ -246,6 +364,9 @@ int dmn_cursor_decode(struct dmn_cursor *c, const void *buf, size_t len)
 bad:
 	dmn_cursor_free(c);
 	return -EBADMSG;
+nomem:
+	dmn_cursor_free(c);
+	return -ENOMEM;
 }
 
 /* ---- the node's cursor (cursor.h) ---- */
@@ -292,9 +413,17 @@ int dmn_ahead_add(struct dmn_aheads *x, const struct dmn_rec *cur, const struct 
 	a->v[DMN_A_WRITES] += D(STORE_CAT_WRITE, DMN_V_CALLS);
 	a->v[DMN_A_META] += D(STORE_CAT_META, DMN_V_CALLS);
 #undef D
+	return 0;
+}
+
+int dmn_ahead_add_hist(struct dmn_aheads *x, const struct dmn_hist *now, const struct dmn_hist *prev)
+{
+	struct dmn_ahead *a = ahead_get(x, now->layer);
+	if (!a)
+		return -ENOMEM;
 	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
-		a->rh[b] += cur->rh[b] - p->rh[b];
-		a->wh[b] += cur->wh[b] - p->wh[b];
+		a->rh[b] += now->rh[b] - (prev ? prev->rh[b] : 0);
+		a->wh[b] += now->wh[b] - (prev ? prev->wh[b] : 0);
 	}
 	return 0;
 }
@@ -369,19 +498,6 @@ int dmn_aheads_zero(const struct dmn_aheads *x)
  * layers' count and per layer: the layer, the DMN_NA figures, and each histogram as a count of
  * non-zero buckets followed by (bucket, value) pairs. Varints throughout. ---- */
 
-static void put_hist(unsigned char **p, const uint64_t h[LOG_HIST_BUCKETS])
-{
-	unsigned nz = 0;
-	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-		nz += h[b] != 0;
-	*p += sys_varint_put(*p, nz);
-	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-		if (h[b]) {
-			*p += sys_varint_put(*p, b);
-			*p += sys_varint_put(*p, h[b]);
-		}
-}
-
 int dmn_node_enc_add(struct dmn_node_enc *e, int32_t pid, uint64_t start_ns, const struct dmn_aheads *a)
 {
 	/* at most: 3 varints of the process, then per layer 2 + DMN_NA + 2 * (1 + 2 * 32) varints */
@@ -430,21 +546,6 @@ const void *dmn_node_enc_finish(struct dmn_node_enc *e, size_t *len)
 	e->len = 0;
 	e->count = 0;
 	return e->buf;
-}
-
-static int get_hist(const unsigned char **p, const unsigned char *end, uint64_t h[LOG_HIST_BUCKETS])
-{
-	uint64_t nz, b, v, last = 0;
-	if (sys_varint_get(p, end, &nz) < 0 || nz > LOG_HIST_BUCKETS)
-		return -1;
-	for (uint64_t i = 0; i < nz; i++) {
-		if (sys_varint_get(p, end, &b) < 0 || b >= LOG_HIST_BUCKETS || (i && b <= last) ||
-		    sys_varint_get(p, end, &v) < 0)
-			return -1;
-		h[b] = v;
-		last = b;
-	}
-	return 0;
 }
 
 static int ent_cmp(const void *a, const void *b)

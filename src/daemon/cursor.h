@@ -26,6 +26,14 @@ struct dmn_rec {
 	int32_t pid;
 	uint16_t layer;
 	uint64_t v[DMN_NV];
+};
+
+/* A layer's request-size histograms summed over the log's records of that layer. The size
+ * distribution the node-seconds keep is per layer, so the difference of the sums is all a
+ * reading needs: a record's own two histograms cost 512 bytes, 8 MB in each cursor of 1,000
+ * processes of 16 files. */
+struct dmn_hist {
+	uint16_t layer;
 	uint64_t rh[LOG_HIST_BUCKETS], wh[LOG_HIST_BUCKETS];
 };
 
@@ -40,10 +48,17 @@ struct dmn_cursor {
 	size_t n, cap;
 	struct dmn_taken *t; /* sorted by tid */
 	size_t nt, capt;
+	struct dmn_hist *h; /* per layer, sorted by layer */
+	size_t nh, caph;
 };
 
 /* A record's cumulative values as the cursor keeps them. */
 void dmn_rec_from_log(struct dmn_rec *out, const struct log_record *r);
+/* The record's histograms added to h (of its layer). */
+void dmn_hist_add_log(struct dmn_hist *h, const struct log_record *r);
+/* The layer's histograms (NULL: none yet), and setting them: 0 or -ENOMEM. */
+const struct dmn_hist *dmn_cursor_hist(const struct dmn_cursor *c, unsigned layer);
+int dmn_cursor_set_hist(struct dmn_cursor *c, const struct dmn_hist *h);
 /* The record keyed like r, or NULL. */
 const struct dmn_rec *dmn_cursor_find(const struct dmn_cursor *c, uint64_t id, int32_t pid);
 /* Sets (inserts or replaces) a record: 0 or -ENOMEM. */
@@ -56,7 +71,8 @@ void dmn_cursor_free(struct dmn_cursor *c);
 /* 1 when every value of every record is 0. */
 int dmn_cursor_zero(const struct dmn_cursor *c);
 
-/* The stored form: varints, so the zeros of histograms cost a byte each. encode returns a
+/* The stored form: varints, histograms sparse (docs/STORE.md: "DC3", "DC4"; the older "DC1" and
+ * "DC2", with each record's histograms, are read too: summed per layer). encode returns a
  * malloc'd buffer (NULL: out of memory); decode returns 0 or -EBADMSG for bytes that are not a
  * cursor (the store is root's, but a cursor is still checked). */
 void *dmn_cursor_encode(const struct dmn_cursor *c, size_t *len);
@@ -84,6 +100,8 @@ struct dmn_aheads {
 };
 /* The node-second figures of one record's difference (prev NULL: from 0) added to layer's: 0 or -ENOMEM. */
 int dmn_ahead_add(struct dmn_aheads *x, const struct dmn_rec *cur, const struct dmn_rec *prev);
+/* A layer's histograms' difference (prev NULL: from 0) added to its ahead: 0 or -ENOMEM. */
+int dmn_ahead_add_hist(struct dmn_aheads *x, const struct dmn_hist *now, const struct dmn_hist *prev);
 /* The layer's ahead, or NULL. */
 struct dmn_ahead *dmn_ahead_find(const struct dmn_aheads *x, unsigned layer);
 /* a added to x's ahead of its layer: 0 or -ENOMEM. */

@@ -440,10 +440,10 @@ static int stat_rows(struct dmn_rowbuf *rb, struct dmn_proc *p, const char *path
 	return 0;
 }
 
+/* (a record's histograms move only with its call counts: the values say whether it moved) */
 static int rec_same(const struct dmn_rec *a, const struct dmn_rec *b)
 {
-	return a && b && !memcmp(a->v, b->v, sizeof a->v) && !memcmp(a->rh, b->rh, sizeof a->rh) &&
-	       !memcmp(a->wh, b->wh, sizeof a->wh);
+	return a && b && !memcmp(a->v, b->v, sizeof a->v);
 }
 
 /*
@@ -466,9 +466,13 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 	}
 	if (stats)
 		p->stats = 1;
-	/* this reading's differences per layer (at most one entry per layer: never grown) */
+	/* this reading's differences per layer (at most one entry per layer: never grown), and its
+	 * histograms summed per layer (hist[l].layer != 0: the layer was read) */
 	struct dmn_ahead rawv[LOG_LAYER_MAX + 1];
 	struct dmn_aheads raw = {rawv, 0, LOG_LAYER_MAX + 1};
+	struct dmn_hist hist[LOG_LAYER_MAX + 1];
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+		hist[l].layer = 0;
 	for (uint32_t i = 0; i < lf->nrecords; i++) {
 		const struct log_record *lr = &lf->records[i];
 		if (lr->layer == LOG_LAYER_NONE || lr->layer > LOG_LAYER_MAX)
@@ -478,6 +482,11 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 			continue;
 		struct dmn_rec cur;
 		dmn_rec_from_log(&cur, lr);
+		if (!hist[lr->layer].layer) {
+			memset(&hist[lr->layer], 0, sizeof hist[lr->layer]);
+			hist[lr->layer].layer = lr->layer;
+		}
+		dmn_hist_add_log(&hist[lr->layer], lr);
 		const struct dmn_rec *prev = dmn_cursor_find(&p->next, cur.id, cur.pid);
 		if ((!prev || !p->paths_all) && (r = rpath_note(p, cur.id, cur.pid, ana_record_path(lf, lr))) < 0)
 			return r;
@@ -495,6 +504,14 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 			return r;
 	}
 	p->paths_all = 1;
+	for (unsigned l = 1; l <= LOG_LAYER_MAX; l++) {
+		const struct dmn_hist *was = hist[l].layer ? dmn_cursor_hist(&p->next, l) : NULL;
+		if (!hist[l].layer ||
+		    (was && !memcmp(was->rh, hist[l].rh, sizeof was->rh) && !memcmp(was->wh, hist[l].wh, sizeof was->wh)))
+			continue;
+		if ((r = dmn_ahead_add_hist(&raw, &hist[l], was)) < 0 || (r = dmn_cursor_set_hist(&p->next, &hist[l])) < 0)
+			return r;
+	}
 	/* what a restart found counted already is not counted again */
 	for (size_t i = 0; i < raw.n; i++) {
 		struct dmn_ahead *owed = dmn_ahead_find(&p->owed_next, raw.a[i].layer);

@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "daemon/cursor.h"
+#include "sys/varint.h"
 
 static struct dmn_rec rec(uint64_t id, int32_t pid, unsigned layer, uint64_t base)
 {
@@ -26,11 +27,35 @@ static struct dmn_rec rec(uint64_t id, int32_t pid, unsigned layer, uint64_t bas
 	r.layer = (uint16_t)layer;
 	for (unsigned k = 0; k < DMN_NV; k++)
 		r.v[k] = base + k * 1000003ull;
-	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
-		r.rh[b] = b % 5 ? 0 : base + b;
-		r.wh[b] = b % 7 ? 0 : (base << 20) + b;
-	}
 	return r;
+}
+
+static struct dmn_hist hist(unsigned layer, uint64_t base)
+{
+	struct dmn_hist h;
+	memset(&h, 0, sizeof h);
+	h.layer = (uint16_t)layer;
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+		h.rh[b] = b % 5 ? 0 : base + b;
+		h.wh[b] = b % 7 ? 0 : (base << 20) + b;
+	}
+	return h;
+}
+
+static int same_hists(const struct dmn_cursor *a, const struct dmn_cursor *b)
+{
+	if (a->nh != b->nh)
+		return 0;
+	for (size_t i = 0; i < a->nh; i++)
+		if (a->h[i].layer != b->h[i].layer || memcmp(a->h[i].rh, b->h[i].rh, sizeof a->h[i].rh) ||
+		    memcmp(a->h[i].wh, b->h[i].wh, sizeof a->h[i].wh))
+			return 0;
+	return 1;
+}
+
+static void put(unsigned char **p, uint64_t v)
+{
+	*p += sys_varint_put(*p, v);
 }
 
 int main(void)
@@ -52,11 +77,19 @@ int main(void)
 	check("set replaces by key", c.n == 6 && dmn_cursor_find(&c, 77, 0)->v[0] == 999, "n %zu", c.n);
 	check("find: absent key", dmn_cursor_find(&c, 77, 1) == NULL, "found");
 	check("zero: counted something", !dmn_cursor_zero(&c), "zero");
+	/* the histograms, per layer */
+	struct dmn_hist h4 = hist(4, 1ull << 40), h1 = hist(1, 3), h1b = hist(1, 99);
+	check("histograms: none yet", dmn_cursor_hist(&c, 1) == NULL, "found");
+	dmn_cursor_set_hist(&c, &h4);
+	dmn_cursor_set_hist(&c, &h1);
+	dmn_cursor_set_hist(&c, &h1b);
+	check("histograms: one per layer, sorted, set replaces",
+	      c.nh == 2 && c.h[0].layer == 1 && c.h[1].layer == 4 && dmn_cursor_hist(&c, 1)->rh[0] == 99, "nh %zu", c.nh);
 
 	size_t len;
 	unsigned char *blob = dmn_cursor_encode(&c, &len);
 	int rr = dmn_cursor_decode(&d, blob, len);
-	int same = rr == 0 && d.n == c.n && !memcmp(d.r, c.r, c.n * sizeof *c.r);
+	int same = rr == 0 && d.n == c.n && !memcmp(d.r, c.r, c.n * sizeof *c.r) && same_hists(&c, &d);
 	check("stored form round trip: every record, value and bucket", same, "r %d n %zu", rr, d.n);
 	dmn_cursor_free(&d);
 
@@ -91,7 +124,8 @@ int main(void)
 	dmn_cursor_free(&d);
 	struct dmn_cursor cp;
 	dmn_cursor_copy(&cp, &c);
-	check("copy: threads too", cp.nt == 3 && dmn_cursor_taken(&cp, -1) == 1ull << 40, "nt %zu", cp.nt);
+	check("copy: threads and histograms too", cp.nt == 3 && dmn_cursor_taken(&cp, -1) == 1ull << 40 && same_hists(&c, &cp),
+	      "nt %zu", cp.nt);
 	dmn_cursor_free(&cp);
 	refused = 1;
 	for (size_t cut = 1; cut < len; cut++) {
@@ -109,7 +143,7 @@ int main(void)
 	dmn_cursor_set(&z, &zr);
 	check("zero: a record of zeros counted nothing", dmn_cursor_zero(&z), "not zero");
 	blob = dmn_cursor_encode(&z, &len);
-	check("a record of zeros takes 8 + 75 bytes", len == 3 + 1 + 8 + 75, "len %zu", len);
+	check("a record of zeros takes 8 + 11 bytes", len == 3 + 1 + 8 + 11 + 1, "len %zu", len);
 	/* the smallest record: the count's bound must allow it (a restarted daemon refused these) */
 	check("a record of zeros round-trips", dmn_cursor_decode(&d, blob, len) == 0 && d.n == 1, "refused");
 	dmn_cursor_free(&d);
@@ -117,11 +151,45 @@ int main(void)
 	dmn_cursor_free(&z);
 	dmn_cursor_free(&c);
 
+	/* the form before ("DC1": each record with its two histograms) is read, summed per layer */
+	unsigned char old[2048], *o = old;
+	memcpy(o, "DC1", 3);
+	o += 3;
+	put(&o, 2);
+	for (int i = 0; i < 2; i++) {
+		uint64_t id = 10 + (uint64_t)i;
+		memcpy(o, &id, 8);
+		o += 8;
+		put(&o, 0); /* pid 0 */
+		put(&o, 3); /* layer */
+		for (unsigned k = 0; k < DMN_NV; k++)
+			put(&o, 100 * (uint64_t)(i + 1) + k);
+		for (unsigned b = 0; b < 2 * LOG_HIST_BUCKETS; b++)
+			put(&o, b == 2 ? 5 + (uint64_t)i : b == LOG_HIST_BUCKETS + 9 ? 1000 : 0);
+	}
+	rr = dmn_cursor_decode(&d, old, (size_t)(o - old));
+	const struct dmn_hist *l3 = rr == 0 ? dmn_cursor_hist(&d, 3) : NULL;
+	check("DC1: its records and their histograms summed per layer",
+	      rr == 0 && d.n == 2 && d.r[1].v[4] == 204 && d.nh == 1 && l3 && l3->rh[2] == 11 && l3->wh[9] == 2000 &&
+		      l3->rh[0] == 0,
+	      "r %d n %zu nh %zu", rr, d.n, d.nh);
+	dmn_cursor_free(&d);
+	refused = 1;
+	for (size_t cut = 4; cut < (size_t)(o - old); cut++) {
+		if (dmn_cursor_decode(&d, old, cut) == 0)
+			refused = 0;
+		dmn_cursor_free(&d);
+	}
+	check("DC1: every cut refused", refused, "a cut decoded");
+
 	/* ---- the node's cursor ---- */
 	struct dmn_aheads a = {0};
 	struct dmn_rec r0 = rec(5, 0, 1, 100), r1 = rec(5, 0, 1, 150), r2 = rec(9, 0, 4, 7);
+	struct dmn_hist g0 = hist(1, 100), g1 = hist(1, 150), g2 = hist(4, 7);
 	dmn_ahead_add(&a, &r1, &r0);
 	dmn_ahead_add(&a, &r2, NULL);
+	dmn_ahead_add_hist(&a, &g1, &g0);
+	dmn_ahead_add_hist(&a, &g2, NULL);
 	struct dmn_ahead *l1 = dmn_ahead_find(&a, 1), *l4 = dmn_ahead_find(&a, 4);
 	check("ahead: one entry per layer, sorted", a.n == 2 && a.a[0].layer == 1 && a.a[1].layer == 4, "n %zu", a.n);
 	check("ahead: a difference's figures (bytes and calls read and written, metadata calls)",

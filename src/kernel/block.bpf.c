@@ -112,26 +112,37 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 	struct bio *bio = rq->bio;
 	void *end_io = bio ? (void *)bio->bi_end_io : NULL, *priv = bio ? bio->bi_private : NULL;
 	for (int i = 0; i < 2 && end_io && &bio_chain_endio && end_io == (void *)&bio_chain_endio; i++) {
-		struct bio *parent = priv;
-		end_io = (void *)BPF_CORE_READ(parent, bi_end_io);
-		priv = BPF_CORE_READ(parent, bi_private);
+		struct bio *parent = KS_TYPED(struct bio, priv);
+		if (!parent)
+			break;
+		end_io = (void *)parent->bi_end_io;
+		priv = parent->bi_private;
 	}
 	if (end_io && &iomap_dio_bio_end_io && end_io == (void *)&iomap_dio_bio_end_io) {
-		struct iomap_dio *dio = priv;
-		struct inode *in = BPF_CORE_READ(dio, iocb, ki_filp, f_inode);
-		if (in) {
-			ri->ino = BPF_CORE_READ(in, i_ino);
-			ri->dev = ks_udev(BPF_CORE_READ(in, i_sb, s_dev));
+		struct iomap_dio *dio = KS_TYPED(struct iomap_dio, priv);
+		struct kiocb *iocb = dio ? dio->iocb : NULL;
+		struct file *f = iocb ? iocb->ki_filp : NULL;
+		struct inode *in = f ? f->f_inode : NULL;
+		struct super_block *sb = in ? in->i_sb : NULL;
+		if (sb) {
+			ri->ino = in->i_ino;
+			ri->dev = ks_udev(sb->s_dev);
 			return ri->pid || !(cfg.by_pid || cfg.cgroup_id) || ks_inode_wanted(ri->dev, ri->ino);
 		}
 	}
 	/* the inode owning the first page (page cache I/O: writeback, read-in) */
-	unsigned long mapping = (unsigned long)BPF_CORE_READ(rq, bio, bi_io_vec, bv_page, mapping);
+	struct bio_vec *bv = bio ? bio->bi_io_vec : NULL;
+	struct page *pg = bv ? bv->bv_page : NULL;
+	unsigned long mapping = 0; /* read as a number: its low bits mark anonymous and movable pages */
+	if (pg)
+		bpf_probe_read_kernel(&mapping, sizeof mapping, &pg->mapping);
 	if (mapping && !(mapping & 3)) {
-		struct inode *host = BPF_CORE_READ((struct address_space *)mapping, host);
-		if (host) {
-			ri->ino = BPF_CORE_READ(host, i_ino);
-			ri->dev = ks_udev(BPF_CORE_READ(host, i_sb, s_dev));
+		struct address_space *as = KS_TYPED(struct address_space, (void *)mapping);
+		struct inode *host = as ? as->host : NULL;
+		struct super_block *sb = host ? host->i_sb : NULL;
+		if (sb) {
+			ri->ino = host->i_ino;
+			ri->dev = ks_udev(sb->s_dev);
 		}
 	}
 	if (ri->pid)
@@ -221,7 +232,7 @@ int BPF_PROG(ks_io_start, struct request *rq)
 static __always_inline void at_issue(struct request *rq, struct rq_info *p, __u64 now)
 {
 	p->issue_ns = now;
-	p->bytes = BPF_CORE_READ(rq, __data_len);
+	p->bytes = rq->__data_len;
 	p->rdev = rq_dev(rq);
 	p->op = rq->cmd_flags & REQ_OP_BITS_MASK;
 }
@@ -329,7 +340,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	 * again) is called before the request's remaining length shrinks: its bytes count now, the
 	 * request once, at its last byte (as diskstats); the entry stays until then, or the rest would
 	 * complete unmatched. */
-	__u32 left = BPF_CORE_READ(rq, __data_len);
+	__u32 left = rq->__data_len;
 	bool last = !(nr_bytes && nr_bytes < left);
 	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
 	if (!nr_bytes && !left && (op == REQ_OP_WRITE || op == REQ_OP_READ) && !(p && (p->flags & KS_RQ_ACCOUNTED))) {
@@ -363,9 +374,11 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	if (ri.ino && ri.dev == dev)
 		count(ks_file(ri.pid, LOG_LAYER_BLOCK, ri.dev, ri.ino), op, nr_bytes, total, queue, device,
 		      ri.start_ns, now, err, last, true);
+	if (!cfg.events)
+		return 0;
 	__u8 eop = op == REQ_OP_READ ? LOG_OP_BLK_READ : op == REQ_OP_WRITE ? LOG_OP_BLK_WRITE
 		 : op == REQ_OP_FLUSH ? LOG_OP_BLK_FLUSH : op == REQ_OP_DISCARD ? LOG_OP_BLK_DISCARD : LOG_OP_BLK_OTHER;
 	ks_emit_as(ri.pid, ri.tid, LOG_LAYER_BLOCK, eop, ri.flags & LOG_E_WRITEBACK, ri.start_ns, total, ri.ino ? ri.dev : dev, ri.ino,
-		   BPF_CORE_READ(rq, __sector) * 512, nr_bytes, err ? -(__s64)error : (__s64)nr_bytes);
+		   rq->__sector * 512, nr_bytes, err ? -(__s64)error : (__s64)nr_bytes);
 	return 0;
 }

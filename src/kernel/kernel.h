@@ -19,6 +19,8 @@
 #define KS_MAX_PATHS 16384     /* entries of `paths` */
 #define KS_MAX_AGG 4096        /* entries of `fsagg` and `pidagg` */
 #define KS_MAX_PIDS 8192       /* entries of `tracked` */
+#define KS_TGID_WORDS 65536    /* words of `tracked_bits`: 64 tgids each, up to the largest pid_max
+				* (2^22); the loader sizes it to the running kernel's pid_max */
 #define KS_MAX_INFLIGHT 8192   /* threads inside a traced syscall at once */
 #define KS_PATH_MAX 256
 #define KS_FSTYPE_MAX 16
@@ -59,7 +61,7 @@ struct ks_file_val {
 	__u64 untimed;               /* block: requests counted at completion whose start was never
 				      * seen (issued before the session began): no times, no histogram */
 	__u64 timed[3];              /* syscall: calls timed (reads, writes, the rest): every call at full
-				      * depth, 1 in cfg.lat_every at the default depth (the collector
+				      * depth, those begun in a sampling window at the default depth (the collector
 				      * scales the time counters by calls / timed) */
 };
 
@@ -181,7 +183,7 @@ struct ks_inflight {
 	__u64 dev2, ino2;
 	__u32 gen, gen2;  /* inode generations of the file and of the source */
 	__u32 active;     /* 1 from a traced enter to its exit (nr 0 is read(2), so nr cannot say it) */
-	__u32 pad2;
+	__u32 counted;    /* default depth: this call is in `lat_inflight` (syscall.bpf.c) */
 	__u64 uring_dev, uring_ino; /* inside io_uring_enter: the file of the request submitted last */
 	__u64 mpi_dev, mpi_ino;     /* inside MPI_File_open (mpi_open): the last regular file opened */
 	__u32 mpi_open, mpi_gen;
@@ -215,9 +217,10 @@ struct ks_filter {
 	__u32 aggregates;  /* 1: keep seed 000's `fsagg`/`pidagg` too (for --pin: an outside sampler) */
 	__u32 watch_mpi;   /* 1: report opens of MPI libraries on `notify` */
 	__u32 lat_every;   /* 0 or 1: every system call timed (sys_enter runs in full for each);
-			    * N > 1: only 1 call in N per CPU is timed, the others are counted at sys_exit
-			    * alone (opens, closes and io_uring_enter are always timed: rare, and other
-			    * programs need their call in flight) */
+			    * N > 1: calls are timed in sampling windows open 1/N of the time (sys_enter is
+			    * attached only then), the others are counted at sys_exit alone (opens, closes
+			    * and io_uring_enter are always timed: rare, and other programs need their call
+			    * in flight) */
 	__u32 layers;      /* bits (1 << LOG_LAYER_x) loaded: a figure of a layer not loaded is not
 			    * claimed (cache hit/miss reads need the page-cache layer) */
 	__u32 pad;

@@ -44,6 +44,15 @@ struct {
 	__type(value, struct rq_info);
 } rq_inflight SEC(".maps");
 
+/* Most requests in flight live here, where finding one is an array index and freeing it a store:
+ * a hash table's insert and delete on every request cost more than the rest of the programs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << KS_RQ_SLOT_BITS);
+	__type(key, __u32);
+	__type(value, struct ks_rq_slot);
+} rq_slots SEC(".maps");
+
 /* The request's device as stat(2) names it: the partition, else the disk. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -188,6 +197,62 @@ static __always_inline void unseen(const struct rq_info *p)
 	}
 }
 
+/* The request's address as a number (the verifier allows no arithmetic on a typed pointer: the
+ * copy makes it one) and the slot it hashes to. */
+static __always_inline struct ks_rq_slot *rq_slot(struct request *rq, __u64 *addr)
+{
+	struct request *spill = rq;
+	*addr = 0;
+	bpf_probe_read_kernel(addr, sizeof *addr, &spill);
+	__u32 i = (__u32)((*addr * 0x9E3779B97F4A7C15ULL) >> (64 - KS_RQ_SLOT_BITS));
+	return bpf_map_lookup_elem(&rq_slots, &i);
+}
+
+/* The request's entry: its slot, else the table; NULL when neither has it. */
+static __always_inline struct rq_info *rq_find(struct request *rq)
+{
+	__u64 a;
+	struct ks_rq_slot *s = rq_slot(rq, &a);
+	if (s && s->rq == a)
+		return &s->ri;
+	return bpf_map_lookup_elem(&rq_inflight, &rq);
+}
+
+static __always_inline void rq_forget(struct request *rq)
+{
+	__u64 a;
+	struct ks_rq_slot *s = rq_slot(rq, &a);
+	if (s && s->rq == a)
+		s->rq = 0;
+	else
+		bpf_map_delete_elem(&rq_inflight, &rq);
+}
+
+static __always_inline void track(struct request *rq, struct rq_info *ri);
+
+/* A request from its start: into its slot when free (or still holding this same pointer: a
+ * request before this one whose completion was never seen), else into the table. */
+static __always_inline void rq_start(struct request *rq, struct rq_info *ri)
+{
+	__u64 a;
+	struct ks_rq_slot *s = rq_slot(rq, &a);
+	if (s) {
+		if (s->rq == a) {
+			unseen(&s->ri);
+			s->ri = *ri;
+			return;
+		}
+		if (__sync_val_compare_and_swap(&s->rq, 0, a) == 0) {
+			s->ri = *ri;
+			return;
+		}
+	}
+	struct rq_info *old = bpf_map_lookup_elem(&rq_inflight, &rq);
+	if (old)
+		unseen(old);
+	track(rq, ri);
+}
+
 /* A request not in `rq_inflight` is a completion lost: a failed insert (table full, a lock the
  * kernel would not take) is counted here, as its completion will be as unmatched. */
 static __always_inline void track(struct request *rq, struct rq_info *ri)
@@ -218,13 +283,10 @@ SEC("tp_btf/block_io_start")
 int BPF_PROG(ks_io_start, struct request *rq)
 {
 	struct rq_info ri = {};
-	struct rq_info *old = bpf_map_lookup_elem(&rq_inflight, &rq);
-	if (old)
-		unseen(old);
 	want(rq, &ri);
 	ri.flags |= KS_RQ_ACCOUNTED;
 	ri.start_ns = bpf_ktime_get_ns();
-	track(rq, &ri);
+	rq_start(rq, &ri);
 	return 0;
 }
 
@@ -241,27 +303,25 @@ SEC("tp_btf/block_rq_issue")
 int BPF_PROG(ks_rq_issue, struct request *rq)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
+	struct rq_info *p = rq_find(rq);
 	if (p && !p->issue_ns) {
 		at_issue(rq, p, now);
 		return 0;
 	}
-	/* issued already: a request before this one whose completion was never seen */
-	if (p)
-		unseen(p);
-	/* not accounted at submission (flushes, passthrough): its wait is unknown */
+	/* not accounted at submission (flushes, passthrough): its wait is unknown; an entry issued
+	 * already is a request before this one whose completion was never seen (rq_start) */
 	struct rq_info ri = {};
 	want(rq, &ri);
 	ri.start_ns = now;
 	at_issue(rq, &ri, now);
-	track(rq, &ri);
+	rq_start(rq, &ri);
 	return 0;
 }
 
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(ks_rq_requeue, struct request *rq)
 {
-	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
+	struct rq_info *p = rq_find(rq);
 	if (p)
 		p->issue_ns = 0; /* issued again later */
 	return 0;
@@ -342,13 +402,13 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	 * complete unmatched. */
 	__u32 left = rq->__data_len;
 	bool last = !(nr_bytes && nr_bytes < left);
-	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
+	struct rq_info *p = rq_find(rq);
 	if (!nr_bytes && !left && (op == REQ_OP_WRITE || op == REQ_OP_READ) && !(p && (p->flags & KS_RQ_ACCOUNTED))) {
 		/* An empty write carrying a flush down (REQ_PREFLUSH, no data) that the block layer never
 		 * accounted (no block_io_start): its flush is the flush request counted on its own, and
 		 * diskstats counts no write for it. One that was accounted is a write there, and here. */
 		if (p)
-			bpf_map_delete_elem(&rq_inflight, &rq);
+			rq_forget(rq);
 		return 0;
 	}
 	if (!p) { /* issued before tracing began: counted on its device, untimed */
@@ -361,7 +421,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	if (!last)
 		p->issue_ns = 0;
 	else
-		bpf_map_delete_elem(&rq_inflight, &rq);
+		rq_forget(rq);
 	__u64 issue = ri.issue_ns ? ri.issue_ns : now;
 	__u64 queue = issue - ri.start_ns, device = now - issue, total = now - ri.start_ns;
 	count(ks_file(0, LOG_LAYER_BLOCK, dev, 0), op, nr_bytes, total, queue, device, ri.start_ns, now, err, last, true);

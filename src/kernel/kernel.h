@@ -80,8 +80,8 @@ struct ks_dist_val {
 	__u64 svc_hist[KS_HIST];
 };
 
-/* `rq_inflight` (block layer): a block request from submission to completion, by request
- * pointer. Entries left when the session ends were issued and never seen completing. */
+/* `rq_slots`, else `rq_inflight` (block layer): a block request from submission to completion, by
+ * request pointer. Entries left when the session ends were issued and never seen completing. */
 struct ks_rq_info {
 	__u64 start_ns, issue_ns;
 	__u64 dev, ino; /* the file, when attributed (ino 0: none) */
@@ -91,6 +91,14 @@ struct ks_rq_info {
 	__u64 rdev;     /* at issue: the request's device */
 	__u32 op;       /* at issue: REQ_OP_* (0 read, 1 write) */
 	__u32 pad;
+};
+
+/* `rq_slots` (block layer): the requests in flight, each in the slot its pointer hashes to; a
+ * request whose slot is taken goes to `rq_inflight`. rq is the request's address, 0 when free. */
+#define KS_RQ_SLOT_BITS 14
+struct ks_rq_slot {
+	__u64 rq;
+	struct ks_rq_info ri;
 };
 
 /* A request the filters do not want (another process's, an unknown file's): followed all the same

@@ -47,6 +47,19 @@ int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 		bpf_program__set_autoload(rare[i], sampled);
 	bpf_program__set_autoattach(s->progs.ks_sys_enter, !sampled);
 	int r = ks_before_load(ks, s->obj);
+	int lacking = 0;
+	for (size_t i = 0; sampled && i < sizeof rare / sizeof rare[0]; i++)
+		lacking |= !bpf_program__autoload(rare[i]);
+	if (lacking) {
+		/* a kernel without the per-syscall tracepoints (no CONFIG_FTRACE_SYSCALLS): sys_enter
+		 * sees every call, as at full depth, rather than lose closes */
+		for (size_t i = 0; i < sizeof rare / sizeof rare[0]; i++)
+			bpf_program__set_autoload(rare[i], false);
+		bpf_program__set_autoattach(s->progs.ks_sys_enter, true);
+		ks->opt.filter.lat_every = 1;
+		s->rodata->cfg.lat_every = 1;
+		ks_note_missing(ks, "system-call sampling: every call timed instead");
+	}
 	if (r == 0)
 		r = ks_syscall__load(s);
 	if (r < 0) {

@@ -33,3 +33,12 @@ eq "sampling: the write time is there (an estimate for all 640 at the default de
 eq "sampling: the report states the rate" "$(full && echo 1 || echo 64)" "$(jq .kernel.latency_sampling.one_in "$T/r.json")"
 eq "sampling: the report's timed calls are the file's timed writes" "$(r '.write_lat_hist | add') 640" \
 	"$(jq -r '.kernel.latency_sampling | "\(.timed_calls) \(.calls)"' "$T/r.json")"
+if ! full; then
+	# a kernel without the per-syscall entry tracepoints: every call timed rather than a close lost
+	IOSTRATA_KERNEL_HIDE=sys_enter_close "$IOSTRATA" run -q -o "$T/h" $KRUN -- "$PROGS/pwrite_static" "$FS_MNT/q" 64 2>"$T/h.err"
+	eq "sampling: without sys_enter_close, exit status" 0 $?
+	"$IOSTRATA" dump --json "$(ls "$T/h"/kernel-*.iost)" >"$T/h.json"
+	eq "sampling: without sys_enter_close, the close is counted and every write timed" "64 1 1 64 0" \
+		"$(jq -r --arg p "$FS_MNT/q" '[.records[] | select(.layer == "syscall" and .path == $p)][0] as $r | "\($r.counters.writes) \($r.counters.opens) \($r.counters.closes) \($r.write_lat_hist | add) \(.header.kernel_lat_every)"' "$T/h.json")"
+	eq "sampling: without sys_enter_close, stderr says so" 1 "$(grep -c 'every call timed instead' "$T/h.err")"
+fi

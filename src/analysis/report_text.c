@@ -171,7 +171,7 @@ static void text_job(FILE *f, const struct ana_profile *p)
 		char a[32], b[32];
 		ana_kernel_timed(p, &calls, &timed);
 		ana_appendf(buf, sizeof buf, &n,
-			    "; system-call latency sampled: 1 call in %u timed (%s of %s reads and writes), "
+			    "; system-call latency sampled: calls timed 1/%u of the time (%s of %s reads and writes), "
 			    "so system-call times are estimates; counts and bytes are exact",
 			    p->kernel_lat_every, ana_fmt_count(a, sizeof a, timed), ana_fmt_count(b, sizeof b, calls));
 	}

@@ -57,7 +57,7 @@ static void usage(FILE *f)
 		"  and the aggregates as an iostrata log, --log FILE the aggregates only; --pin DIR pins the\n"
 		"  maps under the BPF filesystem; --stats prints each program's cost (ns per event); --ready FILE\n"
 		"  is created once tracing has begun (for scripts). --depth default (the default): system calls\n"
-		"  (counts and bytes exact, 1 call in 64 timed), block, MPI-IO; --depth full: page cache and\n"
+		"  (counts and bytes exact, timed 1/64 of the time), block, MPI-IO; --depth full: page cache and\n"
 		"  filesystem too, every call timed; --layers picks layers by name (syscall is always on).\n");
 }
 

@@ -45,7 +45,7 @@ static void usage(FILE *f)
 		   "  --trace              also record every call (runs of calls), for timeline and the report\n"
 		   "  --trace-mb N         trace area per process in MiB, 1 to 65536 (default 256; implies --trace)\n"
 		   "  --kernel             also trace the kernel layer (eBPF; root) at its default depth: system calls\n"
-		   "                       (1 in 64 timed), file identity, block layer, MPI-IO\n"
+		   "                       (timed 1/64 of the time), file identity, block layer, MPI-IO\n"
 		   "  --kernel=full        every kernel layer (page cache, filesystem too), every call timed\n"
 		   "  --kernel-events      the kernel layer's event stream too (implied by --trace --kernel)\n"
 		   "  --mount SRC:MNT      serve SRC at MNT through the mount-point monitor while CMD runs (root)\n"

@@ -44,6 +44,15 @@ struct {
 	__type(value, struct rq_info);
 } rq_inflight SEC(".maps");
 
+/* Most requests in flight live here, where finding one is an array index and freeing it a store:
+ * a hash table's insert and delete on every request cost more than the rest of the programs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << KS_RQ_SLOT_BITS);
+	__type(key, __u32);
+	__type(value, struct ks_rq_slot);
+} rq_slots SEC(".maps");
+
 /* The request's device as stat(2) names it: the partition, else the disk. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -112,26 +121,37 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 	struct bio *bio = rq->bio;
 	void *end_io = bio ? (void *)bio->bi_end_io : NULL, *priv = bio ? bio->bi_private : NULL;
 	for (int i = 0; i < 2 && end_io && &bio_chain_endio && end_io == (void *)&bio_chain_endio; i++) {
-		struct bio *parent = priv;
-		end_io = (void *)BPF_CORE_READ(parent, bi_end_io);
-		priv = BPF_CORE_READ(parent, bi_private);
+		struct bio *parent = KS_TYPED(struct bio, priv);
+		if (!parent)
+			break;
+		end_io = (void *)parent->bi_end_io;
+		priv = parent->bi_private;
 	}
 	if (end_io && &iomap_dio_bio_end_io && end_io == (void *)&iomap_dio_bio_end_io) {
-		struct iomap_dio *dio = priv;
-		struct inode *in = BPF_CORE_READ(dio, iocb, ki_filp, f_inode);
-		if (in) {
-			ri->ino = BPF_CORE_READ(in, i_ino);
-			ri->dev = ks_udev(BPF_CORE_READ(in, i_sb, s_dev));
+		struct iomap_dio *dio = KS_TYPED(struct iomap_dio, priv);
+		struct kiocb *iocb = dio ? dio->iocb : NULL;
+		struct file *f = iocb ? iocb->ki_filp : NULL;
+		struct inode *in = f ? f->f_inode : NULL;
+		struct super_block *sb = in ? in->i_sb : NULL;
+		if (sb) {
+			ri->ino = in->i_ino;
+			ri->dev = ks_udev(sb->s_dev);
 			return ri->pid || !(cfg.by_pid || cfg.cgroup_id) || ks_inode_wanted(ri->dev, ri->ino);
 		}
 	}
 	/* the inode owning the first page (page cache I/O: writeback, read-in) */
-	unsigned long mapping = (unsigned long)BPF_CORE_READ(rq, bio, bi_io_vec, bv_page, mapping);
+	struct bio_vec *bv = bio ? bio->bi_io_vec : NULL;
+	struct page *pg = bv ? bv->bv_page : NULL;
+	unsigned long mapping = 0; /* read as a number: its low bits mark anonymous and movable pages */
+	if (pg)
+		bpf_probe_read_kernel(&mapping, sizeof mapping, &pg->mapping);
 	if (mapping && !(mapping & 3)) {
-		struct inode *host = BPF_CORE_READ((struct address_space *)mapping, host);
-		if (host) {
-			ri->ino = BPF_CORE_READ(host, i_ino);
-			ri->dev = ks_udev(BPF_CORE_READ(host, i_sb, s_dev));
+		struct address_space *as = KS_TYPED(struct address_space, (void *)mapping);
+		struct inode *host = as ? as->host : NULL;
+		struct super_block *sb = host ? host->i_sb : NULL;
+		if (sb) {
+			ri->ino = host->i_ino;
+			ri->dev = ks_udev(sb->s_dev);
 		}
 	}
 	if (ri->pid)
@@ -177,6 +197,62 @@ static __always_inline void unseen(const struct rq_info *p)
 	}
 }
 
+/* The request's address as a number (the verifier allows no arithmetic on a typed pointer: the
+ * copy makes it one) and the slot it hashes to. */
+static __always_inline struct ks_rq_slot *rq_slot(struct request *rq, __u64 *addr)
+{
+	struct request *spill = rq;
+	*addr = 0;
+	bpf_probe_read_kernel(addr, sizeof *addr, &spill);
+	__u32 i = (__u32)((*addr * 0x9E3779B97F4A7C15ULL) >> (64 - KS_RQ_SLOT_BITS));
+	return bpf_map_lookup_elem(&rq_slots, &i);
+}
+
+/* The request's entry: its slot, else the table; NULL when neither has it. */
+static __always_inline struct rq_info *rq_find(struct request *rq)
+{
+	__u64 a;
+	struct ks_rq_slot *s = rq_slot(rq, &a);
+	if (s && s->rq == a)
+		return &s->ri;
+	return bpf_map_lookup_elem(&rq_inflight, &rq);
+}
+
+static __always_inline void rq_forget(struct request *rq)
+{
+	__u64 a;
+	struct ks_rq_slot *s = rq_slot(rq, &a);
+	if (s && s->rq == a)
+		s->rq = 0;
+	else
+		bpf_map_delete_elem(&rq_inflight, &rq);
+}
+
+static __always_inline void track(struct request *rq, struct rq_info *ri);
+
+/* A request from its start: into its slot when free (or still holding this same pointer: a
+ * request before this one whose completion was never seen), else into the table. */
+static __always_inline void rq_start(struct request *rq, struct rq_info *ri)
+{
+	__u64 a;
+	struct ks_rq_slot *s = rq_slot(rq, &a);
+	if (s) {
+		if (s->rq == a) {
+			unseen(&s->ri);
+			s->ri = *ri;
+			return;
+		}
+		if (__sync_val_compare_and_swap(&s->rq, 0, a) == 0) {
+			s->ri = *ri;
+			return;
+		}
+	}
+	struct rq_info *old = bpf_map_lookup_elem(&rq_inflight, &rq);
+	if (old)
+		unseen(old);
+	track(rq, ri);
+}
+
 /* A request not in `rq_inflight` is a completion lost: a failed insert (table full, a lock the
  * kernel would not take) is counted here, as its completion will be as unmatched. */
 static __always_inline void track(struct request *rq, struct rq_info *ri)
@@ -207,13 +283,10 @@ SEC("tp_btf/block_io_start")
 int BPF_PROG(ks_io_start, struct request *rq)
 {
 	struct rq_info ri = {};
-	struct rq_info *old = bpf_map_lookup_elem(&rq_inflight, &rq);
-	if (old)
-		unseen(old);
 	want(rq, &ri);
 	ri.flags |= KS_RQ_ACCOUNTED;
 	ri.start_ns = bpf_ktime_get_ns();
-	track(rq, &ri);
+	rq_start(rq, &ri);
 	return 0;
 }
 
@@ -221,7 +294,7 @@ int BPF_PROG(ks_io_start, struct request *rq)
 static __always_inline void at_issue(struct request *rq, struct rq_info *p, __u64 now)
 {
 	p->issue_ns = now;
-	p->bytes = BPF_CORE_READ(rq, __data_len);
+	p->bytes = rq->__data_len;
 	p->rdev = rq_dev(rq);
 	p->op = rq->cmd_flags & REQ_OP_BITS_MASK;
 }
@@ -230,27 +303,25 @@ SEC("tp_btf/block_rq_issue")
 int BPF_PROG(ks_rq_issue, struct request *rq)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
+	struct rq_info *p = rq_find(rq);
 	if (p && !p->issue_ns) {
 		at_issue(rq, p, now);
 		return 0;
 	}
-	/* issued already: a request before this one whose completion was never seen */
-	if (p)
-		unseen(p);
-	/* not accounted at submission (flushes, passthrough): its wait is unknown */
+	/* not accounted at submission (flushes, passthrough): its wait is unknown; an entry issued
+	 * already is a request before this one whose completion was never seen (rq_start) */
 	struct rq_info ri = {};
 	want(rq, &ri);
 	ri.start_ns = now;
 	at_issue(rq, &ri, now);
-	track(rq, &ri);
+	rq_start(rq, &ri);
 	return 0;
 }
 
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(ks_rq_requeue, struct request *rq)
 {
-	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
+	struct rq_info *p = rq_find(rq);
 	if (p)
 		p->issue_ns = 0; /* issued again later */
 	return 0;
@@ -329,15 +400,15 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	 * again) is called before the request's remaining length shrinks: its bytes count now, the
 	 * request once, at its last byte (as diskstats); the entry stays until then, or the rest would
 	 * complete unmatched. */
-	__u32 left = BPF_CORE_READ(rq, __data_len);
+	__u32 left = rq->__data_len;
 	bool last = !(nr_bytes && nr_bytes < left);
-	struct rq_info *p = bpf_map_lookup_elem(&rq_inflight, &rq);
+	struct rq_info *p = rq_find(rq);
 	if (!nr_bytes && !left && (op == REQ_OP_WRITE || op == REQ_OP_READ) && !(p && (p->flags & KS_RQ_ACCOUNTED))) {
 		/* An empty write carrying a flush down (REQ_PREFLUSH, no data) that the block layer never
 		 * accounted (no block_io_start): its flush is the flush request counted on its own, and
 		 * diskstats counts no write for it. One that was accounted is a write there, and here. */
 		if (p)
-			bpf_map_delete_elem(&rq_inflight, &rq);
+			rq_forget(rq);
 		return 0;
 	}
 	if (!p) { /* issued before tracing began: counted on its device, untimed */
@@ -350,7 +421,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	if (!last)
 		p->issue_ns = 0;
 	else
-		bpf_map_delete_elem(&rq_inflight, &rq);
+		rq_forget(rq);
 	__u64 issue = ri.issue_ns ? ri.issue_ns : now;
 	__u64 queue = issue - ri.start_ns, device = now - issue, total = now - ri.start_ns;
 	count(ks_file(0, LOG_LAYER_BLOCK, dev, 0), op, nr_bytes, total, queue, device, ri.start_ns, now, err, last, true);
@@ -363,9 +434,11 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	if (ri.ino && ri.dev == dev)
 		count(ks_file(ri.pid, LOG_LAYER_BLOCK, ri.dev, ri.ino), op, nr_bytes, total, queue, device,
 		      ri.start_ns, now, err, last, true);
+	if (!cfg.events)
+		return 0;
 	__u8 eop = op == REQ_OP_READ ? LOG_OP_BLK_READ : op == REQ_OP_WRITE ? LOG_OP_BLK_WRITE
 		 : op == REQ_OP_FLUSH ? LOG_OP_BLK_FLUSH : op == REQ_OP_DISCARD ? LOG_OP_BLK_DISCARD : LOG_OP_BLK_OTHER;
 	ks_emit_as(ri.pid, ri.tid, LOG_LAYER_BLOCK, eop, ri.flags & LOG_E_WRITEBACK, ri.start_ns, total, ri.ino ? ri.dev : dev, ri.ino,
-		   BPF_CORE_READ(rq, __sector) * 512, nr_bytes, err ? -(__s64)error : (__s64)nr_bytes);
+		   rq->__sector * 512, nr_bytes, err ? -(__s64)error : (__s64)nr_bytes);
 	return 0;
 }

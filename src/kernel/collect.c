@@ -250,11 +250,16 @@ static int excluded(const char *path, const char *const *prefixes)
 
 /* Block requests issued and not seen completing by the end (still in flight, or completed where
  * the kernel did not run the completion program): unseen (unseen.c). */
-static int add_unseen_inflight(int fd, struct ks_rec **recs, size_t *n)
+static int add_unseen_inflight(int fd, int slots_fd, struct ks_rec **recs, size_t *n)
 {
 	uint64_t key, next;
 	void *prev = NULL;
 	size_t cap = *n;
+	for (uint32_t i = 0; slots_fd >= 0 && i < (1u << KS_RQ_SLOT_BITS); i++) {
+		struct ks_rq_slot s;
+		if (bpf_map_lookup_elem(slots_fd, &i, &s) == 0 && s.rq && ks_add_unseen(recs, n, &cap, &s.ri) < 0)
+			return -ENOMEM;
+	}
 	while (fd >= 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct ks_rq_info ri;
 		key = next;
@@ -272,7 +277,7 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	size_t n = 0;
 	int r = ks_records(ks, &recs, &n);
 	if (r == 0)
-		r = add_unseen_inflight(ks_map_fd(ks, "rq_inflight"), &recs, &n);
+		r = add_unseen_inflight(ks_map_fd(ks, "rq_inflight"), ks_map_fd(ks, "rq_slots"), &recs, &n);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot read the kernel maps: %s", dst, strerror(-r));
 		return r;

@@ -29,6 +29,18 @@ struct {
 	__type(value, __u8);
 } tracked SEC(".maps");
 
+/* The same set as bits, tgid / 64 -> word (sized from pid_max at load, syscall.c): an array
+ * lookup the verifier inlines, where `tracked` costs a hash of the key on every event. A set bit
+ * is always a tracked tgid; a clear one is asked of `tracked` (user space sets the bits with a
+ * read-modify-write that may race a fork setting another bit of the same word: only the fast path
+ * is then lost, never the process). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KS_TGID_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tracked_bits SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, KS_MAX_FILES);
@@ -162,6 +174,23 @@ static __always_inline __u64 ks_udev(__u32 kdev)
 	return ((ma & 0xfff) << 8) | ((ma & ~0xfffULL) << 32) | (mi & 0xff) | ((mi & ~0xffULL) << 12);
 }
 
+static __always_inline void ks_tgid_mark(__u32 tgid)
+{
+	__u32 w = tgid / 64;
+	__u64 *v = bpf_map_lookup_elem(&tracked_bits, &w);
+	if (v)
+		__sync_fetch_and_or(v, 1ULL << (tgid % 64));
+}
+
+static __always_inline bool ks_tgid_tracked(__u32 tgid)
+{
+	__u32 w = tgid / 64;
+	__u64 *v = bpf_map_lookup_elem(&tracked_bits, &w);
+	if (v && (*v & (1ULL << (tgid % 64))))
+		return true;
+	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+}
+
 /* Is the current task one we trace? (The collector itself never is.) */
 static __always_inline bool ks_task_wanted(void)
 {
@@ -170,7 +199,7 @@ static __always_inline bool ks_task_wanted(void)
 		return false;
 	if (cfg.cgroup_id && bpf_get_current_cgroup_id() != cfg.cgroup_id)
 		return false;
-	if (cfg.by_pid && !bpf_map_lookup_elem(&tracked, &tgid))
+	if (cfg.by_pid && !ks_tgid_tracked(tgid))
 		return false;
 	return true;
 }
@@ -201,6 +230,11 @@ static __always_inline bool ks_inode_wanted(__u64 dev, __u64 ino)
 }
 
 #define PF_KTHREAD 0x00200000
+
+/* A kernel pointer of unknown type as a typed one: its fields are then plain guarded loads, not a
+ * bpf_probe_read_kernel call each (the verifier turns this into a move). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define KS_TYPED(type, p) ((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
 
 /* The file filters (--dev, --fstype, --inode) for layers that know only (dev, ino): the device is
  * compared here; the others hold for exactly the files the syscall layer met and let through

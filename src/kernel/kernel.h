@@ -19,6 +19,8 @@
 #define KS_MAX_PATHS 16384     /* entries of `paths` */
 #define KS_MAX_AGG 4096        /* entries of `fsagg` and `pidagg` */
 #define KS_MAX_PIDS 8192       /* entries of `tracked` */
+#define KS_TGID_WORDS 65536    /* words of `tracked_bits`: 64 tgids each, up to the largest pid_max
+				* (2^22); the loader sizes it to the running kernel's pid_max */
 #define KS_MAX_INFLIGHT 8192   /* threads inside a traced syscall at once */
 #define KS_PATH_MAX 256
 #define KS_FSTYPE_MAX 16
@@ -59,7 +61,7 @@ struct ks_file_val {
 	__u64 untimed;               /* block: requests counted at completion whose start was never
 				      * seen (issued before the session began): no times, no histogram */
 	__u64 timed[3];              /* syscall: calls timed (reads, writes, the rest): every call at full
-				      * depth, 1 in cfg.lat_every at the default depth (the collector
+				      * depth, those begun in a sampling window at the default depth (the collector
 				      * scales the time counters by calls / timed) */
 };
 
@@ -78,8 +80,8 @@ struct ks_dist_val {
 	__u64 svc_hist[KS_HIST];
 };
 
-/* `rq_inflight` (block layer): a block request from submission to completion, by request
- * pointer. Entries left when the session ends were issued and never seen completing. */
+/* `rq_slots`, else `rq_inflight` (block layer): a block request from submission to completion, by
+ * request pointer. Entries left when the session ends were issued and never seen completing. */
 struct ks_rq_info {
 	__u64 start_ns, issue_ns;
 	__u64 dev, ino; /* the file, when attributed (ino 0: none) */
@@ -89,6 +91,14 @@ struct ks_rq_info {
 	__u64 rdev;     /* at issue: the request's device */
 	__u32 op;       /* at issue: REQ_OP_* (0 read, 1 write) */
 	__u32 pad;
+};
+
+/* `rq_slots` (block layer): the requests in flight, each in the slot its pointer hashes to; a
+ * request whose slot is taken goes to `rq_inflight`. rq is the request's address, 0 when free. */
+#define KS_RQ_SLOT_BITS 14
+struct ks_rq_slot {
+	__u64 rq;
+	struct ks_rq_info ri;
 };
 
 /* A request the filters do not want (another process's, an unknown file's): followed all the same
@@ -181,7 +191,7 @@ struct ks_inflight {
 	__u64 dev2, ino2;
 	__u32 gen, gen2;  /* inode generations of the file and of the source */
 	__u32 active;     /* 1 from a traced enter to its exit (nr 0 is read(2), so nr cannot say it) */
-	__u32 pad2;
+	__u32 counted;    /* default depth: this call is in `lat_inflight` (syscall.bpf.c) */
 	__u64 uring_dev, uring_ino; /* inside io_uring_enter: the file of the request submitted last */
 	__u64 mpi_dev, mpi_ino;     /* inside MPI_File_open (mpi_open): the last regular file opened */
 	__u32 mpi_open, mpi_gen;
@@ -215,9 +225,10 @@ struct ks_filter {
 	__u32 aggregates;  /* 1: keep seed 000's `fsagg`/`pidagg` too (for --pin: an outside sampler) */
 	__u32 watch_mpi;   /* 1: report opens of MPI libraries on `notify` */
 	__u32 lat_every;   /* 0 or 1: every system call timed (sys_enter runs in full for each);
-			    * N > 1: only 1 call in N per CPU is timed, the others are counted at sys_exit
-			    * alone (opens, closes and io_uring_enter are always timed: rare, and other
-			    * programs need their call in flight) */
+			    * N > 1: calls are timed in sampling windows open 1/N of the time (sys_enter is
+			    * attached only then), the others are counted at sys_exit alone (opens, closes
+			    * and io_uring_enter are always timed: rare, and other programs need their call
+			    * in flight) */
 	__u32 layers;      /* bits (1 << LOG_LAYER_x) loaded: a figure of a layer not loaded is not
 			    * claimed (cache hit/miss reads need the page-cache layer) */
 	__u32 pad;

@@ -228,7 +228,17 @@ int ks_track_pid(struct ks_session *ks, pid_t pid)
 	__u8 one = 1;
 	if (fd < 0)
 		return -ENOENT;
-	return bpf_map_update_elem(fd, &k, &one, BPF_ANY) < 0 ? -errno : 0;
+	if (bpf_map_update_elem(fd, &k, &one, BPF_ANY) < 0)
+		return -errno;
+	/* the fast path's bit (common.bpf.h, tracked_bits); without it the hash still answers */
+	int bfd = ks_map_fd(ks, "tracked_bits");
+	__u32 w = k / 64;
+	__u64 bits = 0;
+	if (bfd >= 0 && bpf_map_lookup_elem(bfd, &w, &bits) == 0) {
+		bits |= 1ull << (k % 64);
+		bpf_map_update_elem(bfd, &w, &bits, BPF_ANY);
+	}
+	return 0;
 }
 
 static int rb_note(void *ctx, void *data, size_t size);
@@ -301,6 +311,8 @@ int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t
 		if (ks_vfs_load(ks, e, sizeof e) < 0)
 			ks_note_missing(ks, "optional VFS probe set: %s", e);
 	}
+	if ((r = ks_syscall_sampling_start(ks)) < 0)
+		ks_note_missing(ks, "system-call latency sampling: cannot start its thread: %s", strerror(-r));
 	return 0;
 }
 
@@ -314,6 +326,7 @@ void ks_close(struct ks_session *ks)
 		free(ks->link_names[i]);
 	}
 	ks->nlinks = 0;
+	ks_syscall_sampling_stop(ks);
 	ks_mpiio_destroy(ks);
 	ks_vfs_destroy(ks);
 	ks_block_destroy(ks);

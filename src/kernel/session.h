@@ -21,16 +21,19 @@ struct bpf_object;
 struct bpf_link;
 struct btf;
 struct ring_buffer;
+struct ks_sampler;
 
 /* How much of the stack a session records (docs/KERNEL.md, "Depths"). */
 enum ks_depth {
-	KS_DEPTH_DEFAULT = 0, /* system calls (counts and bytes exact, 1 call in KS_LAT_EVERY timed),
+	KS_DEPTH_DEFAULT = 0, /* system calls (counts and bytes exact, timed in sampling windows,
+			       * 1/KS_LAT_EVERY of the time),
 			       * file identity, block layer and device latency, MPI-IO: cheap enough
 			       * to leave on */
 	KS_DEPTH_FULL = 1,    /* every layer, every call timed: page cache and filesystem per page */
 };
 
-#define KS_LAT_EVERY 64 /* the default depth times 1 system call in this many, per CPU */
+#define KS_LAT_EVERY 64     /* the default depth times the calls that begin in a sampling window */
+#define KS_LAT_WINDOW_MS 5  /* open this long every KS_LAT_EVERY windows (1/64 of the time) */
 #define KS_LAYERS_DEFAULT ((1u << LOG_LAYER_SYSCALL) | (1u << LOG_LAYER_BLOCK) | (1u << LOG_LAYER_MPIIO))
 #define KS_LAYERS_FULL (KS_LAYERS_DEFAULT | (1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS))
 
@@ -38,7 +41,7 @@ struct ks_options {
 	struct ks_filter filter;
 	enum ks_depth depth;
 	uint32_t layers;     /* bits (1 << LOG_LAYER_x) to load; 0 = those of the depth */
-	uint32_t lat_every;  /* default depth: time 1 call in N (0: KS_LAT_EVERY); full depth, the
+	uint32_t lat_every;  /* default depth: time calls 1/N of the time (0: KS_LAT_EVERY); full depth, the
 			      * page-cache or filesystem layer, or events: every call */
 	int optional_vfs;    /* also try the kprobe/fentry probe set (vfs.c) */
 };
@@ -69,6 +72,7 @@ struct ks_session {
 	struct ring_buffer *rb;
 	int (*on_event)(void *ctx, const struct log_event *e);
 	void *event_ctx;
+	struct ks_sampler *sampler; /* default depth: the thread opening sampling windows (syscall.c) */
 };
 
 /* Can this process load tracing programs? Mounts tracefs and the BPF filesystem when root and

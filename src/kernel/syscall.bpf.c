@@ -10,10 +10,12 @@
  *
  * Two depths. Full (cfg.lat_every <= 1): sys_enter fills the task-local slot for every call, which
  * times it and lets the page-cache, filesystem and block programs attribute work to the call in
- * flight. Default (cfg.lat_every = N): sys_enter does that for 1 call in N per CPU (and for every
- * open, close and io_uring_enter); the other calls are counted at sys_exit alone, from the
- * descriptor and position the kernel still holds there: their counts, bytes, sizes and offsets
- * are exact, their times are not measured (`timed` says how many were).
+ * flight. Default (cfg.lat_every = N): the raw sys_enter program is attached only during sampling
+ * windows, 1/N of the time (syscall.c), and every open, close and io_uring_enter is entered through
+ * its own syscalls:sys_enter_* tracepoint, which costs the other system calls nothing; the calls
+ * not entered are counted at sys_exit alone, from the descriptor and position the kernel still
+ * holds there: their counts, bytes, sizes and offsets are exact, their times are not measured
+ * (`timed` says how many were).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -47,14 +49,6 @@ struct {
 } pidagg SEC(".maps");
 
 
-/* Per CPU: wanted calls since the last timed one (the default depth's 1 in cfg.lat_every). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} lat_tick SEC(".maps");
-
 /* Per CPU: the call being counted at sys_exit without a sys_enter (default depth). A tracepoint
  * program does not nest on its own CPU, so one slot per CPU is enough. */
 struct {
@@ -63,6 +57,34 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ks_inflight);
 } untimed SEC(".maps");
+
+/* Default depth: reads, writes and the rest that a sampling window's sys_enter began and whose
+ * exit has not come yet, machine-wide. While it is 0, which is most of the time, sys_exit knows
+ * such a call cannot be timed without looking up the thread's slot. (A thread that never returns
+ * from its call leaves it above 0: exits then look, as they would at full depth.) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} lat_inflight SEC(".maps");
+
+static __always_inline void lat_count(struct ks_inflight *c, int on)
+{
+	__u32 zero = 0;
+	__s64 *n = bpf_map_lookup_elem(&lat_inflight, &zero);
+	if (!n || c->counted == (__u32)on)
+		return;
+	c->counted = on;
+	__sync_fetch_and_add(n, on ? 1 : -1);
+}
+
+static __always_inline bool lat_none_inflight(void)
+{
+	__u32 zero = 0;
+	__s64 *n = bpf_map_lookup_elem(&lat_inflight, &zero);
+	return n && *n <= 0;
+}
 
 #define KIND(o, fd, sz, off, fd2, r) {.op = o, .fd_arg = fd, .size_arg = sz, .off_arg = off, .fd2_arg = fd2, .rw = r}
 /* Indexed by syscall number. A table rather than a switch: the verifier then sees one unknown
@@ -121,8 +143,6 @@ static __always_inline __u64 arg_of(struct pt_regs *regs, __u32 i)
 	}
 	return 0;
 }
-
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 /* The struct file behind a descriptor of the current task. Typed (BTF) pointers all the way, so
  * the field reads below are plain guarded loads, not helper calls: this runs on every traced call. */
@@ -325,27 +345,20 @@ static __always_inline void watch_mpi_library(struct file *f, struct ident *id)
 	bpf_ringbuf_submit(n, 0);
 }
 
-/* Does sys_enter time this call? Always at full depth; at the default depth 1 wanted call in
- * cfg.lat_every per CPU, and every open, close and io_uring_enter: a close must read its file
- * before the descriptor is gone, MPI_File_open and io_uring's block requests need their call in
- * flight, and all three are rare next to reads and writes. */
-static __always_inline bool always_timed(__u8 op)
+/* The calls whose entry is always seen: a close must read its file before the descriptor is gone,
+ * MPI_File_open and io_uring's block requests need their call in flight, and all three are rare
+ * next to reads and writes. At the default depth their own tracepoints (syscalls:sys_enter_*)
+ * see them, which costs the other system calls nothing; the raw sys_enter program is attached
+ * only during the sampling windows (session.c) and leaves these to them. */
+static __always_inline bool rare_op(__u8 op)
 {
-	return cfg.lat_every <= 1 || op == LOG_OP_OPEN || op == LOG_OP_CLOSE || op == LOG_OP_URING;
+	return op == LOG_OP_OPEN || op == LOG_OP_CLOSE || op == LOG_OP_URING;
 }
 
-static __always_inline bool time_this(__u8 op)
+/* Is the call's time measured exactly (rather than stood for by sampled calls)? */
+static __always_inline bool always_timed(__u8 op)
 {
-	if (always_timed(op))
-		return true;
-	__u32 zero = 0;
-	__u32 *n = bpf_map_lookup_elem(&lat_tick, &zero);
-	if (!n)
-		return false;
-	if (++*n < cfg.lat_every)
-		return false;
-	*n = 0;
-	return true;
+	return cfg.lat_every <= 1 || rare_op(op);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -359,21 +372,22 @@ int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child)
 	__u8 one = 1;
 	if (bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY))
 		ks_stat(KS_STAT_PIDS_FULL);
+	ks_tgid_mark(ctgid);
 	return 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
+/* A traced call begins: its file, arguments and start in the thread's slot (`task_call`). */
+static __always_inline int enter(struct pt_regs *regs, long nr, const struct call_kind *kp)
 {
-	struct call_kind k;
-	if (!classify(nr, &k) || !ks_task_wanted() || !time_this(k.op))
-		return 0;
+	struct call_kind k = *kp;
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!c) {
 		ks_stat(KS_STAT_INFLIGHT_FULL);
 		return 0;
 	}
+	if (c->counted) /* a timed call that never returned (its thread left inside it) */
+		lat_count(c, 0);
 	c->active = 0; /* not valid until filled */
 	c->tracked_file = 0;
 	c->pages_in = 0;
@@ -408,8 +422,44 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 	c->nr = nr;
 	c->start_ns = bpf_ktime_get_ns();
 	c->active = 1;
+	if (cfg.lat_every > 1 && !rare_op(k.op))
+		lat_count(c, 1);
 	return 0;
 }
+
+/* Every traced call at full depth; at the default depth attached only during a sampling window
+ * (1/cfg.lat_every of the time), where it times every read, write and the rest but the rare calls. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
+{
+	struct call_kind k;
+	if (!classify(nr, &k) || (cfg.lat_every > 1 && rare_op(k.op)) || !ks_task_wanted())
+		return 0;
+	return enter(regs, nr, &k);
+}
+
+/* The default depth's rare calls (rare_op), each on its own tracepoint: the syscall's number and
+ * arguments are the task's saved user registers. */
+static __always_inline int enter_rare(long nr)
+{
+	struct call_kind k;
+	if (!classify(nr, &k) || !ks_task_wanted())
+		return 0;
+	return enter((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), nr, &k);
+}
+
+SEC("tracepoint/syscalls/sys_enter_open")
+int ks_enter_open(void *ctx) { return enter_rare(KS_NR_open); }
+SEC("tracepoint/syscalls/sys_enter_creat")
+int ks_enter_creat(void *ctx) { return enter_rare(KS_NR_creat); }
+SEC("tracepoint/syscalls/sys_enter_openat")
+int ks_enter_openat(void *ctx) { return enter_rare(KS_NR_openat); }
+SEC("tracepoint/syscalls/sys_enter_openat2")
+int ks_enter_openat2(void *ctx) { return enter_rare(KS_NR_openat2); }
+SEC("tracepoint/syscalls/sys_enter_close")
+int ks_enter_close(void *ctx) { return enter_rare(KS_NR_close); }
+SEC("tracepoint/syscalls/sys_enter_io_uring_enter")
+int ks_enter_uring(void *ctx) { return enter_rare(KS_NR_io_uring_enter); }
 
 /* lat_hist holds the timed calls only (its sum is how many); time_ns is an estimate at the
  * default depth: a timed call stands for the cfg.lat_every calls it was chosen from, which keeps
@@ -613,11 +663,15 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 	if (!classify(nr, &k))
 		return 0;
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
+	struct ks_inflight *c = NULL;
+	if (always_timed(k.op) || !lat_none_inflight())
+		c = bpf_task_storage_get(&task_call, t, 0, 0);
 	bool timed = c && c->active && c->nr == nr;
-	if (timed)
+	if (timed) {
 		c->active = 0;
-	else if (cfg.lat_every <= 1 || !(c = untimed_call(regs, &k, ret)))
+		if (c->counted)
+			lat_count(c, 0);
+	} else if (cfg.lat_every <= 1 || !(c = untimed_call(regs, &k, ret)))
 		return 0;
 	__u64 end = bpf_ktime_get_ns(), start = timed ? c->start_ns : end, dur = end - start;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;

@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* Loader of the syscall layer (syscall.bpf.c): the first program of a session, creating the shared maps. */
+/*
+ * Loader of the syscall layer (syscall.bpf.c): the first program of a session, creating the shared
+ * maps; and the default depth's sampling windows, during which the sys_enter program times calls.
+ */
 #include <linux/types.h>
 
 #include "kernel/syscall.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/session.h"
 #include "syscall.skel.h"
@@ -23,7 +29,37 @@ int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 	}
 	ks->skel[SKEL_SLOT] = s;
 	s->rodata->cfg = ks->opt.filter;
+	/* tracked_bits: pid_max / 64 words, or one when no process filter reads it */
+	unsigned long pid_max = KS_TGID_WORDS * 64ul;
+	FILE *pm = fopen("/proc/sys/kernel/pid_max", "re");
+	if (pm) {
+		if (fscanf(pm, "%lu", &pid_max) != 1 || pid_max > KS_TGID_WORDS * 64ul)
+			pid_max = KS_TGID_WORDS * 64ul;
+		fclose(pm);
+	}
+	bpf_map__set_max_entries(s->maps.tracked_bits, ks->opt.filter.by_pid ? (uint32_t)(pid_max / 64 + 1) : 1);
+	/* Full depth: sys_enter sees every call. Default depth: the rare calls' own tracepoints, and
+	 * sys_enter only while a sampling window is open (ks_syscall_sampling_start). */
+	struct bpf_program *rare[] = {s->progs.ks_enter_open, s->progs.ks_enter_creat, s->progs.ks_enter_openat,
+				      s->progs.ks_enter_openat2, s->progs.ks_enter_close, s->progs.ks_enter_uring};
+	int sampled = ks->opt.filter.lat_every > 1;
+	for (size_t i = 0; i < sizeof rare / sizeof rare[0]; i++)
+		bpf_program__set_autoload(rare[i], sampled);
+	bpf_program__set_autoattach(s->progs.ks_sys_enter, !sampled);
 	int r = ks_before_load(ks, s->obj);
+	int lacking = 0;
+	for (size_t i = 0; sampled && i < sizeof rare / sizeof rare[0]; i++)
+		lacking |= !bpf_program__autoload(rare[i]);
+	if (lacking) {
+		/* a kernel without the per-syscall tracepoints (no CONFIG_FTRACE_SYSCALLS): sys_enter
+		 * sees every call, as at full depth, rather than lose closes */
+		for (size_t i = 0; i < sizeof rare / sizeof rare[0]; i++)
+			bpf_program__set_autoload(rare[i], false);
+		bpf_program__set_autoattach(s->progs.ks_sys_enter, true);
+		ks->opt.filter.lat_every = 1;
+		s->rodata->cfg.lat_every = 1;
+		ks_note_missing(ks, "system-call sampling: every call timed instead");
+	}
 	if (r == 0)
 		r = ks_syscall__load(s);
 	if (r < 0) {
@@ -39,8 +75,97 @@ int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 	return 0;
 }
 
+struct ks_sampler {
+	struct ks_session *ks;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stop;
+	struct bpf_link *link; /* sys_enter, while a window is open */
+};
+
+/* Sleep until ms from now or a stop; 1 when stopped. */
+static int sampler_wait(struct ks_sampler *sp, long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&sp->lock);
+	while (!sp->stop && pthread_cond_timedwait(&sp->cond, &sp->lock, &ts) != ETIMEDOUT)
+		;
+	int stop = sp->stop;
+	pthread_mutex_unlock(&sp->lock);
+	return stop;
+}
+
+/* Windows of KS_LAT_WINDOW_MS, one in lat_every, from the session's start. A window that cannot
+ * open (attach failed) times nothing: the counts stay exact, and the report says how many calls
+ * were timed. */
+static void *sampler_run(void *arg)
+{
+	struct ks_sampler *sp = arg;
+	struct ks_syscall *s = sp->ks->skel[SKEL_SLOT];
+	long every = sp->ks->opt.filter.lat_every;
+	for (;;) {
+		sp->link = bpf_program__attach(s->progs.ks_sys_enter);
+		int stop = sampler_wait(sp, KS_LAT_WINDOW_MS);
+		bpf_link__destroy(sp->link);
+		sp->link = NULL;
+		if (stop || sampler_wait(sp, KS_LAT_WINDOW_MS * (every - 1)))
+			break;
+	}
+	return NULL;
+}
+
+int ks_syscall_sampling_start(struct ks_session *ks)
+{
+	if (ks->opt.filter.lat_every <= 1 || !ks->skel[SKEL_SLOT] || ks->sampler)
+		return 0;
+	struct ks_sampler *sp = calloc(1, sizeof *sp);
+	if (!sp)
+		return -ENOMEM;
+	sp->ks = ks;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sp->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&sp->lock, NULL);
+	int r = pthread_create(&sp->thread, NULL, sampler_run, sp);
+	if (r) {
+		pthread_cond_destroy(&sp->cond);
+		pthread_mutex_destroy(&sp->lock);
+		free(sp);
+		return -r;
+	}
+	ks->sampler = sp;
+	return 0;
+}
+
+void ks_syscall_sampling_stop(struct ks_session *ks)
+{
+	struct ks_sampler *sp = ks->sampler;
+	if (!sp)
+		return;
+	pthread_mutex_lock(&sp->lock);
+	sp->stop = 1;
+	pthread_cond_signal(&sp->cond);
+	pthread_mutex_unlock(&sp->lock);
+	pthread_join(sp->thread, NULL);
+	pthread_cond_destroy(&sp->cond);
+	pthread_mutex_destroy(&sp->lock);
+	free(sp);
+	ks->sampler = NULL;
+}
+
 void ks_syscall_destroy(struct ks_session *ks)
 {
+	ks_syscall_sampling_stop(ks);
 	ks_syscall__destroy(ks->skel[SKEL_SLOT]);
 	ks->skel[SKEL_SLOT] = NULL;
 }

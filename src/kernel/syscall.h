@@ -51,6 +51,10 @@ struct ks_session;
  * creates the shared maps). 0, or -errno with a one-line message. */
 int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen);
 void ks_syscall_destroy(struct ks_session *ks);
+/* The default depth's latency sampling: a thread attaching the sys_enter program for
+ * KS_LAT_WINDOW_MS every cfg.lat_every windows, the first at once. Stop detaches and joins it. */
+int ks_syscall_sampling_start(struct ks_session *ks);
+void ks_syscall_sampling_stop(struct ks_session *ks);
 #endif
 
 #endif

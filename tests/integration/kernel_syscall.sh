@@ -43,7 +43,7 @@ if full; then
 	eq "static: latency histogram holds every write of a" "19 0" \
 		"$("$IOSTRATA" dump --json "$KL" | jq -r --arg p "$T/st/a" '"\([.records[] | select(.layer=="syscall" and .path==$p)][0].write_lat_hist | add) \(.header.kernel_lat_every)"')"
 else
-	# 1 call in 64 timed: the histogram holds the timed writes only, the header says the rate
+	# calls timed in sampling windows: the histogram holds the timed writes only, the header says the rate
 	eq "static: latency histogram holds the timed writes of a only" "1 64" \
 		"$("$IOSTRATA" dump --json "$KL" | jq -r --arg p "$T/st/a" '"\([.records[] | select(.layer=="syscall" and .path==$p)][0].write_lat_hist | add | if . <= 19 then 1 else 0 end) \(.header.kernel_lat_every)"')"
 fi

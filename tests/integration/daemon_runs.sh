@@ -15,7 +15,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 trap 'daemon_stop; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 TP="$B/tests/progs/trace_pattern"
-daemon_conf "archive = none"
+# runs are taken with the statistics (stats_interval): every interval here, so that a live
+# trace area is read within the second or two these processes live after a (re)start
+daemon_conf "archive = none" "stats_interval = 0.5"
 daemon_start || { fail "daemon starts" "$(cat "$T/daemon.err")"; exit 0; }
 DB="$T/store/store.db"
 ops_json=$(grep -o 'X([A-Z_]*, "[A-Za-z_]*")' "$ROOT/include/iostrata/counters.h" | sed 's/.*, "\(.*\)")/"\1"/' |
@@ -114,7 +116,7 @@ eq "garbage in a trace block: the job's counters still stored" "$(jq '.layers.po
 daemon_stop
 
 # --- runs_max = 0: no runs ---
-daemon_conf "archive = none" "runs_max = 0"
+daemon_conf "archive = none" "stats_interval = 0.5" "runs_max = 0"
 daemon_start || fail "daemon starts with runs_max = 0" "$(tail -3 "$T/daemon.err")"
 "$IOSTRATA" run -q --trace -o "$T/jd" --job runs-d -- "$TP" "$T/seq" seq 50
 job_done runs-d || fail "job d ends in the store" "$("$IOSTRATA" jobs --store "$DB")"

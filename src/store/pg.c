@@ -2132,6 +2132,22 @@ static int pg_diag_similar(struct store *s, const char *app, uint32_t ranks, int
 	return res ? pg_keys_of(res, fn, ctx) : r;
 }
 
+/* The rows of a diagnoses query selecting (job_id, ranks, start_ms, t_ms, anomalies, json, uid),
+ * each given to fn; res cleared. 0. */
+static int pg_diag_rows(PGresult *res, int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
+{
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct store_diag_row d = {.job_key = col_i64(res, i, 0), .ranks = (uint32_t)col_i64(res, i, 1),
+					   .start_ms = col_i64(res, i, 2), .t_ms = col_i64(res, i, 3),
+					   .anomalies = (unsigned)col_i64(res, i, 4), .json = col_text(res, i, 5),
+					   .uid = (uint32_t)col_i64(res, i, 6)};
+		if (fn(&d, ctx))
+			break;
+	}
+	PQclear(res);
+	return 0;
+}
+
 static int pg_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_t limit,
 			  int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
 {
@@ -2145,18 +2161,7 @@ static int pg_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_
 			    " JOIN jobs j ON j.id = d.job_id WHERE d.anomalies > 0 AND d.t_ms >= $1"
 			    " AND ($2::bigint < 0 OR j.uid = $2) ORDER BY d.t_ms DESC, d.job_id DESC LIMIT $3",
 			    &p, &r);
-	if (!res)
-		return r;
-	for (int i = 0; i < PQntuples(res); i++) {
-		struct store_diag_row d = {.job_key = col_i64(res, i, 0), .ranks = (uint32_t)col_i64(res, i, 1),
-					   .start_ms = col_i64(res, i, 2), .t_ms = col_i64(res, i, 3),
-					   .anomalies = (unsigned)col_i64(res, i, 4), .json = col_text(res, i, 5),
-					   .uid = (uint32_t)col_i64(res, i, 6)};
-		if (fn(&d, ctx))
-			break;
-	}
-	PQclear(res);
-	return 0;
+	return res ? pg_diag_rows(res, fn, ctx) : r;
 }
 
 static int pg_diag_node(struct store *s, const char *host, int64_t before_ms, size_t limit,
@@ -2172,18 +2177,7 @@ static int pg_diag_node(struct store *s, const char *host, int64_t before_ms, si
 			    " JOIN jobs j ON j.id = d.job_id WHERE j.host = $1 AND d.start_ms < $2"
 			    " ORDER BY d.start_ms DESC, d.job_id DESC LIMIT $3",
 			    &p, &r);
-	if (!res)
-		return r;
-	for (int i = 0; i < PQntuples(res); i++) {
-		struct store_diag_row d = {.job_key = col_i64(res, i, 0), .ranks = (uint32_t)col_i64(res, i, 1),
-					   .start_ms = col_i64(res, i, 2), .t_ms = col_i64(res, i, 3),
-					   .anomalies = (unsigned)col_i64(res, i, 4), .json = col_text(res, i, 5),
-					   .uid = (uint32_t)col_i64(res, i, 6)};
-		if (fn(&d, ctx))
-			break;
-	}
-	PQclear(res);
-	return 0;
+	return res ? pg_diag_rows(res, fn, ctx) : r;
 }
 
 static int pg_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),

@@ -2148,6 +2148,27 @@ static int sq_diag_similar(struct store *s, const char *app, uint32_t ranks, int
 	return keys_of(s, st, "finding similar jobs", fn, ctx);
 }
 
+/* The rows of a diagnoses query selecting (job_id, ranks, start_ms, t_ms, anomalies, json, uid),
+ * each given to fn; st finalized. 0 or -errno. */
+static int diag_rows(struct store *s, sqlite3_stmt *st, const char *what,
+		     int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
+{
+	int r;
+	while ((r = step(s, st, what)) == 1) {
+		struct store_diag_row d = {.job_key = sqlite3_column_int64(st, 0),
+					   .ranks = (uint32_t)sqlite3_column_int64(st, 1),
+					   .start_ms = sqlite3_column_int64(st, 2),
+					   .t_ms = sqlite3_column_int64(st, 3),
+					   .anomalies = (unsigned)sqlite3_column_int64(st, 4),
+					   .json = col_text(st, 5),
+					   .uid = (uint32_t)sqlite3_column_int64(st, 6)};
+		if (fn(&d, ctx))
+			break;
+	}
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
+}
+
 static int sq_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_t limit,
 			  int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx)
 {
@@ -2162,20 +2183,7 @@ static int sq_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_
 	sqlite3_bind_int64(st, 1, since_ms);
 	sqlite3_bind_int64(st, 2, uid == STORE_ANY_UID ? -1 : (int64_t)uid);
 	sqlite3_bind_int64(st, 3, (int64_t)limit);
-	int r;
-	while ((r = step(s, st, "reading alerts")) == 1) {
-		struct store_diag_row d = {.job_key = sqlite3_column_int64(st, 0),
-					   .ranks = (uint32_t)sqlite3_column_int64(st, 1),
-					   .start_ms = sqlite3_column_int64(st, 2),
-					   .t_ms = sqlite3_column_int64(st, 3),
-					   .anomalies = (unsigned)sqlite3_column_int64(st, 4),
-					   .json = col_text(st, 5),
-					   .uid = (uint32_t)sqlite3_column_int64(st, 6)};
-		if (fn(&d, ctx))
-			break;
-	}
-	sqlite3_finalize(st);
-	return r < 0 ? r : 0;
+	return diag_rows(s, st, "reading alerts", fn, ctx);
 }
 
 static int sq_diag_node(struct store *s, const char *host, int64_t before_ms, size_t limit,
@@ -2192,20 +2200,7 @@ static int sq_diag_node(struct store *s, const char *host, int64_t before_ms, si
 	sqlite3_bind_text(st, 1, host, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, before_ms);
 	sqlite3_bind_int64(st, 3, (int64_t)limit);
-	int r;
-	while ((r = step(s, st, "reading a node's diagnoses")) == 1) {
-		struct store_diag_row d = {.job_key = sqlite3_column_int64(st, 0),
-					   .ranks = (uint32_t)sqlite3_column_int64(st, 1),
-					   .start_ms = sqlite3_column_int64(st, 2),
-					   .t_ms = sqlite3_column_int64(st, 3),
-					   .anomalies = (unsigned)sqlite3_column_int64(st, 4),
-					   .json = col_text(st, 5),
-					   .uid = (uint32_t)sqlite3_column_int64(st, 6)};
-		if (fn(&d, ctx))
-			break;
-	}
-	sqlite3_finalize(st);
-	return r < 0 ? r : 0;
+	return diag_rows(s, st, "reading a node's diagnoses", fn, ctx);
 }
 
 static int sq_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),

@@ -41,6 +41,7 @@
 #include "analysis/report.h"
 #include "daemon/diagnose_job.h"
 #include "log/livelog.h"
+#include "sys/sorted.h"
 #include "sys/text.h"
 
 /* ---------- messages ---------- */
@@ -389,17 +390,16 @@ static int rpath_cmp(uint64_t id, int32_t pid, const struct dmn_rpath *x)
 	return pid < x->pid ? -1 : pid > x->pid;
 }
 
+static int rpath_before(const void *elem, const void *key)
+{
+	const struct dmn_rpath *k = key;
+	return rpath_cmp(k->id, k->pid, elem) > 0;
+}
+
 static size_t rpath_pos(const struct dmn_proc *p, uint64_t id, int32_t pid)
 {
-	size_t lo = 0, hi = p->npaths;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (rpath_cmp(id, pid, &p->paths[mid]) > 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	struct dmn_rpath k = {.id = id, .pid = pid};
+	return sys_lower_bound(p->paths, p->npaths, sizeof *p->paths, &k, rpath_before);
 }
 
 static const char *rpath_find(const struct dmn_proc *p, uint64_t id, int32_t pid)

@@ -58,13 +58,15 @@ static size_t skip_value(const char *s, size_t len, size_t i)
 	return i > start ? i : 0;
 }
 
-int web_json_next_member(const char *s, size_t len, size_t *pos, const char **key, size_t *klen, const char **val,
-			 size_t *vlen)
+/* Where the next element of a container (open: '{' or '[') begins, *pos 0 before its first: the
+ * index past the opening bracket or the comma, blanks skipped; 0 at its closing bracket, -EINVAL
+ * for text that is not one. */
+static int next_in(const char *s, size_t len, size_t pos, char open, size_t *at)
 {
-	size_t i = *pos;
+	size_t i = pos;
 	if (i == 0) {
 		i = skip_ws(s, len, 0);
-		if (i >= len || s[i] != '{')
+		if (i >= len || s[i] != open)
 			return -EINVAL;
 		i++;
 	} else {
@@ -75,8 +77,19 @@ int web_json_next_member(const char *s, size_t len, size_t *pos, const char **ke
 	i = skip_ws(s, len, i);
 	if (i >= len)
 		return -EINVAL;
-	if (s[i] == '}')
+	if (s[i] == (open == '{' ? '}' : ']'))
 		return 0;
+	*at = i;
+	return 1;
+}
+
+int web_json_next_member(const char *s, size_t len, size_t *pos, const char **key, size_t *klen, const char **val,
+			 size_t *vlen)
+{
+	size_t i;
+	int r = next_in(s, len, *pos, '{', &i);
+	if (r <= 0)
+		return r;
 	if (s[i] != '"')
 		return -EINVAL;
 	size_t kend = skip_string(s, len, i);
@@ -114,22 +127,10 @@ int web_json_member(const char *s, size_t len, const char *key, const char **val
 
 int web_json_next(const char *s, size_t len, size_t *pos, const char **val, size_t *vlen)
 {
-	size_t i = *pos;
-	if (i == 0) {
-		i = skip_ws(s, len, 0);
-		if (i >= len || s[i] != '[')
-			return -EINVAL;
-		i++;
-	} else {
-		i = skip_ws(s, len, i);
-		if (i < len && s[i] == ',')
-			i++;
-	}
-	i = skip_ws(s, len, i);
-	if (i >= len)
-		return -EINVAL;
-	if (s[i] == ']')
-		return 0;
+	size_t i;
+	int r = next_in(s, len, *pos, '[', &i);
+	if (r <= 0)
+		return r;
 	size_t end = skip_value(s, len, i);
 	if (!end)
 		return -EINVAL;

@@ -71,9 +71,7 @@ int dmn_cursor_set_hist(struct dmn_cursor *c, const struct dmn_hist *h)
 
 static int cmp_key(uint64_t id, int32_t pid, const struct dmn_rec *r)
 {
-	if (id != r->id)
-		return id < r->id ? -1 : 1;
-	return pid < r->pid ? -1 : pid > r->pid;
+	return dmn_key_cmp(id, pid, r->id, r->pid);
 }
 
 static int rec_before(const void *elem, const void *key)

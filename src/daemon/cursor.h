@@ -28,6 +28,14 @@ struct dmn_rec {
 	uint64_t v[DMN_NV];
 };
 
+/* The order of records (and of anything keyed like them): by record id, then requesting pid. */
+static inline int dmn_key_cmp(uint64_t id, int32_t pid, uint64_t xid, int32_t xpid)
+{
+	if (id != xid)
+		return id < xid ? -1 : 1;
+	return pid < xpid ? -1 : pid > xpid;
+}
+
 /* A layer's request-size histograms summed over the log's records of that layer. The size
  * distribution the node-seconds keep is per layer, so the difference of the sums is all a
  * reading needs: a record's own two histograms cost 512 bytes, 8 MB in each cursor of 1,000

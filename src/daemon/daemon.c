@@ -385,9 +385,7 @@ static void mount_dists(struct dmn *d, struct dmn_proc *p, const struct log_file
 
 static int rpath_cmp(uint64_t id, int32_t pid, const struct dmn_rpath *x)
 {
-	if (id != x->id)
-		return id < x->id ? -1 : 1;
-	return pid < x->pid ? -1 : pid > x->pid;
+	return dmn_key_cmp(id, pid, x->id, x->pid);
 }
 
 static int rpath_before(const void *elem, const void *key)

@@ -94,15 +94,17 @@ struct store_ops {
 /* Then the points (job key, resolution, grouping, SPLIT: the minute roll-ups before it, raw rows
  * from LO to HI, LO >= SPLIT), with the collation its host order needs. A coarse series (a
  * resolution of whole minutes) splits where the roll-ups stand, any other where the raw rows
- * start: the sums are the same either way. The roll-ups are read by their proc_id index; the raw
- * rows by their key's time range (JOIN: SQLite's CROSS JOIN keeps intervals the outer loop, not
- * one range scan per process). */
+ * start: the sums are the same either way. The roll-ups are read by their proc_id index, the raw
+ * rows from proc_intervals (schema 12: the intervals summed over files, keyed by process and
+ * time), one range of the key per process of the job (JOIN: SQLite's CROSS JOIN keeps the
+ * processes the outer loop); never the intervals' key, which is time first (every job's rows of
+ * the job's time range). */
 #define STORE_SERIES_MINUTES(KEY, SPLIT)                                                                     \
 	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls FROM processes p"                     \
 	" JOIN intervals_minute i ON i.proc_id = p.id WHERE p.job_id = " KEY " AND i.t_ms < " SPLIT
 #define STORE_SERIES_RAW(KEY, LO, HI, JOIN)                                                                  \
-	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls FROM intervals i " JOIN " processes p"  \
-	" ON p.id = i.proc_id WHERE i.t_ms >= " LO " AND i.t_ms <= " HI " AND p.job_id = " KEY
+	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls FROM processes p " JOIN " proc_intervals i" \
+	" ON i.proc_id = p.id WHERE p.job_id = " KEY " AND i.t_ms >= " LO " AND i.t_ms <= " HI
 #define STORE_SERIES_SQL(KEY, RES, BY, SPLIT, LO, HI, JOIN, COLL)                                            \
 	"SELECT CASE WHEN " RES " > 0 THEN i.t_ms / " RES " * " RES " ELSE i.t_ms END AS b,"                    \
 	" (CASE WHEN " BY " = 1 THEN i.host ELSE '' END)" COLL " AS h, CASE WHEN " BY " = 2 THEN i.rank ELSE -1 END AS r,"  \

@@ -188,11 +188,20 @@ static const struct migration migrations[] = {
 	     "CREATE INDEX jobs_reported ON jobs(report_ms) WHERE report_json IS NOT NULL;"},
 	/* 11: the node's cursor, as SQLite's 11 (docs/STORE.md, "Two cadences") */
 	{11, "CREATE TABLE node_cursor(host text PRIMARY KEY, t_ms bigint NOT NULL, data bytea NOT NULL);"},
+	/* 12: a process's interval statistics summed over its files, keyed by the process, as
+	 * SQLite's 12 (docs/STORE.md, "A job's series"); not partitioned: retention deletes a
+	 * process's rows by its key */
+	{12, "CREATE TABLE proc_intervals(proc_id bigint NOT NULL, t_ms bigint NOT NULL, layer bigint NOT NULL,"
+	     " cat bigint NOT NULL, bytes bigint NOT NULL, calls bigint NOT NULL, dur_ns bigint NOT NULL,"
+	     " PRIMARY KEY(proc_id, t_ms, layer, cat));"
+	     "INSERT INTO proc_intervals SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns)"
+	     " FROM intervals WHERE t_ms >= coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'), 0)"
+	     " GROUP BY 1, 2, 3, 4;"},
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
 /* A new schema version needs its migration here too: this fails until it has one. */
-_Static_assert(STORE_SCHEMA_VERSION == 11, "migrations[] ends at version 11");
+_Static_assert(STORE_SCHEMA_VERSION == 12, "migrations[] ends at version 12");
 
 /* Any number, so long as every iostrata connection takes the same: schema changes (migrations,
  * a day's partition) are made by one connection at a time. */
@@ -696,6 +705,13 @@ static const struct buf_spec buf_specs[NBUF] = {
 			   " sum(calls), sum(dur_ns) FROM stage_intervals GROUP BY t_ms, proc_id, file_id, layer, cat"
 			   " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = intervals.bytes + excluded.bytes,"
 			   " calls = intervals.calls + excluded.calls, dur_ns = intervals.dur_ns + excluded.dur_ns;"
+			   /* summed over files per process (a row before where the raw rows start: never read) */
+			   "INSERT INTO proc_intervals(proc_id, t_ms, layer, cat, bytes, calls, dur_ns)"
+			   " SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM stage_intervals"
+			   " WHERE t_ms >= coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'), 0)"
+			   " GROUP BY 1, 2, 3, 4 ON CONFLICT(proc_id, t_ms, layer, cat) DO UPDATE SET"
+			   " bytes = proc_intervals.bytes + excluded.bytes, calls = proc_intervals.calls + excluded.calls,"
+			   " dur_ns = proc_intervals.dur_ns + excluded.dur_ns;"
 			   "TRUNCATE stage_intervals"},
 	[BUF_NODE_SECONDS] = {"stage_node_seconds",
 			      "CREATE TEMP TABLE IF NOT EXISTS stage_node_seconds(LIKE node_seconds, ord bigint NOT NULL)",
@@ -1994,6 +2010,19 @@ static int pg_retain(struct store *s, int64_t before_ms, const char *archive_dir
 		int64_t upto = minute_of(cut + MINUTE_MS - 1), now;
 		if (t->rollup && (r = *t->rollup == 'i' ? close_intervals(s, upto, &now) : close_nodes(s, NULL, upto, &now)) < 0)
 			break;
+		/* the per-process sums before where the raw rows will start (never read: a series
+		 * reads the minutes there) go, of the processes the last call left rows of (it took
+		 * those before where the raw rows then started), by their key; not counted in moved */
+		if (!strcmp(t->name, "intervals")) {
+			struct params p = {0};
+			p_i64(&p, upto);
+			if ((r = exec_p(s, "retention",
+					"DELETE FROM proc_intervals WHERE proc_id IN (SELECT id FROM processes WHERE first_ms > 0"
+					" AND first_ms < $1 AND last_ms >= coalesce((SELECT upto_ms FROM rollup"
+					" WHERE name = 'raw:intervals'), 0)) AND t_ms < $1",
+					&p)) < 0)
+				break;
+		}
 		if (t->rollup) {
 			char name[64];
 			struct params p = {0};

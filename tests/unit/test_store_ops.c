@@ -817,6 +817,9 @@ static void check_retention(struct store *s, const char *dir)
 
 /* ---- minute roll-ups kept as rows arrive (docs/STORE.md, "Roll-ups and windows") ---- */
 
+/* Where the raw rows start (retention's cut, after a minute's roll-up). */
+#define RAW_SPLIT "coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'), 0)"
+
 /* Ten days after T0, a minute's start: a range no other check writes. */
 #define RM (T0 + 10 * DAY - T0 % 60000 + 60000)
 
@@ -862,6 +865,28 @@ static void rollup_compare(const char *what, int64_t from, int64_t to, int64_t w
 		 (long long)(RM + from), (long long)(RM + to), (long long)(RM + from), (long long)(RM + to));
 	snprintf(name, sizeof name, "%s: node minutes = their node-seconds", what);
 	eq_i64(name, direct_int(sql), 0);
+}
+
+/* proc_intervals (schema 12) against the raw rows it sums over files, from where the raw rows
+ * start ('raw:intervals'): no row of either without its twin, every sum equal, none before it. */
+static void proc_sums_compare(const char *what)
+{
+	static const char *const sql[] = {
+		"SELECT count(*) FROM (SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals"
+		" WHERE t_ms >= " RAW_SPLIT " GROUP BY 1, 2, 3, 4 EXCEPT SELECT proc_id, t_ms, layer, cat, bytes, calls, dur_ns"
+		" FROM proc_intervals) x",
+		"SELECT count(*) FROM (SELECT proc_id, t_ms, layer, cat, bytes, calls, dur_ns FROM proc_intervals EXCEPT"
+		" SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals WHERE t_ms >= " RAW_SPLIT
+		" GROUP BY 1, 2, 3, 4) x",
+		"SELECT count(*) FROM proc_intervals WHERE t_ms < " RAW_SPLIT,
+	};
+	static const char *const says[] = {"every raw sum has its row", "every row is a raw sum",
+					   "none before where the raw rows start"};
+	for (size_t i = 0; i < 3; i++) {
+		char name[200];
+		snprintf(name, sizeof name, "%s: proc_intervals: %s", what, says[i]);
+		eq_i64(name, direct_int(sql[i]), 0);
+	}
 }
 
 /* A job's series per minute summed here from its raw rows (every interval), to compare with the
@@ -951,6 +976,7 @@ static void check_rollups(void)
 	      WTERMSIG(st) == SIGKILL, "status %#x", st);
 	/* an interval k moves 2 x (100 + k) bytes read (two layers) and 7 k written */
 	rollup_compare("roll-ups after SIGKILL, minute 0 (closed)", 0, 60000, 5 * 200 + 9 * (1 + 2 + 3 + 4 + 5));
+	proc_sums_compare("roll-ups after SIGKILL");
 	char q[160];
 	snprintf(q, sizeof q, "SELECT count(*) FROM intervals_minute WHERE t_ms = %lld", (long long)(RM + 60000));
 	eq_i64("roll-ups after SIGKILL: minute 1 not rolled up yet", direct_int(q), 0);
@@ -971,6 +997,7 @@ static void check_rollups(void)
 	/* a late row: its minute was closed; the roll-up grows by it */
 	ok_r("roll-ups: a late interval", rollup_interval(s, pk, f1, f2, RM + 6000, 6), s);
 	rollup_compare("roll-ups after a late row, minute 0", 0, 60000, 6 * 200 + 9 * (1 + 2 + 3 + 4 + 5 + 6));
+	proc_sums_compare("roll-ups after a late row");
 	/* a late node-second that replaces one: the minute changes by the difference */
 	struct store_node_sec ns = node_sec(RM + 3000, 1, 999);
 	ns.host = "n9";
@@ -997,6 +1024,17 @@ static void check_rollups(void)
 	/* retention takes minute 0's raw rows: the host's first time is then its minute's start */
 	uint64_t moved = 0;
 	ok_r("roll-ups: retention of minute 0", store_retain(s, RM + 60000, NULL, 1000000, &moved), s);
+	proc_sums_compare("roll-ups after retention of minute 0");
+	char rq[160];
+	snprintf(rq, sizeof rq, "SELECT count(*) FROM proc_intervals WHERE t_ms >= %lld AND t_ms < %lld", (long long)RM,
+		 (long long)(RM + 60000));
+	eq_i64("roll-ups after retention: minute 0's per-process rows gone", direct_int(rq), 0);
+	snprintf(rq, sizeof rq, "SELECT count(*) FROM proc_intervals WHERE t_ms >= %lld", (long long)(RM + 60000));
+	/* minute 1: 6 intervals, minute 2: 1; each 4 rows of 2 layers and 3 categories summed over
+	 * its two files: (layer 1: read, write, metadata) + (layer 2: read) */
+	eq_i64("roll-ups after retention: the later minutes' per-process rows kept", direct_int(rq), 7 * 4);
+	if (js.n == 1)
+		check_series_minutes(s, js.j[0].key, "roll-ups after retention");
 	memset(&hs, 0, sizeof hs);
 	ok_r("node_hosts after retention", store_node_hosts(s, &n9, keep_host, &hs), s);
 	snprintf(q, sizeof q, "n9 %lld-%lld", (long long)RM, (long long)(RM + 121000));
@@ -1018,6 +1056,29 @@ static void check_newer(void)
 	r = store_open(url, STORE_READONLY, &s, err, sizeof err);
 	check("schema back at this version: opens read-only", r == 0, "%s", err);
 	store_close(s);
+}
+
+/* Schema 12's migration on a store of schema 11 (its table dropped, the version put back): the
+ * per-process sums made from the raw rows there, as the writers make them. */
+static void check_migration_12(void)
+{
+	struct store *s = NULL;
+	char err[512];
+	int64_t raw = direct_int("SELECT count(*) FROM intervals WHERE t_ms >= " RAW_SPLIT);
+	check("migration 12: raw rows to sum", raw > 0, "%lld", (long long)raw);
+	eq_i64("migration 12: proc_intervals dropped", direct_int("DROP TABLE proc_intervals"), 0);
+	direct_int(is_pg ? "UPDATE schema_version SET version = 11" : "PRAGMA user_version = 11");
+	int r = store_open(url, STORE_READONLY, &s, err, sizeof err);
+	eq_i64("migration 12: a read-only open of schema 11 is refused", r, -EPROTO);
+	store_close(s);
+	s = NULL;
+	r = store_open(url, STORE_CREATE, &s, err, sizeof err);
+	check("migration 12: a read-write open migrates", r == 0, "%s", err);
+	store_close(s);
+	eq_i64("migration 12: the version", direct_int(is_pg ? "SELECT max(version) FROM schema_version" : "PRAGMA user_version"),
+	       STORE_SCHEMA_VERSION);
+	proc_sums_compare("migration 12");
+	check("migration 12: rows made", direct_int("SELECT count(*) FROM proc_intervals") > 0, "none");
 }
 
 static int unwritable(void)
@@ -1079,12 +1140,16 @@ int main(int argc, char **argv)
 	check_procs(s, ka, pk, fk);
 	check_rows(s, pk, fk);
 	check_series(s, ka);
+	proc_sums_compare("after the rows");
 	check_bulk(s, kb, fk[1]);
+	proc_sums_compare("after the bulk rows");
 	check_report(s, ka, kb);
 	check_seq(s, ka);
 	check_retention(s, archive);
+	proc_sums_compare("after retention");
 	store_close(s);
 	check_rollups();
+	check_migration_12();
 	check_newer();
 	r = failures ? 1 : 0;
 out:;

@@ -147,8 +147,8 @@ int dgn_phases(const struct dgn_series *s, struct dgn_phase **out, size_t *n)
 		if (y[i] > peak)
 			peak = y[i];
 	double idle = DGN_IDLE_SHARE * peak;
-	/* the stretches: [cut[k], cut[k + 1]) for the k with act[k] set */
-	size_t *cut = malloc((s->n + 1) * sizeof *cut), ncut = 0, start = SIZE_MAX;
+	/* the stretches: [cut[k], cut[k + 1]), at most one a sample (a level step at every sample) */
+	size_t *cut = malloc(2 * s->n * sizeof *cut), ncut = 0, start = SIZE_MAX;
 	if (!cut) {
 		r = -ENOMEM;
 		goto out;

@@ -123,16 +123,16 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The step of a job's stored times: the most frequent gap between two successive times (the
- * daemon's stats_interval: 10 s by default, a process's end between two ticks aside), 1 s at
- * least. t is sorted in place. */
+/* The step of a job's stored times: the most frequent gap between two successive times to the
+ * nearest 10 ms (the daemon's stats_interval: 10 s by default, its ticks a millisecond or two
+ * early or late, a process's end between two ticks aside), 1 s at least. t is sorted in place. */
 static int64_t series_step(int64_t *t, size_t n)
 {
 	qsort(t, n, sizeof *t, cmp_i64);
 	size_t m = 0;
 	for (size_t i = 1; i < n; i++)
 		if (t[i] > t[i - 1])
-			t[m++] = t[i] - t[i - 1];
+			t[m++] = (t[i] - t[i - 1] + 5) / 10 * 10;
 	if (!m)
 		return 1000;
 	qsort(t, m, sizeof *t, cmp_i64);
@@ -148,28 +148,40 @@ static int64_t series_step(int64_t *t, size_t n)
 	return best < 1000 ? 1000 : best;
 }
 
-/* The job's series into x, one sample per step of its stored rows (series_step): 0 or -errno. */
+/* The job's series into x, one sample per step of its stored rows (series_step): 0 or -errno.
+ * A time's sample counts from the first time of the sample before it, in whole steps to the
+ * nearest (a tick a millisecond early is not the sample before; a process's end 300 ms after a
+ * tick is that tick's), so neither the ticks' jitter nor their drift over a long job puts two
+ * ticks in one sample and none in the next. */
 static int load_series(struct store *s, struct store_diag_job *x)
 {
 	struct pts p = {0};
 	int64_t *t = NULL;
+	size_t *slot = NULL;
 	int r = store_job_series(s, x->j.key, STORE_SERIES_LAYER, 0, keep_point, &p);
 	if (r < 0 || !p.n)
 		goto out;
-	if (!(t = malloc(p.n * sizeof *t))) {
+	if (!(t = malloc(p.n * sizeof *t)) || !(slot = malloc(p.n * sizeof *slot))) {
 		r = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < p.n; i++)
 		t[i] = p.v[i].t_ms;
 	x->dt = series_step(t, p.n);
-	int64_t lo = p.v[0].t_ms, hi = p.v[0].t_ms;
-	for (size_t i = 1; i < p.n; i++) {
-		lo = p.v[i].t_ms < lo ? p.v[i].t_ms : lo;
-		hi = p.v[i].t_ms > hi ? p.v[i].t_ms : hi;
+	/* the points come in time order (store_job_series: by bucket, then layer) */
+	int64_t anchor = p.v[0].t_ms;
+	size_t k = 0;
+	for (size_t i = 0; i < p.n; i++) {
+		int64_t d = p.v[i].t_ms - anchor;
+		size_t ahead = d > 0 ? (size_t)((d + x->dt / 2) / x->dt) : 0;
+		if (ahead) {
+			k += ahead;
+			anchor = p.v[i].t_ms;
+		}
+		slot[i] = k;
 	}
-	x->n = (size_t)((hi - lo) / x->dt + 1);
-	x->t0 = lo;
+	x->n = k + 1;
+	x->t0 = p.v[0].t_ms;
 	x->rd = calloc(x->n, sizeof *x->rd);
 	x->wr = calloc(x->n, sizeof *x->wr);
 	x->md = calloc(x->n, sizeof *x->md);
@@ -178,12 +190,12 @@ static int load_series(struct store *s, struct store_diag_job *x)
 		goto out;
 	}
 	for (size_t i = 0; i < p.n; i++) {
-		size_t k = (size_t)((p.v[i].t_ms - lo) / x->dt);
-		x->rd[k] += (double)p.v[i].bytes_read;
-		x->wr[k] += (double)p.v[i].bytes_written;
-		x->md[k] += (double)p.v[i].meta_ops;
+		x->rd[slot[i]] += (double)p.v[i].bytes_read;
+		x->wr[slot[i]] += (double)p.v[i].bytes_written;
+		x->md[slot[i]] += (double)p.v[i].meta_ops;
 	}
 out:
+	free(slot);
 	free(t);
 	free(p.v);
 	return r;

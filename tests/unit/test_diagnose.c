@@ -101,6 +101,18 @@ static void steps(void)
 	      p[0].type == DGN_META && p[0].meta_rate == 500, "n %zu type %u", n, n ? p[0].type : 0);
 	free(p);
 
+	/* a level step at nearly every sample (a daemon's jittered ticks once put two rows in one
+	 * sample and none in the next: 116, 57, 0, 115, 0, 114 MB): one stretch a sample, twice
+	 * the stretches an alternation gives, written past the cuts' end; the one-sample stretches
+	 * join their neighbours, one phase */
+	double jr[9] = {16, 48, 96, 48, 0, 96, 0, 96, 17}, jm[9] = {18, 0, 0, 0, 0, 0, 0, 0, 6};
+	double jw[9] = {42991616, 101711872, 116391936, 57671680, 0, 115343360, 0, 114294784, 11534337};
+	s = (struct dgn_series){.dt_ms = 1000, .n = 9, .read = jr, .write = jw, .meta = jm};
+	r = dgn_phases(&s, &p, &n);
+	check("a step at every sample: one phase over the 9 samples", r == 0 && n == 1 && p[0].first == 0 && p[0].n == 9,
+	      "r %d n %zu: %zu+%zu", r, n, n ? p[0].first : 0, n ? p[0].n : 0);
+	free(p);
+
 	/* nothing at all, and bad input */
 	double z[10] = {0};
 	s = series(z, 10, 0);

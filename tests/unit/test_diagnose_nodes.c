@@ -23,6 +23,7 @@
 
 static struct store *s;
 static int64_t step = 1000; /* the rows' interval (the daemon's stats_interval) */
+static int jitter;           /* row i's time 1 ms early when i % 3 == 1 (a daemon's tick) */
 
 /* A job on host of one process writing per second bytes[i] for n seconds from start: its rows,
  * with a report (so it can be diagnosed). The job's key, or -1. */
@@ -44,7 +45,8 @@ static int64_t put_job(const char *name, const char *host, const char *exe, int6
 	if (r >= 0)
 		r = store_proc_put(s, &p);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
-		struct store_interval iv = {.t_ms = start + (int64_t)(i + 1) * step, .dt_ms = step, .proc_key = p.key,
+		int64_t late = jitter && i % 3 == 1 ? -1 : 0;
+		struct store_interval iv = {.t_ms = start + (int64_t)(i + 1) * step + late, .dt_ms = step, .proc_key = p.key,
 					    .file_key = file, .layer = LOG_LAYER_POSIX, .cat = STORE_CAT_WRITE,
 					    .bytes = (int64_t)bytes[i], .calls = 10, .dur_ns = 1000};
 		r = store_interval_add(s, &iv);
@@ -270,6 +272,23 @@ int main(int argc, char **argv)
 	check("10 s rows: 4 MB/s, the phase's bandwidth", r == 0 && d.res.nphases == 1 &&
 	      d.res.phases[0].mean_bw > 3.99 * MB && d.res.phases[0].mean_bw < 4.01 * MB,
 	      "%.0f", r == 0 && d.res.nphases ? d.res.phases[0].mean_bw : 0);
+	if (r == 0)
+		store_diagnosis_free(&d);
+
+	/* 1 s rows whose ticks come 1 ms early now and then (999 and 1001 ms apart): a sample per
+	 * row, none empty, none doubled (floor((t - t0) / 1000) put two in one and zero in the
+	 * next: steps at every sample that once overran the phases' cuts) */
+	step = 1000;
+	jitter = 1;
+	put_job("jit", "n8", "/bin/jitter", at + 800000, flat, 12, &j);
+	jitter = 0;
+	r = store_diagnose(s, &j, &d);
+	check("jittered 1 s rows: one phase of 12 samples at 40 MB/s",
+	      r == 0 && d.res.nphases == 1 && d.res.phases[0].n == 12 && d.res.phases[0].mean_bw > 39.99 * MB &&
+		      d.res.phases[0].mean_bw < 40.01 * MB && d.res.phases[0].peak_bw < 40.01 * MB,
+	      "r %d phases %zu n %zu bw %.0f peak %.0f", r, r == 0 ? d.res.nphases : 0,
+	      r == 0 && d.res.nphases ? d.res.phases[0].n : 0, r == 0 && d.res.nphases ? d.res.phases[0].mean_bw : 0,
+	      r == 0 && d.res.nphases ? d.res.phases[0].peak_bw : 0);
 	if (r == 0)
 		store_diagnosis_free(&d);
 

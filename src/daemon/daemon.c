@@ -830,7 +830,8 @@ static void take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 		p->map = map;
 		map.hdr = NULL;
 	}
-	if (p->pread_only)
+	/* (more records in use than the mapping holds: mapped again by the next full reading) */
+	if (p->pread_only || (p->map.hdr && h->nrecords > p->map.rec_cap))
 		dmn_live_unmap(&p->map);
 	/* the sums go as far as this reading took the records */
 	if (p->map.hdr)

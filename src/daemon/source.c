@@ -182,7 +182,16 @@ static int live_map(struct dmn_live_map *m, int fd, const struct stat *st, const
 		cap = lim->max_records;
 	if (cap > (fsize - rs->offset) / sizeof(struct log_record))
 		cap = (fsize - rs->offset) / sizeof(struct log_record);
-	uint64_t base = rs->offset & ~(uint64_t)(pg - 1), len = rs->offset - base + cap * sizeof(struct log_record);
+	/* the records in use, to the end of their last page: a fault maps its neighbours present in
+	 * the file too, and only those within the mapping (a file with more records later is mapped
+	 * again, after the full reading that takes them) */
+	m->rec_lim = (uint32_t)cap;
+	uint64_t base = rs->offset & ~(uint64_t)(pg - 1), head = rs->offset - base;
+	uint64_t used = h->nrecords < cap ? h->nrecords : cap;
+	uint64_t upto = (head + used * sizeof(struct log_record) + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
+	if (cap > (upto - head) / sizeof(struct log_record))
+		cap = (upto - head) / sizeof(struct log_record);
+	uint64_t len = head + cap * sizeof(struct log_record);
 	void *hm = mmap(NULL, LOG_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	if (hm == MAP_FAILED)
 		return -errno;
@@ -196,7 +205,7 @@ static int live_map(struct dmn_live_map *m, int fd, const struct stat *st, const
 		}
 		m->rec_map = rm;
 		m->rec_map_len = (size_t)len;
-		m->rec = (const struct log_record *)(const void *)((unsigned char *)rm + (rs->offset - base));
+		m->rec = (const struct log_record *)(const void *)((unsigned char *)rm + head);
 	}
 	m->rec_cap = (uint32_t)cap;
 	m->pid = h->pid;
@@ -218,9 +227,9 @@ __attribute__((noinline)) static int live_sum(const struct dmn_live_map *m, stru
 	out->end_ns = __atomic_load_n(&h->end_ns, __ATOMIC_RELAXED);
 	out->rank = __atomic_load_n(&h->rank, __ATOMIC_RELAXED);
 	uint32_t n = __atomic_load_n(&h->nrecords, __ATOMIC_ACQUIRE);
-	if (n > m->rec_cap)
-		n = m->rec_cap;
-	if (n > m->rec_seen)
+	if (n > m->rec_lim)
+		n = m->rec_lim;
+	if (n > m->rec_seen) /* (rec_seen <= rec_cap <= rec_lim) */
 		return 1;
 	out->rec_bytes = n ? (size_t)((const unsigned char *)&m->rec[n] - m->rec_map) : 0;
 	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)

@@ -56,7 +56,9 @@ struct dmn_live_map {
 	unsigned char *rec_map;    /* the records' mapping (page aligned) and its length */
 	size_t rec_map_len;
 	const struct log_record *rec; /* the first record in it */
-	uint32_t rec_cap;          /* records it holds: the header's capacity, the limit and the file's size */
+	uint32_t rec_lim;          /* records the file may have: the header's capacity, the limit, its size */
+	uint32_t rec_cap;          /* records it holds: those in use when mapped, to the end of their
+				    * last page (at most rec_lim) */
 	uint32_t rec_seen;         /* records the last full reading took (the caller sets it): the sums
 				    * go no further (a new record is read in full first) */
 	int32_t pid;               /* what the header said when mapped: a header that says otherwise */

@@ -272,7 +272,7 @@ int dmn_live_sum(const struct dmn_live_map *m, struct dmn_live_sums *out)
 	/* The pages summed leave the daemon's resident set again (the file keeps them: they are the
 	 * application's). Kept mapped, 1,000 files of 16 records are 40 to 50 MiB counted in the
 	 * daemon's RSS; dropped, each summing faults them in again (docs/BENCHMARKS.md, "Summing
-	 * live files in place": 1.8-2.0 % of a core kept, 3.0-3.6 % dropped, 4.6 % read in full). */
+	 * live files in place": 1.8-2.0 % of a core kept, 2.55 % dropped, 4.5 % read in full). */
 	if (r == 0 && out->rec_bytes)
 		madvise(m->rec_map, m->rec_map_len, MADV_DONTNEED); /* (a fault maps its neighbours too) */
 	return r;

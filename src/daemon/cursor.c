@@ -426,6 +426,54 @@ int dmn_ahead_add_hist(struct dmn_aheads *x, const struct dmn_hist *now, const s
 	return 0;
 }
 
+void dmn_ahead_add_log(struct dmn_ahead *a, const struct log_record *r)
+{
+	const uint64_t *c = r->counters;
+	a->v[DMN_A_BYTES_READ] += c[LOG_C_BYTES_READ];
+	a->v[DMN_A_BYTES_WRITTEN] += c[LOG_C_BYTES_WRITTEN];
+	a->v[DMN_A_READS] += c[LOG_C_READS];
+	a->v[DMN_A_WRITES] += c[LOG_C_WRITES];
+	a->v[DMN_A_META] += ana_meta_ops(c);
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+		a->rh[b] += r->read_hist[b];
+		a->wh[b] += r->write_hist[b];
+	}
+}
+
+int dmn_cursor_sums(const struct dmn_cursor *c, struct dmn_aheads *out)
+{
+	out->n = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (dmn_ahead_add(out, &c->r[i], NULL) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < c->nh; i++)
+		if (dmn_ahead_add_hist(out, &c->h[i], NULL) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+static void advance(uint64_t now, uint64_t *last, uint64_t *grow)
+{
+	*grow = now > *last ? now - *last : 0;
+	if (now > *last)
+		*last = now;
+}
+
+int dmn_ahead_advance(struct dmn_aheads *last, const struct dmn_ahead *now, struct dmn_ahead *grow)
+{
+	struct dmn_ahead *l = ahead_get(last, now->layer);
+	if (!l)
+		return -ENOMEM;
+	grow->layer = now->layer;
+	for (unsigned k = 0; k < DMN_NA; k++)
+		advance(now->v[k], &l->v[k], &grow->v[k]);
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+		advance(now->rh[b], &l->rh[b], &grow->rh[b]);
+		advance(now->wh[b], &l->wh[b], &grow->wh[b]);
+	}
+	return 0;
+}
+
 int dmn_aheads_add(struct dmn_aheads *x, const struct dmn_ahead *a)
 {
 	struct dmn_ahead *t = ahead_get(x, a->layer);

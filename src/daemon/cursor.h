@@ -112,6 +112,22 @@ int dmn_ahead_add(struct dmn_aheads *x, const struct dmn_rec *cur, const struct 
 int dmn_ahead_add_hist(struct dmn_aheads *x, const struct dmn_hist *now, const struct dmn_hist *prev);
 /* The layer's ahead, or NULL. */
 struct dmn_ahead *dmn_ahead_find(const struct dmn_aheads *x, unsigned layer);
+
+/*
+ * A reading's node-seconds come from per-layer sums (docs/STORE.md, "Two cadences"): each
+ * reading of a process's log (the per-second sum of its mapped records, or a full reading) sums
+ * the figures of its records per layer, and what a layer's sums grew beyond the last reading's
+ * is the node-seconds' share. Sums, not records, so that the two kinds of reading agree.
+ */
+/* A record's node-second figures and size histograms added to a (the sums of its layer). */
+void dmn_ahead_add_log(struct dmn_ahead *a, const struct log_record *r);
+/* The per-layer sums of a cursor's records and histograms (what a reading of its log summed
+ * to), into out (emptied first): 0 or -ENOMEM. */
+int dmn_cursor_sums(const struct dmn_cursor *c, struct dmn_aheads *out);
+/* now (a layer's sums) against last (the last reading's sums): grow, figure by figure, what now
+ * holds beyond last; last keeps the larger of the two (a figure that went back, which only a
+ * hostile file does, counts nothing until it passes where it was). 0 or -ENOMEM. */
+int dmn_ahead_advance(struct dmn_aheads *last, const struct dmn_ahead *now, struct dmn_ahead *grow);
 /* a added to x's ahead of its layer: 0 or -ENOMEM. */
 int dmn_aheads_add(struct dmn_aheads *x, const struct dmn_ahead *a);
 /* What owed still holds is taken out of a, figure by figure, as far as a goes (owed shrinks by

@@ -267,6 +267,9 @@ static void proc_free(struct dmn_proc *p)
 	dmn_aheads_free(&p->owed);
 	dmn_aheads_free(&p->counted_next);
 	dmn_aheads_free(&p->owed_next);
+	dmn_aheads_free(&p->sums);
+	dmn_aheads_free(&p->sums_next);
+	dmn_live_unmap(&p->map);
 	for (size_t i = 0; i < p->npaths; i++)
 		free(p->paths[i].path);
 	free(p->paths);
@@ -444,10 +447,52 @@ static int rec_same(const struct dmn_rec *a, const struct dmn_rec *b)
 	return a && b && !memcmp(a->v, b->v, sizeof a->v);
 }
 
+/* This interval's copies of what a reading moves on (the node-second sums and aheads): 0 or -ENOMEM. */
+static int proc_stage(struct dmn_proc *p)
+{
+	int r;
+	if (p->has_next)
+		return 0;
+	if ((r = dmn_aheads_copy(&p->counted_next, &p->counted)) < 0 || (r = dmn_aheads_copy(&p->owed_next, &p->owed)) < 0 ||
+	    (r = dmn_aheads_copy(&p->sums_next, &p->sums)) < 0)
+		return r;
+	p->has_next = 1;
+	return 0;
+}
+
 /*
- * A reading of a process's log. Every interval its differences against the node's readings
- * (p->node, staged in p->next) become node-seconds; with stats (every stats_interval, and at the
- * process's end) its differences against the stored cursor (p->cur) become the interval
+ * A reading's per-layer sums (sums[l].layer != 0: layer l was read) against the last reading's:
+ * what they grew by, less what a restart found counted already, joins the node-seconds and what
+ * the process's node-seconds counted beyond its stored cursor. Both kinds of reading (the
+ * per-second sum of a mapped file, a full reading) come here, so they agree to the call.
+ */
+static int node_take(struct dmn *d, struct dmn_proc *p, const struct dmn_ahead sums[LOG_LAYER_MAX + 1])
+{
+	int r;
+	for (unsigned l = 1; l <= LOG_LAYER_MAX; l++) {
+		if (!sums[l].layer)
+			continue;
+		struct dmn_ahead grow;
+		if ((r = dmn_ahead_advance(&p->sums_next, &sums[l], &grow)) < 0)
+			return r;
+		struct dmn_aheads one = {&grow, 1, 1};
+		if (dmn_aheads_zero(&one))
+			continue; /* nothing moved: no node-second of this layer */
+		struct dmn_ahead *owed = dmn_ahead_find(&p->owed_next, l);
+		if (owed)
+			dmn_ahead_pay(&grow, owed);
+		node_add(d->rows, d->host, &grow);
+		if ((r = dmn_aheads_add(&p->counted_next, &grow)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * A full reading of a process's log (the per-second sums of a mapped file are take_mapped's).
+ * Its per-layer sums' growth since the last reading becomes node-seconds; its records become the
+ * node's readings (p->node, staged in p->next); with stats (every stats_interval, and at the
+ * process's end) their differences against the stored cursor (p->cur) become the interval
  * statistics too (docs/STORE.md, "Two cadences").
  */
 static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf, int stats)
@@ -456,21 +501,21 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 		mount_dists(d, p, lf);
 	struct dmn_rowbuf *rb = d->rows;
 	int r;
-	if (!p->has_next) {
-		if ((r = dmn_cursor_copy(&p->next, &p->node)) < 0 || (r = dmn_aheads_copy(&p->counted_next, &p->counted)) < 0 ||
-		    (r = dmn_aheads_copy(&p->owed_next, &p->owed)) < 0)
+	if ((r = proc_stage(p)) < 0)
+		return r;
+	if (!p->has_next_rec) {
+		if ((r = dmn_cursor_copy(&p->next, &p->node)) < 0)
 			return r;
-		p->has_next = 1;
+		p->has_next_rec = 1;
 	}
 	if (stats)
 		p->stats = 1;
-	/* this reading's differences per layer (at most one entry per layer: never grown), and its
-	 * histograms summed per layer (hist[l].layer != 0: the layer was read) */
-	struct dmn_ahead rawv[LOG_LAYER_MAX + 1];
-	struct dmn_aheads raw = {rawv, 0, LOG_LAYER_MAX + 1};
+	/* this reading's node-second sums per layer (sums[l].layer != 0: the layer was read), and
+	 * its histograms summed per layer for the cursor (the same figures, its stored form) */
+	struct dmn_ahead sums[LOG_LAYER_MAX + 1];
 	struct dmn_hist hist[LOG_LAYER_MAX + 1];
 	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
-		hist[l].layer = 0;
+		hist[l].layer = sums[l].layer = 0;
 	for (uint32_t i = 0; i < lf->nrecords; i++) {
 		const struct log_record *lr = &lf->records[i];
 		if (lr->layer == LOG_LAYER_NONE || lr->layer > LOG_LAYER_MAX)
@@ -485,13 +530,16 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 			hist[lr->layer].layer = lr->layer;
 		}
 		dmn_hist_add_log(&hist[lr->layer], lr);
+		if (!sums[lr->layer].layer) {
+			memset(&sums[lr->layer], 0, sizeof sums[lr->layer]);
+			sums[lr->layer].layer = lr->layer;
+		}
+		dmn_ahead_add_log(&sums[lr->layer], lr);
 		const struct dmn_rec *prev = dmn_cursor_find(&p->next, cur.id, cur.pid);
 		if ((!prev || !p->paths_all) && (r = rpath_note(p, cur.id, cur.pid, ana_record_path(lf, lr))) < 0)
 			return r;
-		if (!rec_same(prev, &cur)) {
-			if ((r = dmn_ahead_add(&raw, &cur, prev)) < 0 || (r = dmn_cursor_set(&p->next, &cur)) < 0)
-				return r;
-		}
+		if (!rec_same(prev, &cur) && (r = dmn_cursor_set(&p->next, &cur)) < 0)
+			return r;
 		if (!stats)
 			continue;
 		prev = dmn_cursor_find(&p->cur, cur.id, cur.pid);
@@ -507,19 +555,10 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 		if (!hist[l].layer ||
 		    (was && !memcmp(was->rh, hist[l].rh, sizeof was->rh) && !memcmp(was->wh, hist[l].wh, sizeof was->wh)))
 			continue;
-		if ((r = dmn_ahead_add_hist(&raw, &hist[l], was)) < 0 || (r = dmn_cursor_set_hist(&p->next, &hist[l])) < 0)
+		if ((r = dmn_cursor_set_hist(&p->next, &hist[l])) < 0)
 			return r;
 	}
-	/* what a restart found counted already is not counted again */
-	for (size_t i = 0; i < raw.n; i++) {
-		struct dmn_ahead *owed = dmn_ahead_find(&p->owed_next, raw.a[i].layer);
-		if (owed)
-			dmn_ahead_pay(&raw.a[i], owed);
-		node_add(rb, d->host, &raw.a[i]);
-		if ((r = dmn_aheads_add(&p->counted_next, &raw.a[i])) < 0)
-			return r;
-	}
-	return 0;
+	return node_take(d, p, sums);
 }
 
 /* ---------- runs of traced processes (trace.h) ---------- */
@@ -628,17 +667,113 @@ struct scan_ctx {
 	char dir[4096];
 };
 
-static void take_live_file(struct scan_ctx *sc, const char *name)
+/* Whether the process still runs: its /proc start time every 10th asking (a pid used again),
+ * kill(0) between. */
+static int proc_alive(struct dmn_proc *p, int32_t pid, uint64_t start_ticks)
+{
+	if (p->alive_checks++ % 10 == 0)
+		return log_live_alive(pid, start_ticks);
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* The pid and start (µs) a live log's name carries (a process's and a mount monitor's are named
+ * ...-PID-START_US.iost): 0, or -1 for another name. */
+static int live_name_key(const char *name, int32_t *pid, uint64_t *us)
+{
+	size_t l = strlen(name);
+	const char *end = name + l - 5, *us_at = end;
+	while (us_at > name && us_at[-1] >= '0' && us_at[-1] <= '9')
+		us_at--;
+	const char *pid_at = us_at - 1;
+	if (us_at == end || pid_at <= name || *pid_at != '-')
+		return -1;
+	while (pid_at > name && pid_at[-1] >= '0' && pid_at[-1] <= '9')
+		pid_at--;
+	if (pid_at == us_at - 1 || pid_at == name || pid_at[-1] != '-' || us_at - pid_at > 11)
+		return -1;
+	*pid = (int32_t)strtol(pid_at, NULL, 10);
+	*us = strtoull(us_at, NULL, 10);
+	return 0;
+}
+
+/* The process whose live file is dir/name, by the pid and start its name carries: NULL when none. */
+static struct dmn_proc *proc_of_live(const struct dmn *d, const char *dir, const char *name)
+{
+	int32_t pid;
+	uint64_t us;
+	size_t dl = strlen(dir);
+	if (live_name_key(name, &pid, &us) < 0)
+		return NULL;
+	for (size_t i = proc_pos(d, pid, 0); i < d->nprocs && d->procs[i]->pid == pid; i++) {
+		const char *lp = d->procs[i]->live_path;
+		if (d->procs[i]->start_ns / 1000 == us && !strncmp(lp, dir, dl) && lp[dl] == '/' && !strcmp(lp + dl + 1, name))
+			return d->procs[i];
+	}
+	return NULL;
+}
+
+/*
+ * The per-second path: a live process's mapped file summed in place, its sums' growth its
+ * node-seconds. 0 when taken; 1 when the file must be read in full (the process ended or died:
+ * its last counters are taken with its statistics; another log was written over it, or it was
+ * cut under the mapping: unmapped, the latter for good, said once).
+ */
+static int take_mapped(struct dmn *d, struct dmn_proc *p)
+{
+	struct dmn_live_sums sums;
+	int r = dmn_live_sum(&p->map, &sums);
+	if (r > 0)
+		return 1; /* a record the last full reading did not take: this one takes it */
+	if (r == -EFAULT) {
+		dmn_say_once(d, hash_str(0xb05, p->live_path),
+			     "%s: cut short under the daemon's mapping (SIGBUS caught): read by pread from now on",
+			     p->live_path);
+		p->pread_only = 1;
+	}
+	if (r < 0) {
+		dmn_live_unmap(&p->map);
+		return 1;
+	}
+	if (sums.end_ns || !proc_alive(p, p->pid, p->start_ticks))
+		return 1;
+	p->seen = 1;
+	if (sums.rank >= 0)
+		p->rank = sums.rank;
+	if (proc_stage(p) < 0 || node_take(d, p, sums.layer) < 0)
+		dmn_say("out of memory taking %s", p->live_path);
+	return 0;
+}
+
+static void take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 {
 	struct dmn *d = sc->d;
 	struct log_file lf;
 	struct stat st;
 	struct dmn_trace_area ta;
+	struct dmn_live_map map = {.hdr = NULL};
 	char err[1024], path[4096 + 256];
+	/* the per-second path needs a second cadence (stats_interval > interval), and a name that
+	 * finds the process again next time */
+	int32_t npid;
+	uint64_t nus;
+	int want_map = d->cfg.stats_interval_ms > d->cfg.interval_ms && live_name_key(name, &npid, &nus) == 0;
+	struct dmn_proc *known = want_map ? proc_of_live(d, sc->dir, name) : NULL;
+	if (known && known->map.hdr && known->map.ino != ino)
+		dmn_live_unmap(&known->map); /* another file under its name: read in full */
+	if (known && known->map.hdr) {
+		if (!d->stats_tick && known->next_state == STORE_PROC_LIVE && take_mapped(d, known) == 0)
+			return;
+		want_map = 0;
+	}
+	if (known && known->pread_only)
+		want_map = 0;
 	snprintf(path, sizeof path, "%s/%s", sc->dir, name);
 	dmn_fs_as(sc->uid, sc->gid);
-	int r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, d->cfg.runs_max ? &ta : NULL, err, sizeof err);
+	int r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, d->cfg.runs_max ? &ta : NULL,
+			      want_map ? &map : NULL, err, sizeof err);
 	dmn_fs_as_self();
+	if (!want_map || r < 0)
+		map.hdr = NULL;
 	if (r < 0) {
 		/* a process just ending removes its live file, one just starting has not set its
 		 * header yet: not worth a word */
@@ -665,13 +800,8 @@ static void take_live_file(struct scan_ctx *sc, const char *name)
 		}
 	}
 	p->seen = 1;
-	/* ended: either it finished (its end is set, the final log is on its way) or it died. Its
-	 * /proc start time is compared every 10th interval (a pid used again); kill(0) between */
-	int alive;
-	if (p->alive_checks++ % 10 == 0)
-		alive = log_live_alive(h->pid, h->proc_start_ticks);
-	else
-		alive = h->pid > 0 && (kill(h->pid, 0) == 0 || errno == EPERM);
+	/* ended: either it finished (its end is set, the final log is on its way) or it died */
+	int alive = proc_alive(p, h->pid, h->proc_start_ticks);
 	if (h->end_ns || !alive) {
 		p->next_state = h->end_ns ? STORE_PROC_ENDED : STORE_PROC_KILLED;
 		p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
@@ -689,7 +819,26 @@ static void take_live_file(struct scan_ctx *sc, const char *name)
 	 * statistics (their cursor holds the runs taken) */
 	if (d->cfg.runs_max && ta.fd >= 0 && stats)
 		take_live_runs(d, p, &ta, &lf, p->next_state != STORE_PROC_LIVE);
+	/* kept mapped for the next intervals: a live process's own log (found by its name next
+	 * time), not a mount monitor's (its distributions need every reading in full), nor one that
+	 * cannot be mapped, nor one whose records in use lie far apart (a live file hands them out
+	 * in order; summing a sparse one in place would make its holes into memory) */
+	if (ana_is_mount_log(&lf) || (want_map && !map.hdr) || (uint64_t)lf.nrecords * 2 + 64 < h->nrecords)
+		p->pread_only = 1;
+	if (map.hdr && !p->map.hdr && !p->pread_only && p->next_state == STORE_PROC_LIVE && map.pid == p->pid &&
+	    map.start_ns == p->start_ns && map.ino == ino && proc_of_live(d, sc->dir, name) == p) {
+		p->map = map;
+		map.hdr = NULL;
+	}
+	/* (more records in use than the mapping holds: mapped again by the next full reading) */
+	if (p->pread_only || (p->map.hdr && h->nrecords > p->map.rec_cap))
+		dmn_live_unmap(&p->map);
+	/* the sums go as far as this reading took the records */
+	if (p->map.hdr)
+		p->map.rec_seen = h->nrecords < p->map.rec_cap ? h->nrecords : p->map.rec_cap;
 out:
+	if (map.hdr)
+		dmn_live_unmap(&map);
 	if (d->cfg.runs_max && ta.fd >= 0)
 		close(ta.fd);
 	log_file_free(&lf);
@@ -771,7 +920,7 @@ static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const cha
 	struct dirent *de;
 	while ((de = readdir(dir))) {
 		if (is_log_name(de->d_name))
-			take_live_file(&sc, de->d_name);
+			take_live_file(&sc, de->d_name, de->d_ino);
 		else if (is_dir_link_name(de->d_name))
 			note_dir_link(d, dfd, de->d_name, uid, sc.gid);
 	}
@@ -1232,7 +1381,7 @@ static int put_proc(struct dmn *d, struct dmn_proc *p)
 	size_t len = 0;
 	void *blob = NULL;
 	/* the statistics' cursor: this interval's readings when they are stored with it */
-	if (!(blob = dmn_cursor_encode(!p->stats ? &p->cur : p->has_next ? &p->next : &p->node, &len)))
+	if (!(blob = dmn_cursor_encode(!p->stats ? &p->cur : p->has_next_rec ? &p->next : &p->node, &len)))
 		return -ENOMEM;
 	struct store_proc sp = {
 		.key = p->key, .job_key = p->job->key, .host = d->host, .pid = p->pid, .rank = p->rank,
@@ -1379,7 +1528,7 @@ static int store_interval(struct dmn *d, int64_t now)
 		/* an image that counted nothing (a forked child before its exec) is not stored, unless
 		 * runs of its trace were taken (calls its records do not count, on inherited
 		 * descriptors) */
-		const struct dmn_cursor *c = p->has_next ? &p->next : &p->node;
+		const struct dmn_cursor *c = p->has_next_rec ? &p->next : &p->node;
 		if (!p->key && dmn_cursor_zero(c) && !c->nt)
 			continue;
 		if ((p->stats && p->changed) || p->next_state != p->state || !p->key)
@@ -1670,7 +1819,7 @@ int dmn_interval(struct dmn *d)
 		for (size_t i = 0; i < d->nprocs; i++) {
 			struct dmn_proc *p = d->procs[i];
 			dmn_cursor_free(&p->next);
-			p->has_next = 0;
+			p->has_next = p->has_next_rec = 0;
 			p->stats = 0;
 			p->mnext.has = 0;
 			/* its runs decoded this time were not stored: decoded again from the start, the
@@ -1719,13 +1868,17 @@ int dmn_interval(struct dmn *d)
 		if (p->mnext.has)
 			p->mbase = p->mnext;
 		p->mnext.has = 0;
-		if (p->has_next) {
-			struct dmn_aheads t;
+		if (p->has_next_rec) {
 			dmn_cursor_free(&p->node);
 			p->node = p->next;
 			memset(&p->next, 0, sizeof p->next);
+			p->has_next_rec = 0;
+		}
+		if (p->has_next) {
+			struct dmn_aheads t;
 			t = p->counted, p->counted = p->counted_next, p->counted_next = t;
 			t = p->owed, p->owed = p->owed_next, p->owed_next = t;
+			t = p->sums, p->sums = p->sums_next, p->sums_next = t;
 			p->has_next = 0;
 		}
 		/* its statistics stored: their cursor is the node's readings, and nothing but what it
@@ -1874,7 +2027,8 @@ static int load_node_cursor(struct dmn *d, char *err, size_t errlen)
 	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
 		struct dmn_proc *p = d->procs[i];
 		struct dmn_node_ent *e = dmn_node_find(v, n, p->pid, p->start_ns);
-		if ((r = dmn_cursor_copy(&p->node, &p->cur)) < 0)
+		/* the node-seconds go on from the sums of the stored cursor's readings */
+		if ((r = dmn_cursor_copy(&p->node, &p->cur)) < 0 || (r = dmn_cursor_sums(&p->cur, &p->sums)) < 0)
 			break;
 		if (e && ((r = dmn_aheads_copy(&p->counted, &e->a)) < 0 || (r = dmn_aheads_copy(&p->owed, &e->a)) < 0))
 			break;

@@ -62,6 +62,15 @@ struct dmn_proc {
 	 * of the next differences. *_next: this interval's, until stored. */
 	struct dmn_cursor cur, node, next;
 	struct dmn_aheads counted, owed, counted_next, owed_next;
+	/* per layer, what the last reading of its log summed to (cursor.h, dmn_ahead_advance): its
+	 * node-seconds are what the sums grew by; *_next: this interval's, until stored */
+	struct dmn_aheads sums, sums_next;
+	/* its live file mapped between full readings (source.h: summed in place every interval
+	 * that does not take the statistics); pread_only: never mapped again (it faulted once under
+	 * the mapping; a mount monitor's, whose distributions need every reading in full; one that
+	 * cannot be mapped, or whose records in use lie far apart) */
+	struct dmn_live_map map;
+	int pread_only;
 	/* its records' paths, sorted by (id, pid): noted when a record is first read (all of them
 	 * at the first reading after a restart), for the statistics of a process whose logs are
 	 * gone before they were stored (lost: its counters as last read stand) */
@@ -73,7 +82,9 @@ struct dmn_proc {
 	size_t npaths, cappaths;
 	int paths_all;
 	struct dmn_trace *trace; /* where its live file's runs were decoded to (trace.h) */
-	int has_next, seen;
+	int has_next;           /* counted_next, owed_next and sums_next hold this interval's */
+	int has_next_rec;       /* next holds this interval's readings (a full reading) */
+	int seen;
 	int stats;              /* its statistics are taken this interval (stats_interval, or its end) */
 	int changed;            /* its statistics moved (or runs were taken): its cursor is stored */
 	unsigned alive_checks;

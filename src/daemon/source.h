@@ -4,9 +4,16 @@
  * relative to a directory already checked, under the owner's filesystem identity (setfsuid), so
  * a planted symlink or hard link reaches nothing its owner could not read; the file must be a
  * regular file of the directory's owner; sizes and offsets of the header are checked against
- * the file and against limits before anything is read, and everything is read with pread into
- * private memory (no mapping: a file truncated under us costs a short read, never SIGBUS). What
- * is read is handed to the one log reader, which validates it again. Nothing here prints.
+ * the file and against limits before anything is read, and everything the reader sees is read
+ * with pread into private memory (a file truncated under us costs a short read). What is read is
+ * handed to the one log reader, which validates it again. Nothing here prints.
+ *
+ * The per-second path (docs/DAEMON.md, "Reading live files") keeps a live file mapped read-only
+ * after a full reading and only sums its records' node-second figures in place: no copy, no
+ * parse, no allocation, work bounded by the records mapped. A user who truncates the file under
+ * the mapping makes the next access fault (SIGBUS): a handler that acts only on the thread inside
+ * that summing, and only for an address in the mapping being summed, unwinds it (siglongjmp) and
+ * the caller drops the mapping; any other SIGBUS keeps its default action.
  */
 #ifndef IOSTRATA_DAEMON_SOURCE_H
 #define IOSTRATA_DAEMON_SOURCE_H
@@ -16,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "daemon/cursor.h"
 #include "iostrata/reader.h"
 
 struct dmn_limits {
@@ -41,14 +49,51 @@ struct dmn_trace_area {
 	uint64_t fsize;
 };
 
+/* A live file's header page and records, mapped read-only (hdr NULL: none). The descriptor is
+ * closed once mapped (a mapping keeps its file: 1,000 live files cost no descriptors). */
+struct dmn_live_map {
+	const unsigned char *hdr;  /* LOG_HEADER_SIZE bytes */
+	unsigned char *rec_map;    /* the records' mapping (page aligned) and its length */
+	size_t rec_map_len;
+	const struct log_record *rec; /* the first record in it */
+	uint32_t rec_lim;          /* records the file may have: the header's capacity, the limit, its size */
+	uint32_t rec_cap;          /* records it holds: those in use when mapped, to the end of their
+				    * last page (at most rec_lim) */
+	uint32_t rec_seen;         /* records the last full reading took (the caller sets it): the sums
+				    * go no further (a new record is read in full first) */
+	int32_t pid;               /* what the header said when mapped: a header that says otherwise */
+	uint64_t start_ns;         /* later is another log (rewritten): read in full again */
+	dev_t dev;
+	ino_t ino;
+};
+
+/* A summing of a mapped live file: its header's changing fields and, per layer, its records'
+ * node-second figures and request-size histograms (cursor.h's dmn_ahead; layer[l].layer == 0:
+ * no record of layer l). */
+struct dmn_live_sums {
+	int32_t rank;
+	uint64_t end_ns;
+	size_t rec_bytes;      /* of the records' mapping, the bytes the summing went through */
+	struct dmn_ahead layer[LOG_LAYER_MAX + 1];
+};
+
+/* Sums the mapped file's records in place (the records the reader would take: in use, not dead,
+ * of a known layer, counted in the layers' totals). 0; 1 when the header counts more records
+ * than the last full reading took (read it in full: the mapping stays); -ESTALE when the header
+ * is no longer the one mapped (another log was written over it); -EFAULT when the file was cut
+ * under the mapping (the fault was caught): the caller unmaps it in both cases. */
+int dmn_live_sum(const struct dmn_live_map *m, struct dmn_live_sums *out);
+void dmn_live_unmap(struct dmn_live_map *m);
+
 /* Reads the live file dirfd/name, owned by uid, into out: the header, the used strings and the
  * used records only (a live file reserves far more than it uses, and its trace area is not
  * needed for counters). st receives the file's status (its identity). With ta, a traced log's
  * descriptor stays open there for its trace (the caller closes ta->fd when not -1). 0, or -errno
  * with one line in err (-ESTALE: it changed size while read; -EAGAIN: its header is not made
- * yet (all zero magic): try again next time). */
+ * yet (all zero magic): try again next time). With map, a file read without error is also mapped
+ * there (map->hdr stays NULL when it cannot be: it is then read by pread only). */
 int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,
-		  struct stat *st, struct dmn_trace_area *ta, char *err, size_t errlen);
+		  struct stat *st, struct dmn_trace_area *ta, struct dmn_live_map *map, char *err, size_t errlen);
 /* pread of exactly n bytes at off: 0, -ESTALE when the file is shorter, or -errno. */
 int dmn_pread(int fd, void *buf, size_t n, uint64_t off);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # iostratad's two cadences (docs/STORE.md, "Two cadences"): node-seconds every interval (0.5 s),
 # the per-file statistics and the processes' cursors every stats_interval (3 s). A writer of
-# known 100-byte writes runs for about 8 s; the daemon is killed with SIGKILL twice while
+# known 100-byte writes runs for about 8 s, its live file summed in place between statistics (the
+# per-second path, docs/DAEMON.md); the daemon is killed with SIGKILL twice while
 # node-seconds were stored after the last statistics (the node's cursor then holds what they
 # counted ahead of the stored cursors) and started again each time. After the job: the
 # node-seconds (bytes, calls and the request-size histogram) and the interval statistics both
@@ -61,6 +62,9 @@ WPID=$!
 # the statistics were stored once (the first kill comes between two statistics commits)
 stats_stored() { [ "$(q "SELECT count(*) FROM intervals")" -gt 0 ] 2>/dev/null; }
 for _ in $(seq 200); do stats_stored && break; sleep 0.05; done
+# between statistics its live file is summed in place (docs/DAEMON.md, "the per-second path")
+eq "the writer's live file is mapped (header page and records)" yes \
+	"$([ "$(grep -c -F " $LIVE/iostrata-0/" "/proc/$DPID/maps")" -ge 2 ] && echo yes || echo no)"
 sleep 1
 daemon_kill_ahead && ok "SIGKILL 1: node-seconds stored after the last statistics" ||
 	fail "SIGKILL 1: node-seconds stored after the last statistics" "never caught between two statistics commits"

@@ -7,7 +7,9 @@
  * (docs/STORE.md, "Two cadences"): a record's differences become its layer's node figures, a
  * restart's owed figures are paid from the next differences as far as they go, and the stored form
  * gives back every process, layer, figure and sparse histogram, sorted, refusing every cut and a
- * process given twice.
+ * process given twice. The node-seconds' per-layer sums: a record's figures (flushes are not
+ * metadata), a cursor's sums, and advancing them (growth only; a figure gone back counts nothing
+ * until it passes where it was).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -248,5 +250,84 @@ int main(void)
 	free(e.buf);
 	dmn_aheads_free(&a);
 	dmn_aheads_free(&b);
+
+	/* the node-seconds' sums (cursor.h, "A reading's node-seconds come from per-layer sums") */
+	struct log_record lr;
+	memset(&lr, 0, sizeof lr);
+	lr.layer = LOG_LAYER_POSIX;
+	lr.counters[LOG_C_BYTES_READ] = 4096;
+	lr.counters[LOG_C_READS] = 3;
+	lr.counters[LOG_C_BYTES_WRITTEN] = 700;
+	lr.counters[LOG_C_WRITES] = 7;
+	lr.counters[LOG_C_OPENS] = 2;
+	lr.counters[LOG_C_CLOSES] = 2;
+	lr.counters[LOG_C_FLUSHES] = 5; /* data, not metadata */
+	lr.read_hist[12] = 1;
+	lr.read_hist[11] = 2;
+	lr.write_hist[7] = 7;
+	struct dmn_ahead sum;
+	memset(&sum, 0, sizeof sum);
+	sum.layer = LOG_LAYER_POSIX;
+	dmn_ahead_add_log(&sum, &lr);
+	dmn_ahead_add_log(&sum, &lr);
+	check("sums: a record's figures added per layer (twice)",
+	      sum.v[DMN_A_BYTES_READ] == 8192 && sum.v[DMN_A_READS] == 6 && sum.v[DMN_A_BYTES_WRITTEN] == 1400 &&
+		      sum.v[DMN_A_WRITES] == 14 && sum.v[DMN_A_META] == 8 && sum.rh[12] == 2 && sum.rh[11] == 4 &&
+		      sum.wh[7] == 14 && sum.wh[6] == 0,
+	      "%llu %llu %llu %llu %llu", (unsigned long long)sum.v[0], (unsigned long long)sum.v[1],
+	      (unsigned long long)sum.v[2], (unsigned long long)sum.v[3], (unsigned long long)sum.v[4]);
+	/* a cursor's sums are what a reading of its records summed to */
+	struct dmn_cursor sc;
+	memset(&sc, 0, sizeof sc);
+	struct dmn_rec s1, s2;
+	dmn_rec_from_log(&s1, &lr);
+	s1.id = 1;
+	lr.layer = LOG_LAYER_STDIO;
+	dmn_rec_from_log(&s2, &lr);
+	s2.id = 2;
+	struct dmn_hist sh;
+	memset(&sh, 0, sizeof sh);
+	sh.layer = LOG_LAYER_POSIX;
+	dmn_hist_add_log(&sh, &lr);
+	dmn_cursor_set(&sc, &s1);
+	dmn_cursor_set(&sc, &s2);
+	dmn_cursor_set_hist(&sc, &sh);
+	struct dmn_aheads cs = {0};
+	check("sums of a cursor: one per layer, sorted", dmn_cursor_sums(&sc, &cs) == 0 && cs.n == 2 &&
+	      cs.a[0].layer == LOG_LAYER_POSIX && cs.a[1].layer == LOG_LAYER_STDIO, "%zu layers", cs.n);
+	check("sums of a cursor: the records' figures and the layer's histograms",
+	      cs.n == 2 && cs.a[0].v[DMN_A_WRITES] == 7 && cs.a[0].v[DMN_A_META] == 4 && cs.a[0].wh[7] == 7 &&
+		      cs.a[0].rh[11] == 2 && cs.a[1].v[DMN_A_BYTES_READ] == 4096 && cs.a[1].wh[7] == 0,
+	      "differs");
+	/* advancing: growth figure by figure; a figure that went back counts nothing until it passes */
+	struct dmn_aheads last = {0};
+	struct dmn_ahead now, grow;
+	memset(&now, 0, sizeof now);
+	now.layer = LOG_LAYER_POSIX;
+	now.v[DMN_A_WRITES] = 10;
+	now.wh[7] = 10;
+	check("advance: from nothing, all of it", dmn_ahead_advance(&last, &now, &grow) == 0 &&
+	      grow.layer == LOG_LAYER_POSIX && grow.v[DMN_A_WRITES] == 10 && grow.wh[7] == 10 && grow.v[DMN_A_READS] == 0,
+	      "%llu", (unsigned long long)grow.v[DMN_A_WRITES]);
+	now.v[DMN_A_WRITES] = 15;
+	now.wh[7] = 15;
+	dmn_ahead_advance(&last, &now, &grow);
+	check("advance: the growth only", grow.v[DMN_A_WRITES] == 5 && grow.wh[7] == 5, "%llu",
+	      (unsigned long long)grow.v[DMN_A_WRITES]);
+	now.v[DMN_A_WRITES] = 4;
+	dmn_ahead_advance(&last, &now, &grow);
+	check("advance: a figure that went back counts nothing", grow.v[DMN_A_WRITES] == 0 && grow.wh[7] == 0,
+	      "%llu", (unsigned long long)grow.v[DMN_A_WRITES]);
+	now.v[DMN_A_WRITES] = 17;
+	dmn_ahead_advance(&last, &now, &grow);
+	check("advance: ... until it passes where it was, then only beyond", grow.v[DMN_A_WRITES] == 2, "%llu",
+	      (unsigned long long)grow.v[DMN_A_WRITES]);
+	now.layer = LOG_LAYER_STDIO;
+	dmn_ahead_advance(&last, &now, &grow);
+	check("advance: layers apart", last.n == 2 && grow.layer == LOG_LAYER_STDIO && grow.v[DMN_A_WRITES] == 17,
+	      "%zu layers", last.n);
+	dmn_aheads_free(&last);
+	dmn_aheads_free(&cs);
+	dmn_cursor_free(&sc);
 	return failures != 0;
 }

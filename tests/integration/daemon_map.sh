@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# iostratad's per-second path (docs/DAEMON.md, "Reading live files, the per-second path"): a live
+# file read in full is kept mapped and its records summed in place between statistics. Its owner
+# (user nobody here) holds it and may cut it, rewrite it or fill it with garbage under the
+# mapping. Checked: the file is mapped after its first reading, and between summings only its
+# header page is resident in the daemon (the records' pages dropped again); replaced under its name by a
+# copy (another inode), the old mapping is dropped and the copy read in full and mapped; cut
+# under the mapping, the SIGBUS is caught, said once, the mapping dropped and the file read by
+# pread (its short form said once); written back whole, nothing is counted twice: the
+# node-seconds and the interval statistics hold the holder's 7 writes of 512 bytes exactly;
+# garbage records are summed without harm (the daemon lives, the file stays mapped), and a record
+# count of 2^32 - 1 (beyond the last full reading's) makes a full reading, which refuses the file
+# once; and a SIGBUS sent from outside still ends the daemon as SIGBUS does. stats_interval is
+# 60 s: every reading but the first, a replaced file's and a refused one's is the per-second sum.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/lib_daemon.sh"
+if [ "$(id -u)" -ne 0 ]; then
+	skip "daemon_map" "needs root (the daemon reads user nobody's live directory)"
+	exit 0
+fi
+trap 'daemon_stop; kill -9 ${HPIDS:-} 2>/dev/null; rm -rf "$T"' EXIT
+chmod 755 "$T"
+ulimit -c 0 # the last check's SIGBUS leaves no core
+NOBODY=$(id -u nobody)
+NOGROUP=$(id -g nobody)
+
+daemon_conf "stats_interval = 60"
+ND="$LIVE/iostrata-$NOBODY"
+install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$ND"
+install -d -o "$NOBODY" -g "$NOGROUP" "$T/h" "$T/jH"
+DB="$T/store/store.db"
+q() { sqlite3 -batch -noheader "$DB" "$1"; }
+daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
+
+# the holder: 7 writes of 512 bytes to its file, then READY, then it sleeps (no more calls)
+cat >"$T/hold.c" <<'C'
+#include <fcntl.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	char b[512] = {0};
+	if (argc != 3) return 2;
+	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	for (int i = 0; i < 7; i++) if (write(fd, b, sizeof b) != sizeof b) return 1;
+	close(fd);
+	close(open(argv[2], O_WRONLY | O_CREAT, 0600));
+	sleep(120);
+	return 0;
+}
+C
+gcc -O1 -o "$T/hold" "$T/hold.c" || { fail "the holder builds" "gcc failed"; exit 1; }
+HPIDS=
+# hold NAME: a holder of its own file $T/h/NAME.dat, as nobody, its live file in nobody's live
+# directory; HPID is its pid and LIVEF its live file once it is READY
+hold() {
+	setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups env IOSTRATA_LIVE_DIR="$ND" LD_PRELOAD="$PRELOAD" IOSTRATA_OUT="$T/jH" IOSTRATA_QUIET=1 \
+		IOSTRATA_JOB="job-$1" "$T/hold" "$T/h/$1.dat" "$T/h/$1.ready" &
+	HPID=$!
+	HPIDS="$HPIDS $HPID"
+	wait_file "$T/h/$1.ready"
+	LIVEF=$(ls "$ND"/*-"$HPID"-*.iost 2>/dev/null | head -1)
+}
+# mapped FILE: how many of the daemon's mappings are FILE's (0 once dropped)
+mapped() { grep -c -F " $1" "/proc/$DPID/maps"; }
+# said TEXT: how many lines of the daemon's stderr hold TEXT
+said() { grep -c -F "$1" "$T/daemon.err"; }
+wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.1; done; return 1; }
+
+# --- cut under the mapping, then written back whole ---
+hold cut
+[ -n "$LIVEF" ] || { fail "the holder's live file" "none in $ND"; exit 1; }
+wait_for '[ "$(mapped "$LIVEF")" = 2 ]'
+eq "a live file read once is mapped (header page and records)" 2 "$(mapped "$LIVEF")"
+# resident between two summings: its header page only (the records' pages are dropped again)
+rss_of() { awk -v f="$1" '/^[0-9a-f]+-[0-9a-f]+ / { on = ($NF == f) } on && /^Rss:/ { kb += $2 } END { print kb + 0 }' "/proc/$DPID/smaps"; }
+wait_for '[ "$(rss_of "$LIVEF")" = 4 ]'
+eq "summed in place: 4 KiB of it resident in the daemon (the header page)" 4 "$(rss_of "$LIVEF")"
+# replaced under its name (the holder wrote all it writes before READY): read in full, mapped
+cp -p "$LIVEF" "$ND/.swap" && mv "$ND/.swap" "$LIVEF"
+wait_for '[ "$(grep -c -F "$LIVEF (deleted)" "/proc/$DPID/maps")" = 0 ] && [ "$(mapped "$LIVEF")" = 2 ]'
+eq "replaced by a copy: the old file's mapping dropped" 0 "$(grep -c -F "$LIVEF (deleted)" "/proc/$DPID/maps")"
+eq "replaced by a copy: the copy mapped" 2 "$(mapped "$LIVEF")"
+cp "$LIVEF" "$T/cut.copy"
+truncate -s 5000 "$LIVEF"
+wait_for '[ "$(said "cut short under the daemon")" -ge 1 ]'
+eq "daemon survived the cut" yes "$(kill -0 "$DPID" 2>/dev/null && echo yes || echo no)"
+eq "the cut under the mapping: said once" 1 "$(said "$LIVEF: cut short under the daemon's mapping (SIGBUS caught)")"
+eq "the cut file: no longer mapped" 0 "$(mapped "$LIVEF")"
+wait_for '[ "$(said "its sections lie past its end (5000 bytes)")" -ge 1 ]'
+eq "the cut file read by pread: its short form said once" 1 "$(said "its sections lie past its end (5000 bytes)")"
+cat "$T/cut.copy" >"$LIVEF" # the same file, whole again
+sleep 1.5
+eq "the file written back: read by pread, not mapped again" 0 "$(mapped "$LIVEF")"
+kill -9 "$HPID"
+wait "$HPID" 2>/dev/null
+# the statistics of the holder's file at its end (job_grace 1 s, then the job ends)
+wait_for '[ "$(q "SELECT count(*) FROM jobs WHERE job = '"'job-cut'"' AND running = 0")" = 1 ]'
+sleep 1
+eq "interval statistics: the holder's 7 writes of 512 bytes, once" "3584 7" \
+	"$(q "SELECT sum(i.bytes), sum(i.calls) FROM intervals i JOIN files f ON f.id = i.file_id
+		WHERE f.path = '$T/h/cut.dat' AND i.layer = 1 AND i.cat = 1" | tr '|' ' ')"
+eq "node-seconds: the same 7 writes of 512 bytes, once" "3584 7" \
+	"$(q "SELECT sum(bytes_written), sum(writes) FROM node_seconds WHERE layer = 1" | tr '|' ' ')"
+hist=$(q "SELECT write_hist FROM node_seconds WHERE layer = 1" |
+	awk -F, '{ for (i = 1; i <= NF; i++) h[i - 1] += $i } END { for (b = 0; b < 32; b++) t += h[b]; print t, h[10] + 0 }')
+eq "node-seconds' write sizes: 7, all in [512, 1024)" "7 7" "$hist"
+
+# --- garbage records and a record count of 2^32 - 1 under the mapping ---
+hold junk
+wait_for '[ "$(mapped "$LIVEF")" = 2 ]'
+eq "a second live file: mapped" 2 "$(mapped "$LIVEF")"
+recoff=$(od -An -t u8 -j 88 -N 8 "$LIVEF" | tr -d ' ')
+head -c 8192 /dev/urandom | dd of="$LIVEF" bs=4096 seek=$((recoff / 4096)) conv=notrunc status=none
+# and the first record surely in use, of layer 65535 (the full reading must refuse that)
+printf '\377\377\001\000' | dd of="$LIVEF" bs=1 seek=$((recoff + 12)) conv=notrunc status=none
+sleep 1.5 # three per-second sums of it
+eq "daemon survived garbage records under the mapping" yes "$(kill -0 "$DPID" 2>/dev/null && echo yes || echo no)"
+eq "garbage records: summed in place, still mapped" 2 "$(mapped "$LIVEF")"
+# a record count beyond the last full reading's: read in full first, which refuses it
+printf '\377\377\377\377' | dd of="$LIVEF" bs=1 seek=40 conv=notrunc status=none
+wait_for '[ "$(said "layer 65535 out of range")" -ge 1 ]'
+eq "a record count of 2^32 - 1: read in full, refused, said once" 1 \
+	"$(said "$(basename "$LIVEF"): record 0 (id")"
+eq "daemon survived it" yes "$(kill -0 "$DPID" 2>/dev/null && echo yes || echo no)"
+eq "refused: no longer mapped" 0 "$(mapped "$LIVEF")"
+kill -9 "$HPID"
+wait "$HPID" 2>/dev/null
+
+# --- a SIGBUS from outside the summing keeps its default action ---
+kill -BUS "$DPID"
+wait "$DPID" 2>/dev/null
+rc=$?
+DPID=
+eq "a SIGBUS sent to the daemon ends it as SIGBUS (128 + 7)" 135 "$rc"

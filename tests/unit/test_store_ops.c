@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "direct.h"
 #include "iostrata/counters.h"
 #include "store/archive.h"
 #include "store/store.h"
@@ -50,32 +51,7 @@ static int ok_r(const char *name, int r, struct store *s)
 /* One integer from sql on the store itself, -1 on an error (printed). */
 static int64_t direct_int(const char *sql)
 {
-	int64_t v = -1;
-	if (is_pg) {
-		PGconn *c = PQconnectdb(url);
-		PGresult *res = PQstatus(c) == CONNECTION_OK ? PQexec(c, sql) : NULL;
-		if (res && PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
-			v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-		else if (res && PQresultStatus(res) == PGRES_COMMAND_OK)
-			v = 0;
-		else
-			printf("# %s: %s", sql, PQerrorMessage(c));
-		PQclear(res);
-		PQfinish(c);
-		return v;
-	}
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	const char *path = strncmp(url, "sqlite:", 7) ? url : url + 7;
-	if (sqlite3_open(path, &db) == SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-		int rc = sqlite3_step(st);
-		v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : rc == SQLITE_DONE ? 0 : -1;
-		sqlite3_finalize(st);
-	} else {
-		printf("# %s: %s\n", sql, sqlite3_errmsg(db));
-	}
-	sqlite3_close(db);
-	return v;
+	return direct_sql_int(url, sql);
 }
 
 /* ---- callbacks that keep what they are given ---- */

@@ -233,7 +233,7 @@ $(B)/tests/unit/test_prom: CORE_LIBS += -lmicrohttpd -lpthread
 $(B)/tests/unit/test_unseen: $(B)/obj/kern/unseen.o
 # test_jsonpick: the API's picking of report members
 $(B)/tests/unit/test_jsonpick: $(B)/obj/cli/web/jsonpick.o
-$(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_OBJ)
+$(B)/tests/unit/%: tests/unit/%.c tests/unit/check.h tests/unit/direct.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(filter %.o,$^) $(LDSAN) $(CORE_LIBS)

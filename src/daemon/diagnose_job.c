@@ -26,7 +26,7 @@ void dmn_diagnose_ended(struct store *st, int64_t now_ms)
 		return;
 	if (since < 0)
 		since = now_ms > DMN_DIAGNOSE_BACKFILL_MS ? now_ms - DMN_DIAGNOSE_BACKFILL_MS : 0;
-	int r = store_diagnose_pending(st, &since, DMN_DIAGNOSE_PER_INTERVAL, now_ms, &done);
+	int r = store_diagnose_pending(st, &since, DMN_DIAGNOSE_PER_INTERVAL, now_ms, 0, &done);
 	if (r < 0 && !failing)
 		dmn_say("diagnosing ended jobs: %s", r == -ENOMEM ? strerror(-r) : store_error(st));
 	failing = r < 0;

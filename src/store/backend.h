@@ -82,6 +82,9 @@ struct store_ops {
 			 int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx);
 	int (*diag_pending)(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
 			    void *ctx);
+	/* schema 13 */
+	int (*diag_peers)(struct store *s, int64_t job_key, int (*fn)(const struct store_diag_peer *p, void *ctx),
+			  void *ctx);
 };
 
 /* store_job_series's statements, in either backend's parameter spelling. First its bounds (job

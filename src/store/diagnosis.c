@@ -23,6 +23,7 @@
 
 #include "analysis/json.h"
 #include "iostrata/format.h"
+#include "sys/slurm.h"
 
 struct store_diag_job {
 	struct store_job j;
@@ -470,9 +471,25 @@ int store_diagnose(struct store *s, const struct store_job *j, struct store_diag
 	}
 	all.v[0].dj.n_to_1 = n_to_1;
 	int64_t start = all.v[0].j.start_ms, end = end_of(&all.v[0].j);
-	/* its history: the latest ended jobs of the same application and scale (the diagnoses'
-	 * index), each read by its key */
-	if ((r = store_diag_similar(s, all.v[0].app, j->nprocs, start, STORE_DIAG_HISTORY, keep_key, &similar)) < 0)
+	/* the job's rows on its other nodes (a central store), first: none of them is history */
+	size_t before = all.n;
+	struct store_job_filter jf = {.uid = j->uid, .job = j->job};
+	if ((r = add_rows(s, &all, &jf)) < 0)
+		goto fail;
+	int64_t first = start; /* the job's earliest start on any node */
+	for (size_t k = before; k < all.n; k++) {
+		struct store_diag_job *x = &all.v[k];
+		x->dj.nodes = 3;
+		first = x->j.start_ms < first ? x->j.start_ms : first;
+		if (!(x->app = strdup(all.v[0].app))) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	/* its history: the latest ended jobs of the same application and scale that started before
+	 * the job did on any node (the diagnoses' index; the job's own rows, diagnosed one after
+	 * another, are not its history), each read by its key */
+	if ((r = store_diag_similar(s, all.v[0].app, j->nprocs, first, STORE_DIAG_HISTORY, keep_key, &similar)) < 0)
 		goto fail;
 	if (similar.nomem) {
 		r = -ENOMEM;
@@ -492,7 +509,7 @@ int store_diagnose(struct store *s, const struct store_job *j, struct store_diag
 		}
 	}
 	/* its neighbours: the jobs that overlapped it (the jobs' end index), on its host */
-	size_t before = all.n;
+	before = all.n;
 	struct store_job_filter nf = {.uid = STORE_ANY_UID, .since_ms = start, .until_ms = end};
 	if ((r = add_rows(s, &all, &nf)) < 0)
 		goto fail;
@@ -504,19 +521,6 @@ int store_diagnose(struct store *s, const struct store_job *j, struct store_diag
 		}
 		x->dj.nodes = 2;
 		if (!(x->app = app_of(s, x, &x->dj.n_to_1))) {
-			r = -ENOMEM;
-			goto fail;
-		}
-	}
-	/* the job's rows on its other nodes (a central store) */
-	before = all.n;
-	struct store_job_filter jf = {.uid = j->uid, .job = j->job};
-	if ((r = add_rows(s, &all, &jf)) < 0)
-		goto fail;
-	for (size_t k = before; k < all.n; k++) {
-		struct store_diag_job *x = &all.v[k];
-		x->dj.nodes = 3;
-		if (!(x->app = strdup(all.v[0].app))) {
 			r = -ENOMEM;
 			goto fail;
 		}
@@ -746,7 +750,8 @@ static unsigned anomalies_of(const struct dgn_result *res)
 	return n;
 }
 
-int store_diagnosis_save(struct store *s, int64_t job_key, int64_t now_ms)
+/* store_diagnosis_save with the job's reported rows already counted */
+static int save_row(struct store *s, int64_t job_key, int64_t now_ms, uint32_t job_rows)
 {
 	struct all_jobs one = {0};
 	struct store_job_filter f = {.uid = STORE_ANY_UID, .key = job_key};
@@ -779,7 +784,8 @@ int store_diagnosis_save(struct store *s, int64_t job_key, int64_t now_ms)
 	} else {
 		struct store_diag_row row = {.job_key = job_key, .app = d.app, .ranks = one.v[0].j.nprocs,
 					     .start_ms = one.v[0].j.start_ms, .t_ms = now_ms,
-					     .anomalies = anomalies_of(&d.res), .text = text, .json = json};
+					     .anomalies = anomalies_of(&d.res), .text = text, .json = json,
+					     .job_rows = job_rows};
 		if ((r = store_begin(s)) >= 0 && (r = store_diagnosis_put(s, &row)) >= 0)
 			r = store_commit(s);
 		if (r < 0)
@@ -795,20 +801,129 @@ out:
 	return r;
 }
 
-int store_diagnose_pending(struct store *s, int64_t *since_ms, size_t max, int64_t now_ms, size_t *done)
+/* ---- when a job's rows are complete (docs/DIAGNOSIS.md, "When it runs") ---- */
+
+/* A job's rows as the waiting rule reads them. */
+struct peers {
+	struct {
+		int64_t key, diag_rows;
+		int reported;
+	} *v;
+	size_t n, cap;
+	uint32_t reported;       /* ended rows with a report */
+	int64_t first_report_ms; /* the earliest of their reports */
+	char *nodes;             /* the first node list a row carries (malloc'd), or NULL */
+	int nomem;
+};
+
+static int keep_peer(const struct store_diag_peer *p, void *arg)
+{
+	struct peers *x = arg;
+	if (x->n == x->cap) {
+		size_t c = x->cap ? x->cap * 2 : 16;
+		void *v = realloc(x->v, c * sizeof *x->v);
+		if (!v) {
+			x->nomem = 1;
+			return 1;
+		}
+		x->v = v;
+		x->cap = c;
+	}
+	x->v[x->n].key = p->key;
+	x->v[x->n].diag_rows = p->diag_rows;
+	x->v[x->n++].reported = p->reported;
+	if (p->reported) {
+		if (!x->reported || p->report_ms < x->first_report_ms)
+			x->first_report_ms = p->report_ms;
+		x->reported++;
+	}
+	if (!x->nodes && p->sched_nodes && *p->sched_nodes && !(x->nodes = strdup(p->sched_nodes))) {
+		x->nomem = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int read_peers(struct store *s, int64_t job_key, struct peers *x)
+{
+	memset(x, 0, sizeof *x);
+	int r = store_diag_peers(s, job_key, keep_peer, x);
+	return r >= 0 && x->nomem ? -ENOMEM : r;
+}
+
+static void peers_free(struct peers *x)
+{
+	free(x->v);
+	free(x->nodes);
+}
+
+/* The nodes a scheduler's node list names (a Slurm hostlist); 0 when it names none or cannot be
+ * read: no list. */
+static size_t list_nodes(const char *expr)
+{
+	struct sys_slurm_hosts h;
+	if (!expr || sys_slurm_hostlist_expand(expr, strlen(expr), SYS_SLURM_HOSTS_MAX, &h) < 0)
+		return 0;
+	size_t n = h.n;
+	sys_slurm_hosts_free(&h);
+	return n;
+}
+
+int store_diag_ready(uint32_t reported, const char *nodes, int64_t first_report_ms, int64_t now_ms)
+{
+	size_t want = list_nodes(nodes);
+	return !want || reported >= want || now_ms - first_report_ms >= STORE_DIAG_NODES_WAIT_MS;
+}
+
+int store_diagnosis_save(struct store *s, int64_t job_key, int64_t now_ms)
+{
+	struct peers x;
+	int r = read_peers(s, job_key, &x);
+	if (r >= 0)
+		r = save_row(s, job_key, now_ms, x.reported);
+	peers_free(&x);
+	return r;
+}
+
+/* The rows of job_key's job that need a diagnosis, when the job is ready: first those whose
+ * diagnosis saw fewer of the job's rows than it has now, then those with none (a worker stopped
+ * between two leaves the job pending: its undiagnosed rows keep it so), until *done is max. */
+static int diagnose_job(struct store *s, int64_t job_key, int64_t now_ms, unsigned flags, size_t max, size_t *done)
+{
+	struct peers x;
+	int r = read_peers(s, job_key, &x);
+	if (r < 0 || ((flags & STORE_DIAG_WAIT_NODES) && !store_diag_ready(x.reported, x.nodes, x.first_report_ms, now_ms)))
+		goto out;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < x.n && *done < max; i++) {
+			int stale = x.v[i].diag_rows >= 0 && x.v[i].diag_rows < (int64_t)x.reported;
+			if (!x.v[i].reported || (pass == 0 ? !stale : x.v[i].diag_rows >= 0))
+				continue;
+			if ((r = save_row(s, x.v[i].key, now_ms, x.reported)) < 0)
+				goto out;
+			(*done)++;
+		}
+out:
+	peers_free(&x);
+	return r;
+}
+
+int store_diagnose_pending(struct store *s, int64_t *since_ms, size_t max, int64_t now_ms, unsigned flags,
+			   size_t *done)
 {
 	struct keys k = {0};
 	*done = 0;
-	int r = store_diag_pending(s, *since_ms, max, keep_key, &k);
-	/* next time from a while before now: a report committed late by another writer (an ingest
-	 * worker's transaction) may carry an earlier time; fewer found than asked: all are done */
-	if (r >= 0 && k.n < max && now_ms - STORE_DIAG_REPORT_LAG_MS > *since_ms)
-		*since_ms = now_ms - STORE_DIAG_REPORT_LAG_MS;
+	int r = store_diag_pending(s, *since_ms, STORE_DIAG_PENDING_JOBS, keep_key, &k);
 	if (r >= 0 && k.nomem)
 		r = -ENOMEM;
-	for (size_t i = 0; r >= 0 && i < k.n; i++)
-		if ((r = store_diagnosis_save(s, k.v[i], now_ms)) >= 0)
-			(*done)++;
+	for (size_t i = 0; r >= 0 && i < k.n && *done < max; i++)
+		r = diagnose_job(s, k.v[i], now_ms, flags, max, done);
+	/* next time from a while before now (a report committed late by another writer, an ingest
+	 * worker's transaction, may carry an earlier time), once every pending job was looked at
+	 * and none was left for lack of time: a job still waiting for its nodes has its reports
+	 * within that while (STORE_DIAG_NODES_WAIT_MS < STORE_DIAG_REPORT_LAG_MS) */
+	if (r >= 0 && k.n < STORE_DIAG_PENDING_JOBS && *done < max && now_ms - STORE_DIAG_REPORT_LAG_MS > *since_ms)
+		*since_ms = now_ms - STORE_DIAG_REPORT_LAG_MS;
 	free(k.v);
 	return r;
 }

@@ -197,11 +197,18 @@ static const struct migration migrations[] = {
 	     "INSERT INTO proc_intervals SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns)"
 	     " FROM intervals WHERE t_ms >= coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'), 0)"
 	     " GROUP BY 1, 2, 3, 4;"},
+	/* 13: a diagnosis' host and the job rows it saw, as SQLite's 13; job_id ends the index (the
+	 * order's tie-break: no sort) */
+	{13, "ALTER TABLE diagnoses ADD COLUMN host text NOT NULL DEFAULT '',"
+	     " ADD COLUMN job_rows bigint NOT NULL DEFAULT 0;"
+	     "UPDATE diagnoses d SET host = j.host, job_rows = (SELECT count(*) FROM jobs k WHERE k.job = j.job"
+	     " AND k.uid = j.uid AND k.running = 0 AND k.report_json IS NOT NULL) FROM jobs j WHERE j.id = d.job_id;"
+	     "CREATE INDEX diagnoses_host ON diagnoses(host, start_ms, job_id);"},
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
 /* A new schema version needs its migration here too: this fails until it has one. */
-_Static_assert(STORE_SCHEMA_VERSION == 12, "migrations[] ends at version 12");
+_Static_assert(STORE_SCHEMA_VERSION == 13, "migrations[] ends at version 13");
 
 /* Any number, so long as every iostrata connection takes the same: schema changes (migrations,
  * a day's partition) are made by one connection at a time. */
@@ -2110,11 +2117,14 @@ static int pg_diagnosis_put(struct store *s, const struct store_diag_row *d)
 	p_i64(&p, d->anomalies);
 	p_str(&p, d->text);
 	p_str(&p, d->json);
+	p_i64(&p, d->job_rows);
 	return exec_p(s, "storing a diagnosis",
-		      "INSERT INTO diagnoses(job_id, app, ranks, start_ms, t_ms, anomalies, text, json)"
-		      " VALUES($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT(job_id) DO UPDATE SET app = excluded.app,"
+		      "INSERT INTO diagnoses(job_id, app, ranks, start_ms, t_ms, anomalies, text, json, job_rows, host)"
+		      " VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce((SELECT host FROM jobs WHERE id = $1), ''))"
+		      " ON CONFLICT(job_id) DO UPDATE SET app = excluded.app,"
 		      " ranks = excluded.ranks, start_ms = excluded.start_ms, t_ms = excluded.t_ms,"
-		      " anomalies = excluded.anomalies, text = excluded.text, json = excluded.json",
+		      " anomalies = excluded.anomalies, text = excluded.text, json = excluded.json,"
+		      " job_rows = excluded.job_rows, host = excluded.host WHERE excluded.job_rows >= diagnoses.job_rows",
 		      &p);
 }
 
@@ -2203,7 +2213,7 @@ static int pg_diag_node(struct store *s, const char *host, int64_t before_ms, si
 	p_i64(&p, (int64_t)limit);
 	PGresult *res = run(s, "reading a node's diagnoses",
 			    "SELECT d.job_id, d.ranks, d.start_ms, d.t_ms, d.anomalies, d.json, j.uid FROM diagnoses d"
-			    " JOIN jobs j ON j.id = d.job_id WHERE j.host = $1 AND d.start_ms < $2"
+			    " JOIN jobs j ON j.id = d.job_id WHERE d.host = $1 AND d.start_ms < $2"
 			    " ORDER BY d.start_ms DESC, d.job_id DESC LIMIT $3",
 			    &p, &r);
 	return res ? pg_diag_rows(res, fn, ctx) : r;
@@ -2217,11 +2227,36 @@ static int pg_diag_pending(struct store *s, int64_t since_ms, size_t limit, int 
 	p_i64(&p, (int64_t)limit);
 	p_i64(&p, since_ms);
 	PGresult *res = run(s, "finding jobs to diagnose",
-			    "SELECT j.id FROM jobs j WHERE j.report_ms >= $2 AND j.report_json IS NOT NULL"
+			    "SELECT min(j.id) FROM jobs j WHERE j.report_ms >= $2 AND j.report_json IS NOT NULL"
 			    " AND j.running = 0 AND NOT EXISTS(SELECT 1 FROM diagnoses d WHERE d.job_id = j.id)"
-			    " ORDER BY j.end_ms, j.id LIMIT $1",
+			    " GROUP BY j.job, j.uid ORDER BY min(j.end_ms), min(j.id) LIMIT $1",
 			    &p, &r);
 	return res ? pg_keys_of(res, fn, ctx) : r;
+}
+
+static int pg_diag_peers(struct store *s, int64_t job_key, int (*fn)(const struct store_diag_peer *p, void *ctx),
+			 void *ctx)
+{
+	struct params p = {0};
+	int r;
+	p_i64(&p, job_key);
+	PGresult *res = run(s, "reading a job's rows",
+			    "SELECT k.id, k.host, (k.running = 0 AND k.report_json IS NOT NULL)::int, coalesce(k.report_ms, 0),"
+			    " k.sched_nodes, coalesce(d.job_rows, -1) FROM jobs j JOIN jobs k ON k.job = j.job"
+			    " AND k.uid = j.uid LEFT JOIN diagnoses d ON d.job_id = k.id WHERE j.id = $1 ORDER BY k.id",
+			    &p, &r);
+	if (!res)
+		return r;
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct store_diag_peer x = {.key = col_i64(res, i, 0), .host = col_text(res, i, 1),
+					    .reported = col_i64(res, i, 2) != 0, .report_ms = col_i64(res, i, 3),
+					    .sched_nodes = col_text_or_null(res, i, 4),
+					    .diag_rows = col_i64(res, i, 5)};
+		if (fn(&x, ctx))
+			break;
+	}
+	PQclear(res);
+	return 0;
 }
 
 static const struct store_ops store_pg_ops = {
@@ -2267,4 +2302,5 @@ static const struct store_ops store_pg_ops = {
 	.diag_alerts = pg_diag_alerts,
 	.diag_pending = pg_diag_pending,
 	.diag_node = pg_diag_node,
+	.diag_peers = pg_diag_peers,
 };

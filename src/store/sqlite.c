@@ -335,6 +335,17 @@ static const char *const migrations[] = {
 	" PRIMARY KEY(proc_id, t_ms, layer, cat)) WITHOUT ROWID;"
 	"INSERT INTO proc_intervals SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals"
 	" WHERE t_ms >= coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'), 0) GROUP BY 1, 2, 3, 4;",
+	/* 13: a diagnosis keeps its job row's host, so a node's record walks diagnoses(host,
+	 * start_ms) (the rowid, job_id, ends the index: its order's tie-break too), and the number
+	 * of its job's reported rows it saw: a row of the job that comes later makes it stale
+	 * (docs/DIAGNOSIS.md, "When it runs"). A migrated diagnosis counts the rows its job has now:
+	 * the store's old diagnoses are not all made again. */
+	"ALTER TABLE diagnoses ADD COLUMN host TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE diagnoses ADD COLUMN job_rows INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE diagnoses SET host = coalesce((SELECT j.host FROM jobs j WHERE j.id = diagnoses.job_id), ''),"
+	" job_rows = (SELECT count(*) FROM jobs j JOIN jobs k ON k.job = j.job AND k.uid = j.uid"
+	" WHERE j.id = diagnoses.job_id AND k.running = 0 AND k.report_json IS NOT NULL);"
+	"CREATE INDEX diagnoses_host ON diagnoses(host, start_ms);",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -2147,12 +2158,14 @@ static int sq_node_cursor_get(struct store *s, const char *host, void **data, si
 static int sq_diagnosis_put(struct store *s, const struct store_diag_row *d)
 {
 	return run_once(s,
-			"INSERT INTO diagnoses(job_id, app, ranks, start_ms, t_ms, anomalies, text, json)"
-			" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(job_id) DO UPDATE SET app = excluded.app,"
+			"INSERT INTO diagnoses(job_id, app, ranks, start_ms, t_ms, anomalies, text, json, job_rows, host)"
+			" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, coalesce((SELECT host FROM jobs WHERE id = ?1), ''))"
+			" ON CONFLICT(job_id) DO UPDATE SET app = excluded.app,"
 			" ranks = excluded.ranks, start_ms = excluded.start_ms, t_ms = excluded.t_ms,"
-			" anomalies = excluded.anomalies, text = excluded.text, json = excluded.json",
-			"storing a diagnosis", "isiiiiss", d->job_key, d->app, (int64_t)d->ranks, d->start_ms, d->t_ms,
-			(int64_t)d->anomalies, d->text, d->json);
+			" anomalies = excluded.anomalies, text = excluded.text, json = excluded.json,"
+			" job_rows = excluded.job_rows, host = excluded.host WHERE excluded.job_rows >= diagnoses.job_rows",
+			"storing a diagnosis", "isiiiissi", d->job_key, d->app, (int64_t)d->ranks, d->start_ms, d->t_ms,
+			(int64_t)d->anomalies, d->text, d->json, (int64_t)d->job_rows);
 }
 
 static int sq_diagnosis_get(struct store *s, int64_t job_key, int json, char **out)
@@ -2246,7 +2259,7 @@ static int sq_diag_node(struct store *s, const char *host, int64_t before_ms, si
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db,
 				    "SELECT d.job_id, d.ranks, d.start_ms, d.t_ms, d.anomalies, d.json, j.uid FROM diagnoses d"
-				    " JOIN jobs j ON j.id = d.job_id WHERE j.host = ?1 AND d.start_ms < ?2"
+				    " JOIN jobs j ON j.id = d.job_id WHERE d.host = ?1 AND d.start_ms < ?2"
 				    " ORDER BY d.start_ms DESC, d.job_id DESC LIMIT ?3",
 				    -1, &st, NULL);
 	if (rc != SQLITE_OK)
@@ -2262,15 +2275,40 @@ static int sq_diag_pending(struct store *s, int64_t since_ms, size_t limit, int 
 {
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db,
-				    "SELECT j.id FROM jobs j WHERE j.report_ms >= ?2 AND j.report_json IS NOT NULL"
+				    "SELECT min(j.id) FROM jobs j WHERE j.report_ms >= ?2 AND j.report_json IS NOT NULL"
 				    " AND j.running = 0 AND NOT EXISTS(SELECT 1 FROM diagnoses d WHERE d.job_id = j.id)"
-				    " ORDER BY j.end_ms, j.id LIMIT ?1",
+				    " GROUP BY j.job, j.uid ORDER BY min(j.end_ms), min(j.id) LIMIT ?1",
 				    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "finding jobs to diagnose");
 	sqlite3_bind_int64(st, 1, (int64_t)limit);
 	sqlite3_bind_int64(st, 2, since_ms);
 	return keys_of(s, st, "finding jobs to diagnose", fn, ctx);
+}
+
+static int sq_diag_peers(struct store *s, int64_t job_key, int (*fn)(const struct store_diag_peer *p, void *ctx),
+			 void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT k.id, k.host, k.running = 0 AND k.report_json IS NOT NULL, coalesce(k.report_ms, 0),"
+				    " k.sched_nodes, coalesce(d.job_rows, -1) FROM jobs j JOIN jobs k ON k.job = j.job"
+				    " AND k.uid = j.uid LEFT JOIN diagnoses d ON d.job_id = k.id WHERE j.id = ?1 ORDER BY k.id",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "reading a job's rows");
+	sqlite3_bind_int64(st, 1, job_key);
+	int r;
+	while ((r = step(s, st, "reading a job's rows")) == 1) {
+		struct store_diag_peer p = {.key = sqlite3_column_int64(st, 0), .host = col_text(st, 1),
+					    .reported = sqlite3_column_int(st, 2) != 0,
+					    .report_ms = sqlite3_column_int64(st, 3), .sched_nodes = col_text_or_null(st, 4),
+					    .diag_rows = sqlite3_column_int64(st, 5)};
+		if (fn(&p, ctx))
+			break;
+	}
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
 }
 
 static const struct store_ops store_sqlite_ops = {
@@ -2322,4 +2360,5 @@ static const struct store_ops store_sqlite_ops = {
 	.diag_alerts = sq_diag_alerts,
 	.diag_pending = sq_diag_pending,
 	.diag_node = sq_diag_node,
+	.diag_peers = sq_diag_peers,
 };

@@ -200,6 +200,12 @@ int store_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn
 	return OPS(s)->diag_pending(s, since_ms, limit, fn, ctx);
 }
 
+int store_diag_peers(struct store *s, int64_t job_key, int (*fn)(const struct store_diag_peer *p, void *ctx),
+		     void *ctx)
+{
+	return OPS(s)->diag_peers(s, job_key, fn, ctx);
+}
+
 int store_proc_find(struct store *s, const char *host, int32_t pid, uint64_t start_ns, int64_t *key,
 		    enum store_proc_state *state)
 {

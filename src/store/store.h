@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 12
+#define STORE_SCHEMA_VERSION 13
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -307,8 +307,14 @@ struct store_diag_row {
 	int64_t t_ms;          /* when it was diagnosed */
 	unsigned anomalies;    /* abnormal phases found: 0 for a normal job or one without enough data */
 	const char *text, *json; /* `iostrata diagnose`'s two outputs (json: an object) */
+	uint32_t job_rows;     /* schema 13: the job's ended rows with a report when it was made (its
+				* nodes' rows on a central store): fewer than the job has now, and it is
+				* made again (docs/DIAGNOSIS.md, "When it runs") */
 };
-/* Insert, or replace the diagnosis of the same job: made twice, stored once. */
+/* Schema 13 keeps the job row's host beside its diagnosis (put copies it from the job row), so a
+ * node's record is an index walk: diagnoses(host, start_ms). */
+/* Insert, or replace the diagnosis of the same job: made twice, stored once; a diagnosis that saw
+ * fewer of its job's rows (job_rows) than the stored one leaves it (two ingest workers at once). */
 int store_diagnosis_put(struct store *s, const struct store_diag_row *d);
 /* The stored diagnosis of a job as text or JSON: *out malloc'd, NULL when there is none. */
 int store_diagnosis_get(struct store *s, int64_t job_key, int json, char **out);
@@ -322,14 +328,26 @@ int store_diag_alerts(struct store *s, uint32_t uid, int64_t since_ms, size_t li
 		      int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx);
 /* A node's record: the diagnoses of the latest limit job rows on host that started before
  * before_ms, latest first: fn per row (app and text are NULL). What "this node was slow for
- * earlier jobs too" is read from (docs/DIAGNOSIS.md); no index leads with the host, so it reads
- * the diagnoses in start order: it runs for an abnormal phase's cause, not for every job. */
+ * earlier jobs too" is read from (docs/DIAGNOSIS.md): an index walk, diagnoses(host, start_ms). */
 int store_diag_node(struct store *s, const char *host, int64_t before_ms, size_t limit,
 		    int (*fn)(const struct store_diag_row *d, void *ctx), void *ctx);
-/* Ended jobs with a report stored at or after since_ms and no diagnosis yet, oldest end first, at
- * most limit (an index walk of the reports since then: jobs(report_ms)). */
+/* The jobs with an ended row that has a report stored at or after since_ms and no diagnosis yet:
+ * one key per job (its id and owner: the smallest key of those rows), the job whose such row
+ * ended first first, at most limit (an index walk of the reports since then: jobs(report_ms)). */
 int store_diag_pending(struct store *s, int64_t since_ms, size_t limit, int (*fn)(int64_t job_key, void *ctx),
 		       void *ctx);
+/* One row of a job (the same job id and owner) as the waiting rule reads it. */
+struct store_diag_peer {
+	int64_t key;
+	const char *host;
+	int reported;          /* ended, with its report stored */
+	int64_t report_ms;     /* when its report was stored (0: none) */
+	const char *sched_nodes; /* the scheduler's node list it carries, NULL when none */
+	int64_t diag_rows;     /* its diagnosis' job_rows, -1 when it has none */
+};
+/* Every row of job_key's job (job_key's own too), in key order: fn per row. 0 or -errno. */
+int store_diag_peers(struct store *s, int64_t job_key, int (*fn)(const struct store_diag_peer *p, void *ctx),
+		     void *ctx);
 
 /* Parse a URL: "sqlite:PATH" or a path. 0 and the path into buf, or -EINVAL/-EPROTONOSUPPORT (a
  * server's URL, postgresql://...: it has no file). */

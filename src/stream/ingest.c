@@ -26,6 +26,7 @@ struct worker {
 	int store_down;
 	int64_t diag_since; /* the diagnosis of ended jobs: reports from then on (0: all, once) */
 	int diag_failing;
+	double diag_last;   /* when it last looked (now_s) */
 };
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -94,15 +95,22 @@ static int apply_batch(const void *batch, size_t len, void *ctx)
 }
 
 /* The jobs whose end (and report) an entry brought are diagnosed and their results stored
- * (docs/DIAGNOSIS.md), after the entry's commit; a failure is said once and does not keep the
- * entry from being acknowledged: the job stays pending and is diagnosed after the next entry. */
+ * (docs/DIAGNOSIS.md), after the entry's commit, once the rows of every node of the job are in
+ * (STORE_DIAG_WAIT_NODES: the worker writes a central store); a failure is said once and does not
+ * keep the entry from being acknowledged: the job stays pending and is diagnosed after the next
+ * entry. Also every STRM_DIAGNOSE_IDLE_S while no entry comes: a job waiting for a node that
+ * never reports is due by the clock, not by an entry. */
 static void diagnose_ended(struct worker *w)
 {
 	struct timespec ts;
 	size_t done = 0;
+	if (!w->st)
+		return;
+	w->diag_last = now_s();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	int r = store_diagnose_pending(w->st, &w->diag_since, STRM_DIAGNOSE_PER_ENTRY, now, &done);
+	int r = store_diagnose_pending(w->st, &w->diag_since, STRM_DIAGNOSE_PER_ENTRY, now, STORE_DIAG_WAIT_NODES,
+				       &done);
 	if (r < 0 && !w->diag_failing)
 		say("diagnosing ended jobs: %s", r == -ENOMEM ? strerror(-r) : store_error(w->st));
 	w->diag_failing = r < 0;
@@ -282,6 +290,8 @@ int strm_ingest_run(const struct strm_ingest_conf *c, volatile sig_atomic_t *sto
 			idle_since = now_s();
 		else if (c->exit_idle_ms && (now_s() - idle_since) * 1000 >= c->exit_idle_ms)
 			break;
+		else if (now_s() - w.diag_last >= STRM_DIAGNOSE_IDLE_S)
+			diagnose_ended(&w);
 		if (failed == c->nredis)
 			nap(&w, 1000);
 	}

@@ -46,5 +46,7 @@ int strm_ingest_run(const struct strm_ingest_conf *c, volatile sig_atomic_t *sto
 
 /* ended jobs an ingest worker diagnoses at most after an entry: the rest after the next ones */
 #define STRM_DIAGNOSE_PER_ENTRY 16
+/* and while no entry comes, this often (seconds) */
+#define STRM_DIAGNOSE_IDLE_S 10
 
 #endif

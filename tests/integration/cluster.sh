@@ -13,7 +13,8 @@
 #    and sockets, whose bytes vary with addresses and ports), and summed over the hosts they
 #    equal `iostrata report --json` of the job directory (per layer); so do the interval
 #    statistics per layer and category; every host's stored report is `iostrata report` of the
-#    job directory, byte for byte; Slurm's facts (name, state, node list) are stored;
+#    job directory, byte for byte; Slurm's facts (name, state, node list) are stored; the
+#    ingest diagnosed the 4 rows once all 4 were in (each diagnosis saw the 4: job_rows);
 # then a fault: node3's link cut while job 2 runs (srun of 8 tasks of tests/progs/cluster_io, the
 # same data with no MPI: a barrier across the cut would hold every rank, and the test waits for
 # nodes 1, 2 and 4 to send their known bytes): node3's batches wait in its spool and its I/O is
@@ -166,6 +167,9 @@ check_job() { # JOB mpi|srun
 	eq "job $id: every host's stored report = iostrata report of the job directory" 4 "$n"
 	eq "job $id: Slurm's facts stored on every host" "$(printf 'slurm cluster-io COMPLETED %s\n' "$nl" "$nl" "$nl" "$nl")" \
 		"$(pgq "SELECT sched, sched_name, sched_state, sched_nodes FROM jobs WHERE job = '$id' ORDER BY host")"
+	# the ingest diagnosed the job's rows once the rows of the 4 nodes of Slurm's list were in
+	eq "job $id: its 4 rows diagnosed, each with the 4 nodes' rows" "4 4 4" \
+		"$(pgq "SELECT count(*), min(d.job_rows), max(d.job_rows) FROM diagnoses d JOIN jobs j ON j.id = d.job_id WHERE j.job = '$id'")"
 }
 
 # --- job 1: the workload as 8 MPICH ranks over the 4 nodes ---

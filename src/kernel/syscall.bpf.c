@@ -700,6 +700,19 @@ static __noinline void flush_cpu(void)
 	}
 }
 
+/* A run's record, made at its start when the process has none yet (the first call of this
+ * process on the file), with the file's name when f, the file, is known: a file opened before
+ * tracing began is named then, not at every call. */
+static __always_inline void run_record(struct file *f, __u32 tgid, __u64 dev, __u64 ino, __u32 gen)
+{
+	struct ks_file_key fk = {.pid = tgid, .layer = LOG_LAYER_SYSCALL, .gen = gen, .dev = dev, .ino = ino};
+	if (bpf_map_lookup_elem(&files, &fk))
+		return;
+	if (f)
+		remember_path(f, dev, ino, gen);
+	ks_file_gen(tgid, LOG_LAYER_SYSCALL, dev, ino, gen);
+}
+
 /* A new run on this CPU: the one before it goes to its record, and this call's file is identified
  * in full (the filters; its name when the process had no record of it yet, a file opened before
  * tracing began). 0: not a file we trace. */
@@ -710,11 +723,7 @@ static __noinline int start_run(struct ks_run *s, __u64 faddr, __u32 tgid, __u32
 	if (!identify(f, &id, false))
 		return 0;
 	flush_run(s);
-	struct ks_file_key fk = {.pid = tgid, .layer = LOG_LAYER_SYSCALL, .gen = id.gen, .dev = id.dev, .ino = id.ino};
-	if (!bpf_map_lookup_elem(&files, &fk)) {
-		remember_path(f, id.dev, id.ino, id.gen);
-		ks_file_gen(tgid, LOG_LAYER_SYSCALL, id.dev, id.ino, id.gen);
-	}
+	run_record(f, tgid, id.dev, id.ino, id.gen);
 	struct inode *in = f->f_inode;
 	s->file = faddr;
 	s->inode = (__u64)in;
@@ -730,20 +739,29 @@ static __noinline int start_run(struct ks_run *s, __u64 faddr, __u32 tgid, __u32
 	return 1;
 }
 
+/* The log2 bucket of a call's size: the last call's again when the size is the same (a run's
+ * calls mostly are), without the bucket's search. */
+static __always_inline __u32 run_bucket(struct ks_run *s, __u64 bytes)
+{
+	if (bytes == s->last_size)
+		return s->last_bucket & (KS_HIST - 1);
+	__u32 b = ks_bucket(bytes);
+	s->last_size = bytes;
+	s->last_bucket = b;
+	return b;
+}
+
 /* A timed call on a file other than the run's: the run to its records, this call's file starts
  * one (its name first, when the process had no record of it: a file opened before tracing began).
  * Its struct file is not the run's (1): an untimed call on it starts another run. */
 static __noinline void start_timed_run(struct ks_run *s, struct ks_inflight *c, __u32 tgid, __u32 rw, __u32 bucket)
 {
 	flush_run(s);
-	struct ks_file_key fk = {.pid = tgid, .layer = LOG_LAYER_SYSCALL, .gen = c->gen, .dev = c->dev, .ino = c->ino};
-	if (!bpf_map_lookup_elem(&files, &fk)) {
-		struct file *f = fd_file(c->fd);
-		struct ident id = {};
-		if (f && identify(f, &id, false))
-			remember_path(f, id.dev, id.ino, id.gen);
-		ks_file_gen(tgid, LOG_LAYER_SYSCALL, c->dev, c->ino, c->gen);
-	}
+	struct file *f = fd_file(c->fd);
+	struct ident id = {};
+	if (f && (!identify(f, &id, false) || id.dev != c->dev || id.ino != c->ino || id.gen != c->gen))
+		f = NULL; /* the descriptor holds another file now: no name from it */
+	run_record(f, tgid, c->dev, c->ino, c->gen);
 	s->file = 1;
 	s->inode = 0;
 	s->dev = c->dev;
@@ -767,14 +785,7 @@ static __always_inline int run_timed(struct ks_inflight *c, const struct call_ki
 	if (!s)
 		return 0;
 	__u64 bytes = ret, dur = end - start;
-	__u32 b;
-	if (bytes == s->last_size) {
-		b = s->last_bucket;
-	} else {
-		b = ks_bucket(bytes);
-		s->last_size = bytes;
-		s->last_bucket = b;
-	}
+	__u32 b = run_bucket(s, bytes);
 	if (!s->file || s->tgid != tgid || s->dev != c->dev || s->ino != c->ino || s->gen != c->gen ||
 	    (cfg.aggregates && s->bucket != b))
 		start_timed_run(s, c, tgid, rw, b);
@@ -837,14 +848,7 @@ static __always_inline int run_count(struct pt_regs *regs, const struct call_kin
 		return -1;
 	struct file *f = bpf_rdonly_cast((void *)faddr, bpf_core_type_id_kernel(struct file));
 	__u64 bytes = ret > 0 ? ret : 0;
-	__u32 b;
-	if (bytes == s->last_size) {
-		b = s->last_bucket;
-	} else {
-		b = ks_bucket(bytes);
-		s->last_size = bytes;
-		s->last_bucket = b;
-	}
+	__u32 b = run_bucket(s, bytes);
 	struct inode *in = f->f_inode;
 	if (!in)
 		return -1;

@@ -14,7 +14,8 @@
  * apart). A request completing without its start (issued before the session) is counted with no
  * times (`untimed`). Under a process or cgroup filter the log keeps the totals of the devices a
  * wanted request went to (`devs`), counted from the session's start. Only the filters' own
- * requests reach files, processes and events.
+ * requests reach files, processes and events. Completions are counted in per-CPU runs of one
+ * record (blk_val, struct ks_blk_run), not on the record itself each time.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -327,6 +328,28 @@ int BPF_PROG(ks_rq_requeue, struct request *rq)
 	return 0;
 }
 
+/* Where a completion for the block record (pid, dev, ino) is counted: this CPU's run of that
+ * record (struct ks_blk_run), taking the slot from another record's run if need be; the record
+ * itself while a reader's flush is in progress on this CPU (or while the table has no room for
+ * the slot's record). NULL when the table is full. */
+static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino)
+{
+	__u32 i = (__u32)(((dev ^ ino ^ pid) * 0x9E3779B97F4A7C15ULL) >> 62) + (ino ? KS_BLK_SLOTS : 0);
+	struct ks_blk_run *r = bpf_map_lookup_elem(&blk_runs, &i);
+	if (!r || r->busy)
+		return ks_file(pid, LOG_LAYER_BLOCK, dev, ino);
+	if (!r->active || r->key.pid != pid || r->key.dev != dev || r->key.ino != ino) {
+		if (!ks_blk_flush(r))
+			return ks_file(pid, LOG_LAYER_BLOCK, dev, ino);
+		r->key.pid = pid;
+		r->key.layer = LOG_LAYER_BLOCK;
+		r->key.dev = dev;
+		r->key.ino = ino;
+		r->active = 1;
+	}
+	return &r->v;
+}
+
 /* One completion (or part of one: `last` when the request is done) on record v. Times and the
  * latency histogram only when the request's start was seen (`timed`). */
 static __always_inline void count(struct ks_file_val *v, __u32 op, __u64 bytes, __u64 total, __u64 queue,
@@ -412,7 +435,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 		return 0;
 	}
 	if (!p) { /* issued before tracing began: counted on its device, untimed */
-		count(ks_file(0, LOG_LAYER_BLOCK, dev, 0), op, nr_bytes, 0, 0, 0, now, now, err, last, false);
+		count(blk_val(0, dev, 0), op, nr_bytes, 0, 0, 0, now, now, err, last, false);
 		if (last)
 			ks_stat(KS_STAT_BLOCK_UNMATCHED);
 		return 0;
@@ -424,7 +447,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 		rq_forget(rq);
 	__u64 issue = ri.issue_ns ? ri.issue_ns : now;
 	__u64 queue = issue - ri.start_ns, device = now - issue, total = now - ri.start_ns;
-	count(ks_file(0, LOG_LAYER_BLOCK, dev, 0), op, nr_bytes, total, queue, device, ri.start_ns, now, err, last, true);
+	count(blk_val(0, dev, 0), op, nr_bytes, total, queue, device, ri.start_ns, now, err, last, true);
 	if (last)
 		dist(dev, op, queue, device);
 	if (ri.flags & KS_RQ_DEV_ONLY)
@@ -432,7 +455,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	/* A file is charged at its own device only: a stacked device's lower requests (loop, dm)
 	 * carry the same pages and would count its bytes twice. */
 	if (ri.ino && ri.dev == dev)
-		count(ks_file(ri.pid, LOG_LAYER_BLOCK, ri.dev, ri.ino), op, nr_bytes, total, queue, device,
+		count(blk_val(ri.pid, ri.dev, ri.ino), op, nr_bytes, total, queue, device,
 		      ri.start_ns, now, err, last, true);
 	if (!cfg.events)
 		return 0;

@@ -6,9 +6,11 @@
  * final-log writer (src/log/writer.c), events appended from the caller's event file.
  */
 #include "kernel/collect.h"
+#include "kernel/pinned.h"
 #include "kernel/unseen.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,9 +185,107 @@ static int record_path(const struct path_index *ix, const struct ks_file_key *k,
 	return 1;
 }
 
+static struct ks_rec *rec_find(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_file_key *k)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!memcmp(&(*recs)[i].key, k, sizeof *k))
+			return &(*recs)[i];
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct ks_rec *r = realloc(*recs, c * sizeof *r);
+		if (!r)
+			return NULL;
+		*recs = r;
+		*cap = c;
+	}
+	struct ks_rec *r = &(*recs)[(*n)++];
+	memset(r, 0, sizeof *r);
+	r->key = *k;
+	return r;
+}
+
+/* The runs of the CPUs the flush did not reach, added here as flush_run (syscall.bpf.c) adds them
+ * in the kernel (the same ks_run_to_* of kernel.h). At the session's end the traced processes are gone and nothing runs on those
+ * CPUs' slots but them, so the sums are exact. */
+static int runs_merge(int runs_fd, const unsigned char *reached, int ncpu, struct ks_rec **recs, size_t *n,
+		      size_t *cap)
+{
+	struct ks_run *per = calloc((size_t)ncpu, sizeof *per);
+	if (!per)
+		return -ENOMEM;
+	_Static_assert(sizeof(struct ks_run) % 8 == 0, "per-CPU values are 8-byte aligned");
+	for (__u32 slot = 0; slot < 2; slot++) {
+		if (bpf_map_lookup_elem(runs_fd, &slot, per) < 0)
+			continue;
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			const struct ks_run *s = &per[cpu];
+			if (reached[cpu] || !s->file || !s->calls)
+				continue;
+			struct ks_file_key k = {.pid = s->tgid, .layer = LOG_LAYER_SYSCALL, .gen = s->gen, .dev = s->dev,
+						.ino = s->ino};
+			struct ks_rec *r = rec_find(recs, n, cap, &k);
+			if (r)
+				ks_run_to_record(&r->val, s);
+			k.gen = 0; /* the page-cache and filesystem records know the inode only */
+			k.layer = LOG_LAYER_PAGECACHE;
+			if (r && (s->pages_in || s->pc_added_write || s->pc_dirtied) && (r = rec_find(recs, n, cap, &k)))
+				ks_run_to_pagecache(&r->val, s);
+			k.layer = LOG_LAYER_FS;
+			if (r && s->fs_writes && (r = rec_find(recs, n, cap, &k)))
+				ks_run_to_fs(&r->val, s);
+			if (!r) {
+				free(per);
+				return -ENOMEM;
+			}
+		}
+	}
+	free(per);
+	return 0;
+}
+
+/* The same for the block completions' runs (struct ks_blk_run). */
+static int blk_runs_merge(int fd, const unsigned char *reached, int ncpu, struct ks_rec **recs, size_t *n,
+			  size_t *cap)
+{
+	struct ks_blk_run *per = calloc((size_t)ncpu, sizeof *per);
+	if (!per)
+		return -ENOMEM;
+	_Static_assert(sizeof(struct ks_blk_run) % 8 == 0, "per-CPU values are 8-byte aligned");
+	for (__u32 slot = 0; slot < 2 * KS_BLK_SLOTS; slot++) {
+		if (bpf_map_lookup_elem(fd, &slot, per) < 0)
+			continue;
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			if (reached[cpu] || !per[cpu].active)
+				continue;
+			struct ks_rec *r = rec_find(recs, n, cap, &per[cpu].key);
+			if (!r) {
+				free(per);
+				return -ENOMEM;
+			}
+			ks_val_move(&r->val, &per[cpu].v);
+		}
+	}
+	free(per);
+	return 0;
+}
+
+static int records_read(int fd, struct ks_rec **out, size_t *n, size_t *capp);
+
 int ks_records(const struct ks_session *ks, struct ks_rec **out, size_t *n)
 {
-	return ks_records_fd(ks_map_fd(ks, "files"), out, n);
+	int ncpu = libbpf_num_possible_cpus(), runs_fd = ks_map_fd(ks, "runs"), blk_fd = ks_map_fd(ks, "blk_runs");
+	unsigned char *reached = ncpu > 0 ? calloc((size_t)ncpu, 1) : NULL;
+	size_t cap = 0;
+	ks_runs_flush(reached);
+	int r = records_read(ks_map_fd(ks, "files"), out, n, &cap);
+	if (r == 0 && reached && runs_fd >= 0)
+		r = runs_merge(runs_fd, reached, ncpu, out, n, &cap);
+	if (r == 0 && reached && blk_fd >= 0)
+		r = blk_runs_merge(blk_fd, reached, ncpu, out, n, &cap);
+	free(reached);
+	for (size_t i = 0; r == 0 && i < *n; i++)
+		ks_estimate_times((*out)[i].key.layer, &(*out)[i].val);
+	return r;
 }
 
 /* c * num / den without overflowing: times in ns over hours times call counts in millions. */
@@ -210,8 +310,20 @@ void ks_estimate_times(uint16_t layer, struct ks_file_val *v)
 
 int ks_records_fd(int fd, struct ks_rec **out, size_t *n)
 {
+	size_t cap = 0;
+	ks_runs_flush(NULL);
+	int r = records_read(fd, out, n, &cap);
+	for (size_t i = 0; r == 0 && i < *n; i++)
+		ks_estimate_times((*out)[i].key.layer, &(*out)[i].val);
+	return r;
+}
+
+/* Every `files` entry as stored (no estimate). */
+static int records_read(int fd, struct ks_rec **out, size_t *n, size_t *capp)
+{
 	*out = NULL;
 	*n = 0;
+	*capp = 0;
 	if (fd < 0)
 		return -ENOENT;
 	size_t cap = 0;
@@ -227,13 +339,12 @@ int ks_records_fd(int fd, struct ks_rec **out, size_t *n)
 		}
 		struct ks_rec *r = &(*out)[*n];
 		r->key = next;
-		if (bpf_map_lookup_elem(fd, &next, &r->val) == 0) {
-			ks_estimate_times(r->key.layer, &r->val);
+		if (bpf_map_lookup_elem(fd, &next, &r->val) == 0)
 			(*n)++;
-		}
 		key = next;
 		prev = &key;
 	}
+	*capp = cap;
 	return 0;
 }
 

@@ -108,6 +108,15 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } notify SEC(".maps");
 
+/* Per CPU: the block completions' runs (struct ks_blk_run, kernel.h). Declared by every object:
+ * sys_exit flushes them for a reader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * KS_BLK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ks_blk_run);
+} blk_runs SEC(".maps");
+
 /* Zero values to insert from (map values are too large for the 512-byte stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -191,10 +200,9 @@ static __always_inline bool ks_tgid_tracked(__u32 tgid)
 	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
 }
 
-/* Is the current task one we trace? (The collector itself never is.) */
-static __always_inline bool ks_task_wanted(void)
+/* Is the current task, of process tgid, one we trace? (The collector itself never is.) */
+static __always_inline bool ks_tgid_wanted(__u32 tgid)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (tgid == cfg.self_tgid)
 		return false;
 	if (cfg.cgroup_id && bpf_get_current_cgroup_id() != cfg.cgroup_id)
@@ -204,19 +212,44 @@ static __always_inline bool ks_task_wanted(void)
 	return true;
 }
 
+static __always_inline bool ks_task_wanted(void)
+{
+	return ks_tgid_wanted(bpf_get_current_pid_tgid() >> 32);
+}
+
 static __always_inline bool ks_filtered(void)
 {
 	return cfg.by_pid || cfg.cgroup_id;
 }
 
+/* Per CPU: the device ks_dev_used last found in `devs` (which only grows), so that a run of
+ * requests to one device asks the hash once. An interrupt writing it in between leaves another
+ * device that is in `devs` too. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dev_seen SEC(".maps");
+
 /* A device a traced process used (see `devs`). */
 static __always_inline void ks_dev_used(__u64 dev)
 {
-	if (!ks_filtered() || bpf_map_lookup_elem(&devs, &dev))
+	if (!ks_filtered())
 		return;
-	__u8 one = 1;
-	if (bpf_map_update_elem(&devs, &dev, &one, BPF_NOEXIST) && !bpf_map_lookup_elem(&devs, &dev))
-		ks_stat(KS_STAT_AGG_FULL);
+	__u32 zero = 0;
+	__u64 *seen = bpf_map_lookup_elem(&dev_seen, &zero);
+	if (seen && dev && *seen == dev)
+		return;
+	if (!bpf_map_lookup_elem(&devs, &dev)) {
+		__u8 one = 1;
+		if (bpf_map_update_elem(&devs, &dev, &one, BPF_NOEXIST) && !bpf_map_lookup_elem(&devs, &dev)) {
+			ks_stat(KS_STAT_AGG_FULL);
+			return;
+		}
+	}
+	if (seen)
+		*seen = dev;
 }
 
 /* Work without a process context (writeback, eviction, completions): wanted when no process
@@ -304,6 +337,47 @@ static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64
 }
 
 #define KS_ADD(v, counter, n) __sync_fetch_and_add(&(v)->c[LOG_C_##counter], (n))
+
+/* ks_val_move as a global function: the verifier checks its loop over the counters once, not at
+ * every call in every caller. */
+__noinline int ks_val_move_global(struct ks_file_val *d, struct ks_file_val *s)
+{
+	if (!d || !s)
+		return 0;
+	ks_val_move(d, s);
+	return 1;
+}
+
+/* A block run to its record (created if need be); the slot is then free. False when the table
+ * has no room for the record (counted as files_full): the run stays in its slot. */
+static __noinline bool ks_blk_flush(struct ks_blk_run *r)
+{
+	if (!r->active)
+		return true;
+	struct ks_file_val *v = ks_file(r->key.pid, LOG_LAYER_BLOCK, r->key.dev, r->key.ino);
+	if (!v)
+		return false;
+	r->active = 0;
+	ks_val_move_global(v, &r->v);
+	return true;
+}
+
+/* Every block run of this CPU to its record, for a reader (sys_exit of its flush call). A
+ * completion interrupting this finds `busy` and counts on the record itself. */
+static __noinline void ks_blk_flush_cpu(void)
+{
+	for (int i = 0; i < 2 * KS_BLK_SLOTS; i++) {
+		__u32 key = i; /* i stays in a register the verifier follows */
+		struct ks_blk_run *r = bpf_map_lookup_elem(&blk_runs, &key);
+		if (!r || !r->active)
+			continue;
+		*(volatile __u32 *)&r->busy = 1;
+		asm volatile("" ::: "memory");
+		ks_blk_flush(r);
+		asm volatile("" ::: "memory");
+		*(volatile __u32 *)&r->busy = 0;
+	}
+}
 
 static __always_inline void ks_max(__u64 *slot, __u64 val)
 {

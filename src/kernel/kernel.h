@@ -203,6 +203,182 @@ struct ks_inflight {
 	char fstype[KS_FSTYPE_MAX];
 };
 
+/* `runs` (syscall layer): per CPU and direction ([0] reads, [1] writes), the run of calls of one
+ * process on one file being counted. A call on another file, of another process, or (with seed
+ * 000's aggregates) of another log2 size on that CPU adds the run to its records (`files`, and
+ * `fsagg`) and starts its own; so does a reader (ks_runs_flush) before it reads them. One update
+ * of the records per run instead of one per call. An untimed call (the default depth outside its
+ * sampling windows) is known to be the run's by the struct file its descriptor holds at the call
+ * and that file's inode (pointer, number, generation): a descriptor closed, reused, or replaced by
+ * dup2 ends the run; it reads the clock once per timer tick of the run. A timed call (full depth; a window's) is the
+ * run's by the identity sys_enter found (process, device, inode, generation), and brings its time
+ * and what the page-cache and filesystem programs batched into it; one that failed goes to its
+ * record directly. */
+struct ks_run {
+	__u64 file, inode; /* kernel addresses; file 0: no run */
+	__u64 dev, ino;
+	__u32 tgid, gen;
+	__u32 rw, bucket;  /* 0 read, 1 write; the log2 size of every call (with aggregates) */
+	__u64 calls, bytes, errors;
+	__u64 first_ns;    /* the first call's start (its exit when untimed) */
+	__u64 last_ns;     /* the last call's exit; for an untimed call, that of the run's first call in
+			    * the last timer tick (the clock is read once per tick: at most a tick early) */
+	__u64 last_jiffies; /* the tick of last_ns */
+	__u64 max_end;     /* the furthest byte a call reached (offset + result) */
+	__u64 last_size, last_bucket; /* the last call's size and its log2 bucket */
+	__u64 hist[KS_HIST];          /* log2 sizes of the successful calls */
+	/* Successful calls that sys_enter timed (every call at full depth, a sampling window's at the
+	 * default depth; a timed call that fails goes to its record directly) */
+	__u64 time, timed;           /* their summed duration, their number */
+	__u64 slowest, slowest_size; /* the slowest of them, and its result */
+	__u64 hits, misses;          /* reads served from the cache, or not (page-cache layer loaded) */
+	__u64 lat[KS_HIST];          /* log2 ns */
+	/* and what the page-cache and filesystem programs batched into them (struct ks_inflight) */
+	__u64 pages_in, pc_added_write, pc_dirtied;
+	__u64 fs_writes, fs_bytes, fs_max_end, fs_first, fs_last;
+	__u64 fs_hist[KS_HIST];      /* the filesystem layer's write sizes: each call's mean per page */
+};
+
+/* A run's calls added to its syscall record v, as sys_exit adds a call: in the kernel with atomic
+ * adds (other CPUs add to the same record), in user space (ks_records, the runs of a CPU its flush
+ * could not reach) with plain ones. The timestamps' races lose as ks_first/ks_max's do. */
+#ifdef __bpf__
+#define KS_RUN_ADD(p, n) __sync_fetch_and_add((p), (n))
+#else
+#define KS_RUN_ADD(p, n) (*(p) += (n))
+#endif
+static inline void ks_run_to_record(struct ks_file_val *v, const struct ks_run *s)
+{
+	int w = s->rw & 1;
+	__u64 *c = v->c, last = s->last_ns > s->first_ns ? s->last_ns : s->first_ns;
+	__u64 *first = &c[w ? LOG_C_WRITE_FIRST : LOG_C_READ_FIRST], *lastc = &c[w ? LOG_C_WRITE_LAST : LOG_C_READ_LAST];
+	__u64 *end = &c[w ? LOG_C_MAX_WRITE_END : LOG_C_MAX_READ_END];
+	KS_RUN_ADD(&c[w ? LOG_C_WRITES : LOG_C_READS], s->calls);
+	KS_RUN_ADD(&c[w ? LOG_C_BYTES_WRITTEN : LOG_C_BYTES_READ], s->bytes);
+	if (s->errors)
+		KS_RUN_ADD(&c[w ? LOG_C_ERR_WRITES : LOG_C_ERR_READS], s->errors);
+	if (!*first || *first > s->first_ns)
+		*first = s->first_ns;
+	if (*lastc < last)
+		*lastc = last;
+	if (*end < s->max_end)
+		*end = s->max_end;
+	for (int b = 0; b < KS_HIST; b++)
+		if (s->hist[b])
+			KS_RUN_ADD(&v->size_hist[w][b], s->hist[b]);
+	if (s->timed) {
+		KS_RUN_ADD(&c[w ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], s->time);
+		KS_RUN_ADD(&v->timed[w], s->timed);
+		__u64 *slow = &c[w ? LOG_C_SLOWEST_WRITE_TIME : LOG_C_SLOWEST_READ_TIME];
+		if (s->slowest > *slow) {
+			*slow = s->slowest;
+			c[w ? LOG_C_SLOWEST_WRITE_SIZE : LOG_C_SLOWEST_READ_SIZE] = s->slowest_size;
+		}
+		for (int b = 0; b < KS_HIST; b++)
+			if (s->lat[b])
+				KS_RUN_ADD(&v->lat_hist[w][b], s->lat[b]);
+	}
+	if (s->hits)
+		KS_RUN_ADD(&c[LOG_C_CACHE_HIT_READS], s->hits);
+	if (s->misses)
+		KS_RUN_ADD(&c[LOG_C_CACHE_MISS_READS], s->misses);
+}
+
+/* What the page-cache programs batched into a run's calls, to the file's page-cache record. */
+static inline void ks_run_to_pagecache(struct ks_file_val *v, const struct ks_run *s)
+{
+	if (s->pages_in)
+		KS_RUN_ADD(&v->c[LOG_C_PAGES_READ_IN], s->pages_in);
+	if (s->pc_added_write)
+		KS_RUN_ADD(&v->c[LOG_C_PAGES_ADDED_WRITE], s->pc_added_write);
+	if (s->pc_dirtied)
+		KS_RUN_ADD(&v->c[LOG_C_PAGES_DIRTIED], s->pc_dirtied);
+}
+
+/* What the filesystem programs batched into a run's calls, to the file's filesystem record. */
+static inline void ks_run_to_fs(struct ks_file_val *v, const struct ks_run *s)
+{
+	__u64 *c = v->c;
+	KS_RUN_ADD(&c[LOG_C_WRITES], s->fs_writes);
+	KS_RUN_ADD(&c[LOG_C_BYTES_WRITTEN], s->fs_bytes);
+	if (c[LOG_C_MAX_WRITE_END] < s->fs_max_end)
+		c[LOG_C_MAX_WRITE_END] = s->fs_max_end;
+	if (!c[LOG_C_WRITE_FIRST] || c[LOG_C_WRITE_FIRST] > s->fs_first)
+		c[LOG_C_WRITE_FIRST] = s->fs_first;
+	if (c[LOG_C_WRITE_LAST] < s->fs_last)
+		c[LOG_C_WRITE_LAST] = s->fs_last;
+	for (int b = 0; b < KS_HIST; b++)
+		if (s->fs_hist[b])
+			KS_RUN_ADD(&v->size_hist[1][b], s->fs_hist[b]);
+}
+
+/* `blk_runs` (block layer): per CPU, slots [0, KS_BLK_SLOTS) for devices' totals and
+ * [KS_BLK_SLOTS, 2 KS_BLK_SLOTS) for files' block records, a record's slot chosen by a hash of
+ * its key: the completions on this CPU for one record in a row, added to it (ks_val_move) when a
+ * completion for another record takes the slot or a reader flushes (ks_runs_flush). Completions
+ * run in interrupt context and may interrupt that flush in sys_exit: `busy` is set around it, and a
+ * completion that finds it set goes to the record directly. */
+#define KS_BLK_SLOTS 4
+struct ks_blk_run {
+	__u32 busy, active;
+	struct ks_file_key key;
+	struct ks_file_val v;
+};
+
+/* All of s added to d, each counter as its kind merges (counters.h), then s zeroed. */
+static inline void ks_val_move(struct ks_file_val *d, struct ks_file_val *s)
+{
+#define KS_KIND_(name, kind, doc) LOG_K_##kind,
+	static const unsigned char kinds[LOG_NCOUNTERS] = {LOG_COUNTERS(KS_KIND_)};
+#undef KS_KIND_
+	for (int i = 0; i < LOG_NCOUNTERS; i++) {
+		__u64 x = s->c[i];
+		unsigned char k = kinds[i];
+		if (!x || k == LOG_K_SIZE) /* a SIZE goes with the TMAX before it */
+			continue;
+		s->c[i] = 0;
+		if (k == LOG_K_SUM || k == LOG_K_TIME) {
+			KS_RUN_ADD(&d->c[i], x);
+		} else if (k == LOG_K_FIRST) {
+			if (!d->c[i] || d->c[i] > x)
+				d->c[i] = x;
+		} else if (k == LOG_K_TMAX && i + 1 < LOG_NCOUNTERS) {
+			if (d->c[i] < x) {
+				d->c[i] = x;
+				d->c[i + 1] = s->c[i + 1];
+			}
+			s->c[i + 1] = 0;
+		} else if (d->c[i] < x) { /* MAX, LAST */
+			d->c[i] = x;
+		}
+	}
+	for (int b = 0; b < KS_HIST; b++) {
+		for (int w = 0; w < 2; w++) {
+			if (s->size_hist[w][b])
+				KS_RUN_ADD(&d->size_hist[w][b], s->size_hist[w][b]);
+			if (s->lat_hist[w][b])
+				KS_RUN_ADD(&d->lat_hist[w][b], s->lat_hist[w][b]);
+			s->size_hist[w][b] = s->lat_hist[w][b] = 0;
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		if (s->unseen[i])
+			KS_RUN_ADD(&d->unseen[i], s->unseen[i]);
+		if (s->timed[i])
+			KS_RUN_ADD(&d->timed[i], s->timed[i]);
+		s->unseen[i] = s->timed[i] = 0;
+	}
+	if (s->discard_bytes)
+		KS_RUN_ADD(&d->discard_bytes, s->discard_bytes);
+	if (s->untimed)
+		KS_RUN_ADD(&d->untimed, s->untimed);
+	s->discard_bytes = s->untimed = 0;
+}
+
+/* pread64(-1, NULL, 0, KS_RUN_FLUSH_MAGIC) ("iostrata"): its sys_exit adds the calling CPU's runs to
+ * their records (ks_runs_flush runs it on every CPU). It fails with EBADF, as any such call would. */
+#define KS_RUN_FLUSH_MAGIC 0x696f737472617461ULL
+
 /* `notify` ring buffer: things the collector must act on while the job runs. */
 enum { KS_NOTE_MPI_LIBRARY = 1 }; /* a traced process opened libmpi*: set the MPI-IO uprobes on it */
 

@@ -5,13 +5,41 @@
 #include "kernel/pinned.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 const char *const kern_kstat_names[KS_NSTATS] = {
 	"events", "event_drops", "files_full", "paths_full", "agg_full", "inflight_full", "pids_full", "block_unmatched",
 };
+
+int ks_runs_flush(unsigned char *reached)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return ncpu;
+	size_t sz = CPU_ALLOC_SIZE(ncpu);
+	cpu_set_t *old = CPU_ALLOC(ncpu), *one = CPU_ALLOC(ncpu);
+	if (old && one && sched_getaffinity(0, sz, old) == 0) {
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			CPU_ZERO_S(sz, one);
+			CPU_SET_S(cpu, sz, one);
+			if (sched_setaffinity(0, sz, one) < 0)
+				continue; /* outside the cpuset, or offline */
+			syscall(SYS_pread64, -1, NULL, 0, (off_t)KS_RUN_FLUSH_MAGIC);
+			if (reached)
+				reached[cpu] = 1;
+		}
+		sched_setaffinity(0, sz, old);
+	}
+	CPU_FREE(old);
+	CPU_FREE(one);
+	return ncpu;
+}
 
 static int open_one(const char *dir, const char *name)
 {
@@ -51,6 +79,7 @@ int kern_pinned_fsagg(const struct kern_pinned *p,
 {
 	struct ks_agg_key k, nk;
 	void *prev = NULL;
+	ks_runs_flush(NULL);
 	while (bpf_map_get_next_key(p->fsagg, prev, &nk) == 0) {
 		struct ks_agg_val v;
 		k = nk;

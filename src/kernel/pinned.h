@@ -20,6 +20,14 @@ struct kern_pinned {
 	int devdist;                      /* -1 without the block layer */
 };
 
+/* The default depth's runs of calls (struct ks_run) added to their `files` records and to
+ * `fsagg`, on every CPU the calling thread may run on (it moves the thread to each in turn and
+ * back; the flush is a failing pread64 the syscall layer's sys_exit program recognizes,
+ * KS_RUN_FLUSH_MAGIC): what a reader does before it reads either map, so that they hold every
+ * call made before. reached (libbpf_num_possible_cpus() entries, or NULL) gets 1 for each CPU
+ * flushed; a CPU outside the thread's cpuset, or offline, keeps its runs. Returns that count of
+ * CPUs. */
+int ks_runs_flush(unsigned char *reached);
 /* Opens the pinned maps under dir: 0, or -errno (-ENOENT: none pinned there). */
 int kern_pinned_open(const char *dir, struct kern_pinned *p);
 void kern_pinned_close(struct kern_pinned *p);

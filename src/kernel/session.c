@@ -27,6 +27,7 @@
 #include "kernel/fs.h"
 #include "kernel/mpiio.h"
 #include "kernel/pagecache.h"
+#include "kernel/pinned.h"
 #include "kernel/syscall.h"
 #include "kernel/vfs.h"
 
@@ -318,6 +319,10 @@ int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t
 
 void ks_close(struct ks_session *ks)
 {
+	/* the runs still counting go to `files` and `fsagg` while the programs are attached: pinned
+	 * maps read after the session hold every call made during it */
+	if (ks->nlinks)
+		ks_runs_flush(NULL);
 	if (ks->rb)
 		ring_buffer__free(ks->rb);
 	ks->rb = NULL;

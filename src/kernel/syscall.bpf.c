@@ -16,6 +16,12 @@
  * not entered are counted at sys_exit alone, from the descriptor and position the kernel still
  * holds there: their counts, bytes, sizes and offsets are exact, their times are not measured
  * (`timed` says how many were).
+ *
+ * At both depths reads and writes are counted in runs (struct ks_run): per CPU and direction, the
+ * calls of one process on one file in a row, added to the file's records when the run ends or a
+ * reader flushes (ks_runs_flush): per call no `files` lookup and no atomic add; an untimed call
+ * is checked against the run by the struct file its descriptor holds and that file's inode, and
+ * reads the clock once per timer tick of its run.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -68,6 +74,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __s64);
 } lat_inflight SEC(".maps");
+
+/* Per CPU, [0] reads and [1] writes: the run of untimed calls on one file being counted (struct
+ * ks_run, default depth). Only sys_exit and its flush touch it, and they do not nest on a CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct ks_run);
+} runs SEC(".maps");
 
 static __always_inline void lat_count(struct ks_inflight *c, int on)
 {
@@ -144,23 +159,29 @@ static __always_inline __u64 arg_of(struct pt_regs *regs, __u32 i)
 	return 0;
 }
 
-/* The struct file behind a descriptor of the current task. Typed (BTF) pointers all the way, so
- * the field reads below are plain guarded loads, not helper calls: this runs on every traced call. */
-static __always_inline struct file *fd_file(int fd)
+/* The address of the struct file behind a descriptor of the current task, 0 when none. Typed
+ * (BTF) pointers all the way, so the field reads are plain guarded loads, not helper calls: this
+ * runs on every traced call. */
+static __always_inline __u64 fd_file_addr(int fd)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct files_struct *files = t->files;
 	if (!files || fd < 0)
-		return NULL;
+		return 0;
 	struct fdtable *fdt = files->fdt;
 	if (!fdt || (unsigned)fd >= fdt->max_fds)
-		return NULL;
+		return 0;
 	struct file **arr = fdt->fd;
-	struct file *f = NULL;
+	__u64 f = 0;
 	bpf_probe_read_kernel(&f, sizeof f, &arr[fd]);
-	if (!f)
-		return NULL;
-	return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	return f;
+}
+
+/* The struct file behind a descriptor of the current task, as a typed pointer. */
+static __always_inline struct file *fd_file(int fd)
+{
+	__u64 f = fd_file_addr(fd);
+	return f ? bpf_rdonly_cast((void *)f, bpf_core_type_id_kernel(struct file)) : NULL;
 }
 
 struct ident {
@@ -476,23 +497,26 @@ static __always_inline void agg_add(struct ks_agg_val *v, __u8 op, __u64 bytes, 
 	}
 }
 
+/* What a new `fsagg` or `pidagg` bucket starts from (read-only data: off the 512-byte stack). */
+static const struct ks_agg_val agg_zero;
+
 /* Seed 000's aggregate (per filesystem, op, size bucket) for calls on a traced file; per pid and
  * op for the calls that name none (their per-file totals are in `files`). */
 static __always_inline void agg(__u8 op, struct ks_inflight *c, __u64 bytes, __u64 dur, bool err, bool timed)
 {
-	struct ks_agg_val zero = {}, *v;
+	struct ks_agg_val *v;
 	if (c->tracked_file) {
 		struct ks_agg_key ak = {.dev = c->dev, .op = op, .bucket = ks_bucket(bytes)};
 		v = bpf_map_lookup_elem(&fsagg, &ak);
 		if (!v) {
-			bpf_map_update_elem(&fsagg, &ak, &zero, BPF_NOEXIST);
+			bpf_map_update_elem(&fsagg, &ak, &agg_zero, BPF_NOEXIST);
 			v = bpf_map_lookup_elem(&fsagg, &ak);
 		}
 	} else {
 		struct ks_pid_key pk = {.pid = bpf_get_current_pid_tgid() >> 32, .op = op};
 		v = bpf_map_lookup_elem(&pidagg, &pk);
 		if (!v) {
-			bpf_map_update_elem(&pidagg, &pk, &zero, BPF_NOEXIST);
+			bpf_map_update_elem(&pidagg, &pk, &agg_zero, BPF_NOEXIST);
 			v = bpf_map_lookup_elem(&pidagg, &pk);
 		}
 	}
@@ -599,6 +623,260 @@ static __always_inline struct ks_inflight *untimed_call(struct pt_regs *regs, co
 	return c;
 }
 
+/* Seed 000's aggregate of a run's calls (they all have its log2 size): count, bytes and errors at
+ * once; no time, none was measured. */
+static __always_inline void run_agg(struct ks_run *s)
+{
+	struct ks_agg_key ak = {.dev = s->dev, .op = s->rw ? LOG_OP_WRITE : LOG_OP_READ, .bucket = s->bucket};
+	struct ks_agg_val *v = bpf_map_lookup_elem(&fsagg, &ak);
+	if (!v) {
+		bpf_map_update_elem(&fsagg, &ak, &agg_zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&fsagg, &ak);
+	}
+	if (!v) {
+		ks_stat(KS_STAT_AGG_FULL);
+		return;
+	}
+	__sync_fetch_and_add(&v->count, s->calls);
+	__sync_fetch_and_add(&v->bytes, s->bytes);
+	if (s->errors)
+		__sync_fetch_and_add(&v->errors, s->errors);
+	if (!s->timed)
+		return;
+	/* as agg_add: a call timed in a sampling window stands for lat_every */
+	__sync_fetch_and_add(&v->time_ns, cfg.lat_every > 1 ? s->time * cfg.lat_every : s->time);
+	for (int b = 0; b < KS_HIST; b++)
+		if (s->lat[b])
+			__sync_fetch_and_add(&v->lat_hist[b], s->lat[b]);
+}
+
+/* A run's calls into its file's records (syscall, and the page-cache and filesystem work batched
+ * into them), as count_rw and flush_batched would have added them one by one; the slot is then
+ * free. A global function: the verifier checks its loops once, not in every caller. */
+__noinline int flush_run(struct ks_run *s)
+{
+	if (!s || !s->file)
+		return 0;
+	s->file = 0;
+	if (cfg.aggregates)
+		run_agg(s);
+	struct ks_file_val *v = ks_file_gen(s->tgid, LOG_LAYER_SYSCALL, s->dev, s->ino, s->gen);
+	if (v)
+		ks_run_to_record(v, s);
+	for (int b = 0; b < KS_HIST; b++)
+		s->hist[b] = 0;
+	s->calls = s->bytes = s->errors = s->max_end = 0;
+	if (s->timed) {
+		for (int b = 0; b < KS_HIST; b++)
+			s->lat[b] = 0;
+		s->time = s->timed = s->slowest = s->slowest_size = 0;
+	}
+	s->hits = s->misses = 0;
+	if (s->pages_in || s->pc_added_write || s->pc_dirtied) {
+		v = ks_file(s->tgid, LOG_LAYER_PAGECACHE, s->dev, s->ino);
+		if (v)
+			ks_run_to_pagecache(v, s);
+		s->pages_in = s->pc_added_write = s->pc_dirtied = 0;
+	}
+	if (s->fs_writes) {
+		v = ks_file(s->tgid, LOG_LAYER_FS, s->dev, s->ino);
+		if (v)
+			ks_run_to_fs(v, s);
+		for (int b = 0; b < KS_HIST; b++)
+			s->fs_hist[b] = 0;
+		s->fs_writes = s->fs_bytes = s->fs_max_end = s->fs_first = s->fs_last = 0;
+	}
+	return 1;
+}
+
+/* Both runs of this CPU into their records (a reader's KS_RUN_FLUSH_MAGIC call). */
+static __noinline void flush_cpu(void)
+{
+	for (int i = 0; i < 2; i++) {
+		__u32 key = i;
+		struct ks_run *s = bpf_map_lookup_elem(&runs, &key);
+		if (s)
+			flush_run(s);
+	}
+}
+
+/* A run's record, made at its start when the process has none yet (the first call of this
+ * process on the file), with the file's name when f, the file, is known: a file opened before
+ * tracing began is named then, not at every call. */
+static __always_inline void run_record(struct file *f, __u32 tgid, __u64 dev, __u64 ino, __u32 gen)
+{
+	struct ks_file_key fk = {.pid = tgid, .layer = LOG_LAYER_SYSCALL, .gen = gen, .dev = dev, .ino = ino};
+	if (bpf_map_lookup_elem(&files, &fk))
+		return;
+	if (f)
+		remember_path(f, dev, ino, gen);
+	ks_file_gen(tgid, LOG_LAYER_SYSCALL, dev, ino, gen);
+}
+
+/* A new run on this CPU: the one before it goes to its record, and this call's file is identified
+ * in full (the filters; its name when the process had no record of it yet, a file opened before
+ * tracing began). 0: not a file we trace. */
+static __noinline int start_run(struct ks_run *s, __u64 faddr, __u32 tgid, __u32 rw, __u32 bucket)
+{
+	struct file *f = bpf_rdonly_cast((void *)faddr, bpf_core_type_id_kernel(struct file));
+	struct ident id = {};
+	if (!identify(f, &id, false))
+		return 0;
+	flush_run(s);
+	run_record(f, tgid, id.dev, id.ino, id.gen);
+	struct inode *in = f->f_inode;
+	s->file = faddr;
+	s->inode = (__u64)in;
+	s->dev = id.dev;
+	s->ino = id.ino;
+	s->gen = id.gen;
+	s->tgid = tgid;
+	s->rw = rw;
+	s->bucket = bucket;
+	s->first_ns = bpf_ktime_get_ns();
+	s->last_ns = s->first_ns;
+	s->last_jiffies = bpf_jiffies64();
+	return 1;
+}
+
+/* The log2 bucket of a call's size: the last call's again when the size is the same (a run's
+ * calls mostly are), without the bucket's search. */
+static __always_inline __u32 run_bucket(struct ks_run *s, __u64 bytes)
+{
+	if (bytes == s->last_size)
+		return s->last_bucket & (KS_HIST - 1);
+	__u32 b = ks_bucket(bytes);
+	s->last_size = bytes;
+	s->last_bucket = b;
+	return b;
+}
+
+/* A timed call on a file other than the run's: the run to its records, this call's file starts
+ * one (its name first, when the process had no record of it: a file opened before tracing began).
+ * Its struct file is not the run's (1): an untimed call on it starts another run. */
+static __noinline void start_timed_run(struct ks_run *s, struct ks_inflight *c, __u32 tgid, __u32 rw, __u32 bucket)
+{
+	flush_run(s);
+	struct file *f = fd_file(c->fd);
+	struct ident id = {};
+	if (f && (!identify(f, &id, false) || id.dev != c->dev || id.ino != c->ino || id.gen != c->gen))
+		f = NULL; /* the descriptor holds another file now: no name from it */
+	run_record(f, tgid, c->dev, c->ino, c->gen);
+	s->file = 1;
+	s->inode = 0;
+	s->dev = c->dev;
+	s->ino = c->ino;
+	s->gen = c->gen;
+	s->tgid = tgid;
+	s->rw = rw;
+	s->bucket = bucket;
+	s->first_ns = (__u64)-1;
+	s->last_ns = 0;
+}
+
+/* A successful read or write that sys_enter timed (start: its entry), counted into this CPU's run
+ * of calls on its file with what the page-cache and filesystem programs batched into it. 0: the
+ * general path (no slot). */
+static __always_inline int run_timed(struct ks_inflight *c, const struct call_kind *k, __u32 tgid, long ret, __u64 start,
+				     __u64 end)
+{
+	__u32 rw = k->rw == 2;
+	struct ks_run *s = bpf_map_lookup_elem(&runs, &rw);
+	if (!s)
+		return 0;
+	__u64 bytes = ret, dur = end - start;
+	__u32 b = run_bucket(s, bytes);
+	if (!s->file || s->tgid != tgid || s->dev != c->dev || s->ino != c->ino || s->gen != c->gen ||
+	    (cfg.aggregates && s->bucket != b))
+		start_timed_run(s, c, tgid, rw, b);
+	s->calls++;
+	if (s->first_ns > start)
+		s->first_ns = start;
+	if (s->last_ns < end)
+		s->last_ns = end;
+	s->bytes += bytes;
+	if (c->offset != (__u64)-1 && c->offset + bytes > s->max_end)
+		s->max_end = c->offset + bytes;
+	s->hist[b & (KS_HIST - 1)]++;
+	s->time += dur;
+	s->timed++;
+	s->lat[ks_bucket(dur) & (KS_HIST - 1)]++;
+	if (dur > s->slowest) {
+		s->slowest = dur;
+		s->slowest_size = bytes;
+	}
+	if (!rw && (cfg.layers & (1u << LOG_LAYER_PAGECACHE))) {
+		if (c->pages_in)
+			s->misses++;
+		else
+			s->hits++;
+	}
+	s->pages_in += c->pages_in;
+	s->pc_added_write += c->pc_added_write;
+	s->pc_dirtied += c->pc_dirtied;
+	if (c->fs_writes) {
+		s->fs_writes += c->fs_writes;
+		s->fs_bytes += c->fs_bytes;
+		if (s->fs_max_end < c->fs_max_end)
+			s->fs_max_end = c->fs_max_end;
+		if (!s->fs_first || s->fs_first > start)
+			s->fs_first = start;
+		if (s->fs_last < end)
+			s->fs_last = end;
+		s->fs_hist[ks_bucket(c->fs_bytes / c->fs_writes) & (KS_HIST - 1)] += c->fs_writes;
+	}
+	return 1;
+}
+
+/* Default depth: an untimed read or write, counted into this CPU's run of calls on its file when
+ * the descriptor still holds the run's file (struct ks_run). 1: counted; -1: not a call we trace;
+ * 0: the general path (a directory filter, which a file renamed out of the directory would
+ * leave: checked per call there). */
+static __always_inline int run_count(struct pt_regs *regs, const struct call_kind *k, long ret)
+{
+	if (cfg.ino)
+		return 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!ks_tgid_wanted(tgid))
+		return -1;
+	__u32 rw = k->rw == 2;
+	struct ks_run *s = bpf_map_lookup_elem(&runs, &rw);
+	if (!s)
+		return 0;
+	__u64 faddr = fd_file_addr((int)arg_of(regs, k->fd_arg));
+	if (!faddr)
+		return -1;
+	struct file *f = bpf_rdonly_cast((void *)faddr, bpf_core_type_id_kernel(struct file));
+	__u64 bytes = ret > 0 ? ret : 0;
+	__u32 b = run_bucket(s, bytes);
+	struct inode *in = f->f_inode;
+	if (!in)
+		return -1;
+	if (s->file != faddr || s->tgid != tgid || s->inode != (__u64)in || s->ino != in->i_ino ||
+	    s->gen != in->i_generation || (cfg.aggregates && s->bucket != b)) {
+		if (!start_run(s, faddr, tgid, rw, b))
+			return -1;
+	}
+	s->calls++;
+	__u64 j = bpf_jiffies64(); /* the clock once per timer tick of a run: its last time */
+	if (j != s->last_jiffies) {
+		s->last_jiffies = j;
+		s->last_ns = bpf_ktime_get_ns();
+	}
+	if (ret < 0) {
+		s->errors++;
+		return 1;
+	}
+	__u64 off = k->off_arg != NO_ARG ? arg_of(regs, k->off_arg) : (__u64)-1;
+	if (off == (__u64)-1)
+		off = f->f_pos - bytes;
+	s->bytes += bytes;
+	if (off + bytes > s->max_end)
+		s->max_end = off + bytes;
+	s->hist[b & (KS_HIST - 1)]++;
+	return 1;
+}
+
 /* What the page-cache and filesystem programs batched into this call (ks_call_on): one update of
  * their records per call instead of one per page. */
 static __noinline void flush_batched(__u32 pid, struct ks_inflight *c, __u64 start, __u64 end)
@@ -662,6 +940,10 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 	struct call_kind k;
 	if (!classify(nr, &k))
 		return 0;
+	if (ret == -9 /* EBADF */ && nr == KS_NR_pread64 && regs->r10 == KS_RUN_FLUSH_MAGIC) {
+		flush_cpu(); /* a reader's (ks_runs_flush); the call itself goes on as any other */
+		ks_blk_flush_cpu();
+	}
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct ks_inflight *c = NULL;
 	if (always_timed(k.op) || !lat_none_inflight())
@@ -671,11 +953,13 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		c->active = 0;
 		if (c->counted)
 			lat_count(c, 0);
-	} else if (cfg.lat_every <= 1 || !(c = untimed_call(regs, &k, ret)))
+	} else if (cfg.lat_every <= 1 || (k.rw && run_count(regs, &k, ret)) || !(c = untimed_call(regs, &k, ret)))
 		return 0;
 	__u64 end = bpf_ktime_get_ns(), start = timed ? c->start_ns : end, dur = end - start;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	bool err = ret < 0;
+	if (timed && k.rw && !err && c->tracked_file && !cfg.events && run_timed(c, &k, pid, ret, start, end))
+		return 0;
 
 	if (k.op == LOG_OP_OPEN && !err) {
 		struct file *f = fd_file((int)ret);

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Reads and writes are counted per CPU in runs of calls on one file (struct ks_run, docs/KERNEL.md
+# "Runs"), added to the file's records when the run ends or a reader flushes: at the default
+# depth untimed calls, known by their descriptor's struct file, at full depth timed calls, known by
+# sys_enter's identity. As root, at both depths:
+#  - tests/progs/runs_static makes every case that ends a run, with known counts: a descriptor
+#    closed and its number reused, a failing write through another descriptor of the file, dup2
+#    onto the descriptor of the run, a fork writing through the inherited descriptor, two threads
+#    on two CPUs on one descriptor, a thread moved between CPUs mid-run, reads alternating with
+#    writes to another file, exec keeping the descriptor, one write in each size bucket;
+#    calls, bytes, errors, furthest offsets, size buckets, opens and closes are exact per file and
+#    process;
+#  - a reader in the middle of a session (`iostrata kernel maps` on the pinned maps, the live
+#    --json view) sees every call made before it: the runs of a process that is still alive and of
+#    one that has exited are flushed into `files` and `fsagg` when read.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/lib_kernel.sh"
+kernel_ready || exit 0
+at_depths default full
+T=$(realpath "$T")
+export IOSTRATA_LIVE_DIR="$T/live"
+mkdir -p "$T/d"
+
+"$IOSTRATA" run -q -o "$T/j" $KRUN -- "$PROGS/runs_static" "$T/d" 2>"$T/err"
+eq "runs: exit status, nothing on stderr" "0 " "$? $(cat "$T/err")"
+KL=$(ls "$T/j"/kernel-*.iost)
+"$IOSTRATA" dump --json "$KL" >"$T/k.json"
+# f NAME JQ: over the syscall records of $T/d/NAME, one line per process (most writes first)
+f() {
+	jq -r --arg p "$T/d/$1" "[.records[] | select(.layer == \"syscall\" and .path == \$p)] | sort_by(-.counters.writes) | .[] | $2" "$T/k.json" |
+		tr '\n' ' ' | sed 's/ $//'
+}
+c='"\(.counters.writes) \(.counters.bytes_written) \(.counters.err_writes) \(.counters.max_write_end) \(.counters.opens) \(.counters.closes)"'
+eq "runs: a (closed, then 2 writes failing with EBADF through a read-only descriptor)" "5 30 2 30 2 2" "$(f a "$c")"
+eq "runs: b (on a's descriptor number, ended by dup2)" "9 180 0 180 1 0" "$(f b "$c")"
+eq "runs: c (dup2'd onto b's descriptor)" "6 240 0 240 1 2" "$(f c "$c")"
+eq "runs: d (the parent's 7 + 13 and the forked child's 11, one record each)" "20 20 0 31 1 1 11 11 0 18 0 0" "$(f d "$c")"
+eq "runs: e (two threads, one descriptor)" "2000 16000 0 16000 1 1" "$(f e "$c")"
+eq "runs: f written (moved between CPUs mid-run)" "150 15000 0 15000 1 1" "$(f f "$c")"
+eq "runs: f read (pread, alternating with writes to g)" "50 5000 5000 0" \
+	"$(f f '"\(.counters.reads) \(.counters.bytes_read) \(.counters.max_read_end) \(.counters.err_reads)"')"
+eq "runs: f's reads in the 64 B bucket" 50 "$(f f '.read_hist[7]')"
+eq "runs: g" "20 2000 0 2000 1 1" "$(f g "$c")"
+eq "runs: h (exec keeps the descriptor and the process: one record)" "7 35 0 35 1 0" "$(f h "$c")"
+eq "runs: i (one write in each of the buckets 1 to 13)" "13 8191 1 1 1 1 1 1 1 1 1 1 1 1 1 0 0" \
+	"$(f i '"\(.counters.writes) \(.counters.bytes_written) \(.write_hist[1:14] | map(tostring) | join(" ")) \(.write_hist[0]) \(.write_hist[14:] | add)"')"
+eq "runs: first write before last, on every file" 0 \
+	"$(jq --arg d "$T/d/" '[.records[] | select(.layer == "syscall" and (.path | startswith($d)) and .counters.writes > 0 and .counters.write_last < .counters.write_first)] | length' "$T/k.json")"
+eq "runs: nothing lost" "0 0" "$(jq -r '"\(.header.kernel_table_full) \(.header.events_dropped)"' "$T/k.json")"
+
+# --- a reader in the middle of a session ------------------------------------------------------
+# dd's 100 writes are one run on its CPU, still pending when it exits; a second writer is stopped
+# in the middle of its writes (SIGSTOP) while the pinned maps are read.
+mkfifo "$T/gate"
+sh -c 'read -r _ <"$0"; dd if=/dev/zero of="$1/p.out" bs=4k count=100 status=none
+	exec python3 -B -c "
+import os, signal, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for i in range(37):
+    os.write(fd, b\"x\" * 512)
+os.kill(os.getpid(), signal.SIGSTOP)
+for i in range(5):
+    os.write(fd, b\"x\" * 512)
+" "$1/q.out"' "$T/gate" "$T" &
+SP=$!
+PIN=/sys/fs/bpf/iostrata-runs-$$
+"$IOSTRATA" kernel $KOPT --quiet --pid "$SP" --interval 60 --pin "$PIN" --log "$T/pin.iost" --ready "$T/pin.ready" &
+KP=$!
+wait_ready "$T/pin.ready"
+echo go >"$T/gate"
+for _ in $(seq 200); do
+	[ "$(awk '{print $3}' "/proc/$SP/stat" 2>/dev/null)" = T ] && break
+	sleep 0.05
+done
+eq "mid-session: the writer is stopped" T "$(awk '{print $3}' "/proc/$SP/stat")"
+"$IOSTRATA" kernel maps --json "$PIN" >"$T/maps.json"
+eq "mid-session: maps reader exit status" 0 $?
+m=$(stat -c %m "$T")
+eq "mid-session: fsagg has dd's 100 writes of 4 KiB (dd has exited)" 100 \
+	"$(jq --arg m "$m" '[.fsagg[] | select(.op=="write" and .bucket==13 and .mount==$m) | .count] | add' "$T/maps.json")"
+eq "mid-session: fsagg has the stopped writer's 37 writes of 512 B" 37 \
+	"$(jq --arg m "$m" '[.fsagg[] | select(.op=="write" and .bucket==10 and .mount==$m) | .count] | add' "$T/maps.json")"
+eq "mid-session: per-pid writes of the stopped writer, from files" "37 18944" \
+	"$(jq -r "[.pidagg[] | select(.pid==$SP and .op==\"write\")][0] | \"\(.count) \(.bytes)\"" "$T/maps.json")"
+kill -CONT "$SP"
+wait "$SP"
+kill -INT "$KP" 2>/dev/null
+wait "$KP"
+eq "mid-session: iostrata kernel exit status" 0 $?
+eq "end: every write of both, in the log" "100 409600 42 21504" \
+	"$(kcounter "$T/pin.iost" syscall "$T/p.out" writes) $(kcounter "$T/pin.iost" syscall "$T/p.out" bytes_written) $(kcounter "$T/pin.iost" syscall "$T/q.out" writes) $(kcounter "$T/pin.iost" syscall "$T/q.out" bytes_written)"
+"$IOSTRATA" kernel maps --json "$PIN" >"$T/maps2.json"
+eq "end: the pinned fsagg after the session has every write" 42 \
+	"$(jq --arg m "$m" '[.fsagg[] | select(.op=="write" and .bucket==10 and .mount==$m) | .count] | add' "$T/maps2.json")"
+rm -rf "$PIN"

@@ -190,17 +190,9 @@ static struct ks_rec *rec_find(struct ks_rec **recs, size_t *n, size_t *cap, con
 	for (size_t i = 0; i < *n; i++)
 		if (!memcmp(&(*recs)[i].key, k, sizeof *k))
 			return &(*recs)[i];
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		struct ks_rec *r = realloc(*recs, c * sizeof *r);
-		if (!r)
-			return NULL;
-		*recs = r;
-		*cap = c;
-	}
-	struct ks_rec *r = &(*recs)[(*n)++];
-	memset(r, 0, sizeof *r);
-	r->key = *k;
+	struct ks_rec *r = ks_rec_append(recs, n, cap);
+	if (r)
+		r->key = *k;
 	return r;
 }
 

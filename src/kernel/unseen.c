@@ -7,14 +7,8 @@
 #include "kernel/unseen.h"
 
 /* The block record (pid, dev, ino) of recs, appended when missing; NULL when out of memory. */
-static struct ks_rec *block_rec(struct ks_rec **recs, size_t *n, size_t *cap, uint32_t pid, uint64_t dev,
-				uint64_t ino)
+struct ks_rec *ks_rec_append(struct ks_rec **recs, size_t *n, size_t *cap)
 {
-	for (size_t i = 0; i < *n; i++) {
-		const struct ks_file_key *k = &(*recs)[i].key;
-		if (k->layer == LOG_LAYER_BLOCK && !k->gen && k->pid == pid && k->dev == dev && k->ino == ino)
-			return &(*recs)[i];
-	}
 	if (*n == *cap) {
 		size_t c = *cap ? *cap * 2 : 16;
 		struct ks_rec *r = realloc(*recs, c * sizeof *r);
@@ -25,6 +19,20 @@ static struct ks_rec *block_rec(struct ks_rec **recs, size_t *n, size_t *cap, ui
 	}
 	struct ks_rec *r = &(*recs)[(*n)++];
 	memset(r, 0, sizeof *r);
+	return r;
+}
+
+static struct ks_rec *block_rec(struct ks_rec **recs, size_t *n, size_t *cap, uint32_t pid, uint64_t dev,
+				uint64_t ino)
+{
+	for (size_t i = 0; i < *n; i++) {
+		const struct ks_file_key *k = &(*recs)[i].key;
+		if (k->layer == LOG_LAYER_BLOCK && !k->gen && k->pid == pid && k->dev == dev && k->ino == ino)
+			return &(*recs)[i];
+	}
+	struct ks_rec *r = ks_rec_append(recs, n, cap);
+	if (!r)
+		return NULL;
 	r->key.pid = pid;
 	r->key.layer = LOG_LAYER_BLOCK;
 	r->key.dev = dev;

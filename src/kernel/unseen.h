@@ -13,5 +13,8 @@
  * (a file whose every request went unseen) is appended to *recs (*n entries, room for *cap).
  * 0, or -ENOMEM. Requests not issued, or neither read nor write, count nowhere. */
 int ks_add_unseen(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_rq_info *ri);
+/* A new record at the end of *recs (*n entries, room for *cap; grown by doubling), zeroed; NULL
+ * when out of memory. Also collect.c's. */
+struct ks_rec *ks_rec_append(struct ks_rec **recs, size_t *n, size_t *cap);
 
 #endif

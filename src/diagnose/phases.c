@@ -129,6 +129,12 @@ static int add_phase(const struct dgn_series *s, size_t first, size_t end, struc
 	return 0;
 }
 
+/* sample i did I/O: its own bandwidth above idle, or DGN_META_ACTIVE metadata operations a second */
+static int raw_active(const struct dgn_series *s, size_t i, double idle, double per_s)
+{
+	return (at(s->read, i) + at(s->write, i)) * per_s > idle || at(s->meta, i) * per_s >= DGN_META_ACTIVE;
+}
+
 int dgn_phases(const struct dgn_series *s, struct dgn_phase **out, size_t *n)
 {
 	size_t cap = 0;
@@ -147,14 +153,37 @@ int dgn_phases(const struct dgn_series *s, struct dgn_phase **out, size_t *n)
 		if (y[i] > peak)
 			peak = y[i];
 	double idle = DGN_IDLE_SHARE * peak;
-	/* the stretches: [cut[k], cut[k + 1]), at most one a sample (a level step at every sample) */
+	/* active seconds: by the denoised bandwidth; but a stretch's first and last seconds must
+	 * have done I/O themselves: where a job starts after an idle while (computing first) at an
+	 * odd position in the transform's blocks, the kept coarse details spread its rise over the
+	 * idle seconds before it, and those made a slow phase of their own */
 	size_t *cut = malloc(2 * s->n * sizeof *cut), ncut = 0, start = SIZE_MAX;
-	if (!cut) {
+	unsigned char *act = malloc(s->n);
+	if (!cut || !act) {
+		free(cut);
+		free(act);
 		r = -ENOMEM;
 		goto out;
 	}
+	for (size_t i = 0; i < s->n; i++)
+		act[i] = (peak > 0 && y[i] > idle) || at(s->meta, i) * per_s >= DGN_META_ACTIVE;
+	for (size_t a = 0; a < s->n;) {
+		if (!act[a]) {
+			a++;
+			continue;
+		}
+		size_t b = a;
+		while (b < s->n && act[b])
+			b++;
+		for (size_t i = a; i < b && !raw_active(s, i, idle, per_s); i++)
+			act[i] = 0;
+		for (size_t i = b; i > a && !raw_active(s, i - 1, idle, per_s); i--)
+			act[i - 1] = 0;
+		a = b;
+	}
+	/* the stretches: [cut[k], cut[k + 1]), at most one a sample (a level step at every sample) */
 	for (size_t i = 0; i <= s->n; i++) {
-		int active = i < s->n && ((peak > 0 && y[i] > idle) || at(s->meta, i) * per_s >= DGN_META_ACTIVE);
+		int active = i < s->n && act[i];
 		/* a level step within activity: the denoised bandwidth changes by DGN_STEP_FACTOR */
 		int step = active && start != SIZE_MAX && i > start && y[i - 1] > idle && y[i] > idle &&
 			   (y[i] >= DGN_STEP_FACTOR * y[i - 1] || y[i - 1] >= DGN_STEP_FACTOR * y[i]);
@@ -189,6 +218,7 @@ int dgn_phases(const struct dgn_series *s, struct dgn_phase **out, size_t *n)
 	for (size_t k = 0; k < ncut && r == 0; k += 2)
 		r = add_phase(s, cut[k], cut[k + 1], out, n, &cap);
 	free(cut);
+	free(act);
 out:
 	free(y);
 	if (r < 0) {

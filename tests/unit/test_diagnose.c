@@ -83,6 +83,32 @@ static void steps(void)
 	      "n %zu: %zu+%zu", n, n ? p[0].first : 0, n ? p[0].n : 0);
 	free(p);
 
+	/* a job that computes before its I/O (bench/diagnose's ckpt-272: fio's start delay, its
+	 * status reads of a few bytes and metadata calls meanwhile, then 12 MiB written): the
+	 * denoised series spreads the rise over the idle seconds before it, which made a slow
+	 * phase of 4 s of them (0.2 MB/s) an abnormal one; a phase starts and ends on seconds
+	 * that did I/O */
+	double kr[8] = {0, 24, 32, 32, 48, 48, 48, 1}, km[8] = {1, 6, 0, 1, 0, 0, 0, 3};
+	double kw[8] = {0, 0, 0, 819200, 3833856, 3801088, 3801088, 327680};
+	s = (struct dgn_series){.dt_ms = 1000, .n = 8, .read = kr, .write = kw, .meta = km};
+	r = dgn_phases(&s, &p, &n);
+	check("compute before the I/O: one phase, seconds 3-8, none in the idle seconds", r == 0 && n == 1 &&
+	      p[0].first == 3 && p[0].n == 5, "r %d n %zu: %zu+%zu", r, n, n ? p[0].first : 0, n ? p[0].n : 0);
+	free(p);
+	/* the same at every offset in the transform's blocks (1 to 8 idle seconds before it) */
+	for (int lead = 1; lead <= 8; lead++) {
+		double lw[24] = {0}, lr[24] = {0};
+		for (int i = 0; i < 5; i++)
+			lw[lead + i] = kw[3 + i], lr[lead + i] = kr[3 + i];
+		for (int i = 0; i < lead; i++)
+			lr[i] = 32;
+		s = (struct dgn_series){.dt_ms = 1000, .n = 24, .read = lr, .write = lw};
+		r = dgn_phases(&s, &p, &n);
+		check("compute of 1-8 s before the I/O: one phase of its 5 s", r == 0 && n == 1 && p[0].first == (size_t)lead &&
+		      p[0].n == 5, "lead %d: r %d n %zu: %zu+%zu", lead, r, n, n ? p[0].first : 0, n ? p[0].n : 0);
+		free(p);
+	}
+
 	/* constant bandwidth: one phase, the whole series */
 	double c[16];
 	for (int i = 0; i < 16; i++)

@@ -146,6 +146,15 @@ static __always_inline void fdtab_stick(__u32 i)
 static __always_inline void fdtab_enter(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	/* Under a process filter alone, a process not traced whose table no other process shares
+	 * (no more holders than live threads; a thread being made or leaving only adds holders first
+	 * or drops live first) changes no table a check is armed on: no storage made for it. */
+	if (cfg.by_pid && !cfg.cgroup_id && !ks_tgid_tracked(t->tgid)) {
+		struct files_struct *fs = t->files;
+		struct signal_struct *sig = t->signal;
+		if (fs && sig && fs->count.counter <= sig->live.counter)
+			return;
+	}
 	__u32 *held = bpf_task_storage_get(&fdtab_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	__u64 *g;
 	if (held && *held) { /* the last one's exit came before sys_exit was attached: it is over */

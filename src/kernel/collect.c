@@ -261,11 +261,39 @@ static int blk_runs_merge(int fd, const unsigned char *reached, int ncpu, struct
 	return 0;
 }
 
+/* The same for the page faults' runs (struct ks_fault_run): every CPU's, since a flush may have
+ * left one it found busy. */
+static int fault_runs_merge(int fd, int ncpu, struct ks_rec **recs, size_t *n, size_t *cap)
+{
+	struct ks_fault_run *per = calloc((size_t)ncpu, sizeof *per);
+	if (!per)
+		return -ENOMEM;
+	_Static_assert(sizeof(struct ks_fault_run) % 8 == 0, "per-CPU values are 8-byte aligned");
+	__u32 zero = 0;
+	int r = 0;
+	if (bpf_map_lookup_elem(fd, &zero, per) == 0) {
+		for (int cpu = 0; cpu < ncpu && r == 0; cpu++) {
+			if (!per[cpu].faults)
+				continue;
+			struct ks_file_key k = {.pid = per[cpu].pid, .layer = LOG_LAYER_PAGECACHE, .dev = per[cpu].dev,
+						.ino = per[cpu].ino};
+			struct ks_rec *rec = rec_find(recs, n, cap, &k);
+			if (rec)
+				rec->val.c[LOG_C_MMAP_FAULTS] += per[cpu].faults;
+			else
+				r = -ENOMEM;
+		}
+	}
+	free(per);
+	return r;
+}
+
 static int records_read(int fd, struct ks_rec **out, size_t *n, size_t *capp);
 
 int ks_records(const struct ks_session *ks, struct ks_rec **out, size_t *n)
 {
-	int ncpu = libbpf_num_possible_cpus(), runs_fd = ks_map_fd(ks, "runs"), blk_fd = ks_map_fd(ks, "blk_runs");
+	int ncpu = libbpf_num_possible_cpus(), runs_fd = ks_map_fd(ks, "runs"), blk_fd = ks_map_fd(ks, "blk_runs"),
+	    fault_fd = ks_map_fd(ks, "fault_runs");
 	unsigned char *reached = ncpu > 0 ? calloc((size_t)ncpu, 1) : NULL;
 	size_t cap = 0;
 	ks_runs_flush(reached);
@@ -274,6 +302,8 @@ int ks_records(const struct ks_session *ks, struct ks_rec **out, size_t *n)
 		r = runs_merge(runs_fd, reached, ncpu, out, n, &cap);
 	if (r == 0 && reached && blk_fd >= 0)
 		r = blk_runs_merge(blk_fd, reached, ncpu, out, n, &cap);
+	if (r == 0 && ncpu > 0 && fault_fd >= 0)
+		r = fault_runs_merge(fault_fd, ncpu, out, n, &cap);
 	free(reached);
 	for (size_t i = 0; r == 0 && i < *n; i++)
 		ks_estimate_times((*out)[i].key.layer, &(*out)[i].val);

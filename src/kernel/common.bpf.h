@@ -117,6 +117,15 @@ struct {
 	__type(value, struct ks_blk_run);
 } blk_runs SEC(".maps");
 
+/* Per CPU: the page faults' run (struct ks_fault_run, kernel.h). Declared by every object:
+ * sys_exit flushes it for a reader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ks_fault_run);
+} fault_runs SEC(".maps");
+
 /* Zero values to insert from (map values are too large for the 512-byte stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -379,6 +388,34 @@ static __noinline void ks_blk_flush_cpu(void)
 	}
 }
 
+/* A fault run to its record; false when the table has no room for it (counted as files_full:
+ * the run stays in its slot). */
+static __noinline bool ks_fault_flush(struct ks_fault_run *r)
+{
+	if (!r || !r->faults)
+		return true;
+	struct ks_file_val *v = ks_file(r->pid, LOG_LAYER_PAGECACHE, r->dev, r->ino);
+	if (!v)
+		return false;
+	KS_ADD(v, MMAP_FAULTS, r->faults);
+	r->faults = 0;
+	return true;
+}
+
+/* This CPU's fault run to its record, for a reader (sys_exit of its flush call). */
+static __always_inline void ks_fault_flush_cpu(void)
+{
+	__u32 zero = 0;
+	struct ks_fault_run *r = bpf_map_lookup_elem(&fault_runs, &zero);
+	if (!r || r->busy || !r->faults)
+		return;
+	*(volatile __u32 *)&r->busy = 1;
+	asm volatile("" ::: "memory");
+	ks_fault_flush(r);
+	asm volatile("" ::: "memory");
+	*(volatile __u32 *)&r->busy = 0;
+}
+
 static __always_inline void ks_max(__u64 *slot, __u64 val)
 {
 	if (*slot < val) /* a lost race keeps a value within one op of the maximum */
@@ -441,6 +478,15 @@ static __always_inline void ks_emit(__u8 layer, __u8 op, __u16 flags, __u64 star
 		return;
 	__u64 id = bpf_get_current_pid_tgid();
 	ks_emit_as(id >> 32, (__u32)id, layer, op, flags, start, dur, dev, ino, off, size, result);
+}
+
+/* An event stamped now, of no duration: the clock is read only when events are asked for (the
+ * per-page programs run for every page, and their records want no time of it). */
+static __always_inline void ks_emit_now(__u8 layer, __u8 op, __u16 flags, __u64 dev, __u64 ino, __u64 off, __u64 size,
+					__s64 result)
+{
+	if (cfg.events)
+		ks_emit(layer, op, flags, bpf_ktime_get_ns(), 0, dev, ino, off, size, result);
 }
 
 #endif

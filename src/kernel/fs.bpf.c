@@ -129,7 +129,7 @@ static __always_inline int ext4_write(struct inode *in, loff_t pos, unsigned int
 		return 0;
 	if (!cache_write(in, dev, ino, pos, copied))
 		return 0;
-	ks_emit(LOG_LAYER_FS, LOG_OP_FS_WRITE, 0, bpf_ktime_get_ns(), 0, dev, ino, pos, copied, copied);
+	ks_emit_now(LOG_LAYER_FS, LOG_OP_FS_WRITE, 0, dev, ino, pos, copied, copied);
 	return 0;
 }
 
@@ -204,7 +204,7 @@ int BPF_PROG(ks_ext4_alloc, struct ext4_allocation_request *ar, unsigned long lo
 		return 0;
 	KS_ADD(v, FS_ALLOCS, 1);
 	__u32 blocksize = 1u << BPF_CORE_READ(ar, inode, i_blkbits);
-	ks_emit(LOG_LAYER_FS, LOG_OP_FS_ALLOC, 0, bpf_ktime_get_ns(), 0, dev, ino, (__u64)ar->logical * blocksize,
+	ks_emit_now(LOG_LAYER_FS, LOG_OP_FS_ALLOC, 0, dev, ino, (__u64)ar->logical * blocksize,
 		(__u64)ar->len * blocksize, block);
 	return 0;
 }
@@ -251,7 +251,7 @@ int BPF_PROG(ks_xfs_fsync, struct xfs_inode *ip)
 	if (!v)
 		return 0;
 	KS_ADD(v, FSYNCS, 1);
-	ks_emit(LOG_LAYER_FS, LOG_OP_FS_SYNC, 0, bpf_ktime_get_ns(), 0, dev, ino, (__u64)-1, 0, 0);
+	ks_emit_now(LOG_LAYER_FS, LOG_OP_FS_SYNC, 0, dev, ino, (__u64)-1, 0, 0);
 	return 0;
 }
 
@@ -273,7 +273,7 @@ static __always_inline int xfs_alloc(struct xfs_inode *ip, xfs_off_t off, ssize_
 	if (!v)
 		return 0;
 	KS_ADD(v, FS_ALLOCS, 1);
-	ks_emit(LOG_LAYER_FS, LOG_OP_FS_ALLOC, 0, bpf_ktime_get_ns(), 0, dev, ino, off, count, start);
+	ks_emit_now(LOG_LAYER_FS, LOG_OP_FS_ALLOC, 0, dev, ino, off, count, start);
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 #define KS_FSTYPE_MAX 16
 #define KS_RINGBUF_BYTES (8u << 20)
 #define KS_MAX_DEVS 256         /* entries of `devdist`: (device, class) pairs */
+#define KS_FDTAB_SLOTS 4096     /* entries of `fdtab`: descriptor tables, hashed by address */
 
 /* Slots of the `kstats` array: what the kernel side lost or refused, never silently. */
 enum ks_stat {
@@ -201,21 +202,48 @@ struct ks_inflight {
 	__u32 fs_writes, fs_pad;
 	__u64 fs_bytes, fs_max_end;
 	char fstype[KS_FSTYPE_MAX];
+	/* The thread's last descriptor sys_enter walked to its file: its identity again, without the
+	 * walk, for a call through the same descriptor of the same table while the table's `fdtab`
+	 * slot reads id_fdgen (`fdtab`, below); id_file 0: none. */
+	__u64 id_file, id_files, id_fdgen, id_dev, id_ino;
+	__s32 id_fd;
+	__u32 id_slot, id_gen, id_pad;
 };
+
+/* `fdtab` (syscall layer): per descriptor table (a task's files_struct, shared by its threads and
+ * by processes cloned with CLONE_FILES; slot = a hash of its address), one __u64: in the low half
+ * how many calls that may replace a descriptor are inside the table now (busy: close, close_range,
+ * dup2, dup3), in the high half how many have ended (gen: those, and a new table at that address:
+ * fork, exec, unshare). A descriptor still holds the file found behind it while the slot reads
+ * what it read before that walk with busy 0 (the runs' check, sys_enter's identity).
+ * KS_FDTAB_STICKY in busy: a change no tracepoint brackets (io_uring's IORING_OP_CLOSE, seccomp's
+ * addfd) was asked for: the table's calls walk to their file from then on. 64-bit atomic adds
+ * only: busy is never decremented below what was added, so nothing borrows from gen. */
+#define KS_FDTAB_BUSY 1ULL
+#define KS_FDTAB_GEN (1ULL << 32)
+#define KS_FDTAB_STICKY (1ULL << 31)
+#define KS_FD_NONE (~0ULL) /* ks_run.fd of a run no descriptor check may continue */
 
 /* `runs` (syscall layer): per CPU and direction ([0] reads, [1] writes), the run of calls of one
  * process on one file being counted. A call on another file, of another process, or (with seed
  * 000's aggregates) of another log2 size on that CPU adds the run to its records (`files`, and
  * `fsagg`) and starts its own; so does a reader (ks_runs_flush) before it reads them. One update
  * of the records per run instead of one per call. An untimed call (the default depth outside its
- * sampling windows) is known to be the run's by the struct file its descriptor holds at the call
- * and that file's inode (pointer, number, generation): a descriptor closed, reused, or replaced by
- * dup2 ends the run; it reads the clock once per timer tick of the run. A timed call (full depth; a window's) is the
- * run's by the identity sys_enter found (process, device, inode, generation), and brings its time
- * and what the page-cache and filesystem programs batched into it; one that failed goes to its
- * record directly. */
+ * sampling windows) is the run's when it is made through the run's descriptor number in the same
+ * descriptor table and that table's `fdtab` slot has not moved since the run's file was last
+ * found behind the descriptor (no close, dup2, dup3, close_range, exec, fork or unshare in between:
+ * no walk to the struct file); otherwise the descriptor is walked to its struct file and inode
+ * (pointer, number, generation), and a descriptor closed, reused, or replaced by dup2 ends the
+ * run. It reads the clock once per timer tick of the run. A timed call (full depth; a window's)
+ * is the run's by the identity sys_enter found (process, device, inode, generation), and brings
+ * its time and what the page-cache and filesystem programs batched into it; one that failed goes
+ * to its record directly. */
 struct ks_run {
 	__u64 file, inode; /* kernel addresses; file 0: no run */
+	__u64 files, fd;   /* the descriptor table and number the run's untimed calls were last checked
+			    * through (KS_FD_NONE: none), and its `fdtab` slot's value then */
+	__u64 fdgen;
+	__u32 fdslot, fdpad;
 	__u64 dev, ino;
 	__u32 tgid, gen;
 	__u32 rw, bucket;  /* 0 read, 1 write; the log2 size of every call (with aggregates) */
@@ -323,6 +351,17 @@ struct ks_blk_run {
 	__u32 busy, active;
 	struct ks_file_key key;
 	struct ks_file_val v;
+};
+
+/* `fault_runs` (page-cache layer): per CPU, the faults on one mapped file by one process in a row
+ * (mm_filemap_fault), added to the file's page-cache record (MMAP_FAULTS) when another's fault
+ * takes the slot or a reader flushes: no `files` lookup per fault. `busy` is set around each
+ * side's update; the other side, finding it set (a preemptible kernel preempting one program
+ * with the other on the CPU), counts on the record itself (a fault) or leaves the slot for the
+ * next flush (a reader: the session's end reads what is left, collect.c). */
+struct ks_fault_run {
+	__u32 busy, pid;
+	__u64 dev, ino, faults;
 };
 
 /* All of s added to d, each counter as its kind merges (counters.h), then s zeroed. */

@@ -87,7 +87,7 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 		if (v)
 			KS_ADD(v, PAGES_READ_IN, pages);
 	}
-	ks_emit(LOG_LAYER_PAGECACHE, in == 2 ? LOG_OP_PAGE_ADD_WRITE : LOG_OP_PAGE_IN, 0, bpf_ktime_get_ns(), 0, dev,
+	ks_emit_now(LOG_LAYER_PAGECACHE, in == 2 ? LOG_OP_PAGE_ADD_WRITE : LOG_OP_PAGE_IN, 0, dev,
 		ino, folio->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
 	return 0;
 }
@@ -102,7 +102,7 @@ int BPF_PROG(ks_page_delete, struct folio *folio)
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
 		KS_ADD(v, PAGES_EVICTED, pages);
-	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_EVICT, 0, bpf_ktime_get_ns(), 0, dev, ino, folio->index * PAGE_BYTES,
+	ks_emit_now(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_EVICT, 0, dev, ino, folio->index * PAGE_BYTES,
 		pages * PAGE_BYTES, pages);
 	return 0;
 }
@@ -114,10 +114,29 @@ int BPF_PROG(ks_fault, struct address_space *mapping, unsigned long index)
 	__u32 pid;
 	if (!mapping_id(mapping, &dev, &ino) || !ks_owner(dev, ino, false, &pid))
 		return 0;
-	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
-	if (v)
-		KS_ADD(v, MMAP_FAULTS, 1);
-	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_FAULT, 0, bpf_ktime_get_ns(), 0, dev, ino, index * PAGE_BYTES, PAGE_BYTES, 0);
+	/* this CPU's run of faults (struct ks_fault_run): no `files` lookup while it goes on */
+	__u32 zero = 0;
+	struct ks_fault_run *r = bpf_map_lookup_elem(&fault_runs, &zero);
+	bool counted = false;
+	if (r && !r->busy) {
+		*(volatile __u32 *)&r->busy = 1;
+		asm volatile("" ::: "memory");
+		if ((r->faults && r->pid == pid && r->dev == dev && r->ino == ino) || ks_fault_flush(r)) {
+			r->pid = pid;
+			r->dev = dev;
+			r->ino = ino;
+			r->faults++;
+			counted = true;
+		}
+		asm volatile("" ::: "memory");
+		*(volatile __u32 *)&r->busy = 0;
+	}
+	if (!counted) { /* a reader's flush in progress on this CPU, or no room for the run's record */
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
+		if (v)
+			KS_ADD(v, MMAP_FAULTS, 1);
+	}
+	ks_emit_now(LOG_LAYER_PAGECACHE, LOG_OP_FAULT, 0, dev, ino, index * PAGE_BYTES, PAGE_BYTES, 0);
 	return 0;
 }
 
@@ -135,7 +154,7 @@ static __always_inline int readahead(struct inode *inode, unsigned long index, _
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
 		KS_ADD(v, READAHEAD_PAGES, pages);
-	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_READAHEAD, 0, bpf_ktime_get_ns(), 0, dev, ino, index * PAGE_BYTES,
+	ks_emit_now(LOG_LAYER_PAGECACHE, LOG_OP_READAHEAD, 0, dev, ino, index * PAGE_BYTES,
 		pages * PAGE_BYTES, pages);
 	return 0;
 }
@@ -189,7 +208,7 @@ int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 		if (v)
 			KS_ADD(v, PAGES_DIRTIED, pages);
 	}
-	ks_emit(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_DIRTY, 0, bpf_ktime_get_ns(), 0, dev, ino,
+	ks_emit_now(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_DIRTY, 0, dev, ino,
 		folio->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
 	return 0;
 }

@@ -20,8 +20,12 @@
  * At both depths reads and writes are counted in runs (struct ks_run): per CPU and direction, the
  * calls of one process on one file in a row, added to the file's records when the run ends or a
  * reader flushes (ks_runs_flush): per call no `files` lookup and no atomic add; an untimed call
- * is checked against the run by the struct file its descriptor holds and that file's inode, and
- * reads the clock once per timer tick of its run.
+ * is the run's when it goes through the run's descriptor in the same descriptor table and nothing
+ * that can replace a descriptor of that table happened since the run's file was found behind it
+ * (`fdtab`: close, close_range, dup2, dup3 bracketed by their entry and exit, exec, fork and
+ * unshare after; io_uring's close and seccomp's addfd make the table walk from then on);
+ * otherwise its descriptor is walked to the struct file and inode. It reads the clock once per
+ * timer tick of its run.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -84,6 +88,125 @@ struct {
 	__type(value, struct ks_run);
 } runs SEC(".maps");
 
+/* Descriptor tables' busy and generation counts (kernel.h, KS_FDTAB_*): what a call's check reads
+ * instead of walking its descriptor to its struct file. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KS_FDTAB_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} fdtab SEC(".maps");
+
+/* A thread inside close, close_range, dup2 or dup3: the `fdtab` slot it made busy (index + 1),
+ * for its exit to release (the table it leaves with may be another: CLOSE_RANGE_UNSHARE). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} fdtab_call SEC(".maps");
+
+/* Set by the loader once every program keeping `fdtab` is attached (syscall.c): until then no
+ * untimed call is taken for its run's without the walk. */
+volatile __u32 fdtab_ready;
+
+/* A task's descriptor table's address as a number (a typed pointer cannot be hashed). */
+static __always_inline __u64 files_addr(struct task_struct *t)
+{
+	__u64 a = 0;
+	bpf_probe_read_kernel(&a, sizeof a, &t->files);
+	return a;
+}
+
+static __always_inline __u32 fdtab_slot(__u64 files)
+{
+	return (__u32)((files >> 6) ^ (files >> 18)) & (KS_FDTAB_SLOTS - 1);
+}
+
+/* A change of the table ended, or a new table may sit where an old one was: checks armed before
+ * read another value. */
+static __always_inline void fdtab_bump(__u64 files)
+{
+	__u32 i = fdtab_slot(files);
+	__u64 *g = bpf_map_lookup_elem(&fdtab, &i);
+	if (g)
+		__sync_fetch_and_add(g, KS_FDTAB_GEN);
+}
+
+static __always_inline void fdtab_stick(__u32 i)
+{
+	__u64 *g = bpf_map_lookup_elem(&fdtab, &i);
+	if (g)
+		__sync_fetch_and_or(g, KS_FDTAB_STICKY);
+}
+
+/* Entry of a call that may replace a descriptor (close, close_range, dup2, dup3), of any task:
+ * a table shared with a traced process may be changed by one that is not traced. Its table is
+ * busy until the exit (fdtab_exit), before the change can happen. */
+static __always_inline void fdtab_enter(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	/* Under a process filter alone, a process not traced whose table no other process shares
+	 * (no more holders than live threads; a thread being made or leaving only adds holders first
+	 * or drops live first) changes no table a check is armed on: no storage made for it. */
+	if (cfg.by_pid && !cfg.cgroup_id && !ks_tgid_tracked(t->tgid)) {
+		struct files_struct *fs = t->files;
+		struct signal_struct *sig = t->signal;
+		if (fs && sig && fs->count.counter <= sig->live.counter)
+			return;
+	}
+	__u32 *held = bpf_task_storage_get(&fdtab_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 *g;
+	if (held && *held) { /* the last one's exit came before sys_exit was attached: it is over */
+		__u32 old = *held - 1;
+		g = bpf_map_lookup_elem(&fdtab, &old);
+		if (g)
+			__sync_fetch_and_add(g, KS_FDTAB_GEN - KS_FDTAB_BUSY);
+		*held = 0;
+	}
+	__u32 i = fdtab_slot(files_addr(t));
+	if (!held) { /* no storage for the thread: its exit could not release the table */
+		fdtab_stick(i);
+		return;
+	}
+	g = bpf_map_lookup_elem(&fdtab, &i);
+	if (!g)
+		return;
+	__sync_fetch_and_add(g, KS_FDTAB_BUSY);
+	*held = i + 1;
+}
+
+/* Its exit: the generation moves first, then the table is released, so that no check sees the
+ * old value of a table that changed; and the table the thread leaves with moves too (a new one
+ * from close_range's CLOSE_RANGE_UNSHARE or unshare(CLONE_FILES) may sit at a freed one's address). */
+static __always_inline void fdtab_exit(struct task_struct *t)
+{
+	__u32 *held = bpf_task_storage_get(&fdtab_call, t, 0, 0);
+	if (held && *held) {
+		__u32 i = *held - 1;
+		*held = 0;
+		__u64 *g = bpf_map_lookup_elem(&fdtab, &i);
+		if (g) /* one add: the generation moves as the table is released */
+			__sync_fetch_and_add(g, KS_FDTAB_GEN - KS_FDTAB_BUSY);
+	}
+	fdtab_bump(files_addr(t));
+}
+
+static long stick_one(__u32 i, void *ctx)
+{
+	fdtab_stick(i);
+	return 0;
+}
+
+/* seccomp's SECCOMP_IOCTL_NOTIF_ADDFD: a supervisor installs a descriptor in another process's
+ * table, possibly over a live one (SECCOMP_ADDFD_FLAG_SETFD). Rare: every table walks from then on. */
+#define KS_SECCOMP_IOCTL_NOTIF_ADDFD 0x40182103u /* _IOW('!', 3, struct seccomp_notif_addfd) */
+static __always_inline void fdtab_ioctl(__u64 cmd)
+{
+	if ((__u32)cmd == KS_SECCOMP_IOCTL_NOTIF_ADDFD)
+		bpf_loop(KS_FDTAB_SLOTS, stick_one, NULL, 0);
+}
+
 static __always_inline void lat_count(struct ks_inflight *c, int on)
 {
 	__u32 zero = 0;
@@ -119,7 +242,13 @@ const struct call_kind kinds[KS_NR_MAX] = {
 	[KS_NR_creat] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
 	[KS_NR_openat] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
 	[KS_NR_openat2] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
-	[KS_NR_close] = KIND(LOG_OP_CLOSE, 0, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_close] = {.op = LOG_OP_CLOSE, .fd_arg = 0, .size_arg = NO_ARG, .off_arg = NO_ARG, .fd2_arg = NO_ARG, .fdtab = 1},
+	/* only for `fdtab` (their entries: ks_enter_dup2 ...; unshare's exit alone) */
+	[KS_NR_dup2] = {.fdtab = 1},
+	[KS_NR_dup3] = {.fdtab = 1},
+	[KS_NR_close_range] = {.fdtab = 1},
+	[KS_NR_unshare] = {.fdtab = 1},
+	[KS_NR_ioctl] = {.fdtab = 2}, /* entry only: seccomp's addfd (fdtab_ioctl) */
 	[KS_NR_lseek] = KIND(LOG_OP_SEEK, 0, NO_ARG, NO_ARG, NO_ARG, 0),
 	[KS_NR_fsync] = KIND(LOG_OP_SYNC, 0, NO_ARG, NO_ARG, NO_ARG, 0),
 	[KS_NR_fdatasync] = KIND(LOG_OP_SYNC, 0, NO_ARG, NO_ARG, NO_ARG, 0),
@@ -136,7 +265,7 @@ static __always_inline bool classify(long nr, struct call_kind *k)
 	if (nr < 0 || nr >= KS_NR_MAX)
 		return false;
 	*k = kinds[nr];
-	return k->op != 0;
+	return k->op != 0 || k->fdtab;
 }
 
 /* Syscall argument i (x86_64 order), read straight from the typed pt_regs. */
@@ -385,6 +514,7 @@ static __always_inline bool always_timed(__u8 op)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child)
 {
+	fdtab_bump(files_addr(child)); /* a new table (or a thread's, the same: harmless) */
 	if (!cfg.by_pid)
 		return 0;
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
@@ -395,6 +525,52 @@ int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child)
 		ks_stat(KS_STAT_PIDS_FULL);
 	ks_tgid_mark(ctgid);
 	return 0;
+}
+
+/* A traced call's file at its entry (c->fd): the thread's last one's identity again when the
+ * call goes through the same descriptor of the same table and the table's `fdtab` slot reads as
+ * it did when that file was found behind it (as an untimed call's run, run_count), else the
+ * descriptor walked to its struct file, passing the filters. The offset (c->offset, when the call
+ * names none) is the file position. 0: not a file we trace. */
+static __noinline int enter_ident(struct ks_inflight *c, struct task_struct *t, bool any)
+{
+	__u32 slot = c->id_slot & (KS_FDTAB_SLOTS - 1);
+	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
+	struct file *f;
+	if (g && !any && c->id_file && c->id_fd == c->fd && c->id_files == (__u64)t->files && *g == c->id_fdgen) {
+		f = bpf_rdonly_cast((void *)c->id_file, bpf_core_type_id_kernel(struct file));
+		c->dev = c->id_dev;
+		c->ino = c->id_ino;
+		c->gen = c->id_gen;
+		if (c->offset == (__u64)-1)
+			c->offset = f->f_pos;
+		return 1;
+	}
+	__u64 files = files_addr(t);
+	slot = fdtab_slot(files);
+	g = bpf_map_lookup_elem(&fdtab, &slot);
+	__u64 seen = g ? *(volatile __u64 *)g : 1;
+	asm volatile("" ::: "memory");
+	__u64 faddr = fd_file_addr(c->fd);
+	struct ident id = {};
+	f = faddr ? bpf_rdonly_cast((void *)faddr, bpf_core_type_id_kernel(struct file)) : NULL;
+	if (!identify(f, &id, any))
+		return 0;
+	c->dev = id.dev;
+	c->ino = id.ino;
+	c->gen = id.gen;
+	if (c->offset == (__u64)-1)
+		c->offset = id.pos;
+	/* a directory filter is checked at every call (a rename may move the file out) */
+	c->id_file = fdtab_ready && !(__u32)seen && !any && !cfg.ino ? faddr : 0;
+	c->id_fd = c->fd;
+	c->id_files = files;
+	c->id_slot = slot;
+	c->id_fdgen = seen;
+	c->id_dev = id.dev;
+	c->id_ino = id.ino;
+	c->id_gen = id.gen;
+	return 1;
 }
 
 /* A traced call begins: its file, arguments and start in the thread's slot (`task_call`). */
@@ -419,14 +595,8 @@ static __always_inline int enter(struct pt_regs *regs, long nr, const struct cal
 	c->offset = k.off_arg != NO_ARG ? arg_of(regs, k.off_arg) : (__u64)-1;
 	c->fd = k.fd_arg != NO_ARG ? (int)arg_of(regs, k.fd_arg) : -1;
 	if (k.fd_arg != NO_ARG) {
-		struct ident id = {};
-		if (!identify(fd_file(c->fd), &id, k.op == LOG_OP_URING))
+		if (!enter_ident(c, t, k.op == LOG_OP_URING))
 			return 0;
-		c->dev = id.dev;
-		c->ino = id.ino;
-		c->gen = id.gen;
-		if (k.off_arg == NO_ARG || c->offset == (__u64)-1)
-			c->offset = id.pos;
 		c->tracked_file = 1;
 	}
 	c->has_src = 0;
@@ -454,7 +624,15 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 {
 	struct call_kind k;
-	if (!classify(nr, &k) || (cfg.lat_every > 1 && rare_op(k.op)) || !ks_task_wanted())
+	if (!classify(nr, &k))
+		return 0;
+	if (k.fdtab && cfg.lat_every <= 1) { /* full depth: the `fdtab` entries are this program's */
+		if (k.fdtab == 2)
+			fdtab_ioctl(regs->si);
+		else
+			fdtab_enter();
+	}
+	if (!k.op || (cfg.lat_every > 1 && rare_op(k.op)) || !ks_task_wanted())
 		return 0;
 	return enter(regs, nr, &k);
 }
@@ -478,9 +656,63 @@ int ks_enter_openat(void *ctx) { return enter_rare(KS_NR_openat); }
 SEC("tracepoint/syscalls/sys_enter_openat2")
 int ks_enter_openat2(void *ctx) { return enter_rare(KS_NR_openat2); }
 SEC("tracepoint/syscalls/sys_enter_close")
-int ks_enter_close(void *ctx) { return enter_rare(KS_NR_close); }
+int ks_enter_close(void *ctx)
+{
+	fdtab_enter();
+	return enter_rare(KS_NR_close);
+}
 SEC("tracepoint/syscalls/sys_enter_io_uring_enter")
 int ks_enter_uring(void *ctx) { return enter_rare(KS_NR_io_uring_enter); }
+
+/* The default depth's `fdtab` entries (with ks_enter_close; at full depth sys_enter makes them),
+ * and exec's and io_uring's at both: syscall.c arms the descriptor checks only when all are attached. dup and F_DUPFD are not among them: they
+ * only take a free descriptor number, and every way a number becomes free is. */
+SEC("tracepoint/syscalls/sys_enter_dup2")
+int ks_enter_dup2(void *ctx)
+{
+	fdtab_enter();
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_dup3")
+int ks_enter_dup3(void *ctx)
+{
+	fdtab_enter();
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_close_range")
+int ks_enter_close_range(void *ctx)
+{
+	fdtab_enter();
+	return 0;
+}
+
+/* After exec's close-on-exec (and its own table, when it shared one): the other threads are gone
+ * by then, so no call of the process can come in between. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(ks_exec, struct task_struct *p)
+{
+	fdtab_bump(files_addr(bpf_get_current_task_btf()));
+	return 0;
+}
+
+/* io_uring's IORING_OP_CLOSE removes a descriptor with no system call around the removal (an
+ * io-wq worker may do it later): the submitter's table walks from then on. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(ks_uring_fdtab, struct io_kiocb *req)
+{
+	if (req->opcode == IORING_OP_CLOSE)
+		fdtab_stick(fdtab_slot(files_addr(bpf_get_current_task_btf())));
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_ioctl")
+int ks_enter_ioctl(struct trace_event_raw_sys_enter *ctx)
+{
+	fdtab_ioctl(ctx->args[1]);
+	return 0;
+}
 
 /* lat_hist holds the timed calls only (its sum is how many); time_ns is an estimate at the
  * default depth: a timed call stands for the cfg.lat_every calls it was chosen from, which keeps
@@ -658,6 +890,7 @@ __noinline int flush_run(struct ks_run *s)
 	if (!s || !s->file)
 		return 0;
 	s->file = 0;
+	s->fd = KS_FD_NONE;
 	if (cfg.aggregates)
 		run_agg(s);
 	struct ks_file_val *v = ks_file_gen(s->tgid, LOG_LAYER_SYSCALL, s->dev, s->ino, s->gen);
@@ -763,6 +996,7 @@ static __noinline void start_timed_run(struct ks_run *s, struct ks_inflight *c, 
 		f = NULL; /* the descriptor holds another file now: no name from it */
 	run_record(f, tgid, c->dev, c->ino, c->gen);
 	s->file = 1;
+	s->fd = KS_FD_NONE; /* an untimed call starts its own run */
 	s->inode = 0;
 	s->dev = c->dev;
 	s->ino = c->ino;
@@ -828,27 +1062,26 @@ static __always_inline int run_timed(struct ks_inflight *c, const struct call_ki
 	return 1;
 }
 
-/* Default depth: an untimed read or write, counted into this CPU's run of calls on its file when
- * the descriptor still holds the run's file (struct ks_run). 1: counted; -1: not a call we trace;
- * 0: the general path (a directory filter, which a file renamed out of the directory would
- * leave: checked per call there). */
-static __always_inline int run_count(struct pt_regs *regs, const struct call_kind *k, long ret)
+/* Default depth, an untimed call the descriptor check did not take for the run's: the process
+ * filter, then the descriptor walked to its struct file; the run goes on when that is its file
+ * (something else in the table changed), else another starts. The check is armed again with the
+ * table's `fdtab` value read before the walk (a change that began since reads otherwise), when
+ * it is not busy and the loader has every `fdtab` program attached. 1: the call is the run's
+ * (s->file is its file); -1: not a call we trace. */
+static __noinline int run_find(struct ks_run *s, struct task_struct *t, __u32 fd, __u32 rw, __u32 b)
 {
-	if (cfg.ino)
-		return 0;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = t->tgid;
 	if (!ks_tgid_wanted(tgid))
 		return -1;
-	__u32 rw = k->rw == 2;
-	struct ks_run *s = bpf_map_lookup_elem(&runs, &rw);
-	if (!s)
-		return 0;
-	__u64 faddr = fd_file_addr((int)arg_of(regs, k->fd_arg));
+	__u64 files = files_addr(t);
+	__u32 slot = fdtab_slot(files);
+	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
+	__u64 seen = g ? *(volatile __u64 *)g : 1;
+	asm volatile("" ::: "memory");
+	__u64 faddr = fd_file_addr((int)fd);
 	if (!faddr)
 		return -1;
 	struct file *f = bpf_rdonly_cast((void *)faddr, bpf_core_type_id_kernel(struct file));
-	__u64 bytes = ret > 0 ? ret : 0;
-	__u32 b = run_bucket(s, bytes);
 	struct inode *in = f->f_inode;
 	if (!in)
 		return -1;
@@ -857,6 +1090,37 @@ static __always_inline int run_count(struct pt_regs *regs, const struct call_kin
 		if (!start_run(s, faddr, tgid, rw, b))
 			return -1;
 	}
+	s->fd = fdtab_ready && !(__u32)seen ? fd : KS_FD_NONE;
+	s->files = files;
+	s->fdslot = slot;
+	s->fdgen = seen;
+	return 1;
+}
+
+/* Default depth: an untimed read or write, counted into this CPU's run of calls on its file
+ * (struct ks_run): the run's when made through the run's descriptor in the same table with its
+ * `fdtab` slot unmoved (a few loads, no walk to the struct file), else as run_find finds. 1:
+ * counted; -1: not a call we trace; 0: the general path (a directory filter, which a file
+ * renamed out of the directory would leave: checked per call there). */
+static __always_inline int run_count(struct pt_regs *regs, struct task_struct *t, const struct call_kind *k, long ret)
+{
+	if (cfg.ino)
+		return 0;
+	__u32 rw = k->rw == 2;
+	struct ks_run *s = bpf_map_lookup_elem(&runs, &rw);
+	if (!s)
+		return 0;
+	__u32 tgid = t->tgid, fd = (__u32)arg_of(regs, k->fd_arg);
+	__u64 bytes = ret > 0 ? ret : 0;
+	__u32 b = run_bucket(s, bytes);
+	__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
+	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
+	if (!g || s->fd != fd || s->files != (__u64)t->files || s->tgid != tgid || *g != s->fdgen ||
+	    (cfg.aggregates && s->bucket != b) || (cfg.cgroup_id && bpf_get_current_cgroup_id() != cfg.cgroup_id)) {
+		if (run_find(s, t, fd, rw, b) < 0)
+			return -1;
+	}
+	struct file *f = bpf_rdonly_cast((void *)s->file, bpf_core_type_id_kernel(struct file));
 	s->calls++;
 	__u64 j = bpf_jiffies64(); /* the clock once per timer tick of a run: its last time */
 	if (j != s->last_jiffies) {
@@ -940,9 +1204,14 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 	struct call_kind k;
 	if (!classify(nr, &k))
 		return 0;
+	if (k.fdtab == 1)
+		fdtab_exit(bpf_get_current_task_btf());
+	if (!k.op)
+		return 0;
 	if (ret == -9 /* EBADF */ && nr == KS_NR_pread64 && regs->r10 == KS_RUN_FLUSH_MAGIC) {
 		flush_cpu(); /* a reader's (ks_runs_flush); the call itself goes on as any other */
 		ks_blk_flush_cpu();
+		ks_fault_flush_cpu();
 	}
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct ks_inflight *c = NULL;
@@ -953,7 +1222,7 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		c->active = 0;
 		if (c->counted)
 			lat_count(c, 0);
-	} else if (cfg.lat_every <= 1 || (k.rw && run_count(regs, &k, ret)) || !(c = untimed_call(regs, &k, ret)))
+	} else if (cfg.lat_every <= 1 || (k.rw && run_count(regs, t, &k, ret)) || !(c = untimed_call(regs, &k, ret)))
 		return 0;
 	__u64 end = bpf_ktime_get_ns(), start = timed ? c->start_ns : end, dur = end - start;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;

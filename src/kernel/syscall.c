@@ -20,6 +20,14 @@
 
 enum { SKEL_SLOT = 0 };
 
+static int attached(const struct ks_session *ks, const struct bpf_program *p)
+{
+	for (int i = 0; i < ks->nlinks; i++)
+		if (ks->link_names[i] && !strcmp(ks->link_names[i], bpf_program__name(p)))
+			return 1;
+	return 0;
+}
+
 int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 {
 	struct ks_syscall *s = ks_syscall__open();
@@ -42,9 +50,20 @@ int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 	 * sys_enter only while a sampling window is open (ks_syscall_sampling_start). */
 	struct bpf_program *rare[] = {s->progs.ks_enter_open, s->progs.ks_enter_creat, s->progs.ks_enter_openat,
 				      s->progs.ks_enter_openat2, s->progs.ks_enter_close, s->progs.ks_enter_uring};
+	/* The descriptor checks (`fdtab`): every program that keeps the tables' generations; the
+	 * checks are armed only when all of them are attached. The entries of close, close_range,
+	 * dup2, dup3 and ioctl are sys_enter's at full depth, their own tracepoints' at the default
+	 * depth (the first FDTAB_SAMPLED of the list; ks_enter_close is a rare call's too). */
+	struct bpf_program *fdtab[] = {s->progs.ks_enter_close, s->progs.ks_enter_dup2, s->progs.ks_enter_dup3,
+				       s->progs.ks_enter_close_range, s->progs.ks_enter_ioctl, s->progs.ks_exec,
+				       s->progs.ks_uring_fdtab};
+	enum { FDTAB_SAMPLED = 5 };
+	const size_t nfdtab = sizeof fdtab / sizeof fdtab[0];
 	int sampled = ks->opt.filter.lat_every > 1;
 	for (size_t i = 0; i < sizeof rare / sizeof rare[0]; i++)
 		bpf_program__set_autoload(rare[i], sampled);
+	for (size_t i = 0; i < nfdtab; i++)
+		bpf_program__set_autoload(fdtab[i], sampled || i >= FDTAB_SAMPLED);
 	bpf_program__set_autoattach(s->progs.ks_sys_enter, !sampled);
 	int r = ks_before_load(ks, s->obj);
 	int lacking = 0;
@@ -55,10 +74,22 @@ int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 		 * sees every call, as at full depth, rather than lose closes */
 		for (size_t i = 0; i < sizeof rare / sizeof rare[0]; i++)
 			bpf_program__set_autoload(rare[i], false);
+		for (size_t i = 0; i < FDTAB_SAMPLED; i++)
+			bpf_program__set_autoload(fdtab[i], false);
 		bpf_program__set_autoattach(s->progs.ks_sys_enter, true);
 		ks->opt.filter.lat_every = 1;
 		s->rodata->cfg.lat_every = 1;
+		sampled = 0;
 		ks_note_missing(ks, "system-call sampling: every call timed instead");
+	}
+	int fdtab_ok = 1;
+	for (size_t i = sampled ? 0 : FDTAB_SAMPLED; i < nfdtab; i++)
+		fdtab_ok &= bpf_program__autoload(fdtab[i]);
+	if (!fdtab_ok) {
+		/* io_uring's tracepoint missing, say: every call walks its descriptor to its file */
+		for (size_t i = 1; i < nfdtab; i++) /* fdtab[0], close's entry, is a rare call's too */
+			bpf_program__set_autoload(fdtab[i], false);
+		ks_note_missing(ks, "descriptor-table tracepoints: each call walks its descriptor to its file");
 	}
 	if (r == 0)
 		r = ks_syscall__load(s);
@@ -72,6 +103,10 @@ int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot attach the syscall tracepoints: %s", ks->missing);
 		return r < 0 ? r : -ENOENT;
 	}
+	for (size_t i = sampled ? 0 : FDTAB_SAMPLED; fdtab_ok && i < nfdtab; i++)
+		fdtab_ok = attached(ks, fdtab[i]);
+	if (fdtab_ok && attached(ks, s->progs.ks_sys_exit) && (sampled || attached(ks, s->progs.ks_sys_enter)))
+		s->bss->fdtab_ready = 1;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #define KS_NR_write 1
 #define KS_NR_open 2
 #define KS_NR_close 3
+#define KS_NR_ioctl 16
 #define KS_NR_lseek 8
 #define KS_NR_mmap 9
 #define KS_NR_pread64 17
@@ -17,18 +18,22 @@
 #define KS_NR_readv 19
 #define KS_NR_writev 20
 #define KS_NR_msync 26
+#define KS_NR_dup2 33
 #define KS_NR_sendfile 40
 #define KS_NR_fsync 74
 #define KS_NR_fdatasync 75
 #define KS_NR_creat 85
 #define KS_NR_openat 257
+#define KS_NR_unshare 272
 #define KS_NR_sync_file_range 277
+#define KS_NR_dup3 292
 #define KS_NR_preadv 295
 #define KS_NR_pwritev 296
 #define KS_NR_copy_file_range 326
 #define KS_NR_preadv2 327
 #define KS_NR_pwritev2 328
 #define KS_NR_io_uring_enter 426
+#define KS_NR_close_range 436
 #define KS_NR_openat2 437
 #define KS_NR_MAX 448
 
@@ -41,6 +46,8 @@ struct call_kind {
 	__u8 off_arg; /* NO_ARG: the file position */
 	__u8 fd2_arg; /* copy_file_range/sendfile: the source descriptor */
 	__u8 rw;      /* 1 read, 2 write, 0 neither */
+	__u8 fdtab;   /* may replace a descriptor or the descriptor table (`fdtab`, kernel.h); op 0
+		       * when that is all the call is to us */
 };
 #define NO_ARG 7
 

@@ -10,6 +10,11 @@
 #    writes to another file, exec keeping the descriptor, one write in each size bucket;
 #    calls, bytes, errors, furthest offsets, size buckets, opens and closes are exact per file and
 #    process;
+#  - tests/progs/fdtab_static and fdclose_uring change a run's descriptor where the run's thread
+#    makes no close(2) of it (the default depth checks a run's descriptor by its table's
+#    generation, `fdtab`): close_range, dup3, another thread, another process sharing the table
+#    (clone CLONE_FILES), a descriptor sent over SCM_RIGHTS then closed, close-on-exec, io_uring's
+#    IORING_OP_CLOSE; every file's writes and bytes are exact;
 #  - a reader in the middle of a session (`iostrata kernel maps` on the pinned maps, the live
 #    --json view) sees every call made before it: the runs of a process that is still alive and of
 #    one that has exited are flushed into `files` and `fsagg` when read.
@@ -47,6 +52,34 @@ eq "runs: i (one write in each of the buckets 1 to 13)" "13 8191 1 1 1 1 1 1 1 1
 eq "runs: first write before last, on every file" 0 \
 	"$(jq --arg d "$T/d/" '[.records[] | select(.layer == "syscall" and (.path | startswith($d)) and .counters.writes > 0 and .counters.write_last < .counters.write_first)] | length' "$T/k.json")"
 eq "runs: nothing lost" "0 0" "$(jq -r '"\(.header.kernel_table_full) \(.header.events_dropped)"' "$T/k.json")"
+
+# --- descriptors changed out of the run's sight -----------------------------------------------
+mkdir -p "$T/e"
+"$IOSTRATA" run -q -o "$T/je" $KRUN -- "$PROGS/fdtab_static" "$T/e" 2>"$T/err"
+eq "fdtab: exit status, nothing on stderr" "0 " "$? $(cat "$T/err")"
+"$IOSTRATA" run -q -o "$T/ju" $KRUN -- "$PROGS/fdclose_uring" "$T/e" 2>"$T/err"
+eq "fdtab: io_uring program's exit status, nothing on stderr" "0 " "$? $(cat "$T/err")"
+jq -s '{records: (map(.records) | add)}' <("$IOSTRATA" dump --json "$T/je"/kernel-*.iost) \
+	<("$IOSTRATA" dump --json "$T/ju"/kernel-*.iost) >"$T/ke.json"
+# w NAME: "writes bytes" of $T/e/NAME at the syscall layer, summed over processes
+w() {
+	jq -r --arg p "$T/e/$1" '[.records[] | select(.layer == "syscall" and .path == $p) | .counters] |
+		"\(map(.writes) | add) \(map(.bytes_written) | add)"' "$T/ke.json"
+}
+eq "fdtab: j (its descriptor closed by close_range)" "5 50" "$(w j)"
+eq "fdtab: k (opened on j's number)" "6 60" "$(w k)"
+eq "fdtab: l (dup3 onto its descriptor)" "4 40" "$(w l)"
+eq "fdtab: m (through l's descriptor)" "7 70" "$(w m)"
+eq "fdtab: n (closed by another thread)" "8 80" "$(w n)"
+eq "fdtab: o (opened on n's number by that thread)" "9 90" "$(w o)"
+eq "fdtab: p (closed by a process sharing the table)" "3 30" "$(w p)"
+eq "fdtab: q (opened on p's number by it)" "5 50" "$(w q)"
+eq "fdtab: r (sent over SCM_RIGHTS: the parent's 3, the child's 2)" "5 50" "$(w r)"
+eq "fdtab: s (opened on r's number)" "4 40" "$(w s)"
+eq "fdtab: t (close-on-exec)" "3 30" "$(w t)"
+eq "fdtab: u (opened on t's number after exec)" "4 40" "$(w u)"
+eq "fdtab: v (closed by io_uring)" "3 30" "$(w v)"
+eq "fdtab: w (opened on v's number)" "5 50" "$(w w)"
 
 # --- a reader in the middle of a session ------------------------------------------------------
 # dd's 100 writes are one run on its CPU, still pending when it exits; a second writer is stopped

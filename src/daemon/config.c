@@ -50,6 +50,7 @@ void dmn_config_defaults(struct dmn_config *c)
 	snprintf(c->nvme_root, DMN_PATH, "/sys/class/nvme");
 	c->max_records = 65536;
 	c->max_log_mb = 256;
+	c->resident_mb = 12;
 	c->runs_max = 100000;
 	c->spool_max = 256ull << 20;
 	c->send_delay_ms = 30000;
@@ -246,6 +247,8 @@ static int set_key(struct dmn_config *c, const char *k, char *v, char *bad, size
 		r = parse_u32(v, 1, 1u << 24, &c->max_records);
 	else if (!strcmp(k, "max_log_mb"))
 		r = parse_u32(v, 1, 65536, &c->max_log_mb);
+	else if (!strcmp(k, "resident_mb"))
+		r = parse_u32(v, 0, 1u << 20, &c->resident_mb);
 	else if (!strcmp(k, "runs_max"))
 		r = parse_u32(v, 0, 100000000, &c->runs_max);
 	else if (!strcmp(k, "spool_max"))

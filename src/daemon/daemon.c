@@ -29,7 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <poll.h>
 #include <sys/random.h>
@@ -667,10 +670,83 @@ struct scan_ctx {
 	char dir[4096];
 };
 
-/* Whether the process still runs: its /proc start time every 10th asking (a pid used again),
- * kill(0) between. */
-static int proc_alive(struct dmn_proc *p, int32_t pid, uint64_t start_ticks)
+/*
+ * Liveness. Each live process's pidfd (pidfd_open) sits in one epoll set, which the interval
+ * reads once (liveness_poll): a running process costs nothing, one that ended (or is a zombie)
+ * is said by its pidfd. The pidfd is opened when the process is first asked about and checked
+ * then against its /proc start time (the pid may be another process's by now; once open, the
+ * pidfd stays this process's whatever the pid becomes). Without one (an old kernel, descriptors
+ * short: max_pidfds leaves room for everything else), its /proc start time every 10th asking
+ * and kill(0) between, as before.
+ */
+static void proc_unwatch(struct dmn *d, struct dmn_proc *p)
 {
+	if (p->watch != 1)
+		return;
+	/* out of the set first: a report child forked meanwhile holds a copy of the descriptor,
+	 * which would keep the registration (and its pointer to p) alive after the close */
+	epoll_ctl(d->pid_ep, EPOLL_CTL_DEL, p->pidfd, NULL);
+	close(p->pidfd);
+	p->pidfd = -1;
+	p->watch = 2;
+	d->npidfds--;
+}
+
+static void proc_watch(struct dmn *d, struct dmn_proc *p)
+{
+	p->watch = -1;
+	if (d->pid_ep < 0 || p->pid <= 0 || d->npidfds >= d->max_pidfds)
+		return;
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)p->pid, 0);
+	if (fd < 0 && errno == ESRCH) {
+		p->watch = 2;
+		p->exited = 1;
+		return;
+	}
+	if (fd < 0)
+		return;
+	if (!log_live_alive(p->pid, p->start_ticks)) {
+		close(fd);
+		p->watch = 2;
+		p->exited = 1;
+		return;
+	}
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = p};
+	if (epoll_ctl(d->pid_ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(fd);
+		return;
+	}
+	p->pidfd = fd;
+	p->watch = 1;
+	d->npidfds++;
+}
+
+/* The processes whose pidfd says they ended since the last interval. */
+static void liveness_poll(struct dmn *d)
+{
+	struct epoll_event ev[256];
+	int n;
+	if (d->pid_ep < 0)
+		return;
+	do {
+		n = epoll_wait(d->pid_ep, ev, 256, 0);
+		for (int i = 0; i < n; i++) {
+			struct dmn_proc *p = ev[i].data.ptr;
+			p->exited = 1;
+			proc_unwatch(d, p);
+		}
+	} while (n == 256);
+}
+
+/* Whether the process still runs (pid and start_ticks: what its log's header says). */
+static int proc_alive(struct dmn *d, struct dmn_proc *p, int32_t pid, uint64_t start_ticks)
+{
+	if (!p->watch)
+		proc_watch(d, p);
+	if (p->exited)
+		return 0;
+	if (p->watch == 1 && pid == p->pid && start_ticks == p->start_ticks)
+		return 1;
 	if (p->alive_checks++ % 10 == 0)
 		return log_live_alive(pid, start_ticks);
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
@@ -713,6 +789,58 @@ static struct dmn_proc *proc_of_live(const struct dmn *d, const char *dir, const
 }
 
 /*
+ * The record pages of the mapped files (daemon.h, resident): after its summing a file keeps them
+ * mapped while all the files kept hold no more than resident_mb; the others' are dropped (they
+ * are the application's pages: the file keeps them) and faulted in again by their next summing
+ * (docs/DAEMON.md, "Reading live files"). Every file is summed every interval, moving or idle,
+ * so which files are kept does not matter, only how many: the first ones that fit stay (no
+ * churn). keep 0: drop them whatever the budget (its end is read in full).
+ */
+static void proc_keep_pages(struct dmn *d, struct dmn_proc *p, int keep)
+{
+	size_t pages = dmn_live_pages(&p->map);
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t max = ((size_t)d->cfg.resident_mb << 20) / (size_t)(pg > 0 ? pg : 4096);
+	keep = keep && !d->keep_off;
+	if (p->resident && keep && d->resident_pages <= max)
+		return; /* (a budget made smaller by SIGHUP: the files kept leave it as they are summed) */
+	if (!p->resident && keep && d->resident_pages + pages <= max) {
+		p->resident = pages;
+		d->resident_pages += pages;
+		return;
+	}
+	d->resident_pages -= p->resident;
+	p->resident = 0;
+	dmn_live_drop(&p->map);
+}
+
+/*
+ * The daemon's largest moments are the intervals that read many files in full: the statistics
+ * (every stats_interval) and the end of processes (a job's end: all of its processes at once,
+ * their last statistics, final logs and the job's report). The pages kept leave for those
+ * intervals, so that its RSS at such a moment holds none of them (bench/daemon's peak): at the
+ * first end seen, and at an interval that takes the statistics, all are dropped and none is kept
+ * until the next interval.
+ */
+static void keep_none(struct dmn *d)
+{
+	if (d->keep_off)
+		return;
+	d->keep_off = 1;
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i]->resident)
+			proc_keep_pages(d, d->procs[i], 0);
+}
+
+/* Its mapping goes (resident pages with it). */
+static void proc_unmap(struct dmn *d, struct dmn_proc *p)
+{
+	d->resident_pages -= p->resident;
+	p->resident = 0;
+	dmn_live_unmap(&p->map);
+}
+
+/*
  * The per-second path: a live process's mapped file summed in place, its sums' growth its
  * node-seconds. 0 when taken; 1 when the file must be read in full (the process ended or died:
  * its last counters are taken with its statistics; another log was written over it, or it was
@@ -731,20 +859,26 @@ static int take_mapped(struct dmn *d, struct dmn_proc *p)
 		p->pread_only = 1;
 	}
 	if (r < 0) {
-		dmn_live_unmap(&p->map);
+		proc_unmap(d, p);
 		return 1;
 	}
-	if (sums.end_ns || !proc_alive(p, p->pid, p->start_ticks))
+	if (sums.end_ns || !proc_alive(d, p, p->pid, p->start_ticks)) {
+		keep_none(d); /* its end is read in full (and more may come: a job's end) */
 		return 1;
+	}
 	p->seen = 1;
 	if (sums.rank >= 0)
 		p->rank = sums.rank;
 	if (proc_stage(p) < 0 || node_take(d, p, sums.layer) < 0)
 		dmn_say("out of memory taking %s", p->live_path);
+	proc_keep_pages(d, p, 1);
 	return 0;
 }
 
-static void take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
+/* The live file sc->dir/name (ino: its inode as listed, 0 when not listed: what the name holds
+ * now). 1 when its directory is to be listed again at the next interval (the file could not be
+ * taken: its header not made yet, cut short while read, bad), else 0. */
+static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 {
 	struct dmn *d = sc->d;
 	struct log_file lf;
@@ -758,11 +892,11 @@ static void take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	uint64_t nus;
 	int want_map = d->cfg.stats_interval_ms > d->cfg.interval_ms && live_name_key(name, &npid, &nus) == 0;
 	struct dmn_proc *known = want_map ? proc_of_live(d, sc->dir, name) : NULL;
-	if (known && known->map.hdr && known->map.ino != ino)
-		dmn_live_unmap(&known->map); /* another file under its name: read in full */
+	if (known && known->map.hdr && ino && known->map.ino != ino)
+		proc_unmap(d, known); /* another file under its name: read in full */
 	if (known && known->map.hdr) {
 		if (!d->stats_tick && known->next_state == STORE_PROC_LIVE && take_mapped(d, known) == 0)
-			return;
+			return 0;
 		want_map = 0;
 	}
 	if (known && known->pread_only)
@@ -779,8 +913,9 @@ static void take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 		 * header yet: not worth a word */
 		if (r != -ENOENT && r != -ESTALE && r != -EAGAIN)
 			dmn_say_once(d, hash_str(0xcbf29ce484222325ull, path), "%s/%s", sc->dir, err);
-		return;
+		return r != -ENOENT;
 	}
+	int again = 0;
 	const struct log_header *h = &lf.hdr;
 	struct dmn_proc *p = proc_find(d, h->pid, h->start_ns);
 	if (!p) {
@@ -796,13 +931,15 @@ static void take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 		}
 		if (!(p = proc_new(d, &lf, sc->uid, sc->gid, path))) {
 			dmn_say("out of memory taking %s", path);
+			again = 1;
 			goto out;
 		}
 	}
 	p->seen = 1;
 	/* ended: either it finished (its end is set, the final log is on its way) or it died */
-	int alive = proc_alive(p, h->pid, h->proc_start_ticks);
+	int alive = proc_alive(d, p, h->pid, h->proc_start_ticks);
 	if (h->end_ns || !alive) {
+		keep_none(d);
 		p->next_state = h->end_ns ? STORE_PROC_ENDED : STORE_PROC_KILLED;
 		p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
 	}
@@ -810,6 +947,7 @@ static void take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	int stats = d->stats_tick || p->next_state != STORE_PROC_LIVE;
 	if (take_log(d, p, &lf, stats) < 0) {
 		dmn_say("out of memory taking %s", path);
+		again = 1;
 		goto out;
 	}
 	if (h->rank >= 0)
@@ -826,13 +964,13 @@ static void take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	if (ana_is_mount_log(&lf) || (want_map && !map.hdr) || (uint64_t)lf.nrecords * 2 + 64 < h->nrecords)
 		p->pread_only = 1;
 	if (map.hdr && !p->map.hdr && !p->pread_only && p->next_state == STORE_PROC_LIVE && map.pid == p->pid &&
-	    map.start_ns == p->start_ns && map.ino == ino && proc_of_live(d, sc->dir, name) == p) {
+	    map.start_ns == p->start_ns && (!ino || map.ino == ino) && proc_of_live(d, sc->dir, name) == p) {
 		p->map = map;
 		map.hdr = NULL;
 	}
 	/* (more records in use than the mapping holds: mapped again by the next full reading) */
 	if (p->pread_only || (p->map.hdr && h->nrecords > p->map.rec_cap))
-		dmn_live_unmap(&p->map);
+		proc_unmap(d, p);
 	/* the sums go as far as this reading took the records */
 	if (p->map.hdr)
 		p->map.rec_seen = h->nrecords < p->map.rec_cap ? h->nrecords : p->map.rec_cap;
@@ -842,8 +980,106 @@ out:
 	if (d->cfg.runs_max && ta.fd >= 0)
 		close(ta.fd);
 	log_file_free(&lf);
+	return again;
 }
 
+
+/* ---------- listing only what changed (daemon.h, struct dmn_listing) ---------- */
+
+/* The kernel stamps a directory's times with a clock that lags by up to a tick (4 ms at 250
+ * Hz, 10 ms at 100): a listing whose directory changed within this long before it began is
+ * listed again next time, since a change right after it could get the same time. */
+#define LISTING_MARGIN_NS 50000000LL
+
+static int64_t ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* The directory path of uid's as last listed (made when new; NULL when out of memory). */
+static struct dmn_listing *listing_get(struct dmn *d, const char *path, uid_t uid)
+{
+	for (size_t i = 0; i < d->nlists; i++)
+		if (d->lists[i].uid == uid && !strcmp(d->lists[i].path, path)) {
+			d->lists[i].used = d->intervals;
+			return &d->lists[i];
+		}
+	char *dup = strdup(path);
+	if (!dup || grow(&d->lists, &d->caplists, d->nlists, sizeof *d->lists) < 0) {
+		free(dup);
+		return NULL;
+	}
+	struct dmn_listing *l = &d->lists[d->nlists++];
+	memset(l, 0, sizeof *l);
+	l->path = dup;
+	l->uid = uid;
+	l->used = d->intervals;
+	return l;
+}
+
+/* Whether the directory (st: its status now) holds what its last listing found. */
+static int listing_fresh(const struct dmn *d, const struct dmn_listing *l, const struct stat *st)
+{
+	return l && l->stable && !d->stats_tick && l->dev == st->st_dev && l->ino == st->st_ino &&
+	       ts_ns(&l->mtime) == ts_ns(&st->st_mtim) && ts_ns(&l->ctime) == ts_ns(&st->st_ctim);
+}
+
+/* A listing of the directory whose status was st, begun at before (CLOCK_REALTIME, taken ahead
+ * of st), done; again: a file in it is to be tried again. Its change time rather than its
+ * modification time decides: a user can set the latter back, nobody the former. */
+static void listing_note(struct dmn_listing *l, const struct stat *st, const struct timespec *before, int again)
+{
+	if (!l)
+		return;
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
+	l->mtime = st->st_mtim;
+	l->ctime = st->st_ctim;
+	l->stable = !again && ts_ns(&st->st_ctim) < ts_ns(before) - LISTING_MARGIN_NS &&
+		    ts_ns(&st->st_mtim) < ts_ns(before) - LISTING_MARGIN_NS;
+}
+
+/* Directories nobody asked about for a while are forgotten (a job's, once it ended). */
+static void listings_prune(struct dmn *d)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < d->nlists; i++) {
+		if (d->lists[i].used + 100 < d->intervals) {
+			free(d->lists[i].path);
+			free(d->lists[i].uids);
+			continue;
+		}
+		d->lists[k++] = d->lists[i];
+	}
+	d->nlists = k;
+}
+
+/* A live directory whose listing would find what the last one found: its processes' live files
+ * taken by name. 1 when one of them is to be tried again (as take_live_file). */
+static int take_known(struct scan_ctx *sc)
+{
+	struct dmn *d = sc->d;
+	size_t dl = strlen(sc->dir), n = 0;
+	for (size_t i = 0; i < d->nprocs; i++) {
+		struct dmn_proc *p = d->procs[i];
+		const char *lp = p->live_path;
+		if (p->seen || p->next_state != STORE_PROC_LIVE || strncmp(lp, sc->dir, dl) || lp[dl] != '/' ||
+		    strchr(lp + dl + 1, '/'))
+			continue;
+		if (grow(&d->known, &d->capknown, n, sizeof *d->known) < 0)
+			return 1;
+		d->known[n++] = p;
+	}
+	/* (take_live_file may add processes to d->procs: the ones to take are set apart first) */
+	int again = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct dmn_proc *p = d->known[i];
+		if (p->map.hdr && !d->stats_tick && take_mapped(d, p) == 0)
+			continue; /* (what take_live_file would do first, without finding p again) */
+		again |= take_live_file(sc, p->live_path + dl + 1, 0);
+	}
+	return again;
+}
 
 /* A listing of the directory fd stands for (fd stays the caller's), or NULL. */
 static DIR *list_dir(int fd)
@@ -902,9 +1138,11 @@ static int is_dir_link_name(const char *n)
 static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const char *name, uid_t uid)
 {
 	struct stat st;
+	struct timespec before;
 	char err[1024];
 	struct scan_ctx sc = {.d = d, .uid = uid};
 	snprintf(sc.dir, sizeof sc.dir, "%s/%s", root, name);
+	clock_gettime(CLOCK_REALTIME, &before);
 	int dfd = dmn_open_dir(rootfd, name, uid, &st, err, sizeof err);
 	if (dfd < 0) {
 		dmn_say_once(d, hash_str(0x100000001b3ull, sc.dir), "%s/%s", root, err);
@@ -912,20 +1150,29 @@ static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const cha
 	}
 	sc.dfd = dfd;
 	sc.gid = st.st_gid;
+	struct dmn_listing *l = listing_get(d, sc.dir, uid);
+	if (listing_fresh(d, l, &st)) {
+		if (take_known(&sc))
+			l->stable = 0;
+		close(dfd);
+		return;
+	}
 	DIR *dir = list_dir(dfd);
 	if (!dir) {
 		close(dfd);
 		return;
 	}
 	struct dirent *de;
+	int again = 0;
 	while ((de = readdir(dir))) {
 		if (is_log_name(de->d_name))
-			take_live_file(&sc, de->d_name, de->d_ino);
+			again |= take_live_file(&sc, de->d_name, de->d_ino);
 		else if (is_dir_link_name(de->d_name))
 			note_dir_link(d, dfd, de->d_name, uid, sc.gid);
 	}
 	closedir(dir);
 	close(dfd);
+	listing_note(l, &st, &before, again);
 }
 
 static void scan_live(struct dmn *d)
@@ -944,24 +1191,53 @@ static void scan_live(struct dmn *d)
 			close(rootfd);
 			continue;
 		}
-		DIR *dir = list_dir(rootfd);
-		if (!dir) {
-			close(rootfd);
-			continue;
+		/* a root (/dev/shm holds other programs' files too) is listed again only when it
+		 * changed: the iostrata-UID directories its last listing found are scanned by name */
+		struct timespec before;
+		struct stat st;
+		clock_gettime(CLOCK_REALTIME, &before);
+		struct dmn_listing *l = fstat(rootfd, &st) == 0 ? listing_get(d, root, (uid_t)-1) : NULL;
+		/* (scan_user_dir adds listings, which may move l: the uids are taken out of it first) */
+		uid_t *uids = NULL;
+		size_t nuids = 0, capuids = 0;
+		if (listing_fresh(d, l, &st)) {
+			uids = l->uids, nuids = l->nuids, capuids = l->capuids;
+			l->uids = NULL, l->nuids = l->capuids = 0;
+			char name[64];
+			for (size_t i = 0; i < nuids; i++) {
+				snprintf(name, sizeof name, "iostrata-%u", (unsigned)uids[i]);
+				scan_user_dir(d, rootfd, root, name, uids[i]);
+			}
+		} else {
+			DIR *dir = list_dir(rootfd);
+			struct dirent *de;
+			int again = !dir;
+			while (dir && (de = readdir(dir))) {
+				const char *u = de->d_name + 9;
+				char *end;
+				if (strncmp(de->d_name, "iostrata-", 9) || !*u || u[strspn(u, "0123456789")])
+					continue;
+				unsigned long uid = strtoul(u, &end, 10);
+				if (*end || uid >= UINT32_MAX)
+					continue;
+				if (grow(&uids, &capuids, nuids, sizeof *uids) == 0)
+					uids[nuids++] = (uid_t)uid;
+				else
+					again = 1; /* (not remembered: listed again) */
+				scan_user_dir(d, rootfd, root, de->d_name, (uid_t)uid);
+			}
+			if (dir)
+				closedir(dir);
+			if ((l = listing_get(d, root, (uid_t)-1)))
+				listing_note(l, &st, &before, again);
 		}
-		struct dirent *de;
-		while ((de = readdir(dir))) {
-			const char *u = de->d_name + 9;
-			char *end;
-			if (strncmp(de->d_name, "iostrata-", 9) || !*u || u[strspn(u, "0123456789")])
-				continue;
-			unsigned long uid = strtoul(u, &end, 10);
-			if (*end || uid >= UINT32_MAX)
-				continue;
-			scan_user_dir(d, rootfd, root, de->d_name, (uid_t)uid);
-		}
-		closedir(dir);
 		close(rootfd);
+		if ((l = listing_get(d, root, (uid_t)-1))) {
+			free(l->uids);
+			l->uids = uids, l->nuids = nuids, l->capuids = capuids;
+		} else {
+			free(uids);
+		}
 	}
 }
 
@@ -1017,9 +1293,19 @@ static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t g
 {
 	if (jobdir[0] != '/')
 		return;
+	struct timespec before;
+	struct stat st;
+	memset(&st, 0, sizeof st);
+	clock_gettime(CLOCK_REALTIME, &before);
 	dmn_fs_as(uid, gid);
 	int fd = open(jobdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dmn_fs_as_self();
+	/* (a final log that could not be read is not read again: every listing is complete) */
+	struct dmn_listing *l = fd >= 0 && fstat(fd, &st) == 0 ? listing_get(d, jobdir, uid) : NULL;
+	if (listing_fresh(d, l, &st)) {
+		close(fd);
+		return;
+	}
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		if (fd >= 0)
@@ -1052,6 +1338,7 @@ static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t g
 		set_add(&d->seen_final, done_key(pid, us));
 	}
 	closedir(dir);
+	listing_note(l, &st, &before, 0);
 }
 
 /* The announced directories whose link changed lately; the others are forgotten (their link
@@ -1075,6 +1362,7 @@ static void scan_dir_refs(struct dmn *d, int64_t now)
 /* A live process whose live file is gone: its final log holds its last counters. */
 static void take_ended(struct dmn *d, struct dmn_proc *p)
 {
+	keep_none(d);
 	struct log_file lf;
 	char err[1024];
 	int r = p->final_path[0] ? dmn_read_final(p->final_path, p->uid, p->gid, &d->lim, &lf, err, sizeof err) : -ENOENT;
@@ -1773,6 +2061,12 @@ int dmn_interval(struct dmn *d)
 			now - d->last_stats_ms >= (int64_t)d->cfg.stats_interval_ms - (int64_t)d->cfg.interval_ms / 2;
 	for (size_t i = 0; i < d->nprocs; i++)
 		d->procs[i]->seen = d->procs[i]->changed = d->procs[i]->stats = 0;
+	liveness_poll(d);
+	d->keep_off = 0;
+	if (d->stats_tick) {
+		listings_prune(d);
+		keep_none(d);
+	}
 	if (d->cfg.sampler_live)
 		scan_live(d);
 	for (size_t i = 0; i < d->nprocs; i++) {
@@ -1897,6 +2191,8 @@ int dmn_interval(struct dmn *d)
 		p->state = p->next_state;
 		if (p->state != STORE_PROC_LIVE) {
 			set_add(&d->done, done_key(p->pid, p->start_ns));
+			proc_unwatch(d, p);
+			proc_unmap(d, p);
 			proc_free(p);
 			continue;
 		}
@@ -2165,6 +2461,7 @@ void dmn_sinks_send(struct dmn *d, int64_t now)
 int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof *d);
+	d->pid_ep = -1;
 	d->cfg = *cfg;
 	d->lim = (struct dmn_limits){cfg->max_records, 64u << 20, (uint64_t)cfg->max_log_mb << 20};
 	d->root = geteuid() == 0;
@@ -2188,6 +2485,19 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 	if ((r = load_node_cursor(d, err, errlen)) < 0)
 		return r;
 	d->last_ms = d->last_stats_ms = wall_ms();
+	/* a pidfd per live process (liveness, above): as many descriptors as the hard limit allows,
+	 * and 512 of them (or half) left for everything else */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 1048576 ? 1048576 : rl.rlim_max;
+			struct rlimit nl = {want > rl.rlim_cur ? want : rl.rlim_cur, rl.rlim_max};
+			if (setrlimit(RLIMIT_NOFILE, &nl) == 0)
+				rl.rlim_cur = nl.rlim_cur;
+		}
+		d->max_pidfds = rl.rlim_cur > 1024 ? (size_t)rl.rlim_cur - 512 : (size_t)rl.rlim_cur / 2;
+		d->pid_ep = epoll_create1(EPOLL_CLOEXEC);
+	}
 	if ((r = sinks_open(d, err, errlen)) < 0)
 		return r;
 	/* iostrata beside iostratad (bin/ of an installation, build/ of a checkout) */
@@ -2209,8 +2519,18 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 
 void dmn_fini(struct dmn *d)
 {
-	for (size_t i = 0; i < d->nprocs; i++)
+	for (size_t i = 0; i < d->nprocs; i++) {
+		proc_unwatch(d, d->procs[i]);
 		proc_free(d->procs[i]);
+	}
+	if (d->pid_ep >= 0)
+		close(d->pid_ep);
+	for (size_t i = 0; i < d->nlists; i++) {
+		free(d->lists[i].path);
+		free(d->lists[i].uids);
+	}
+	free(d->lists);
+	free(d->known);
 	for (size_t i = 0; i < d->njobs; i++)
 		job_free(d->jobs[i]);
 	free(d->procs);

@@ -70,6 +70,7 @@ struct dmn_proc {
 	 * the mapping; a mount monitor's, whose distributions need every reading in full; one that
 	 * cannot be mapped, or whose records in use lie far apart) */
 	struct dmn_live_map map;
+	size_t resident;        /* its record pages kept mapped after its summing (0: dropped) */
 	int pread_only;
 	/* its records' paths, sorted by (id, pid): noted when a record is first read (all of them
 	 * at the first reading after a restart), for the statistics of a process whose logs are
@@ -85,6 +86,10 @@ struct dmn_proc {
 	int has_next;           /* counted_next, owed_next and sums_next hold this interval's */
 	int has_next_rec;       /* next holds this interval's readings (a full reading) */
 	int seen;
+	/* liveness (daemon.c, "Liveness"): watch 0 until first asked, 1 when pidfd is in the
+	 * daemon's epoll set, 2 when it was found ended at that asking, -1 when asked of /proc and
+	 * kill(0) instead (no pidfd could be had); exited: its pidfd said it ended */
+	int watch, pidfd, exited;
 	int stats;              /* its statistics are taken this interval (stats_interval, or its end) */
 	int changed;            /* its statistics moved (or runs were taken): its cursor is stored */
 	unsigned alive_checks;
@@ -117,6 +122,23 @@ struct dmn_dirref {
 	int64_t active_ms;      /* when it last changed: scanned until job_grace + 2 intervals after */
 };
 
+/* A directory as last listed (docs/DAEMON.md, "Listing only what changed"): a live directory or
+ * a job directory is listed again only when its change time moved (a file made, removed or
+ * renamed in it), at every interval that takes the statistics, and after a listing that left a
+ * file to try again. */
+struct dmn_listing {
+	char *path;
+	uid_t uid;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime, ctime;
+	int stable;             /* nothing to try again, and its change time lay a clock tick or more
+				 * before the listing began: any later change gives it another time */
+	uint64_t used;          /* the interval that last asked about it */
+	uid_t *uids;            /* a live root's: the iostrata-UID directories it held */
+	size_t nuids, capuids;
+};
+
 
 struct dmn {
 	struct dmn_config cfg;
@@ -132,6 +154,14 @@ struct dmn {
 	struct dmn_dirref *dirs;
 	size_t ndirs, capdirs;
 	struct dmn_set seen_final; /* (pid, start_us) of final logs read from job directories */
+	struct dmn_listing *lists; /* the directories listed, as they were then */
+	size_t nlists, caplists;
+	struct dmn_proc **known;   /* a directory's processes, when its listing is skipped */
+	size_t capknown;
+	int pid_ep;                /* the epoll set of the live processes' pidfds (-1: none) */
+	size_t resident_pages;     /* the live files' record pages kept mapped (cfg.resident_mb at most) */
+	int keep_off;              /* none kept this interval (daemon.c, keep_none) */
+	size_t npidfds, max_pidfds;
 	struct dmn_set reported;   /* problems said once (hashes) */
 	struct dmn_rowbuf *rows;
 	struct sys_diskstats disk_prev;

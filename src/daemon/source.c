@@ -215,6 +215,27 @@ static int live_map(struct dmn_live_map *m, int fd, const struct stat *st, const
 	return 0;
 }
 
+/* Records summed per layer (those the reader would take: in use, not dead, of a known layer,
+ * counted in the layers' totals): the flags first, as the reader takes them (a record being made
+ * is skipped). */
+static void sum_records(const struct log_record *rec, uint32_t n, struct dmn_live_sums *out)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct log_record *r = &rec[i];
+		uint16_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
+		unsigned layer = r->layer;
+		if (!(flags & LOG_R_USED) || (flags & LOG_R_DEAD) || layer < 1 || layer > LOG_LAYER_MAX ||
+		    !ana_record_in_layer_totals(r))
+			continue;
+		struct dmn_ahead *a = &out->layer[layer];
+		if (!a->layer) {
+			memset(a, 0, sizeof *a);
+			a->layer = (uint16_t)layer;
+		}
+		dmn_ahead_add_log(a, r);
+	}
+}
+
 /* The summing itself: every access to the mapping is here, inside the guard. Not inlined, so
  * that nothing it computes lives in registers the unwinding would lose. */
 __attribute__((noinline)) static int live_sum(const struct dmn_live_map *m, struct dmn_live_sums *out)
@@ -231,24 +252,9 @@ __attribute__((noinline)) static int live_sum(const struct dmn_live_map *m, stru
 		n = m->rec_lim;
 	if (n > m->rec_seen) /* (rec_seen <= rec_cap <= rec_lim) */
 		return 1;
-	out->rec_bytes = n ? (size_t)((const unsigned char *)&m->rec[n] - m->rec_map) : 0;
 	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
 		out->layer[l].layer = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct log_record *r = &m->rec[i];
-		/* the flags first, as the reader takes them: a record being made is skipped */
-		uint16_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
-		unsigned layer = r->layer;
-		if (!(flags & LOG_R_USED) || (flags & LOG_R_DEAD) || layer < 1 || layer > LOG_LAYER_MAX ||
-		    !ana_record_in_layer_totals(r))
-			continue;
-		struct dmn_ahead *a = &out->layer[layer];
-		if (!a->layer) {
-			memset(a, 0, sizeof *a);
-			a->layer = (uint16_t)layer;
-		}
-		dmn_ahead_add_log(a, r);
-	}
+	sum_records(m->rec, n, out);
 	return 0;
 }
 
@@ -269,13 +275,20 @@ int dmn_live_sum(const struct dmn_live_map *m, struct dmn_live_sums *out)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	guard_jmp = NULL;
 	guard_map = NULL;
-	/* The pages summed leave the daemon's resident set again (the file keeps them: they are the
-	 * application's). Kept mapped, 1,000 files of 16 records are 40 to 50 MiB counted in the
-	 * daemon's RSS; dropped, each summing faults them in again (docs/BENCHMARKS.md, "Summing
-	 * live files in place": 1.8-2.0 % of a core kept, 2.55 % dropped, 4.5 % read in full). */
-	if (r == 0 && out->rec_bytes)
-		madvise(m->rec_map, m->rec_map_len, MADV_DONTNEED); /* (a fault maps its neighbours too) */
 	return r;
+}
+
+size_t dmn_live_pages(const struct dmn_live_map *m)
+{
+	long pg = page_size > 0 ? page_size : 4096;
+	return m->rec_map ? (m->rec_map_len + (size_t)pg - 1) / (size_t)pg : 0;
+}
+
+void dmn_live_drop(const struct dmn_live_map *m)
+{
+	/* (the whole mapping: a fault maps its neighbours too) */
+	if (m->rec_map)
+		madvise(m->rec_map, m->rec_map_len, MADV_DONTNEED);
 }
 
 int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,

@@ -73,7 +73,6 @@ struct dmn_live_map {
 struct dmn_live_sums {
 	int32_t rank;
 	uint64_t end_ns;
-	size_t rec_bytes;      /* of the records' mapping, the bytes the summing went through */
 	struct dmn_ahead layer[LOG_LAYER_MAX + 1];
 };
 
@@ -83,6 +82,11 @@ struct dmn_live_sums {
  * is no longer the one mapped (another log was written over it); -EFAULT when the file was cut
  * under the mapping (the fault was caught): the caller unmaps it in both cases. */
 int dmn_live_sum(const struct dmn_live_map *m, struct dmn_live_sums *out);
+/* The pages of the records' mapping (what it adds to the daemon's RSS once summed), and dropping
+ * them from the daemon's resident set (the file keeps them: they are the application's; the
+ * next summing faults them in again). */
+size_t dmn_live_pages(const struct dmn_live_map *m);
+void dmn_live_drop(const struct dmn_live_map *m);
 void dmn_live_unmap(struct dmn_live_map *m);
 
 /* Reads the live file dirfd/name, owned by uid, into out: the header, the used strings and the

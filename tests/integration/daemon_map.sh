@@ -3,7 +3,7 @@
 # file read in full is kept mapped and its records summed in place between statistics. Its owner
 # (user nobody here) holds it and may cut it, rewrite it or fill it with garbage under the
 # mapping. Checked: the file is mapped after its first reading, and between summings only its
-# header page is resident in the daemon (the records' pages dropped again); replaced under its name by a
+# header page is resident in the daemon (resident_mb = 0: the records' pages dropped again); replaced under its name by a
 # copy (another inode), the old mapping is dropped and the copy read in full and mapped; cut
 # under the mapping, the SIGBUS is caught, said once, the mapping dropped and the file read by
 # pread (its short form said once); written back whole, nothing is counted twice: the
@@ -24,7 +24,7 @@ ulimit -c 0 # the last check's SIGBUS leaves no core
 NOBODY=$(id -u nobody)
 NOGROUP=$(id -g nobody)
 
-daemon_conf "stats_interval = 60"
+daemon_conf "stats_interval = 60" "resident_mb = 0" # (no record pages kept: daemon_quiet.sh keeps them)
 ND="$LIVE/iostrata-$NOBODY"
 install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$ND"
 install -d -o "$NOBODY" -g "$NOGROUP" "$T/h" "$T/jH"

@@ -276,6 +276,26 @@ int main(void)
 		      sum.wh[7] == 14 && sum.wh[6] == 0,
 	      "%llu %llu %llu %llu %llu", (unsigned long long)sum.v[0], (unsigned long long)sum.v[1],
 	      (unsigned long long)sum.v[2], (unsigned long long)sum.v[3], (unsigned long long)sum.v[4]);
+	/* a user layer's direction without a call: its histogram is not read (it is empty in any
+	 * log the capture library wrote: the size is counted with the call); another layer's
+	 * histograms are read whatever its counts (the kernel collector fills them apart) */
+	struct log_record wr = lr;
+	wr.counters[LOG_C_READS] = 0;
+	memset(&sum, 0, sizeof sum);
+	sum.layer = LOG_LAYER_POSIX;
+	dmn_ahead_add_log(&sum, &wr);
+	check("sums: a user layer's reads histogram not read without a read",
+	      sum.rh[12] == 0 && sum.rh[11] == 0 && sum.wh[7] == 7 && sum.v[DMN_A_BYTES_READ] == 4096,
+	      "%llu %llu %llu", (unsigned long long)sum.rh[12], (unsigned long long)sum.rh[11],
+	      (unsigned long long)sum.wh[7]);
+	wr.layer = LOG_LAYER_FS;
+	wr.counters[LOG_C_WRITES] = 0;
+	memset(&sum, 0, sizeof sum);
+	sum.layer = LOG_LAYER_FS;
+	dmn_ahead_add_log(&sum, &wr);
+	check("sums: a kernel layer's histograms read whatever its counts",
+	      sum.rh[12] == 1 && sum.rh[11] == 2 && sum.wh[7] == 7, "%llu %llu %llu", (unsigned long long)sum.rh[12],
+	      (unsigned long long)sum.rh[11], (unsigned long long)sum.wh[7]);
 	/* a cursor's sums are what a reading of its records summed to */
 	struct dmn_cursor sc;
 	memset(&sc, 0, sizeof sc);

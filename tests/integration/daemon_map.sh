@@ -32,28 +32,14 @@ DB="$T/store/store.db"
 q() { sqlite3 -batch -noheader "$DB" "$1"; }
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
 
-# the holder: 7 writes of 512 bytes to its file, then READY, then it sleeps (no more calls)
-cat >"$T/hold.c" <<'C'
-#include <fcntl.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-	char b[512] = {0};
-	if (argc != 3) return 2;
-	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	for (int i = 0; i < 7; i++) if (write(fd, b, sizeof b) != sizeof b) return 1;
-	close(fd);
-	close(open(argv[2], O_WRONLY | O_CREAT, 0600));
-	sleep(120);
-	return 0;
-}
-C
-gcc -O1 -o "$T/hold" "$T/hold.c" || { fail "the holder builds" "gcc failed"; exit 1; }
+# the holder (tests/progs/live_hold.c), copied where every user may run it
+install -m 755 "$B/tests/progs/live_hold" "$T/hold" || { fail "the holder" "$B/tests/progs/live_hold is missing"; exit 1; }
 HPIDS=
 # hold NAME: a holder of its own file $T/h/NAME.dat, as nobody, its live file in nobody's live
 # directory; HPID is its pid and LIVEF its live file once it is READY
 hold() {
 	setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups env IOSTRATA_LIVE_DIR="$ND" LD_PRELOAD="$PRELOAD" IOSTRATA_OUT="$T/jH" IOSTRATA_QUIET=1 \
-		IOSTRATA_JOB="job-$1" "$T/hold" "$T/h/$1.dat" "$T/h/$1.ready" &
+		IOSTRATA_JOB="job-$1" "$T/hold" "$T/h/$1.dat" "$T/h/$1.ready" 7 512 &
 	HPID=$!
 	HPIDS="$HPIDS $HPID"
 	wait_file "$T/h/$1.ready"

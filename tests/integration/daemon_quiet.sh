@@ -27,24 +27,8 @@ DB="$T/store/store.db"
 q() { sqlite3 -batch -noheader "$DB" "$1"; }
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
 
-# the holder: N writes of SIZE bytes to its file, then READY, then it sleeps (no more calls)
-cat >"$T/hold.c" <<'C'
-#include <fcntl.h>
-#include <stdlib.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-	char b[512] = {0};
-	if (argc != 5) return 2;
-	int n = atoi(argv[3]), size = atoi(argv[4]);
-	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	for (int i = 0; i < n; i++) if (write(fd, b, size) != size) return 1;
-	close(fd);
-	close(open(argv[2], O_WRONLY | O_CREAT, 0600));
-	sleep(120);
-	return 0;
-}
-C
-gcc -O1 -o "$T/hold" "$T/hold.c" || { fail "the holder builds" "gcc failed"; exit 1; }
+# the holder (tests/progs/live_hold.c), copied where every user may run it
+install -m 755 "$B/tests/progs/live_hold" "$T/hold" || { fail "the holder" "$B/tests/progs/live_hold is missing"; exit 1; }
 HPIDS=
 # hold NAME N SIZE: a holder writing $T/NAME.dat in job job-quiet; HPID is its pid once READY
 hold() {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "pin.h"
 
 static char buf[4096];
 static int fd_e;
@@ -36,22 +37,6 @@ static int ncpu(void)
 	cpu_set_t s;
 	CHECK(sched_getaffinity(0, sizeof s, &s) == 0);
 	return CPU_COUNT(&s);
-}
-
-/* Pin the calling thread to the n-th CPU it may run on (modulo their number). */
-static void pin(int n)
-{
-	cpu_set_t s, one;
-	CHECK(sched_getaffinity(0, sizeof s, &s) == 0);
-	int k = n % CPU_COUNT(&s);
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &s) || k--)
-			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
-		return;
-	}
 }
 
 static void writes(int fd, int n, size_t size)

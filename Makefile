@@ -207,7 +207,7 @@ $(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ) $(B)/obj/kern/pinned.o
 # fuse_*.c with libfuse3, *_shim.c as a shared object to preload.
 PROG_LIBS = $(if $(filter %_static,$*),-static,) $(if $(filter %_uring,$*),-luring,) \
 	$(if $(filter fuse_%,$*),-I/usr/include/fuse3 -lfuse3,) $(if $(filter %_shim,$*),-shared -fPIC -ldl,)
-$(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h tests/progs/pin.h bench/ckpt_mix.h
+$(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h tests/progs/runs.h bench/ckpt_mix.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< $(PROG_LIBS) -lpthread -lrt -lm

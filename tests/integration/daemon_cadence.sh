@@ -25,8 +25,6 @@ eq "stats_interval not a multiple of interval: one line naming both" 1 \
 eq "stats_interval not a multiple of interval: nothing else said" 1 "$(wc -l <<<"$out")"
 
 daemon_conf "stats_interval = 3"
-DB="$T/store/store.db"
-q() { sqlite3 -batch -noheader "$DB" "$1"; }
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
 
 # the writer: 100-byte writes every 20 ms until STOP exists, then its count in DONE

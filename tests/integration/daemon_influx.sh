@@ -77,8 +77,6 @@ eq "influxd listens on its two loopback ports only" "$(printf '127.0.0.1:%s\n' "
 	"$(ss -ltnpH | grep "pid=$IPID," | awk '{print $4}' | sort | paste -sd' ')"
 
 daemon_conf "influxdb = $URL" "merge_logs = none"
-DB="$T/store/store.db"
-q() { sqlite3 -batch -noheader "$DB" "$1"; }
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
 
 # wait_until CMD...: 0 once CMD succeeds, 1 after 90 s

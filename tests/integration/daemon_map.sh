@@ -28,12 +28,9 @@ daemon_conf "stats_interval = 60" "resident_mb = 0" # (no record pages kept: dae
 ND="$LIVE/iostrata-$NOBODY"
 install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$ND"
 install -d -o "$NOBODY" -g "$NOGROUP" "$T/h" "$T/jH"
-DB="$T/store/store.db"
-q() { sqlite3 -batch -noheader "$DB" "$1"; }
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
 
-# the holder (tests/progs/live_hold.c), copied where every user may run it
-install -m 755 "$B/tests/progs/live_hold" "$T/hold" || { fail "the holder" "$B/tests/progs/live_hold is missing"; exit 1; }
+live_holder || exit 1
 HPIDS=
 # hold NAME: a holder of its own file $T/h/NAME.dat, as nobody, its live file in nobody's live
 # directory; HPID is its pid and LIVEF its live file once it is READY

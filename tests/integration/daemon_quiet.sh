@@ -23,12 +23,9 @@ fi
 trap 'daemon_stop; kill -9 ${HPIDS:-} 2>/dev/null; rm -rf "$T"' EXIT
 
 daemon_conf "stats_interval = 60"
-DB="$T/store/store.db"
-q() { sqlite3 -batch -noheader "$DB" "$1"; }
 daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
 
-# the holder (tests/progs/live_hold.c), copied where every user may run it
-install -m 755 "$B/tests/progs/live_hold" "$T/hold" || { fail "the holder" "$B/tests/progs/live_hold is missing"; exit 1; }
+live_holder || exit 1
 HPIDS=
 # hold NAME N SIZE: a holder writing $T/NAME.dat in job job-quiet; HPID is its pid once READY
 hold() {

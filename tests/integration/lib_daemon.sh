@@ -4,9 +4,10 @@
 # daemon_conf [KEY = VALUE ...]: writes $T/conf: the test's store ($T/store/store.db), socket
 # ($T/sock), live root ($LIVE, default $T/live), interval 0.5 s, job_grace 1 s, samplers live,
 # then the lines given (which override those before them); makes the directories and exports
-# IOSTRATA_LIVE_DIR (root's live directory there) and IOSTRATA_SOCKET.
+# IOSTRATA_LIVE_DIR (root's live directory there) and IOSTRATA_SOCKET; DB is the store's file.
 daemon_conf() {
 	LIVE=${LIVE:-$T/live}
+	DB="$T/store/store.db"
 	mkdir -p "$LIVE" "$T/store"
 	{
 		echo "store = sqlite:$T/store/store.db"
@@ -18,6 +19,17 @@ daemon_conf() {
 		for l in "$@"; do echo "$l"; done
 	} >"$T/conf"
 	export IOSTRATA_LIVE_DIR="$LIVE/iostrata-0" IOSTRATA_SOCKET="$T/sock"
+}
+
+# q SQL: the store's answer ($DB), a row a line, no header.
+q() { sqlite3 -batch -noheader "$DB" "$1"; }
+
+# live_holder: tests/progs/live_hold (N writes, then READY, then still for 120 s) copied to
+# $T/hold, where every user may run it; 1 when it is missing.
+live_holder() {
+	install -m 755 "$B/tests/progs/live_hold" "$T/hold" 2>/dev/null && return 0
+	fail "the holder" "$B/tests/progs/live_hold is missing"
+	return 1
 }
 
 # daemon_start [CONF]: starts iostratad on CONF ($T/conf) in the foreground, its stderr in

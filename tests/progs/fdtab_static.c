@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "pin.h"
+#include "runs.h"
 
 static char buf[64];
 static const char *dir;
@@ -44,21 +44,12 @@ static void writes(int fd, int n)
 		CHECK(write(fd, buf, 10) == 10);
 }
 
-static int open_in(const char *name, int flags)
-{
-	char p[4096];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	int fd = open(p, flags, 0644);
-	CHECK(fd >= 0);
-	return fd;
-}
-
 static void *reopener(void *arg)
 {
 	(void)arg;
 	pin(1);
 	CHECK(close(fd_n) == 0);
-	CHECK(open_in("o", O_WRONLY | O_CREAT | O_TRUNC) == fd_n);
+	CHECK(open_in(dir, "o", O_WRONLY | O_CREAT | O_TRUNC) == fd_n);
 	return NULL;
 }
 
@@ -109,7 +100,7 @@ int main(int argc, char **argv)
 	CHECK(argc == 3 || argc == 2);
 	dir = argv[1];
 	if (argc == 3) { /* u, after the exec: t's number is free again */
-		int fu = open_in("u", O_WRONLY | O_CREAT | O_TRUNC);
+		int fu = open_in(dir, "u", O_WRONLY | O_CREAT | O_TRUNC);
 		CHECK(fu == atoi(argv[2]));
 		writes(fu, 4);
 		return 0;
@@ -117,20 +108,20 @@ int main(int argc, char **argv)
 	int w = O_WRONLY | O_CREAT | O_TRUNC;
 	pin(0);
 
-	int fj = open_in("j", w);
+	int fj = open_in(dir, "j", w);
 	writes(fj, 5);
 	CHECK(syscall(SYS_close_range, fj, fj, 0) == 0);
-	CHECK(open_in("k", w) == fj);
+	CHECK(open_in(dir, "k", w) == fj);
 	writes(fj, 6);
 	CHECK(close(fj) == 0);
 
-	int fl = open_in("l", w), fm = open_in("m", w);
+	int fl = open_in(dir, "l", w), fm = open_in(dir, "m", w);
 	writes(fl, 4);
 	CHECK(dup3(fm, fl, 0) == fl);
 	writes(fl, 7);
 	CHECK(close(fl) == 0 && close(fm) == 0);
 
-	fd_n = open_in("n", w);
+	fd_n = open_in(dir, "n", w);
 	writes(fd_n, 8);
 	pthread_t th;
 	CHECK(pthread_create(&th, NULL, reopener, NULL) == 0);
@@ -138,7 +129,7 @@ int main(int argc, char **argv)
 	writes(fd_n, 9);
 	CHECK(close(fd_n) == 0);
 
-	int fp = open_in("p", w);
+	int fp = open_in(dir, "p", w);
 	writes(fp, 3);
 	long child = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0);
 	CHECK(child >= 0);
@@ -162,17 +153,17 @@ int main(int argc, char **argv)
 		writes(got, 2);
 		_exit(0);
 	}
-	int fr = open_in("r", w);
+	int fr = open_in(dir, "r", w);
 	writes(fr, 3);
 	send_fd(sv[0], fr);
 	CHECK(close(fr) == 0);
-	CHECK(open_in("s", w) == fr);
+	CHECK(open_in(dir, "s", w) == fr);
 	writes(fr, 4);
 	CHECK(close(fr) == 0);
 	wait_ok(rc);
 	CHECK(close(sv[0]) == 0 && close(sv[1]) == 0);
 
-	int ft = open_in("t", w | O_CLOEXEC);
+	int ft = open_in(dir, "t", w | O_CLOEXEC);
 	writes(ft, 3);
 	char num[16];
 	snprintf(num, sizeof num, "%d", ft);

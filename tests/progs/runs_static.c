@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "pin.h"
+#include "runs.h"
 
 static char buf[4096];
 static int fd_e;
@@ -43,15 +43,6 @@ static void writes(int fd, int n, size_t size)
 {
 	for (int i = 0; i < n; i++)
 		CHECK(write(fd, buf, size) == (ssize_t)size);
-}
-
-static int open_in(const char *dir, const char *name, int flags)
-{
-	char p[4096];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	int fd = open(p, flags, 0644);
-	CHECK(fd >= 0);
-	return fd;
 }
 
 static void *worker(void *arg)

@@ -111,13 +111,14 @@ static struct row *row_get(struct view *v, uint16_t layer, uint64_t dev)
 	return r;
 }
 
-/* Sum the `files` map per (layer, device); device totals (ino 0) of the block layer only. */
-static int snapshot(int files_fd, struct view *v)
+/* Sum the `files` and `devfiles` maps per (layer, device); device totals (ino 0) of the block
+ * layer only. */
+static int snapshot(int files_fd, int devfiles_fd, struct view *v)
 {
 	struct ks_rec *recs;
 	size_t n;
 	v->n = 0;
-	int r = ks_records_fd(files_fd, &recs, &n);
+	int r = ks_records_fd(files_fd, devfiles_fd, &recs, &n);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
@@ -467,7 +468,7 @@ int cmd_kernel(int argc, char **argv)
 		fprintf(stderr, "iostrata kernel: tracing %s; Ctrl-C to stop\n",
 			pid ? "the process tree" : o.filter.cgroup_id ? "the cgroup" : "the whole system");
 
-	int files_fd = ks_map_fd(&ks, "files");
+	int files_fd = ks_map_fd(&ks, "files"), devfiles_fd = ks_map_fd(&ks, "devfiles");
 	struct view cur = {0}, prev = {0};
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC), wall0 = now_ns(CLOCK_REALTIME), last = t0;
 	long intervals = 0;
@@ -494,7 +495,7 @@ int cmd_kernel(int argc, char **argv)
 		}
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 		if (!quiet) {
-			snapshot(files_fd, &cur);
+			snapshot(files_fd, devfiles_fd, &cur);
 			print_interval(&cur, first ? NULL : &prev, (double)(now - last) / 1e9, json, 0);
 			if (stats)
 				print_stats(&ks, json);

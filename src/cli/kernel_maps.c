@@ -150,7 +150,7 @@ int cmd_kernel_maps(int argc, char **argv)
 	struct ks_rec *recs = NULL;
 	size_t nrecs = 0;
 	if (pin.files >= 0)
-		ks_records_fd(pin.files, &recs, &nrecs);
+		ks_records_fd(pin.files, pin.devfiles, &recs, &nrecs);
 	struct pid_row {
 		uint32_t pid;
 		struct ks_agg_val v[2]; /* read, write */

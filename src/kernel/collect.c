@@ -296,8 +296,13 @@ int ks_records(const struct ks_session *ks, struct ks_rec **out, size_t *n)
 	    fault_fd = ks_map_fd(ks, "fault_runs");
 	unsigned char *reached = ncpu > 0 ? calloc((size_t)ncpu, 1) : NULL;
 	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
 	ks_runs_flush(reached);
-	int r = records_read(ks_map_fd(ks, "files"), out, n, &cap);
+	int files_fd = ks_map_fd(ks, "files");
+	int r = files_fd < 0 ? -ENOENT : records_read(files_fd, out, n, &cap);
+	if (r == 0)
+		r = records_read(ks_map_fd(ks, "devfiles"), out, n, &cap);
 	if (r == 0 && reached && runs_fd >= 0)
 		r = runs_merge(runs_fd, reached, ncpu, out, n, &cap);
 	if (r == 0 && reached && blk_fd >= 0)
@@ -330,34 +335,36 @@ void ks_estimate_times(uint16_t layer, struct ks_file_val *v)
 			c[time[i]] = scale(c[time[i]], calls[i], v->timed[i]);
 }
 
-int ks_records_fd(int fd, struct ks_rec **out, size_t *n)
+int ks_records_fd(int files_fd, int devfiles_fd, struct ks_rec **out, size_t *n)
 {
 	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
 	ks_runs_flush(NULL);
-	int r = records_read(fd, out, n, &cap);
+	int r = files_fd < 0 ? -ENOENT : records_read(files_fd, out, n, &cap);
+	if (r == 0)
+		r = records_read(devfiles_fd, out, n, &cap);
 	for (size_t i = 0; r == 0 && i < *n; i++)
 		ks_estimate_times((*out)[i].key.layer, &(*out)[i].val);
 	return r;
 }
 
-/* Every `files` entry as stored (no estimate). */
+/* Every entry of a `files`-shaped map (`files`, `devfiles`) as stored (no estimate), appended to
+ * *out (*n entries of *capp). A map not there (fd < 0: an older session's pins) adds nothing. */
 static int records_read(int fd, struct ks_rec **out, size_t *n, size_t *capp)
 {
-	*out = NULL;
-	*n = 0;
-	*capp = 0;
 	if (fd < 0)
-		return -ENOENT;
-	size_t cap = 0;
+		return 0;
 	struct ks_file_key key, next;
 	void *prev = NULL;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 256;
+		if (*n == *capp) {
+			size_t cap = *capp ? *capp * 2 : 256;
 			struct ks_rec *r = realloc(*out, cap * sizeof **out);
 			if (!r)
 				return -ENOMEM;
 			*out = r;
+			*capp = cap;
 		}
 		struct ks_rec *r = &(*out)[*n];
 		r->key = next;
@@ -366,7 +373,6 @@ static int records_read(int fd, struct ks_rec **out, size_t *n, size_t *capp)
 		key = next;
 		prev = &key;
 	}
-	*capp = cap;
 	return 0;
 }
 

@@ -26,11 +26,12 @@ struct ks_rec {
  * sums over the timed calls, become estimates for all of them (times calls / timed calls, per
  * kind: reads, writes, the rest). Counts, bytes and histograms stay as measured. */
 void ks_estimate_times(uint16_t layer, struct ks_file_val *v);
-/* Every `files` entry (malloc'd array in *out), times estimated (ks_estimate_times), after
+/* Every `files` and `devfiles` entry (malloc'd array in *out), times estimated (ks_estimate_times), after
  * ks_runs_flush (pinned.h). ks_records also adds the runs of CPUs the flush could not reach (outside the
  * caller's cpuset, offline), which makes the session's final counts exact. */
 int ks_records(const struct ks_session *ks, struct ks_rec **out, size_t *n);
-int ks_records_fd(int files_fd, struct ks_rec **out, size_t *n);
+/* The same from the maps' descriptors (pinned.h); devfiles_fd -1 when not pinned (older sessions). */
+int ks_records_fd(int files_fd, int devfiles_fd, struct ks_rec **out, size_t *n);
 int ks_lookup_path_fd(int paths_fd, uint64_t dev, uint64_t ino, struct ks_path_val *out);
 /* The path the kernel resolved for (dev, ino); -1 if none. */
 int ks_lookup_path(const struct ks_session *ks, uint64_t dev, uint64_t ino, struct ks_path_val *out);

@@ -49,6 +49,17 @@ struct {
 	__type(value, struct ks_file_val);
 } files SEC(".maps");
 
+/* The block layer's device totals (pid 0, LOG_LAYER_BLOCK, dev, ino 0) apart from `files`: a
+ * system-wide session on a busy node fills `files` with other processes' files, and a device's
+ * totals must still equal /proc/diskstats. Same key and value as `files`; readers take both. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_DEVS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ks_file_key);
+	__type(value, struct ks_file_val);
+} devfiles SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, KS_MAX_PATHS);
@@ -312,22 +323,31 @@ static __always_inline bool ks_owner(__u64 dev, __u64 ino, bool ctxfree, __u32 *
 	return true;
 }
 
-/* The aggregate of (pid, layer, dev, ino), created on first use; NULL (and counted) when full. */
-static __always_inline struct ks_file_val *ks_file_gen(__u32 pid, __u16 layer, __u64 dev, __u64 ino, __u32 gen)
+/* The aggregate of key in map (`files` or `devfiles`), created on first use; NULL (and counted)
+ * when full. Inlined: each caller's map is a constant the verifier knows. */
+static __always_inline struct ks_file_val *ks_file_in(void *map, const struct ks_file_key *k)
 {
-	struct ks_file_key k = {.pid = pid, .layer = layer, .gen = gen, .dev = dev, .ino = ino};
-	struct ks_file_val *v = bpf_map_lookup_elem(&files, &k);
+	struct ks_file_val *v = bpf_map_lookup_elem(map, k);
 	if (v)
 		return v;
 	__u32 zero = 0;
 	struct ks_file_val *z = bpf_map_lookup_elem(&zero_file, &zero);
 	if (!z)
 		return NULL;
-	if (bpf_map_update_elem(&files, &k, z, BPF_NOEXIST) && !bpf_map_lookup_elem(&files, &k)) {
+	if (bpf_map_update_elem(map, k, z, BPF_NOEXIST) && !bpf_map_lookup_elem(map, k)) {
 		ks_stat(KS_STAT_FILES_FULL);
 		return NULL;
 	}
-	return bpf_map_lookup_elem(&files, &k);
+	return bpf_map_lookup_elem(map, k);
+}
+
+/* The aggregate of (pid, layer, dev, ino): a device's totals in `devfiles`, the rest in `files`. */
+static __always_inline struct ks_file_val *ks_file_gen(__u32 pid, __u16 layer, __u64 dev, __u64 ino, __u32 gen)
+{
+	struct ks_file_key k = {.pid = pid, .layer = layer, .gen = gen, .dev = dev, .ino = ino};
+	if (layer == LOG_LAYER_BLOCK && !pid && !ino)
+		return ks_file_in(&devfiles, &k);
+	return ks_file_in(&files, &k);
 }
 
 /* The current thread's traced call when it is on (dev, ino): work below it on that file can be

@@ -25,7 +25,7 @@
 #define KS_PATH_MAX 256
 #define KS_FSTYPE_MAX 16
 #define KS_RINGBUF_BYTES (8u << 20)
-#define KS_MAX_DEVS 256         /* entries of `devdist`: (device, class) pairs */
+#define KS_MAX_DEVS 256         /* entries of `devdist` ((device, class) pairs) and of `devfiles` */
 #define KS_FDTAB_SLOTS 4096     /* entries of `fdtab`: descriptor tables, hashed by address */
 
 /* Slots of the `kstats` array: what the kernel side lost or refused, never silently. */

@@ -55,6 +55,7 @@ int kern_pinned_open(const char *dir, struct kern_pinned *p)
 	p->pidagg = open_one(dir, "pidagg");
 	p->kstats = open_one(dir, "kstats");
 	p->files = open_one(dir, "files");
+	p->devfiles = open_one(dir, "devfiles");
 	p->devdist = open_one(dir, "devdist");
 	if (p->fsagg < 0 || p->pidagg < 0 || p->kstats < 0) {
 		int r = p->fsagg < 0 ? p->fsagg : p->pidagg < 0 ? p->pidagg : p->kstats;
@@ -66,8 +67,8 @@ int kern_pinned_open(const char *dir, struct kern_pinned *p)
 
 void kern_pinned_close(struct kern_pinned *p)
 {
-	int *fds[] = {&p->fsagg, &p->pidagg, &p->kstats, &p->files, &p->devdist};
-	for (unsigned i = 0; i < 5; i++) {
+	int *fds[] = {&p->fsagg, &p->pidagg, &p->kstats, &p->files, &p->devfiles, &p->devdist};
+	for (unsigned i = 0; i < sizeof fds / sizeof *fds; i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;

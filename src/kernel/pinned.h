@@ -17,6 +17,7 @@
 
 struct kern_pinned {
 	int fsagg, pidagg, kstats, files; /* files: -1 when not pinned */
+	int devfiles;                     /* the block layer's device totals; -1 when not pinned */
 	int devdist;                      /* -1 without the block layer */
 };
 

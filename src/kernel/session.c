@@ -194,8 +194,10 @@ int ks_after_load(struct ks_session *ks, struct bpf_object *obj, unsigned layer)
 	struct bpf_map *m;
 	bpf_object__for_each_map(m, obj) {
 		const char *n = bpf_map__name(m);
-		if (strchr(n, '.') || ks_map_fd(ks, n) >= 0 || ks->nmaps >= KS_MAX_MAPS)
+		if (strchr(n, '.') || ks_map_fd(ks, n) >= 0)
 			continue;
+		if (ks->nmaps >= KS_MAX_MAPS) /* a later object would make its own copy: never silently */
+			return -E2BIG;
 		int fd = fcntl(bpf_map__fd(m), F_DUPFD_CLOEXEC, 3);
 		if (fd < 0)
 			return -errno;

@@ -51,7 +51,7 @@ int ks_depth_from_name(const char *s);
 const char *ks_depth_name(enum ks_depth d);
 
 #define KS_MAX_LINKS 96
-#define KS_MAX_MAPS 32
+#define KS_MAX_MAPS 48
 
 struct bpf_prog_info;
 

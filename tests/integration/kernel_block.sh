@@ -5,7 +5,8 @@
 #    and at the block layer 1000 requests of 4,096,000 B on that device, attributed to the file
 #    and the process (direct I/O is submitted inside the write call);
 #  - the block layer's per-device bytes equal /proc/diskstats' sector deltas over a quiet interval
-#    (O_DIRECT and buffered writes, writeback, cold reads): system-wide `iostrata kernel`;
+#    (O_DIRECT and buffered writes, writeback, cold reads): system-wide `iostrata kernel`; and
+#    still when other processes' files have filled the session's table;
 #  - io_uring O_DIRECT reads (liburing): the io_uring_enter calls at the syscall layer, the bytes
 #    read at the block layer for that process and file;
 #  - writeback (buffered writes, then sync from another process) is attributed to the file by
@@ -92,6 +93,28 @@ eq "diskstats: reads, writes, discards, flushes and their bytes equal" "$(delta 
 eq "diskstats: there were flushes and discards" "1 1" \
 	"$(delta "$DS0" "$DS1" | awk '{print ($7 > 0) " " ($5 > 0)}')"
 eq "diskstats: at least the data written" 1 "$([ $((W1 - W0)) -ge $((8 * 1048576 + 4194304)) ] && echo 1 || echo 0)"
+
+# --- a full table keeps every device's totals ---------------------------------------------------
+# A system-wide session on a busy node: other processes' files fill `files` (17,000 files touched
+# here, over KS_MAX_FILES); the devices' totals live apart (`devfiles`) and still equal diskstats.
+sync
+"$IOSTRATA" kernel $KOPT --quiet --interval 60 --log "$T/ft.iost" --ready "$T/ft.ready" &
+KP=$!
+wait_ready "$T/ft.ready"
+DS0=$(diskstats)
+mkdir "$T/many" && (cd "$T/many" && seq -f f%g 17000 | xargs touch)
+dd if=/dev/urandom of="$FS_MNT/ft" bs=64k count=64 conv=fsync status=none
+echo 3 >/proc/sys/vm/drop_caches
+cat "$FS_MNT/ft" >/dev/null
+sync
+DS1=$(diskstats)
+kill -INT "$KP"
+wait "$KP"
+rm -rf "$T/many"
+eq "full table: the table was full" 1 "$(kjq "$T/ft.iost" '.header.kernel_table_full > 0 | if . then 1 else 0 end')"
+eq "full table: the device's reads, writes, discards, flushes and bytes equal diskstats" "$(delta "$DS0" "$DS1")" \
+	"$(kdev "$T/ft.iost")"
+eq "full table: the device wrote the file" 1 "$([ "$(kdev "$T/ft.iost" | cut -d' ' -f4)" -ge 4194304 ] && echo 1 || echo 0)"
 
 # --- writeback attributed by inode ------------------------------------------------------------
 mkfifo "$T/wb.gate" "$T/wb.written" "$T/wb.done"

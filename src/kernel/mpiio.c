@@ -334,8 +334,10 @@ int ks_mpiio_load(struct ks_session *ks, char *err, size_t errlen)
 			 strerror(-r));
 		return r;
 	}
-	ks_after_load(ks, ((struct ks_mpiio *)ks->skel[SKEL_SLOT])->obj, 0);
-	return 0;
+	r = ks_after_load(ks, ((struct ks_mpiio *)ks->skel[SKEL_SLOT])->obj, 0);
+	if (r < 0)
+		snprintf(err, errlen, "cannot set up the MPI-IO program's maps: %s", strerror(-r));
+	return r < 0 ? r : 0;
 }
 
 int ks_mpiio_attach(struct ks_session *ks, const char *path)

@@ -975,9 +975,12 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	/* (more records in use than the mapping holds: mapped again by the next full reading) */
 	if (p->pread_only || (p->map.hdr && h->nrecords > p->map.rec_cap))
 		proc_unmap(d, p);
-	/* the sums go as far as this reading took the records */
-	if (p->map.hdr)
+	/* the sums go as far as this reading took the records, and the next one sums from the start
+	 * (its memo made again: source.h, struct dmn_live_memo) */
+	if (p->map.hdr) {
 		p->map.rec_seen = h->nrecords < p->map.rec_cap ? h->nrecords : p->map.rec_cap;
+		dmn_live_forget(&p->map);
+	}
 out:
 	if (map.hdr)
 		dmn_live_unmap(&map);

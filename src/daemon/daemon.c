@@ -833,6 +833,7 @@ static void keep_none(struct dmn *d)
 	for (size_t i = 0; i < d->nprocs; i++)
 		if (d->procs[i]->resident)
 			proc_keep_pages(d, d->procs[i], 0);
+	dmn_live_drop_flush();
 }
 
 /* Its mapping goes (resident pages with it). */
@@ -2079,6 +2080,7 @@ int dmn_interval(struct dmn *d)
 	}
 	if (d->cfg.sampler_live)
 		scan_live(d);
+	dmn_live_drop_flush(); /* (the per-second sums' pages not kept) */
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dmn_proc *p = d->procs[i];
 		if (!p->seen && p->next_state == STORE_PROC_LIVE)

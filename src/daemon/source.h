@@ -116,9 +116,12 @@ int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out);
 void dmn_live_forget(struct dmn_live_map *m);
 /* The pages of the records' mapping (what it adds to the daemon's RSS once summed), and dropping
  * them from the daemon's resident set (the file keeps them: they are the application's; the
- * next summing faults them in again). */
+ * next summing faults them in again): at the latest by the next dmn_live_drop_flush, or when
+ * DROP_BATCH (16) files' wait, or before any mapping goes. */
 size_t dmn_live_pages(const struct dmn_live_map *m);
 void dmn_live_drop(const struct dmn_live_map *m);
+/* The drops still waiting (dmn_live_drop batches them: source.c) done now. */
+void dmn_live_drop_flush(void);
 void dmn_live_unmap(struct dmn_live_map *m);
 
 /* Reads the live file dirfd/name, owned by uid, into out: the header, the used strings and the

@@ -426,7 +426,7 @@ int dmn_ahead_add_hist(struct dmn_aheads *x, const struct dmn_hist *now, const s
 	return 0;
 }
 
-void dmn_ahead_add_log(struct dmn_ahead *a, const struct log_record *r)
+void dmn_ahead_add_counts(struct dmn_ahead *a, const struct log_record *r)
 {
 	const uint64_t *c = r->counters;
 	a->v[DMN_A_BYTES_READ] += c[LOG_C_BYTES_READ];
@@ -434,6 +434,12 @@ void dmn_ahead_add_log(struct dmn_ahead *a, const struct log_record *r)
 	a->v[DMN_A_READS] += c[LOG_C_READS];
 	a->v[DMN_A_WRITES] += c[LOG_C_WRITES];
 	a->v[DMN_A_META] += ana_meta_ops(c);
+}
+
+void dmn_ahead_add_log(struct dmn_ahead *a, const struct log_record *r)
+{
+	const uint64_t *c = r->counters;
+	dmn_ahead_add_counts(a, r);
 	/* The user-call layers count a request's size with the call (log_note_access): a direction
 	 * with no call has an empty histogram, whose 4 cache lines are then not read (the
 	 * per-second sums are memory-bound: a file only written costs 8 lines a record, not 12).

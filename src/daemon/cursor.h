@@ -121,6 +121,8 @@ struct dmn_ahead *dmn_ahead_find(const struct dmn_aheads *x, unsigned layer);
  */
 /* A record's node-second figures and size histograms added to a (the sums of its layer). */
 void dmn_ahead_add_log(struct dmn_ahead *a, const struct log_record *r);
+/* Its node-second figures alone (no histogram): what dmn_ahead_add_log adds to a->v. */
+void dmn_ahead_add_counts(struct dmn_ahead *a, const struct log_record *r);
 /* The per-layer sums of a cursor's records and histograms (what a reading of its log summed
  * to), into out (emptied first): 0 or -ENOMEM. */
 int dmn_cursor_sums(const struct dmn_cursor *c, struct dmn_aheads *out);

@@ -833,6 +833,7 @@ static void keep_none(struct dmn *d)
 	for (size_t i = 0; i < d->nprocs; i++)
 		if (d->procs[i]->resident)
 			proc_keep_pages(d, d->procs[i], 0);
+	dmn_live_drop_flush();
 }
 
 /* Its mapping goes (resident pages with it). */
@@ -975,9 +976,12 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	/* (more records in use than the mapping holds: mapped again by the next full reading) */
 	if (p->pread_only || (p->map.hdr && h->nrecords > p->map.rec_cap))
 		proc_unmap(d, p);
-	/* the sums go as far as this reading took the records */
-	if (p->map.hdr)
+	/* the sums go as far as this reading took the records, and the next one sums from the start
+	 * (its memo made again: source.h, struct dmn_live_memo) */
+	if (p->map.hdr) {
 		p->map.rec_seen = h->nrecords < p->map.rec_cap ? h->nrecords : p->map.rec_cap;
+		dmn_live_forget(&p->map);
+	}
 out:
 	if (map.hdr)
 		dmn_live_unmap(&map);
@@ -2076,6 +2080,7 @@ int dmn_interval(struct dmn *d)
 	}
 	if (d->cfg.sampler_live)
 		scan_live(d);
+	dmn_live_drop_flush(); /* (the per-second sums' pages not kept) */
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dmn_proc *p = d->procs[i];
 		if (!p->seen && p->next_state == STORE_PROC_LIVE)

@@ -13,14 +13,25 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "analysis/profile.h"
 #include "iostrata/format.h"
 
+/* 1 when the daemon runs as root (asked once: geteuid is a system call, two a file read) */
+static int as_root(void)
+{
+	static int root = -1;
+	if (root < 0)
+		root = geteuid() == 0;
+	return root;
+}
+
 void dmn_fs_as(uid_t uid, gid_t gid)
 {
-	if (geteuid() != 0)
+	if (!as_root())
 		return;
 	setfsgid(gid);
 	setfsuid(uid);
@@ -28,7 +39,7 @@ void dmn_fs_as(uid_t uid, gid_t gid)
 
 void dmn_fs_as_self(void)
 {
-	if (geteuid() != 0)
+	if (!as_root())
 		return;
 	setfsuid(0);
 	setfsgid(0);
@@ -158,11 +169,19 @@ static int guard_install(void)
 
 void dmn_live_unmap(struct dmn_live_map *m)
 {
+	dmn_live_drop_flush();
 	if (m->hdr)
 		munmap((void *)m->hdr, LOG_HEADER_SIZE);
 	if (m->rec_map)
 		munmap(m->rec_map, m->rec_map_len);
+	free(m->memo);
 	memset(m, 0, sizeof *m);
+}
+
+void dmn_live_forget(struct dmn_live_map *m)
+{
+	if (m->memo)
+		m->memo->fast = 0;
 }
 
 /* Maps fd's header page and the records h (checked by the caller against the file) places, as
@@ -215,30 +234,132 @@ static int live_map(struct dmn_live_map *m, int fd, const struct stat *st, const
 	return 0;
 }
 
-/* Records summed per layer (those the reader would take: in use, not dead, of a known layer,
- * counted in the layers' totals): the flags first, as the reader takes them (a record being made
- * is skipped). */
-static void sum_records(const struct log_record *rec, uint32_t n, struct dmn_live_sums *out)
+/* The layer a record is summed into (those the reader would take: in use, not dead, of a known
+ * layer, counted in the layers' totals), 0 when none: the flags first, as the reader takes them
+ * (a record being made is skipped). */
+static unsigned summed_layer(const struct log_record *r)
 {
+	uint16_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
+	unsigned layer = r->layer;
+	if (!(flags & LOG_R_USED) || (flags & LOG_R_DEAD) || layer < 1 || layer > LOG_LAYER_MAX ||
+	    !ana_record_in_layer_totals(r))
+		return 0;
+	return layer;
+}
+
+static int user_layer(unsigned layer)
+{
+	return layer == LOG_LAYER_POSIX || layer == LOG_LAYER_STDIO;
+}
+
+/* Every record summed from the start (as dmn_ahead_add_log sums it), and the memo (when there is
+ * one) made again from what was read: per direction the largest bucket is the one watched. */
+static void sum_records(const struct log_record *rec, uint32_t n, struct dmn_live_sums *out, struct dmn_live_memo *mm)
+{
+	int fast = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct log_record *r = &rec[i];
-		uint16_t flags = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
-		unsigned layer = r->layer;
-		if (!(flags & LOG_R_USED) || (flags & LOG_R_DEAD) || layer < 1 || layer > LOG_LAYER_MAX ||
-		    !ana_record_in_layer_totals(r))
+		unsigned layer = summed_layer(r);
+		if (mm)
+			mm->r[i].layer = (uint16_t)layer;
+		if (!layer)
 			continue;
 		struct dmn_ahead *a = &out->layer[layer];
 		if (!a->layer) {
 			memset(a, 0, sizeof *a);
 			a->layer = (uint16_t)layer;
 		}
-		dmn_ahead_add_log(a, r);
+		if (!mm) {
+			dmn_ahead_add_log(a, r);
+			continue;
+		}
+		fast &= user_layer(layer);
+		dmn_ahead_add_counts(a, r);
+		struct dmn_live_rmemo *rm = &mm->r[i];
+		for (int d = 0; d < 2; d++) {
+			/* (the user layers' empty direction is not read: dmn_ahead_add_log) */
+			uint64_t c = r->counters[d ? LOG_C_WRITES : LOG_C_READS];
+			const uint64_t *hist = d ? r->write_hist : r->read_hist;
+			uint64_t *sum = d ? a->wh : a->rh;
+			rm->calls[d] = c;
+			rm->bucket[d] = 0;
+			rm->val[d] = 0;
+			if (user_layer(layer) && !c)
+				continue;
+			for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+				uint64_t v = hist[b];
+				sum[b] += v;
+				if (v > rm->val[d]) {
+					rm->val[d] = v;
+					rm->bucket[d] = (uint8_t)b;
+				}
+			}
+		}
 	}
+	if (!mm)
+		return;
+	mm->n = n;
+	mm->fast = fast;
+	for (int i = 0; i < 2; i++) {
+		unsigned l = i ? LOG_LAYER_STDIO : LOG_LAYER_POSIX;
+		mm->h[i].layer = out->layer[l].layer;
+		if (out->layer[l].layer) {
+			memcpy(mm->h[i].rh, out->layer[l].rh, sizeof mm->h[i].rh);
+			memcpy(mm->h[i].wh, out->layer[l].wh, sizeof mm->h[i].wh);
+		}
+	}
+}
+
+/* The records summed by the memo (struct dmn_live_memo): 0, or 1 when it cannot say (sum from
+ * the start; out and the memo are then made again whole). */
+static int sum_by_memo(const struct log_record *rec, uint32_t n, struct dmn_live_sums *out, struct dmn_live_memo *mm)
+{
+	if (!mm->fast || mm->n != n)
+		return 1;
+	for (int i = 0; i < 2; i++)
+		if (mm->h[i].layer) {
+			struct dmn_ahead *a = &out->layer[mm->h[i].layer];
+			memset(a->v, 0, sizeof a->v);
+			a->layer = mm->h[i].layer;
+			memcpy(a->rh, mm->h[i].rh, sizeof a->rh);
+			memcpy(a->wh, mm->h[i].wh, sizeof a->wh);
+		}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct log_record *r = &rec[i];
+		struct dmn_live_rmemo *rm = &mm->r[i];
+		unsigned layer = summed_layer(r);
+		if (layer != rm->layer)
+			return 1; /* (a record made, dead or of another layer since) */
+		if (!layer)
+			continue;
+		struct dmn_ahead *a = &out->layer[layer];
+		dmn_ahead_add_counts(a, r);
+		for (int d = 0; d < 2; d++) {
+			uint64_t c = r->counters[d ? LOG_C_WRITES : LOG_C_READS];
+			if (c == rm->calls[d])
+				continue; /* no call: its histogram did not move */
+			if (c < rm->calls[d] || !rm->calls[d])
+				return 1; /* went back, or no bucket watched yet */
+			uint64_t v = (d ? r->write_hist : r->read_hist)[rm->bucket[d]];
+			if (v < rm->val[d] || v - rm->val[d] != c - rm->calls[d])
+				return 1; /* another bucket moved too */
+			(d ? a->wh : a->rh)[rm->bucket[d]] += v - rm->val[d];
+			rm->calls[d] = c;
+			rm->val[d] = v;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (mm->h[i].layer) {
+			const struct dmn_ahead *a = &out->layer[mm->h[i].layer];
+			memcpy(mm->h[i].rh, a->rh, sizeof a->rh);
+			memcpy(mm->h[i].wh, a->wh, sizeof a->wh);
+		}
+	return 0;
 }
 
 /* The summing itself: every access to the mapping is here, inside the guard. Not inlined, so
  * that nothing it computes lives in registers the unwinding would lose. */
-__attribute__((noinline)) static int live_sum(const struct dmn_live_map *m, struct dmn_live_sums *out)
+__attribute__((noinline)) static int live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
 {
 	const struct log_header *h = (const struct log_header *)(const void *)m->hdr;
 	if (memcmp(h->magic, LOG_MAGIC, 8) || h->record_size != sizeof(struct log_record) ||
@@ -254,15 +375,22 @@ __attribute__((noinline)) static int live_sum(const struct dmn_live_map *m, stru
 		return 1;
 	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
 		out->layer[l].layer = 0;
-	sum_records(m->rec, n, out);
+	if (m->memo && sum_by_memo(m->rec, n, out, m->memo) == 0)
+		return 0;
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+		out->layer[l].layer = 0;
+	sum_records(m->rec, n, out, m->memo);
 	return 0;
 }
 
-int dmn_live_sum(const struct dmn_live_map *m, struct dmn_live_sums *out)
+int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
 {
 	sigjmp_buf jb;
 	if (!m->hdr)
 		return -ESTALE;
+	/* (out of memory: every summing from the start) */
+	if (!m->memo && (m->memo = malloc(sizeof *m->memo + (size_t)m->rec_cap * sizeof m->memo->r[0])))
+		m->memo->fast = 0;
 	if (sigsetjmp(jb, 0)) {
 		guard_jmp = NULL;
 		guard_map = NULL;
@@ -284,11 +412,57 @@ size_t dmn_live_pages(const struct dmn_live_map *m)
 	return m->rec_map ? (m->rec_map_len + (size_t)pg - 1) / (size_t)pg : 0;
 }
 
+/*
+ * Drops go by DROP_BATCH at a time in one process_madvise of the daemon itself (Linux 6.13 and
+ * later take every advice for the caller's own pidfd, and flush the TLB once for the lot), not
+ * one madvise a file: 700 system calls and TLB flushes a second in bench/daemon. Where the kernel
+ * refuses it, one madvise a file as before. A mapping waiting in the batch is dropped before it is
+ * unmapped (its address could be another mapping's by the time the batch went: MADV_DONTNEED on
+ * private memory would empty it); the batch bounds what waits to DROP_BATCH files' pages.
+ */
+#define DROP_BATCH 16
+static struct iovec drops[DROP_BATCH];
+static size_t ndrops;
+static int drop_pidfd = -2; /* -2: not opened yet; -1: no batching (one madvise a file) */
+
+void dmn_live_drop_flush(void)
+{
+	if (!ndrops)
+		return;
+	size_t total = 0;
+	for (size_t i = 0; i < ndrops; i++)
+		total += drops[i].iov_len;
+	if (drop_pidfd >= 0 &&
+	    syscall(SYS_process_madvise, drop_pidfd, drops, ndrops, MADV_DONTNEED, 0) != (long)total) {
+		/* refused (or cut short): one madvise a file from now on, these too (dropping a
+		 * page twice is harmless) */
+		close(drop_pidfd);
+		drop_pidfd = -1;
+	}
+	if (drop_pidfd < 0)
+		for (size_t i = 0; i < ndrops; i++)
+			madvise(drops[i].iov_base, drops[i].iov_len, MADV_DONTNEED);
+	ndrops = 0;
+}
+
 void dmn_live_drop(const struct dmn_live_map *m)
 {
 	/* (the whole mapping: a fault maps its neighbours too) */
-	if (m->rec_map)
+	if (!m->rec_map)
+		return;
+	if (drop_pidfd == -2) {
+		drop_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		if (drop_pidfd < 0)
+			drop_pidfd = -1;
+	}
+	if (drop_pidfd < 0) {
 		madvise(m->rec_map, m->rec_map_len, MADV_DONTNEED);
+		return;
+	}
+	drops[ndrops].iov_base = m->rec_map;
+	drops[ndrops].iov_len = m->rec_map_len;
+	if (++ndrops == DROP_BATCH)
+		dmn_live_drop_flush();
 }
 
 int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,

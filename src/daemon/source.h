@@ -49,6 +49,35 @@ struct dmn_trace_area {
 	uint64_t fsize;
 };
 
+/*
+ * What the last summing of a mapped file saw, so that the next one reads less (docs/DAEMON.md,
+ * "Reading live files"): per record its call counts and, per direction, one bucket of its
+ * request-size histogram and that bucket's value; per user layer the histograms summed. The
+ * capture library counts a request's size in the histogram of its direction with the call
+ * (log_note_access), so when a record's calls of a direction grew by exactly what that bucket grew
+ * by, no other bucket of it moved: its histogram is not read further (one cache line, not four),
+ * and a record whose calls did not move has its histograms read not at all. Anything else (a
+ * count that went back or grew unlike the bucket, a record that appeared, died or changed layer,
+ * a layer other than POSIX and stdio, whose histograms are filled apart from their counts) sums
+ * every record's histograms from the start, as without a memo. Each bucket summed is one the file
+ * held at some moment since the last full reading, never more than it holds now: a bucket moved
+ * unlike its calls (a call in flight, a file written by hand) is taken late, by the next summing
+ * from the start or the next full reading (every stats_interval, and at the process's end), never
+ * twice and never lost.
+ */
+struct dmn_live_rmemo {
+	uint64_t calls[2];  /* reads, writes as last summed */
+	uint64_t val[2];    /* bucket[d] of that direction's histogram as last summed */
+	uint16_t layer;     /* the layer it was summed into (0: not summed) */
+	uint8_t bucket[2];
+};
+struct dmn_live_memo {
+	uint32_t n;           /* the records summed */
+	int fast;             /* the next summing may go by the memo (0: from the start) */
+	struct dmn_hist h[2]; /* POSIX's and stdio's histograms as summed (layer 0: no record of it) */
+	struct dmn_live_rmemo r[];
+};
+
 /* A live file's header page and records, mapped read-only (hdr NULL: none). The descriptor is
  * closed once mapped (a mapping keeps its file: 1,000 live files cost no descriptors). */
 struct dmn_live_map {
@@ -65,6 +94,7 @@ struct dmn_live_map {
 	uint64_t start_ns;         /* later is another log (rewritten): read in full again */
 	dev_t dev;
 	ino_t ino;
+	struct dmn_live_memo *memo; /* the last summing's (NULL until the first; rec_cap records) */
 };
 
 /* A summing of a mapped live file: its header's changing fields and, per layer, its records'
@@ -81,12 +111,17 @@ struct dmn_live_sums {
  * than the last full reading took (read it in full: the mapping stays); -ESTALE when the header
  * is no longer the one mapped (another log was written over it); -EFAULT when the file was cut
  * under the mapping (the fault was caught): the caller unmaps it in both cases. */
-int dmn_live_sum(const struct dmn_live_map *m, struct dmn_live_sums *out);
+int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out);
+/* The next summing sums from the start (after a full reading of the file). */
+void dmn_live_forget(struct dmn_live_map *m);
 /* The pages of the records' mapping (what it adds to the daemon's RSS once summed), and dropping
  * them from the daemon's resident set (the file keeps them: they are the application's; the
- * next summing faults them in again). */
+ * next summing faults them in again): at the latest by the next dmn_live_drop_flush, or when
+ * DROP_BATCH (16) files' wait, or before any mapping goes. */
 size_t dmn_live_pages(const struct dmn_live_map *m);
 void dmn_live_drop(const struct dmn_live_map *m);
+/* The drops still waiting (dmn_live_drop batches them: source.c) done now. */
+void dmn_live_drop_flush(void);
 void dmn_live_unmap(struct dmn_live_map *m);
 
 /* Reads the live file dirfd/name, owned by uid, into out: the header, the used strings and the

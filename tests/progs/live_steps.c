@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* live_steps FILE STEP...: a live process whose calls the daemon tests place in time
+ * (daemon_sums.sh). FILE is opened (created, read-write), then each STEP in order:
+ *   wN:S   N writes of S bytes (at most 4096) at offset 0
+ *   rN:S   N reads of S bytes at offset 0 (FILE holds at least S bytes by then)
+ *   +PATH  PATH created (a sign to the test; a new path is a new record of the live file)
+ *   !      waits for a SIGUSR1 (the test's sign: no call on a file, so no record made)
+ * then it sleeps for 120 s without another call. Exit 2 on a bad step, 1 on a failed call. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	static char b[4096];
+	sigset_t usr1;
+	int sig;
+	if (argc < 2)
+		return 2;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return 1;
+	for (int i = 2; i < argc; i++) {
+		const char *s = argv[i];
+		if (s[0] == 'w' || s[0] == 'r') {
+			char *end;
+			long n = strtol(s + 1, &end, 10), size = *end == ':' ? strtol(end + 1, NULL, 10) : -1;
+			if (n < 0 || size < 0 || size > (long)sizeof b)
+				return 2;
+			for (long k = 0; k < n; k++)
+				if ((s[0] == 'w' ? pwrite(fd, b, (size_t)size, 0) : pread(fd, b, (size_t)size, 0)) != size)
+					return 1;
+		} else if (s[0] == '+') {
+			int o = open(s + 1, O_WRONLY | O_CREAT, 0600);
+			if (o < 0)
+				return 1;
+			close(o);
+		} else if (!strcmp(s, "!")) {
+			sigwait(&usr1, &sig);
+		} else {
+			return 2;
+		}
+	}
+	sleep(120);
+	return 0;
+}

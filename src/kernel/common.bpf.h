@@ -8,6 +8,7 @@
 #define IOSTRATA_COMMON_BPF_H
 
 #include "kernel/kernel.h"
+#include "kernel/syscall.h"
 
 #ifndef LOG_LAYER_SYSCALL /* the enum lives in format.h, which BPF cannot include */
 #define LOG_LAYER_MPIIO 3
@@ -330,14 +331,107 @@ static __always_inline struct ks_file_val *ks_file_gen(__u32 pid, __u16 layer, _
 	return bpf_map_lookup_elem(&files, &k);
 }
 
+/* The address of the struct file behind a descriptor of the current task, 0 when none. Typed
+ * (BTF) pointers all the way, so the field reads are plain guarded loads, not helper calls: this
+ * runs on every traced call. */
+static __always_inline __u64 ks_fd_file_addr(struct task_struct *t, int fd)
+{
+	struct files_struct *files = t->files;
+	if (!files || fd < 0)
+		return 0;
+	struct fdtable *fdt = files->fdt;
+	if (!fdt || (unsigned)fd >= fdt->max_fds)
+		return 0;
+	struct file **arr = fdt->fd;
+	__u64 f = 0;
+	bpf_probe_read_kernel(&f, sizeof f, &arr[fd]);
+	return f;
+}
+
+/* 1 for a read(2) of the family, 2 for a write, 0 for any other system call number. */
+static __always_inline int ks_rw_of(long nr)
+{
+	switch (nr) {
+	case KS_NR_read:
+	case KS_NR_pread64:
+	case KS_NR_readv:
+	case KS_NR_preadv:
+	case KS_NR_preadv2:
+		return 1;
+	case KS_NR_write:
+	case KS_NR_pwrite64:
+	case KS_NR_writev:
+	case KS_NR_pwritev:
+	case KS_NR_pwritev2:
+		return 2;
+	}
+	return 0;
+}
+
+#define PF_IO_WORKER 0x00000010
+
+/* The call the current thread is inside, when it is on (dev, ino), the file of the page-cache or
+ * filesystem work being seen: that work is batched into the thread's slot (`task_call`) and
+ * counted at the call's exit (syscall.bpf.c) instead of once per page. *rw says which kind of call
+ * (ks_rw_of; 0 for a timed call of another kind, which batches too). NULL: count it now.
+ *  - A call sys_enter timed (`active`): its file is the one sys_enter found.
+ *  - (cfg.lat_every > 1: full depth samples its timing too) a read or write sys_enter did not
+ *    see: the system call is the number in the task's saved user registers (orig_ax: an exception
+ *    or interrupt stores -1 there, so a page fault is never taken for a call), its file the one
+ *    behind its descriptor now, compared by inode to the page's. The slot is marked `batched` for
+ *    sys_exit, which adds it to the call's run. io_uring's workers carry no call of their own.
+ * A descriptor another thread replaces (dup2) while the call is inside the kernel leaves the
+ * call's file behind the old number: its pages are then counted now, as work outside a call. */
+static __always_inline struct ks_inflight *ks_call_batch(struct inode *host, __u64 dev, __u64 ino, int *rw)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	*rw = 0;
+	if (t->flags & (PF_KTHREAD | PF_IO_WORKER))
+		return NULL;
+	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
+	if (c && c->active) {
+		if (!c->tracked_file || c->dev != dev || c->ino != ino)
+			return NULL;
+		*rw = ks_rw_of(c->nr);
+		return c;
+	}
+	if (cfg.lat_every <= 1)
+		return NULL;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	long nr = regs->orig_ax;
+	int k = ks_rw_of(nr);
+	if (!k)
+		return NULL;
+	__u64 fa = ks_fd_file_addr(t, (int)regs->di);
+	if (!fa)
+		return NULL;
+	struct file *f = bpf_rdonly_cast((void *)fa, bpf_core_type_id_kernel(struct file));
+	if (f->f_inode != host || !ks_task_wanted())
+		return NULL;
+	if (!c) {
+		c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!c)
+			return NULL;
+	}
+	if (!c->batched) {
+		c->pages_in = c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
+		c->fs_bytes = c->fs_max_end = 0;
+		c->dev = dev;
+		c->ino = ino;
+		c->batched = 1;
+	} else if (c->dev != dev || c->ino != ino) {
+		return NULL; /* a call whose exit was not seen left its batch: sys_exit's next adds it */
+	}
+	*rw = k;
+	return c;
+}
+
 /* The current thread's traced call when it is on (dev, ino): work below it on that file can be
  * batched into the call (and is wanted: the call is). */
-static __always_inline struct ks_inflight *ks_call_on(__u64 dev, __u64 ino)
+static __always_inline struct ks_inflight *ks_call_on(struct inode *host, __u64 dev, __u64 ino)
 {
-	struct ks_inflight *c = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
-	if (!c || !c->active || !c->tracked_file || c->dev != dev || c->ino != ino)
-		return NULL;
-	return c;
+	int rw;
+	return ks_call_batch(host, dev, ino, &rw);
 }
 
 static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64 dev, __u64 ino)

@@ -104,7 +104,7 @@ static __always_inline void fs_read(struct ks_file_val *v, __u64 pos, __u64 len,
  * write the filters want (no event either). */
 static __always_inline bool cache_write(struct inode *in, __u64 dev, __u64 ino, __u64 pos, __u64 len)
 {
-	struct ks_inflight *c = ks_call_on(dev, ino);
+	struct ks_inflight *c = ks_call_on(in, dev, ino);
 	if (c) {
 		c->fs_writes++;
 		c->fs_bytes += len;

@@ -21,30 +21,6 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define PAGE_BYTES 4096
 
 
-/* What the current thread is inside: 1 a read of (dev, ino), 2 a write of it, 0 anything else. */
-static __always_inline int inside(__u64 dev, __u64 ino, struct ks_inflight **out)
-{
-	struct ks_inflight *c = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
-	*out = c;
-	if (!c || !c->active || c->dev != dev || c->ino != ino)
-		return 0;
-	switch (c->nr) {
-	case KS_NR_read:
-	case KS_NR_pread64:
-	case KS_NR_readv:
-	case KS_NR_preadv:
-	case KS_NR_preadv2:
-		return 1;
-	case KS_NR_write:
-	case KS_NR_pwrite64:
-	case KS_NR_writev:
-	case KS_NR_pwritev:
-	case KS_NR_pwritev2:
-		return 2;
-	}
-	return 0;
-}
-
 /* A folio's pages: 1, or 2^order for a large folio (PG_head set, order in the second page's
  * flags). Typed loads from the tracepoint's folio, not helper calls: this runs for every folio. */
 static __always_inline __u64 folio_pages(struct folio *folio)
@@ -54,8 +30,8 @@ static __always_inline __u64 folio_pages(struct folio *folio)
 	return 1ULL << (folio->_flags_1 & 0x1f);
 }
 
-/* (dev, ino) of the file a page-cache mapping belongs to; false for none. */
-static __always_inline bool mapping_id(struct address_space *mapping, __u64 *dev, __u64 *ino)
+/* (dev, ino) of the file a page-cache mapping belongs to, and its inode; false for none. */
+static __always_inline bool mapping_id(struct address_space *mapping, __u64 *dev, __u64 *ino, struct inode **in)
 {
 	struct inode *host = mapping ? mapping->host : NULL;
 	struct super_block *sb = host ? host->i_sb : NULL;
@@ -63,6 +39,7 @@ static __always_inline bool mapping_id(struct address_space *mapping, __u64 *dev
 		return false;
 	*dev = ks_udev(sb->s_dev);
 	*ino = host->i_ino;
+	*in = host;
 	return true;
 }
 
@@ -71,11 +48,12 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(folio->mapping, &dev, &ino))
+	struct inode *host;
+	if (!mapping_id(folio->mapping, &dev, &ino, &host))
 		return 0;
-	struct ks_inflight *c;
-	int in = inside(dev, ino, &c);
-	if (in) { /* inside a traced read or write of this file: counted at its exit */
+	int in;
+	struct ks_inflight *c = ks_call_batch(host, dev, ino, &in);
+	if (c && in) { /* inside a traced read or write of this file: counted at its exit */
 		if (in == 1)
 			c->pages_in += pages;
 		else
@@ -97,7 +75,8 @@ int BPF_PROG(ks_page_delete, struct folio *folio)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(folio->mapping, &dev, &ino) || !ks_owner(dev, ino, true, &pid))
+	struct inode *host;
+	if (!mapping_id(folio->mapping, &dev, &ino, &host) || !ks_owner(dev, ino, true, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
@@ -112,7 +91,8 @@ int BPF_PROG(ks_fault, struct address_space *mapping, unsigned long index)
 {
 	__u64 dev, ino;
 	__u32 pid;
-	if (!mapping_id(mapping, &dev, &ino) || !ks_owner(dev, ino, false, &pid))
+	struct inode *host;
+	if (!mapping_id(mapping, &dev, &ino, &host) || !ks_owner(dev, ino, false, &pid))
 		return 0;
 	/* this CPU's run of faults (struct ks_fault_run): no `files` lookup while it goes on */
 	__u32 zero = 0;
@@ -196,9 +176,10 @@ int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(mapping, &dev, &ino))
+	struct inode *host;
+	if (!mapping_id(mapping, &dev, &ino, &host))
 		return 0;
-	struct ks_inflight *c = ks_call_on(dev, ino);
+	struct ks_inflight *c = ks_call_on(host, dev, ino);
 	if (c) { /* a write dirtying its own file's pages: counted at its exit */
 		c->pc_dirtied += pages;
 	} else {

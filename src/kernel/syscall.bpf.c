@@ -288,22 +288,9 @@ static __always_inline __u64 arg_of(struct pt_regs *regs, __u32 i)
 	return 0;
 }
 
-/* The address of the struct file behind a descriptor of the current task, 0 when none. Typed
- * (BTF) pointers all the way, so the field reads are plain guarded loads, not helper calls: this
- * runs on every traced call. */
 static __always_inline __u64 fd_file_addr(int fd)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct files_struct *files = t->files;
-	if (!files || fd < 0)
-		return 0;
-	struct fdtable *fdt = files->fdt;
-	if (!fdt || (unsigned)fd >= fdt->max_fds)
-		return 0;
-	struct file **arr = fdt->fd;
-	__u64 f = 0;
-	bpf_probe_read_kernel(&f, sizeof f, &arr[fd]);
-	return f;
+	return ks_fd_file_addr(bpf_get_current_task_btf(), fd);
 }
 
 /* The struct file behind a descriptor of the current task, as a typed pointer. */
@@ -590,6 +577,7 @@ static __always_inline int enter(struct pt_regs *regs, long nr, const struct cal
 	c->pages_in = 0;
 	c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
 	c->fs_bytes = c->fs_max_end = 0;
+	c->batched = 0;
 	c->dev = c->ino = 0;
 	c->arg_size = k.size_arg != NO_ARG ? arg_of(regs, k.size_arg) : 0;
 	c->offset = k.off_arg != NO_ARG ? arg_of(regs, k.off_arg) : (__u64)-1;
@@ -811,6 +799,46 @@ static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start,
 	}
 }
 
+static __noinline void flush_batched(__u32 pid, struct ks_inflight *c, __u64 start, __u64 end);
+
+/* Do the page-cache and filesystem programs batch into untimed calls (ks_call_batch)? */
+static __always_inline bool batching(void)
+{
+	return cfg.lat_every > 1 && (cfg.layers & ((1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS)));
+}
+
+/* The batch ks_call_batch left in the thread's slot for the untimed call now exiting, taken out
+ * of the slot; NULL when there is none. One on another file than the call's (fi, the call's
+ * file; a batch whose call's exit was not seen) goes to its own records now. */
+static __always_inline struct ks_inflight *take_batch(__u32 tgid, __u64 dev, __u64 ino, __u64 now)
+{
+	struct ks_inflight *b = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
+	if (!b || !b->batched || b->active)
+		return NULL;
+	b->batched = 0;
+	if (b->dev == dev && b->ino == ino)
+		return b;
+	flush_batched(tgid, b, now, now);
+	return NULL;
+}
+
+/* An untimed call on the general path (its per-CPU slot c): the batch, as a timed call has it. */
+static __noinline void call_take_batch(struct ks_inflight *c)
+{
+	c->fs_bytes = c->fs_max_end = 0;
+	if (!c->tracked_file)
+		return;
+	struct ks_inflight *b = take_batch(bpf_get_current_pid_tgid() >> 32, c->dev, c->ino, bpf_ktime_get_ns());
+	if (!b)
+		return;
+	c->pages_in = b->pages_in;
+	c->pc_added_write = b->pc_added_write;
+	c->pc_dirtied = b->pc_dirtied;
+	c->fs_writes = b->fs_writes;
+	c->fs_bytes = b->fs_bytes;
+	c->fs_max_end = b->fs_max_end;
+}
+
 /* A call sys_enter did not time (default depth): what sys_exit can still tell of it, in this
  * CPU's slot. The descriptor is still open and its position has moved past what the call read or
  * wrote, so the file and the offset are exact. NULL: not a call we trace. */
@@ -852,6 +880,8 @@ static __always_inline struct ks_inflight *untimed_call(struct pt_regs *regs, co
 			c->gen2 = src.gen;
 		}
 	}
+	if (k->rw && batching())
+		call_take_batch(c);
 	return c;
 }
 
@@ -1062,6 +1092,35 @@ static __always_inline int run_timed(struct ks_inflight *c, const struct call_ki
 	return 1;
 }
 
+/* Full depth outside its sampling windows: an untimed read's or write's batch (ks_call_batch)
+ * into its run, as run_timed adds a timed call's, and a successful read's cache hit or miss. */
+static __noinline void run_take_batch(struct ks_run *s, __u32 rw, long ret)
+{
+	struct ks_inflight *b = take_batch(s->tgid, s->dev, s->ino, s->last_ns);
+	if (!rw && ret >= 0 && (cfg.layers & (1u << LOG_LAYER_PAGECACHE))) {
+		if (b && b->pages_in)
+			s->misses++;
+		else
+			s->hits++;
+	}
+	if (!b)
+		return;
+	s->pages_in += b->pages_in;
+	s->pc_added_write += b->pc_added_write;
+	s->pc_dirtied += b->pc_dirtied;
+	if (b->fs_writes) {
+		s->fs_writes += b->fs_writes;
+		s->fs_bytes += b->fs_bytes;
+		if (s->fs_max_end < b->fs_max_end)
+			s->fs_max_end = b->fs_max_end;
+		if (!s->fs_first || s->fs_first > s->last_ns)
+			s->fs_first = s->last_ns;
+		if (s->fs_last < s->last_ns)
+			s->fs_last = s->last_ns;
+		s->fs_hist[ks_bucket(b->fs_bytes / b->fs_writes) & (KS_HIST - 1)] += b->fs_writes;
+	}
+}
+
 /* Default depth, an untimed call the descriptor check did not take for the run's: the process
  * filter, then the descriptor walked to its struct file; the run goes on when that is its file
  * (something else in the table changed), else another starts. The check is armed again with the
@@ -1127,6 +1186,8 @@ static __always_inline int run_count(struct pt_regs *regs, struct task_struct *t
 		s->last_jiffies = j;
 		s->last_ns = bpf_ktime_get_ns();
 	}
+	if (batching())
+		run_take_batch(s, rw, ret);
 	if (ret < 0) {
 		s->errors++;
 		return 1;

@@ -127,6 +127,30 @@ struct {
 	__type(value, struct ks_fault_run);
 } fault_runs SEC(".maps");
 
+/* Per CPU, [0] reads and [1] writes: the run of untimed calls on one file being counted (struct
+ * ks_run, default depth). sys_exit and its flush, and the page-cache and filesystem programs adding a write's pages
+ * (ks_call_batch), touch it: programs that do not nest on a CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct ks_run);
+} runs SEC(".maps");
+
+/* Descriptor tables' busy and generation counts (kernel.h, KS_FDTAB_*): what a call's check reads
+ * instead of walking its descriptor to its struct file. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KS_FDTAB_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} fdtab SEC(".maps");
+
+static __always_inline __u32 fdtab_slot(__u64 files)
+{
+	return (__u32)((files >> 6) ^ (files >> 18)) & (KS_FDTAB_SLOTS - 1);
+}
+
 /* Zero values to insert from (map values are too large for the 512-byte stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -370,48 +394,76 @@ static __always_inline int ks_rw_of(long nr)
 
 #define PF_IO_WORKER 0x00000010
 
+/* Where page-cache or filesystem work under a system call on its own file goes (ks_call_batch). */
+struct ks_batch {
+	struct ks_inflight *c; /* the thread's slot: a timed call's, or an untimed call's batch */
+	struct ks_run *s;      /* or this CPU's run of writes, which the untimed write is part of */
+	int rw;                /* 1 a read (ks_rw_of), 2 a write, 0 a timed call of another kind */
+};
+
 /* The call the current thread is inside, when it is on (dev, ino), the file of the page-cache or
- * filesystem work being seen: that work is batched into the thread's slot (`task_call`) and
- * counted at the call's exit (syscall.bpf.c) instead of once per page. *rw says which kind of call
- * (ks_rw_of; 0 for a timed call of another kind, which batches too). NULL: count it now.
- *  - A call sys_enter timed (`active`): its file is the one sys_enter found.
- *  - (cfg.lat_every > 1: full depth samples its timing too) a read or write sys_enter did not
- *    see: the system call is the number in the task's saved user registers (orig_ax: an exception
- *    or interrupt stores -1 there, so a page fault is never taken for a call), its file the one
- *    behind its descriptor now, compared by inode to the page's. The slot is marked `batched` for
- *    sys_exit, which adds it to the call's run. io_uring's workers carry no call of their own.
+ * filesystem work being seen (host, its inode): that work is batched into the call and counted
+ * at its exit (syscall.bpf.c), instead of once per page. False: count it now.
+ *  - A call sys_enter timed (`active` in the thread's slot): its file is the one sys_enter found.
+ *  - (cfg.lat_every > 1: full depth samples its timing as the default depth does) a read or
+ *    write sys_enter did not see: the system call is the number in the task's saved user
+ *    registers (orig_ax: an exception or interrupt stores -1 there, so a page fault is never
+ *    taken for a call); io_uring's workers carry none. A write through the descriptor of this
+ *    CPU's run of writes, checked as sys_exit checks it (same process, table and number, the
+ *    table's `fdtab` slot unmoved, the run's inode the page's), adds straight to the run: the
+ *    figures are per file and process, and the call is the run's at its exit (on another CPU,
+ *    another run of the same file). Otherwise the descriptor is walked to its file, compared by
+ *    inode with the page's, and the work goes to the thread's slot, marked `batched`, which
+ *    sys_exit adds to the call's run: a read's pages say whether it missed, which only the call
+ *    itself can say when its thread moves to another CPU while it waits for the device.
  * A descriptor another thread replaces (dup2) while the call is inside the kernel leaves the
  * call's file behind the old number: its pages are then counted now, as work outside a call. */
-static __always_inline struct ks_inflight *ks_call_batch(struct inode *host, __u64 dev, __u64 ino, int *rw)
+static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 ino, struct ks_batch *b)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	*rw = 0;
 	if (t->flags & (PF_KTHREAD | PF_IO_WORKER))
-		return NULL;
+		return false;
+	struct pt_regs *regs = NULL;
+	int k = 0;
+	__u32 fd = 0;
+	if (cfg.lat_every > 1) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		k = ks_rw_of(regs->orig_ax);
+		fd = (__u32)regs->di;
+	}
+	if (k == 2) { /* first, as it is the cheapest: a timed write's work may go to the run too */
+		__u32 one = 1;
+		struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
+		if (s && s->fd == fd && s->inode == (__u64)host && s->files == (__u64)t->files && s->tgid == t->tgid) {
+			__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
+			__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
+			if (g && *g == s->fdgen && (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)) {
+				b->s = s;
+				b->rw = 2;
+				return true;
+			}
+		}
+	}
 	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
 	if (c && c->active) {
 		if (!c->tracked_file || c->dev != dev || c->ino != ino)
-			return NULL;
-		*rw = ks_rw_of(c->nr);
-		return c;
+			return false;
+		b->c = c;
+		b->rw = ks_rw_of(c->nr);
+		return true;
 	}
-	if (cfg.lat_every <= 1)
-		return NULL;
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	long nr = regs->orig_ax;
-	int k = ks_rw_of(nr);
 	if (!k)
-		return NULL;
-	__u64 fa = ks_fd_file_addr(t, (int)regs->di);
+		return false;
+	__u64 fa = ks_fd_file_addr(t, (int)fd);
 	if (!fa)
-		return NULL;
+		return false;
 	struct file *f = bpf_rdonly_cast((void *)fa, bpf_core_type_id_kernel(struct file));
 	if (f->f_inode != host || !ks_task_wanted())
-		return NULL;
+		return false;
 	if (!c) {
 		c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!c)
-			return NULL;
+			return false;
 	}
 	if (!c->batched) {
 		c->pages_in = c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
@@ -420,18 +472,11 @@ static __always_inline struct ks_inflight *ks_call_batch(struct inode *host, __u
 		c->ino = ino;
 		c->batched = 1;
 	} else if (c->dev != dev || c->ino != ino) {
-		return NULL; /* a call whose exit was not seen left its batch: sys_exit's next adds it */
+		return false; /* a call whose exit was not seen left its batch: sys_exit's next adds it */
 	}
-	*rw = k;
-	return c;
-}
-
-/* The current thread's traced call when it is on (dev, ino): work below it on that file can be
- * batched into the call (and is wanted: the call is). */
-static __always_inline struct ks_inflight *ks_call_on(struct inode *host, __u64 dev, __u64 ino)
-{
-	int rw;
-	return ks_call_batch(host, dev, ino, &rw);
+	b->c = c;
+	b->rw = k;
+	return true;
 }
 
 static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64 dev, __u64 ino)

@@ -51,13 +51,15 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 	struct inode *host;
 	if (!mapping_id(folio->mapping, &dev, &ino, &host))
 		return 0;
-	int in;
-	struct ks_inflight *c = ks_call_batch(host, dev, ino, &in);
-	if (c && in) { /* inside a traced read or write of this file: counted at its exit */
-		if (in == 1)
-			c->pages_in += pages;
+	struct ks_batch b = {};
+	int in = ks_call_batch(host, dev, ino, &b) ? b.rw : 0;
+	if (in) { /* inside a read or write of this file: counted at its exit */
+		if (b.s)
+			b.s->pc_added_write += pages;
+		else if (in == 1)
+			b.c->pages_in += pages;
 		else
-			c->pc_added_write += pages;
+			b.c->pc_added_write += pages;
 	} else {
 		if (!ks_owner(dev, ino, false, &pid))
 			return 0;
@@ -179,9 +181,12 @@ int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 	struct inode *host;
 	if (!mapping_id(mapping, &dev, &ino, &host))
 		return 0;
-	struct ks_inflight *c = ks_call_on(host, dev, ino);
-	if (c) { /* a write dirtying its own file's pages: counted at its exit */
-		c->pc_dirtied += pages;
+	struct ks_batch b = {};
+	if (ks_call_batch(host, dev, ino, &b)) { /* a write dirtying its own file's pages: counted at its exit */
+		if (b.s)
+			b.s->pc_dirtied += pages;
+		else
+			b.c->pc_dirtied += pages;
 	} else {
 		if (!ks_owner(dev, ino, false, &pid))
 			return 0;

@@ -79,23 +79,6 @@ struct {
 	__type(value, __s64);
 } lat_inflight SEC(".maps");
 
-/* Per CPU, [0] reads and [1] writes: the run of untimed calls on one file being counted (struct
- * ks_run, default depth). Only sys_exit and its flush touch it, and they do not nest on a CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct ks_run);
-} runs SEC(".maps");
-
-/* Descriptor tables' busy and generation counts (kernel.h, KS_FDTAB_*): what a call's check reads
- * instead of walking its descriptor to its struct file. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, KS_FDTAB_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} fdtab SEC(".maps");
 
 /* A thread inside close, close_range, dup2 or dup3: the `fdtab` slot it made busy (index + 1),
  * for its exit to release (the table it leaves with may be another: CLOSE_RANGE_UNSHARE). */
@@ -116,11 +99,6 @@ static __always_inline __u64 files_addr(struct task_struct *t)
 	__u64 a = 0;
 	bpf_probe_read_kernel(&a, sizeof a, &t->files);
 	return a;
-}
-
-static __always_inline __u32 fdtab_slot(__u64 files)
-{
-	return (__u32)((files >> 6) ^ (files >> 18)) & (KS_FDTAB_SLOTS - 1);
 }
 
 /* A change of the table ended, or a new table may sit where an old one was: checks armed before

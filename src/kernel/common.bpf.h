@@ -394,6 +394,25 @@ static __always_inline int ks_rw_of(long nr)
 
 #define PF_IO_WORKER 0x00000010
 
+/* How many threads' slots hold a batch (`batched`, ks_call_batch) that no exit has taken yet,
+ * machine-wide: while it is 0, which it is while writes go to their runs, sys_exit knows there is
+ * none to take without looking up the thread's slot. A batch whose exit is never seen keeps it
+ * above 0: exits then look, as they would without it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} batch_pending SEC(".maps");
+
+static __always_inline void ks_batch_pending(__s64 d)
+{
+	__u32 zero = 0;
+	__s64 *n = bpf_map_lookup_elem(&batch_pending, &zero);
+	if (n)
+		__sync_fetch_and_add(n, d);
+}
+
 /* Where page-cache or filesystem work under a system call on its own file goes (ks_call_batch). */
 struct ks_batch {
 	struct ks_inflight *c; /* the thread's slot: a timed call's, or an untimed call's batch */
@@ -458,7 +477,7 @@ static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 i
 	if (!fa)
 		return false;
 	struct file *f = bpf_rdonly_cast((void *)fa, bpf_core_type_id_kernel(struct file));
-	if (f->f_inode != host || !ks_task_wanted())
+	if (f->f_inode != host || !ks_task_wanted() || !ks_file_wanted(dev, ino))
 		return false;
 	if (!c) {
 		c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -471,6 +490,7 @@ static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 i
 		c->dev = dev;
 		c->ino = ino;
 		c->batched = 1;
+		ks_batch_pending(1);
 	} else if (c->dev != dev || c->ino != ino) {
 		return false; /* a call whose exit was not seen left its batch: sys_exit's next adds it */
 	}

@@ -555,7 +555,10 @@ static __always_inline int enter(struct pt_regs *regs, long nr, const struct cal
 	c->pages_in = 0;
 	c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
 	c->fs_bytes = c->fs_max_end = 0;
-	c->batched = 0;
+	if (c->batched) { /* a batch whose call's exit was not seen: given up, as its call */
+		c->batched = 0;
+		ks_batch_pending(-1);
+	}
 	c->dev = c->ino = 0;
 	c->arg_size = k.size_arg != NO_ARG ? arg_of(regs, k.size_arg) : 0;
 	c->offset = k.off_arg != NO_ARG ? arg_of(regs, k.off_arg) : (__u64)-1;
@@ -790,10 +793,15 @@ static __always_inline bool batching(void)
  * file; a batch whose call's exit was not seen) goes to its own records now. */
 static __always_inline struct ks_inflight *take_batch(__u32 tgid, __u64 dev, __u64 ino, __u64 now)
 {
+	__u32 zero = 0;
+	__s64 *pending = bpf_map_lookup_elem(&batch_pending, &zero);
+	if (pending && *pending <= 0)
+		return NULL;
 	struct ks_inflight *b = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
 	if (!b || !b->batched || b->active)
 		return NULL;
 	b->batched = 0;
+	ks_batch_pending(-1);
 	if (b->dev == dev && b->ino == ino)
 		return b;
 	flush_batched(tgid, b, now, now);

@@ -394,110 +394,6 @@ static __always_inline int ks_rw_of(long nr)
 
 #define PF_IO_WORKER 0x00000010
 
-/* How many threads' slots hold a batch (`batched`, ks_call_batch) that no exit has taken yet,
- * machine-wide: while it is 0, which it is while writes go to their runs, sys_exit knows there is
- * none to take without looking up the thread's slot. A batch whose exit is never seen keeps it
- * above 0: exits then look, as they would without it. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __s64);
-} batch_pending SEC(".maps");
-
-static __always_inline void ks_batch_pending(__s64 d)
-{
-	__u32 zero = 0;
-	__s64 *n = bpf_map_lookup_elem(&batch_pending, &zero);
-	if (n)
-		__sync_fetch_and_add(n, d);
-}
-
-/* Where page-cache or filesystem work under a system call on its own file goes (ks_call_batch). */
-struct ks_batch {
-	struct ks_inflight *c; /* the thread's slot: a timed call's, or an untimed call's batch */
-	struct ks_run *s;      /* or this CPU's run of writes, which the untimed write is part of */
-	int rw;                /* 1 a read (ks_rw_of), 2 a write, 0 a timed call of another kind */
-};
-
-/* The call the current thread is inside, when it is on (dev, ino), the file of the page-cache or
- * filesystem work being seen (host, its inode): that work is batched into the call and counted
- * at its exit (syscall.bpf.c), instead of once per page. False: count it now.
- *  - A call sys_enter timed (`active` in the thread's slot): its file is the one sys_enter found.
- *  - (cfg.lat_every > 1: full depth samples its timing as the default depth does) a read or
- *    write sys_enter did not see: the system call is the number in the task's saved user
- *    registers (orig_ax: an exception or interrupt stores -1 there, so a page fault is never
- *    taken for a call); io_uring's workers carry none. A write through the descriptor of this
- *    CPU's run of writes, checked as sys_exit checks it (same process, table and number, the
- *    table's `fdtab` slot unmoved, the run's inode the page's), adds straight to the run: the
- *    figures are per file and process, and the call is the run's at its exit (on another CPU,
- *    another run of the same file). Otherwise the descriptor is walked to its file, compared by
- *    inode with the page's, and the work goes to the thread's slot, marked `batched`, which
- *    sys_exit adds to the call's run: a read's pages say whether it missed, which only the call
- *    itself can say when its thread moves to another CPU while it waits for the device.
- * A descriptor another thread replaces (dup2) while the call is inside the kernel leaves the
- * call's file behind the old number: its pages are then counted now, as work outside a call. */
-static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 ino, struct ks_batch *b)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	if (t->flags & (PF_KTHREAD | PF_IO_WORKER))
-		return false;
-	struct pt_regs *regs = NULL;
-	int k = 0;
-	__u32 fd = 0;
-	if (cfg.lat_every > 1) {
-		regs = (struct pt_regs *)bpf_task_pt_regs(t);
-		k = ks_rw_of(regs->orig_ax);
-		fd = (__u32)regs->di;
-	}
-	if (k == 2) { /* first, as it is the cheapest: a timed write's work may go to the run too */
-		__u32 one = 1;
-		struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
-		if (s && s->fd == fd && s->inode == (__u64)host && s->files == (__u64)t->files && s->tgid == t->tgid) {
-			__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
-			__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
-			if (g && *g == s->fdgen && (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)) {
-				b->s = s;
-				b->rw = 2;
-				return true;
-			}
-		}
-	}
-	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
-	if (c && c->active) {
-		if (!c->tracked_file || c->dev != dev || c->ino != ino)
-			return false;
-		b->c = c;
-		b->rw = ks_rw_of(c->nr);
-		return true;
-	}
-	if (!k)
-		return false;
-	__u64 fa = ks_fd_file_addr(t, (int)fd);
-	if (!fa)
-		return false;
-	struct file *f = bpf_rdonly_cast((void *)fa, bpf_core_type_id_kernel(struct file));
-	if (f->f_inode != host || !ks_task_wanted() || !ks_file_wanted(dev, ino))
-		return false;
-	if (!c) {
-		c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!c)
-			return false;
-	}
-	if (!c->batched) {
-		c->pages_in = c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
-		c->fs_bytes = c->fs_max_end = 0;
-		c->dev = dev;
-		c->ino = ino;
-		c->batched = 1;
-		ks_batch_pending(1);
-	} else if (c->dev != dev || c->ino != ino) {
-		return false; /* a call whose exit was not seen left its batch: sys_exit's next adds it */
-	}
-	b->c = c;
-	b->rw = k;
-	return true;
-}
 
 static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64 dev, __u64 ino)
 {
@@ -586,6 +482,150 @@ static __always_inline void ks_first(__u64 *slot, __u64 t)
 	if (!*slot || *slot > t)
 		*slot = t;
 }
+
+/* How many threads' slots hold a batch (`batched`, ks_call_batch) that no exit has taken yet,
+ * machine-wide: while it is 0, which it is while writes go to their runs, sys_exit knows there is
+ * none to take without looking up the thread's slot. A batch whose exit is never seen keeps it
+ * above 0: exits then look, as they would without it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} batch_pending SEC(".maps");
+
+static __always_inline void ks_batch_pending(__s64 d)
+{
+	__u32 zero = 0;
+	__s64 *n = bpf_map_lookup_elem(&batch_pending, &zero);
+	if (n)
+		__sync_fetch_and_add(n, d);
+}
+
+/* What the page-cache and filesystem programs batched into this call (ks_call_batch): one update of
+ * their records per call instead of one per page. */
+static __noinline void ks_batch_flush(__u32 pid, struct ks_inflight *c, __u64 start, __u64 end)
+{
+	if (!c)
+		return;
+	if (c->pages_in || c->pc_added_write || c->pc_dirtied) {
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, c->dev, c->ino);
+		if (v) {
+			if (c->pages_in)
+				KS_ADD(v, PAGES_READ_IN, c->pages_in);
+			if (c->pc_added_write)
+				KS_ADD(v, PAGES_ADDED_WRITE, c->pc_added_write);
+			if (c->pc_dirtied)
+				KS_ADD(v, PAGES_DIRTIED, c->pc_dirtied);
+		}
+	}
+	if (c->fs_writes) {
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_FS, c->dev, c->ino);
+		if (v) {
+			KS_ADD(v, WRITES, c->fs_writes);
+			KS_ADD(v, BYTES_WRITTEN, c->fs_bytes);
+			ks_max(&v->c[LOG_C_MAX_WRITE_END], c->fs_max_end);
+			ks_first(&v->c[LOG_C_WRITE_FIRST], start);
+			ks_max(&v->c[LOG_C_WRITE_LAST], end);
+			/* per page of one call: their mean size (all whole pages, usually) */
+			__sync_fetch_and_add(&v->size_hist[1][ks_bucket(c->fs_bytes / c->fs_writes)], c->fs_writes);
+		}
+	}
+}
+
+/* Where page-cache or filesystem work under a system call on its own file goes (ks_call_batch). */
+struct ks_batch {
+	struct ks_inflight *c; /* the thread's slot: a timed call's, or an untimed call's batch */
+	struct ks_run *s;      /* or this CPU's run of writes, which the untimed write is part of */
+	int rw;                /* 1 a read (ks_rw_of), 2 a write, 0 a timed call of another kind */
+};
+
+/* The call the current thread is inside, when it is on (dev, ino), the file of the page-cache or
+ * filesystem work being seen (host, its inode): that work is batched into the call and counted
+ * at its exit (syscall.bpf.c), instead of once per page. False: count it now.
+ *  - A call sys_enter timed (`active` in the thread's slot): its file is the one sys_enter found.
+ *  - (cfg.lat_every > 1: full depth samples its timing as the default depth does) a read or
+ *    write sys_enter did not see: the system call is the number in the task's saved user
+ *    registers (orig_ax: an exception or interrupt stores -1 there, so a page fault is never
+ *    taken for a call); io_uring's workers carry none. A write through the descriptor of this
+ *    CPU's run of writes, checked as sys_exit checks it (same process, table and number, the
+ *    table's `fdtab` slot unmoved, the run's inode the page's), adds straight to the run: the
+ *    figures are per file and process, and the call is the run's at its exit (on another CPU,
+ *    another run of the same file). Otherwise the descriptor is walked to its file, compared by
+ *    inode with the page's, and the work goes to the thread's slot, marked `batched`, which
+ *    sys_exit adds to the call's run: a read's pages say whether it missed, which only the call
+ *    itself can say when its thread moves to another CPU while it waits for the device.
+ * A descriptor another thread replaces (dup2) while the call is inside the kernel leaves the
+ * call's file behind the old number: its pages are then counted now, as work outside a call. */
+static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 ino, struct ks_batch *b)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (t->flags & (PF_KTHREAD | PF_IO_WORKER))
+		return false;
+	struct pt_regs *regs = NULL;
+	int k = 0;
+	__u32 fd = 0;
+	if (cfg.lat_every > 1) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		k = ks_rw_of(regs->orig_ax);
+		fd = (__u32)regs->di;
+	}
+	if (k == 2) { /* first, as it is the cheapest: a timed write's work may go to the run too */
+		__u32 one = 1;
+		struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
+		if (s && s->fd == fd && s->inode == (__u64)host && s->files == (__u64)t->files && s->tgid == t->tgid) {
+			__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
+			__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
+			if (g && *g == s->fdgen && (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)) {
+				b->s = s;
+				b->rw = 2;
+				return true;
+			}
+		}
+	}
+	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
+	if (c && c->active) {
+		if (!c->tracked_file || c->dev != dev || c->ino != ino)
+			return false;
+		b->c = c;
+		b->rw = ks_rw_of(c->nr);
+		return true;
+	}
+	if (!k)
+		return false;
+	__u64 fa = ks_fd_file_addr(t, (int)fd);
+	if (!fa)
+		return false;
+	struct file *f = bpf_rdonly_cast((void *)fa, bpf_core_type_id_kernel(struct file));
+	if (f->f_inode != host || !ks_task_wanted() || !ks_file_wanted(dev, ino))
+		return false;
+	if (!c) {
+		c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!c)
+			return false;
+	}
+	if (!c->batched) {
+		c->pages_in = c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
+		c->fs_bytes = c->fs_max_end = 0;
+		c->dev = dev;
+		c->ino = ino;
+		c->batched = 1;
+		ks_batch_pending(1);
+	} else if (c->dev != dev || c->ino != ino) {
+		/* a batch an exit did not take (its descriptor closed by another thread during the
+		 * call, the session attached mid-call): to its own file now, and this call's begins */
+		__u64 now = bpf_ktime_get_ns();
+		ks_batch_flush(t->tgid, c, now, now);
+		c->pages_in = c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
+		c->fs_bytes = c->fs_max_end = 0;
+		c->dev = dev;
+		c->ino = ino;
+	}
+	b->c = c;
+	b->rw = k;
+	return true;
+}
+
 
 /* size and latency histograms; rw 0 = read, 1 = write */
 static __always_inline void ks_hist_size(struct ks_file_val *v, int rw, __u64 size)

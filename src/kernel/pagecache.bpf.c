@@ -4,8 +4,9 @@
  * creates), pages removed, pages dirtied, faults on mapped files and readahead, per file and
  * process (seed 004's page-cache level). A page added while the thread is inside a traced read
  * of the same file is a miss of that read: the syscall layer then counts the read as a miss
- * instead of a hit. Work inside a traced read or write of the file is kept in the call
- * (task_call) and added to this layer's record once, at the call's exit (syscall.bpf.c).
+ * instead of a hit. Work inside a read or write of the file is kept in the call (task_call) or
+ * in its CPU's run of writes, and added to this layer's record once (ks_call_batch, common.bpf.h;
+ * syscall.bpf.c adds it at the call's exit).
  * Pages are counted as pages (a large folio is 2^order of them), never as folios.
  */
 #include "vmlinux.h"

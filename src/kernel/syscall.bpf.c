@@ -8,10 +8,12 @@
  * syscall() and a call made inside libc are all seen. Per call: one task-local slot (no hash
  * insert), one `files` aggregate, one `fsagg` and one `pidagg` bucket, and an event when asked.
  *
- * Two depths. Full (cfg.lat_every <= 1): sys_enter fills the task-local slot for every call, which
- * times it and lets the page-cache, filesystem and block programs attribute work to the call in
- * flight. Default (cfg.lat_every = N): the raw sys_enter program is attached only during sampling
- * windows, 1/N of the time (syscall.c), and every open, close and io_uring_enter is entered through
+ * Every call timed (cfg.lat_every <= 1: events asked for): sys_enter fills the task-local slot for
+ * every call, which times it and lets the page-cache, filesystem and block programs attribute work
+ * to the call in flight. Sampled (cfg.lat_every = N, both depths otherwise; the page-cache and
+ * filesystem programs then find the call themselves, ks_call_batch): the raw sys_enter program is
+ * attached only during sampling windows, 1/N of the time (syscall.c), and every open, close and
+ * io_uring_enter is entered through
  * its own syscalls:sys_enter_* tracepoint, which costs the other system calls nothing; the calls
  * not entered are counted at sys_exit alone, from the descriptor and position the kernel still
  * holds there: their counts, bytes, sizes and offsets are exact, their times are not measured
@@ -550,15 +552,17 @@ static __always_inline int enter(struct pt_regs *regs, long nr, const struct cal
 	}
 	if (c->counted) /* a timed call that never returned (its thread left inside it) */
 		lat_count(c, 0);
+	if (c->batched) { /* a batch an exit did not take: to its own file */
+		__u64 now = bpf_ktime_get_ns();
+		ks_batch_flush(t->tgid, c, now, now);
+		c->batched = 0;
+		ks_batch_pending(-1);
+	}
 	c->active = 0; /* not valid until filled */
 	c->tracked_file = 0;
 	c->pages_in = 0;
 	c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
 	c->fs_bytes = c->fs_max_end = 0;
-	if (c->batched) { /* a batch whose call's exit was not seen: given up, as its call */
-		c->batched = 0;
-		ks_batch_pending(-1);
-	}
 	c->dev = c->ino = 0;
 	c->arg_size = k.size_arg != NO_ARG ? arg_of(regs, k.size_arg) : 0;
 	c->offset = k.off_arg != NO_ARG ? arg_of(regs, k.off_arg) : (__u64)-1;
@@ -780,8 +784,6 @@ static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start,
 	}
 }
 
-static __noinline void flush_batched(__u32 pid, struct ks_inflight *c, __u64 start, __u64 end);
-
 /* Do the page-cache and filesystem programs batch into untimed calls (ks_call_batch)? */
 static __always_inline bool batching(void)
 {
@@ -804,7 +806,7 @@ static __always_inline struct ks_inflight *take_batch(__u32 tgid, __u64 dev, __u
 	ks_batch_pending(-1);
 	if (b->dev == dev && b->ino == ino)
 		return b;
-	flush_batched(tgid, b, now, now);
+	ks_batch_flush(tgid, b, now, now);
 	return NULL;
 }
 
@@ -899,7 +901,7 @@ static __always_inline void run_agg(struct ks_run *s)
 }
 
 /* A run's calls into its file's records (syscall, and the page-cache and filesystem work batched
- * into them), as count_rw and flush_batched would have added them one by one; the slot is then
+ * into them), as count_rw and ks_batch_flush would have added them one by one; the slot is then
  * free. A global function: the verifier checks its loops once, not in every caller. */
 __noinline int flush_run(struct ks_run *s)
 {
@@ -1188,37 +1190,6 @@ static __always_inline int run_count(struct pt_regs *regs, struct task_struct *t
 	return 1;
 }
 
-/* What the page-cache and filesystem programs batched into this call (ks_call_on): one update of
- * their records per call instead of one per page. */
-static __noinline void flush_batched(__u32 pid, struct ks_inflight *c, __u64 start, __u64 end)
-{
-	if (!c)
-		return;
-	if (c->pages_in || c->pc_added_write || c->pc_dirtied) {
-		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, c->dev, c->ino);
-		if (v) {
-			if (c->pages_in)
-				KS_ADD(v, PAGES_READ_IN, c->pages_in);
-			if (c->pc_added_write)
-				KS_ADD(v, PAGES_ADDED_WRITE, c->pc_added_write);
-			if (c->pc_dirtied)
-				KS_ADD(v, PAGES_DIRTIED, c->pc_dirtied);
-		}
-	}
-	if (c->fs_writes) {
-		struct ks_file_val *v = ks_file(pid, LOG_LAYER_FS, c->dev, c->ino);
-		if (v) {
-			KS_ADD(v, WRITES, c->fs_writes);
-			KS_ADD(v, BYTES_WRITTEN, c->fs_bytes);
-			ks_max(&v->c[LOG_C_MAX_WRITE_END], c->fs_max_end);
-			ks_first(&v->c[LOG_C_WRITE_FIRST], start);
-			ks_max(&v->c[LOG_C_WRITE_LAST], end);
-			/* per page of one call: their mean size (all whole pages, usually) */
-			__sync_fetch_and_add(&v->size_hist[1][ks_bucket(c->fs_bytes / c->fs_writes)], c->fs_writes);
-		}
-	}
-}
-
 /* Time of a call other than a read or write, when it was timed. */
 static __always_inline void ks_time_meta(struct ks_file_val *v, __u64 dur, bool timed)
 {
@@ -1385,7 +1356,7 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		}
 	}
 	if (c->tracked_file && (c->pages_in || c->pc_added_write || c->pc_dirtied || c->fs_writes))
-		flush_batched(pid, c, start, end);
+		ks_batch_flush(pid, c, start, end);
 	__u16 flags = k.rw == 1 && c->pages_in ? LOG_E_CACHE_MISS : 0;
 	ks_emit(LOG_LAYER_SYSCALL, k.op, flags, start, dur, c->dev, c->ino,
 		k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE ? (__u64)-1 : c->offset, c->arg_size, ret);

@@ -11,7 +11,8 @@
 #  - the same with --kernel-events (every call timed: the batches of sys_enter's calls): the same
 #    figures;
 #  - `iostrata kernel --depth full --pid` with a reader every 0.1 s (each flushes the runs of
-#    every CPU in the middle of the program's calls).
+#    every CPU in the middle of the program's calls), and the same with --inode of one file: no
+#    record of the others.
 # Per file and process: calls, bytes, pages added by writes, dirtied and read in, cache hits and
 # misses, and the filesystem's writes and bytes are exact.
 source "$(dirname "$0")/../lib.sh"
@@ -24,9 +25,10 @@ make_fs ext4 192 || { fail "batch: ext4 on a loop device" "make_fs failed"; exit
 N=1024
 B=$((N * 4096))
 
-# prepare: c and g, N pages each, out of the cache; the files the program writes, gone
+# prepare: c and g, N pages each, out of the cache; the files the program writes, gone but a (empty)
 prepare() {
 	rm -f "$FS_MNT"/[abdefh]
+	touch "$FS_MNT/a" # for --inode: the program truncates it
 	head -c "$B" /dev/zero >"$FS_MNT/c"
 	head -c "$B" /dev/zero >"$FS_MNT/g"
 	drop_caches
@@ -80,16 +82,33 @@ check timed "$KL"
 eq "batch timed: every write timed" "$N" \
 	"$(jq -r --arg p "$FS_MNT/a" '[.records[] | select(.layer == "syscall" and .path == $p)][0] | .write_lat_hist | add' "$T/k.json")"
 
-prepare
-mkfifo "$T/gate"
-sh -c 'read -r _ <"$0"; exec "$1" "$2" "$3"' "$T/gate" "$PROGS/batch_static" "$FS_MNT" "$N" &
-P=$!
-"$IOSTRATA" kernel $KOPT --quiet --pid "$P" --interval 0.1 --log "$T/r.iost" --ready "$T/r.ready" >/dev/null &
-KP=$!
-wait_ready "$T/r.ready"
-echo go >"$T/gate"
-wait "$P"
-eq "batch read mid-run: exit status" 0 $?
-wait "$KP"
-eq "batch read mid-run: iostrata kernel exit status" 0 $?
-check "read mid-run" "$T/r.iost"
+# under_session NAME OPTION...: batch_static under `iostrata kernel --depth full --pid` with a
+# reader every 0.1 s, its log in $T/NAME.iost
+under_session() {
+	local name=$1 p kp
+	shift
+	prepare
+	rm -f "$T/gate" && mkfifo "$T/gate"
+	sh -c 'read -r _ <"$0"; exec "$1" "$2" "$3"' "$T/gate" "$PROGS/batch_static" "$FS_MNT" "$N" &
+	p=$!
+	"$IOSTRATA" kernel $KOPT --quiet --pid "$p" --interval 0.1 --log "$T/$name.iost" --ready "$T/$name.ready" "$@" >/dev/null &
+	kp=$!
+	wait_ready "$T/$name.ready"
+	echo go >"$T/gate"
+	wait "$p"
+	eq "batch $name: exit status" 0 $?
+	wait "$kp"
+	eq "batch $name: iostrata kernel exit status" 0 $?
+}
+
+under_session read-mid-run
+check "read mid-run" "$T/read-mid-run.iost"
+
+# a file filter: the batches of the other files' calls are never made (a batch left untaken at
+# an exit the filter returns from would land on its file's records at the next call of a)
+under_session inode --inode "$FS_MNT/a"
+"$IOSTRATA" dump --json "$T/inode.iost" >"$T/k.json"
+eq "batch inode filter: a's pages added, dirtied; ext4's writes" "$N $N $N" \
+	"$(jq -r --arg p "$FS_MNT/a" '[.records[] | select(.path == $p)] | "\([.[] | select(.layer == "pagecache") | .counters.pages_added_write] | add) \([.[] | select(.layer == "pagecache") | .counters.pages_dirtied] | add) \([.[] | select(.layer == "fs") | .counters.writes] | add)"' "$T/k.json")"
+eq "batch inode filter: no record of another file of the directory" 0 \
+	"$(jq --arg d "$FS_MNT/" --arg p "$FS_MNT/a" '[.records[] | select((.path | startswith($d)) and .path != $p)] | length' "$T/k.json")"

@@ -58,7 +58,8 @@ static void usage(FILE *f)
 		"  maps under the BPF filesystem; --stats prints each program's cost (ns per event); --ready FILE\n"
 		"  is created once tracing has begun (for scripts). --depth default (the default): system calls\n"
 		"  (counts and bytes exact, timed 1/64 of the time), block, MPI-IO; --depth full: page cache and\n"
-		"  filesystem too, every call timed; --layers picks layers by name (syscall is always on).\n");
+		"  filesystem too (timed 1/64 of the time; every call with --events); --layers picks layers by\n"
+		"  name (syscall is always on).\n");
 }
 
 /* ---- events to a temporary file, then into the log ---- */

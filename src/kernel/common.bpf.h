@@ -8,6 +8,7 @@
 #define IOSTRATA_COMMON_BPF_H
 
 #include "kernel/kernel.h"
+#include "kernel/syscall.h"
 
 #ifndef LOG_LAYER_SYSCALL /* the enum lives in format.h, which BPF cannot include */
 #define LOG_LAYER_MPIIO 3
@@ -136,6 +137,30 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ks_fault_run);
 } fault_runs SEC(".maps");
+
+/* Per CPU, [0] reads and [1] writes: the run of untimed calls on one file being counted (struct
+ * ks_run, default depth). sys_exit and its flush, and the page-cache and filesystem programs adding a write's pages
+ * (ks_call_batch), touch it: programs that do not nest on a CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct ks_run);
+} runs SEC(".maps");
+
+/* Descriptor tables' busy and generation counts (kernel.h, KS_FDTAB_*): what a call's check reads
+ * instead of walking its descriptor to its struct file. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, KS_FDTAB_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} fdtab SEC(".maps");
+
+static __always_inline __u32 fdtab_slot(__u64 files)
+{
+	return (__u32)((files >> 6) ^ (files >> 18)) & (KS_FDTAB_SLOTS - 1);
+}
 
 /* Zero values to insert from (map values are too large for the 512-byte stack). */
 struct {
@@ -350,15 +375,45 @@ static __always_inline struct ks_file_val *ks_file_gen(__u32 pid, __u16 layer, _
 	return ks_file_in(&files, &k);
 }
 
-/* The current thread's traced call when it is on (dev, ino): work below it on that file can be
- * batched into the call (and is wanted: the call is). */
-static __always_inline struct ks_inflight *ks_call_on(__u64 dev, __u64 ino)
+/* The address of the struct file behind a descriptor of the current task, 0 when none. Typed
+ * (BTF) pointers all the way, so the field reads are plain guarded loads, not helper calls: this
+ * runs on every traced call. */
+static __always_inline __u64 ks_fd_file_addr(struct task_struct *t, int fd)
 {
-	struct ks_inflight *c = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
-	if (!c || !c->active || !c->tracked_file || c->dev != dev || c->ino != ino)
-		return NULL;
-	return c;
+	struct files_struct *files = t->files;
+	if (!files || fd < 0)
+		return 0;
+	struct fdtable *fdt = files->fdt;
+	if (!fdt || (unsigned)fd >= fdt->max_fds)
+		return 0;
+	struct file **arr = fdt->fd;
+	__u64 f = 0;
+	bpf_probe_read_kernel(&f, sizeof f, &arr[fd]);
+	return f;
 }
+
+/* 1 for a read(2) of the family, 2 for a write, 0 for any other system call number. */
+static __always_inline int ks_rw_of(long nr)
+{
+	switch (nr) {
+	case KS_NR_read:
+	case KS_NR_pread64:
+	case KS_NR_readv:
+	case KS_NR_preadv:
+	case KS_NR_preadv2:
+		return 1;
+	case KS_NR_write:
+	case KS_NR_pwrite64:
+	case KS_NR_writev:
+	case KS_NR_pwritev:
+	case KS_NR_pwritev2:
+		return 2;
+	}
+	return 0;
+}
+
+#define PF_IO_WORKER 0x00000010
+
 
 static __always_inline struct ks_file_val *ks_file(__u32 pid, __u16 layer, __u64 dev, __u64 ino)
 {
@@ -447,6 +502,150 @@ static __always_inline void ks_first(__u64 *slot, __u64 t)
 	if (!*slot || *slot > t)
 		*slot = t;
 }
+
+/* How many threads' slots hold a batch (`batched`, ks_call_batch) that no exit has taken yet,
+ * machine-wide: while it is 0, which it is while writes go to their runs, sys_exit knows there is
+ * none to take without looking up the thread's slot. A batch whose exit is never seen keeps it
+ * above 0: exits then look, as they would without it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} batch_pending SEC(".maps");
+
+static __always_inline void ks_batch_pending(__s64 d)
+{
+	__u32 zero = 0;
+	__s64 *n = bpf_map_lookup_elem(&batch_pending, &zero);
+	if (n)
+		__sync_fetch_and_add(n, d);
+}
+
+/* What the page-cache and filesystem programs batched into this call (ks_call_batch): one update of
+ * their records per call instead of one per page. */
+static __noinline void ks_batch_flush(__u32 pid, struct ks_inflight *c, __u64 start, __u64 end)
+{
+	if (!c)
+		return;
+	if (c->pages_in || c->pc_added_write || c->pc_dirtied) {
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, c->dev, c->ino);
+		if (v) {
+			if (c->pages_in)
+				KS_ADD(v, PAGES_READ_IN, c->pages_in);
+			if (c->pc_added_write)
+				KS_ADD(v, PAGES_ADDED_WRITE, c->pc_added_write);
+			if (c->pc_dirtied)
+				KS_ADD(v, PAGES_DIRTIED, c->pc_dirtied);
+		}
+	}
+	if (c->fs_writes) {
+		struct ks_file_val *v = ks_file(pid, LOG_LAYER_FS, c->dev, c->ino);
+		if (v) {
+			KS_ADD(v, WRITES, c->fs_writes);
+			KS_ADD(v, BYTES_WRITTEN, c->fs_bytes);
+			ks_max(&v->c[LOG_C_MAX_WRITE_END], c->fs_max_end);
+			ks_first(&v->c[LOG_C_WRITE_FIRST], start);
+			ks_max(&v->c[LOG_C_WRITE_LAST], end);
+			/* per page of one call: their mean size (all whole pages, usually) */
+			__sync_fetch_and_add(&v->size_hist[1][ks_bucket(c->fs_bytes / c->fs_writes)], c->fs_writes);
+		}
+	}
+}
+
+/* Where page-cache or filesystem work under a system call on its own file goes (ks_call_batch). */
+struct ks_batch {
+	struct ks_inflight *c; /* the thread's slot: a timed call's, or an untimed call's batch */
+	struct ks_run *s;      /* or this CPU's run of writes, which the untimed write is part of */
+	int rw;                /* 1 a read (ks_rw_of), 2 a write, 0 a timed call of another kind */
+};
+
+/* The call the current thread is inside, when it is on (dev, ino), the file of the page-cache or
+ * filesystem work being seen (host, its inode): that work is batched into the call and counted
+ * at its exit (syscall.bpf.c), instead of once per page. False: count it now.
+ *  - A call sys_enter timed (`active` in the thread's slot): its file is the one sys_enter found.
+ *  - (cfg.lat_every > 1: full depth samples its timing as the default depth does) a read or
+ *    write sys_enter did not see: the system call is the number in the task's saved user
+ *    registers (orig_ax: an exception or interrupt stores -1 there, so a page fault is never
+ *    taken for a call); io_uring's workers carry none. A write through the descriptor of this
+ *    CPU's run of writes, checked as sys_exit checks it (same process, table and number, the
+ *    table's `fdtab` slot unmoved, the run's inode the page's), adds straight to the run: the
+ *    figures are per file and process, and the call is the run's at its exit (on another CPU,
+ *    another run of the same file). Otherwise the descriptor is walked to its file, compared by
+ *    inode with the page's, and the work goes to the thread's slot, marked `batched`, which
+ *    sys_exit adds to the call's run: a read's pages say whether it missed, which only the call
+ *    itself can say when its thread moves to another CPU while it waits for the device.
+ * A descriptor another thread replaces (dup2) while the call is inside the kernel leaves the
+ * call's file behind the old number: its pages are then counted now, as work outside a call. */
+static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 ino, struct ks_batch *b)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (t->flags & (PF_KTHREAD | PF_IO_WORKER))
+		return false;
+	struct pt_regs *regs = NULL;
+	int k = 0;
+	__u32 fd = 0;
+	if (cfg.lat_every > 1) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		k = ks_rw_of(regs->orig_ax);
+		fd = (__u32)regs->di;
+	}
+	if (k == 2) { /* first, as it is the cheapest: a timed write's work may go to the run too */
+		__u32 one = 1;
+		struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
+		if (s && s->fd == fd && s->inode == (__u64)host && s->files == (__u64)t->files && s->tgid == t->tgid) {
+			__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
+			__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
+			if (g && *g == s->fdgen && (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)) {
+				b->s = s;
+				b->rw = 2;
+				return true;
+			}
+		}
+	}
+	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
+	if (c && c->active) {
+		if (!c->tracked_file || c->dev != dev || c->ino != ino)
+			return false;
+		b->c = c;
+		b->rw = ks_rw_of(c->nr);
+		return true;
+	}
+	if (!k)
+		return false;
+	__u64 fa = ks_fd_file_addr(t, (int)fd);
+	if (!fa)
+		return false;
+	struct file *f = bpf_rdonly_cast((void *)fa, bpf_core_type_id_kernel(struct file));
+	if (f->f_inode != host || !ks_task_wanted() || !ks_file_wanted(dev, ino))
+		return false;
+	if (!c) {
+		c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!c)
+			return false;
+	}
+	if (!c->batched) {
+		c->pages_in = c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
+		c->fs_bytes = c->fs_max_end = 0;
+		c->dev = dev;
+		c->ino = ino;
+		c->batched = 1;
+		ks_batch_pending(1);
+	} else if (c->dev != dev || c->ino != ino) {
+		/* a batch an exit did not take (its descriptor closed by another thread during the
+		 * call, the session attached mid-call): to its own file now, and this call's begins */
+		__u64 now = bpf_ktime_get_ns();
+		ks_batch_flush(t->tgid, c, now, now);
+		c->pages_in = c->pc_added_write = c->pc_dirtied = c->fs_writes = 0;
+		c->fs_bytes = c->fs_max_end = 0;
+		c->dev = dev;
+		c->ino = ino;
+	}
+	b->c = c;
+	b->rw = k;
+	return true;
+}
+
 
 /* size and latency histograms; rw 0 = read, 1 = write */
 static __always_inline void ks_hist_size(struct ks_file_val *v, int rw, __u64 size)

@@ -104,8 +104,22 @@ static __always_inline void fs_read(struct ks_file_val *v, __u64 pos, __u64 len,
  * write the filters want (no event either). */
 static __always_inline bool cache_write(struct inode *in, __u64 dev, __u64 ino, __u64 pos, __u64 len)
 {
-	struct ks_inflight *c = ks_call_on(dev, ino);
-	if (c) {
+	struct ks_batch b = {};
+	if (ks_call_batch(in, dev, ino, &b)) {
+		struct ks_run *s = b.s;
+		if (s) { /* the run's times: its last call's exit, to a timer tick */
+			s->fs_writes++;
+			s->fs_bytes += len;
+			if (pos + len > s->fs_max_end)
+				s->fs_max_end = pos + len;
+			if (!s->fs_first || s->fs_first > s->last_ns)
+				s->fs_first = s->last_ns;
+			if (s->fs_last < s->last_ns)
+				s->fs_last = s->last_ns;
+			s->fs_hist[ks_bucket(len) & (KS_HIST - 1)]++;
+			return true;
+		}
+		struct ks_inflight *c = b.c;
 		c->fs_writes++;
 		c->fs_bytes += len;
 		if (pos + len > c->fs_max_end)

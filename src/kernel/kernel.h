@@ -199,7 +199,8 @@ struct ks_inflight {
 	/* Work the page-cache and filesystem programs saw inside this call on its own file, added
 	 * to their records once at sys_exit instead of once per page (pages_in above: read in). */
 	__u32 pc_added_write, pc_dirtied;
-	__u32 fs_writes, fs_pad;
+	__u32 fs_writes;
+	__u32 batched; /* 1: the fields above are an untimed call's (ks_call_batch), for its sys_exit */
 	__u64 fs_bytes, fs_max_end;
 	char fstype[KS_FSTYPE_MAX];
 	/* The thread's last descriptor sys_enter walked to its file: its identity again, without the

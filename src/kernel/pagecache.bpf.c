@@ -4,8 +4,9 @@
  * creates), pages removed, pages dirtied, faults on mapped files and readahead, per file and
  * process (seed 004's page-cache level). A page added while the thread is inside a traced read
  * of the same file is a miss of that read: the syscall layer then counts the read as a miss
- * instead of a hit. Work inside a traced read or write of the file is kept in the call
- * (task_call) and added to this layer's record once, at the call's exit (syscall.bpf.c).
+ * instead of a hit. Work inside a read or write of the file is kept in the call (task_call) or
+ * in its CPU's run of writes, and added to this layer's record once (ks_call_batch, common.bpf.h;
+ * syscall.bpf.c adds it at the call's exit).
  * Pages are counted as pages (a large folio is 2^order of them), never as folios.
  */
 #include "vmlinux.h"
@@ -21,30 +22,6 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define PAGE_BYTES 4096
 
 
-/* What the current thread is inside: 1 a read of (dev, ino), 2 a write of it, 0 anything else. */
-static __always_inline int inside(__u64 dev, __u64 ino, struct ks_inflight **out)
-{
-	struct ks_inflight *c = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
-	*out = c;
-	if (!c || !c->active || c->dev != dev || c->ino != ino)
-		return 0;
-	switch (c->nr) {
-	case KS_NR_read:
-	case KS_NR_pread64:
-	case KS_NR_readv:
-	case KS_NR_preadv:
-	case KS_NR_preadv2:
-		return 1;
-	case KS_NR_write:
-	case KS_NR_pwrite64:
-	case KS_NR_writev:
-	case KS_NR_pwritev:
-	case KS_NR_pwritev2:
-		return 2;
-	}
-	return 0;
-}
-
 /* A folio's pages: 1, or 2^order for a large folio (PG_head set, order in the second page's
  * flags). Typed loads from the tracepoint's folio, not helper calls: this runs for every folio. */
 static __always_inline __u64 folio_pages(struct folio *folio)
@@ -54,8 +31,8 @@ static __always_inline __u64 folio_pages(struct folio *folio)
 	return 1ULL << (folio->_flags_1 & 0x1f);
 }
 
-/* (dev, ino) of the file a page-cache mapping belongs to; false for none. */
-static __always_inline bool mapping_id(struct address_space *mapping, __u64 *dev, __u64 *ino)
+/* (dev, ino) of the file a page-cache mapping belongs to, and its inode; false for none. */
+static __always_inline bool mapping_id(struct address_space *mapping, __u64 *dev, __u64 *ino, struct inode **in)
 {
 	struct inode *host = mapping ? mapping->host : NULL;
 	struct super_block *sb = host ? host->i_sb : NULL;
@@ -63,6 +40,7 @@ static __always_inline bool mapping_id(struct address_space *mapping, __u64 *dev
 		return false;
 	*dev = ks_udev(sb->s_dev);
 	*ino = host->i_ino;
+	*in = host;
 	return true;
 }
 
@@ -71,15 +49,18 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(folio->mapping, &dev, &ino))
+	struct inode *host;
+	if (!mapping_id(folio->mapping, &dev, &ino, &host))
 		return 0;
-	struct ks_inflight *c;
-	int in = inside(dev, ino, &c);
-	if (in) { /* inside a traced read or write of this file: counted at its exit */
-		if (in == 1)
-			c->pages_in += pages;
+	struct ks_batch b = {};
+	int in = ks_call_batch(host, dev, ino, &b) ? b.rw : 0;
+	if (in) { /* inside a read or write of this file: counted at its exit */
+		if (b.s)
+			b.s->pc_added_write += pages;
+		else if (in == 1)
+			b.c->pages_in += pages;
 		else
-			c->pc_added_write += pages;
+			b.c->pc_added_write += pages;
 	} else {
 		if (!ks_owner(dev, ino, false, &pid))
 			return 0;
@@ -97,7 +78,8 @@ int BPF_PROG(ks_page_delete, struct folio *folio)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(folio->mapping, &dev, &ino) || !ks_owner(dev, ino, true, &pid))
+	struct inode *host;
+	if (!mapping_id(folio->mapping, &dev, &ino, &host) || !ks_owner(dev, ino, true, &pid))
 		return 0;
 	struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 	if (v)
@@ -112,7 +94,8 @@ int BPF_PROG(ks_fault, struct address_space *mapping, unsigned long index)
 {
 	__u64 dev, ino;
 	__u32 pid;
-	if (!mapping_id(mapping, &dev, &ino) || !ks_owner(dev, ino, false, &pid))
+	struct inode *host;
+	if (!mapping_id(mapping, &dev, &ino, &host) || !ks_owner(dev, ino, false, &pid))
 		return 0;
 	/* this CPU's run of faults (struct ks_fault_run): no `files` lookup while it goes on */
 	__u32 zero = 0;
@@ -196,11 +179,15 @@ int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	if (!mapping_id(mapping, &dev, &ino))
+	struct inode *host;
+	if (!mapping_id(mapping, &dev, &ino, &host))
 		return 0;
-	struct ks_inflight *c = ks_call_on(dev, ino);
-	if (c) { /* a write dirtying its own file's pages: counted at its exit */
-		c->pc_dirtied += pages;
+	struct ks_batch b = {};
+	if (ks_call_batch(host, dev, ino, &b)) { /* a write dirtying its own file's pages: counted at its exit */
+		if (b.s)
+			b.s->pc_dirtied += pages;
+		else
+			b.c->pc_dirtied += pages;
 	} else {
 		if (!ks_owner(dev, ino, false, &pid))
 			return 0;

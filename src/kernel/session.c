@@ -273,10 +273,10 @@ int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t
 	uint32_t want = o->layers ? o->layers : o->depth == KS_DEPTH_FULL ? KS_LAYERS_FULL : KS_LAYERS_DEFAULT;
 	ks->opt.layers = want | (1u << LOG_LAYER_SYSCALL);
 	ks->opt.filter.layers = ks->opt.layers;
-	/* The page-cache and filesystem programs batch their work into the traced call in flight,
-	 * and an event carries its call's duration: those need sys_enter on every call. */
-	int every = o->depth == KS_DEPTH_FULL || (want & ((1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS))) ||
-		    o->filter.events;
+	/* An event carries its call's duration: events need sys_enter on every call. The page-cache
+	 * and filesystem programs batch their work into the call in flight without it (ks_call_batch),
+	 * so full depth samples its latency as the default depth does. */
+	int every = o->filter.events;
 	ks->opt.filter.lat_every = every ? 1 : o->lat_every ? o->lat_every : KS_LAT_EVERY;
 	ks->opt.filter.watch_mpi = (want & (1u << LOG_LAYER_MPIIO)) != 0;
 	int r = ks_check_env(err, errlen);

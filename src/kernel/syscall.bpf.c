@@ -8,10 +8,12 @@
  * syscall() and a call made inside libc are all seen. Per call: one task-local slot (no hash
  * insert), one `files` aggregate, one `fsagg` and one `pidagg` bucket, and an event when asked.
  *
- * Two depths. Full (cfg.lat_every <= 1): sys_enter fills the task-local slot for every call, which
- * times it and lets the page-cache, filesystem and block programs attribute work to the call in
- * flight. Default (cfg.lat_every = N): the raw sys_enter program is attached only during sampling
- * windows, 1/N of the time (syscall.c), and every open, close and io_uring_enter is entered through
+ * Every call timed (cfg.lat_every <= 1: events asked for): sys_enter fills the task-local slot for
+ * every call, which times it and lets the page-cache, filesystem and block programs attribute work
+ * to the call in flight. Sampled (cfg.lat_every = N, both depths otherwise; the page-cache and
+ * filesystem programs then find the call themselves, ks_call_batch): the raw sys_enter program is
+ * attached only during sampling windows, 1/N of the time (syscall.c), and every open, close and
+ * io_uring_enter is entered through
  * its own syscalls:sys_enter_* tracepoint, which costs the other system calls nothing; the calls
  * not entered are counted at sys_exit alone, from the descriptor and position the kernel still
  * holds there: their counts, bytes, sizes and offsets are exact, their times are not measured
@@ -79,23 +81,6 @@ struct {
 	__type(value, __s64);
 } lat_inflight SEC(".maps");
 
-/* Per CPU, [0] reads and [1] writes: the run of untimed calls on one file being counted (struct
- * ks_run, default depth). Only sys_exit and its flush touch it, and they do not nest on a CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct ks_run);
-} runs SEC(".maps");
-
-/* Descriptor tables' busy and generation counts (kernel.h, KS_FDTAB_*): what a call's check reads
- * instead of walking its descriptor to its struct file. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, KS_FDTAB_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} fdtab SEC(".maps");
 
 /* A thread inside close, close_range, dup2 or dup3: the `fdtab` slot it made busy (index + 1),
  * for its exit to release (the table it leaves with may be another: CLOSE_RANGE_UNSHARE). */
@@ -116,11 +101,6 @@ static __always_inline __u64 files_addr(struct task_struct *t)
 	__u64 a = 0;
 	bpf_probe_read_kernel(&a, sizeof a, &t->files);
 	return a;
-}
-
-static __always_inline __u32 fdtab_slot(__u64 files)
-{
-	return (__u32)((files >> 6) ^ (files >> 18)) & (KS_FDTAB_SLOTS - 1);
 }
 
 /* A change of the table ended, or a new table may sit where an old one was: checks armed before
@@ -288,22 +268,9 @@ static __always_inline __u64 arg_of(struct pt_regs *regs, __u32 i)
 	return 0;
 }
 
-/* The address of the struct file behind a descriptor of the current task, 0 when none. Typed
- * (BTF) pointers all the way, so the field reads are plain guarded loads, not helper calls: this
- * runs on every traced call. */
 static __always_inline __u64 fd_file_addr(int fd)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct files_struct *files = t->files;
-	if (!files || fd < 0)
-		return 0;
-	struct fdtable *fdt = files->fdt;
-	if (!fdt || (unsigned)fd >= fdt->max_fds)
-		return 0;
-	struct file **arr = fdt->fd;
-	__u64 f = 0;
-	bpf_probe_read_kernel(&f, sizeof f, &arr[fd]);
-	return f;
+	return ks_fd_file_addr(bpf_get_current_task_btf(), fd);
 }
 
 /* The struct file behind a descriptor of the current task, as a typed pointer. */
@@ -585,6 +552,12 @@ static __always_inline int enter(struct pt_regs *regs, long nr, const struct cal
 	}
 	if (c->counted) /* a timed call that never returned (its thread left inside it) */
 		lat_count(c, 0);
+	if (c->batched) { /* a batch an exit did not take: to its own file */
+		__u64 now = bpf_ktime_get_ns();
+		ks_batch_flush(t->tgid, c, now, now);
+		c->batched = 0;
+		ks_batch_pending(-1);
+	}
 	c->active = 0; /* not valid until filled */
 	c->tracked_file = 0;
 	c->pages_in = 0;
@@ -811,6 +784,49 @@ static __always_inline void count_rw(struct ks_file_val *v, int rw, __u64 start,
 	}
 }
 
+/* Do the page-cache and filesystem programs batch into untimed calls (ks_call_batch)? */
+static __always_inline bool batching(void)
+{
+	return cfg.lat_every > 1 && (cfg.layers & ((1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS)));
+}
+
+/* The batch ks_call_batch left in the thread's slot for the untimed call now exiting, taken out
+ * of the slot; NULL when there is none. One on another file than the call's (fi, the call's
+ * file; a batch whose call's exit was not seen) goes to its own records now. */
+static __always_inline struct ks_inflight *take_batch(__u32 tgid, __u64 dev, __u64 ino, __u64 now)
+{
+	__u32 zero = 0;
+	__s64 *pending = bpf_map_lookup_elem(&batch_pending, &zero);
+	if (pending && *pending <= 0)
+		return NULL;
+	struct ks_inflight *b = bpf_task_storage_get(&task_call, bpf_get_current_task_btf(), 0, 0);
+	if (!b || !b->batched || b->active)
+		return NULL;
+	b->batched = 0;
+	ks_batch_pending(-1);
+	if (b->dev == dev && b->ino == ino)
+		return b;
+	ks_batch_flush(tgid, b, now, now);
+	return NULL;
+}
+
+/* An untimed call on the general path (its per-CPU slot c): the batch, as a timed call has it. */
+static __noinline void call_take_batch(struct ks_inflight *c)
+{
+	c->fs_bytes = c->fs_max_end = 0;
+	if (!c->tracked_file)
+		return;
+	struct ks_inflight *b = take_batch(bpf_get_current_pid_tgid() >> 32, c->dev, c->ino, bpf_ktime_get_ns());
+	if (!b)
+		return;
+	c->pages_in = b->pages_in;
+	c->pc_added_write = b->pc_added_write;
+	c->pc_dirtied = b->pc_dirtied;
+	c->fs_writes = b->fs_writes;
+	c->fs_bytes = b->fs_bytes;
+	c->fs_max_end = b->fs_max_end;
+}
+
 /* A call sys_enter did not time (default depth): what sys_exit can still tell of it, in this
  * CPU's slot. The descriptor is still open and its position has moved past what the call read or
  * wrote, so the file and the offset are exact. NULL: not a call we trace. */
@@ -852,6 +868,8 @@ static __always_inline struct ks_inflight *untimed_call(struct pt_regs *regs, co
 			c->gen2 = src.gen;
 		}
 	}
+	if (k->rw && batching())
+		call_take_batch(c);
 	return c;
 }
 
@@ -883,7 +901,7 @@ static __always_inline void run_agg(struct ks_run *s)
 }
 
 /* A run's calls into its file's records (syscall, and the page-cache and filesystem work batched
- * into them), as count_rw and flush_batched would have added them one by one; the slot is then
+ * into them), as count_rw and ks_batch_flush would have added them one by one; the slot is then
  * free. A global function: the verifier checks its loops once, not in every caller. */
 __noinline int flush_run(struct ks_run *s)
 {
@@ -1062,6 +1080,35 @@ static __always_inline int run_timed(struct ks_inflight *c, const struct call_ki
 	return 1;
 }
 
+/* Full depth outside its sampling windows: an untimed read's or write's batch (ks_call_batch)
+ * into its run, as run_timed adds a timed call's, and a successful read's cache hit or miss. */
+static __noinline void run_take_batch(struct ks_run *s, __u32 rw, long ret)
+{
+	struct ks_inflight *b = take_batch(s->tgid, s->dev, s->ino, s->last_ns);
+	if (!rw && ret >= 0 && (cfg.layers & (1u << LOG_LAYER_PAGECACHE))) {
+		if (b && b->pages_in)
+			s->misses++;
+		else
+			s->hits++;
+	}
+	if (!b)
+		return;
+	s->pages_in += b->pages_in;
+	s->pc_added_write += b->pc_added_write;
+	s->pc_dirtied += b->pc_dirtied;
+	if (b->fs_writes) {
+		s->fs_writes += b->fs_writes;
+		s->fs_bytes += b->fs_bytes;
+		if (s->fs_max_end < b->fs_max_end)
+			s->fs_max_end = b->fs_max_end;
+		if (!s->fs_first || s->fs_first > s->last_ns)
+			s->fs_first = s->last_ns;
+		if (s->fs_last < s->last_ns)
+			s->fs_last = s->last_ns;
+		s->fs_hist[ks_bucket(b->fs_bytes / b->fs_writes) & (KS_HIST - 1)] += b->fs_writes;
+	}
+}
+
 /* Default depth, an untimed call the descriptor check did not take for the run's: the process
  * filter, then the descriptor walked to its struct file; the run goes on when that is its file
  * (something else in the table changed), else another starts. The check is armed again with the
@@ -1127,6 +1174,8 @@ static __always_inline int run_count(struct pt_regs *regs, struct task_struct *t
 		s->last_jiffies = j;
 		s->last_ns = bpf_ktime_get_ns();
 	}
+	if (batching())
+		run_take_batch(s, rw, ret);
 	if (ret < 0) {
 		s->errors++;
 		return 1;
@@ -1139,37 +1188,6 @@ static __always_inline int run_count(struct pt_regs *regs, struct task_struct *t
 		s->max_end = off + bytes;
 	s->hist[b & (KS_HIST - 1)]++;
 	return 1;
-}
-
-/* What the page-cache and filesystem programs batched into this call (ks_call_on): one update of
- * their records per call instead of one per page. */
-static __noinline void flush_batched(__u32 pid, struct ks_inflight *c, __u64 start, __u64 end)
-{
-	if (!c)
-		return;
-	if (c->pages_in || c->pc_added_write || c->pc_dirtied) {
-		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, c->dev, c->ino);
-		if (v) {
-			if (c->pages_in)
-				KS_ADD(v, PAGES_READ_IN, c->pages_in);
-			if (c->pc_added_write)
-				KS_ADD(v, PAGES_ADDED_WRITE, c->pc_added_write);
-			if (c->pc_dirtied)
-				KS_ADD(v, PAGES_DIRTIED, c->pc_dirtied);
-		}
-	}
-	if (c->fs_writes) {
-		struct ks_file_val *v = ks_file(pid, LOG_LAYER_FS, c->dev, c->ino);
-		if (v) {
-			KS_ADD(v, WRITES, c->fs_writes);
-			KS_ADD(v, BYTES_WRITTEN, c->fs_bytes);
-			ks_max(&v->c[LOG_C_MAX_WRITE_END], c->fs_max_end);
-			ks_first(&v->c[LOG_C_WRITE_FIRST], start);
-			ks_max(&v->c[LOG_C_WRITE_LAST], end);
-			/* per page of one call: their mean size (all whole pages, usually) */
-			__sync_fetch_and_add(&v->size_hist[1][ks_bucket(c->fs_bytes / c->fs_writes)], c->fs_writes);
-		}
-	}
 }
 
 /* Time of a call other than a read or write, when it was timed. */
@@ -1338,7 +1356,7 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		}
 	}
 	if (c->tracked_file && (c->pages_in || c->pc_added_write || c->pc_dirtied || c->fs_writes))
-		flush_batched(pid, c, start, end);
+		ks_batch_flush(pid, c, start, end);
 	__u16 flags = k.rw == 1 && c->pages_in ? LOG_E_CACHE_MISS : 0;
 	ks_emit(LOG_LAYER_SYSCALL, k.op, flags, start, dur, c->dev, c->ino,
 		k.op == LOG_OP_COPY || k.op == LOG_OP_SENDFILE ? (__u64)-1 : c->offset, c->arg_size, ret);

@@ -39,14 +39,10 @@ done
 eq "static: 4 KiB bucket of b's writes" 1 \
 	"$(kjq "$KL" --arg p "$T/st/b" 2>/dev/null '[.records[] | select(.layer=="syscall" and .path==$p)][0].write_hist[13]' 2>/dev/null ||
 		"$IOSTRATA" dump --json "$KL" | jq --arg p "$T/st/b" '[.records[] | select(.layer=="syscall" and .path==$p)][0].write_hist[13]')"
-if full; then
-	eq "static: latency histogram holds every write of a" "19 0" \
-		"$("$IOSTRATA" dump --json "$KL" | jq -r --arg p "$T/st/a" '"\([.records[] | select(.layer=="syscall" and .path==$p)][0].write_lat_hist | add) \(.header.kernel_lat_every)"')"
-else
-	# calls timed in sampling windows: the histogram holds the timed writes only, the header says the rate
-	eq "static: latency histogram holds the timed writes of a only" "1 64" \
-		"$("$IOSTRATA" dump --json "$KL" | jq -r --arg p "$T/st/a" '"\([.records[] | select(.layer=="syscall" and .path==$p)][0].write_lat_hist | add | if . <= 19 then 1 else 0 end) \(.header.kernel_lat_every)"')"
-fi
+# calls timed in sampling windows (at both depths: full depth samples too, without events): the
+# histogram holds the timed writes only, the header says the rate
+eq "static: latency histogram holds the timed writes of a only" "1 64" \
+	"$("$IOSTRATA" dump --json "$KL" | jq -r --arg p "$T/st/a" '"\([.records[] | select(.layer=="syscall" and .path==$p)][0].write_lat_hist | add | if . <= 19 then 1 else 0 end) \(.header.kernel_lat_every)"')"
 eq "static: header names the attached layers" true \
 	"$("$IOSTRATA" dump --json "$KL" | jq '.header.kernel_layers | index("syscall") != null')"
 eq "static: nothing of the job directory in the kernel log" 0 \

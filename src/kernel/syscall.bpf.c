@@ -1026,6 +1026,36 @@ static __noinline void start_timed_run(struct ks_run *s, struct ks_inflight *c, 
 	s->last_ns = 0;
 }
 
+/* A call's page-cache and filesystem work (b: the timed call's slot, or the batch an untimed
+ * call's exit took; NULL: none) into its run, between start and end; a read (read_done: a
+ * successful one) is a cache hit or a miss by whether it read pages in. */
+static __always_inline void run_add_batch(struct ks_run *s, const struct ks_inflight *b, bool read_done, __u64 start,
+					  __u64 end)
+{
+	if (read_done && (cfg.layers & (1u << LOG_LAYER_PAGECACHE))) {
+		if (b && b->pages_in)
+			s->misses++;
+		else
+			s->hits++;
+	}
+	if (!b)
+		return;
+	s->pages_in += b->pages_in;
+	s->pc_added_write += b->pc_added_write;
+	s->pc_dirtied += b->pc_dirtied;
+	if (b->fs_writes) {
+		s->fs_writes += b->fs_writes;
+		s->fs_bytes += b->fs_bytes;
+		if (s->fs_max_end < b->fs_max_end)
+			s->fs_max_end = b->fs_max_end;
+		if (!s->fs_first || s->fs_first > start)
+			s->fs_first = start;
+		if (s->fs_last < end)
+			s->fs_last = end;
+		s->fs_hist[ks_bucket(b->fs_bytes / b->fs_writes) & (KS_HIST - 1)] += b->fs_writes;
+	}
+}
+
 /* A successful read or write that sys_enter timed (start: its entry), counted into this CPU's run
  * of calls on its file with what the page-cache and filesystem programs batched into it. 0: the
  * general path (no slot). */
@@ -1057,26 +1087,7 @@ static __always_inline int run_timed(struct ks_inflight *c, const struct call_ki
 		s->slowest = dur;
 		s->slowest_size = bytes;
 	}
-	if (!rw && (cfg.layers & (1u << LOG_LAYER_PAGECACHE))) {
-		if (c->pages_in)
-			s->misses++;
-		else
-			s->hits++;
-	}
-	s->pages_in += c->pages_in;
-	s->pc_added_write += c->pc_added_write;
-	s->pc_dirtied += c->pc_dirtied;
-	if (c->fs_writes) {
-		s->fs_writes += c->fs_writes;
-		s->fs_bytes += c->fs_bytes;
-		if (s->fs_max_end < c->fs_max_end)
-			s->fs_max_end = c->fs_max_end;
-		if (!s->fs_first || s->fs_first > start)
-			s->fs_first = start;
-		if (s->fs_last < end)
-			s->fs_last = end;
-		s->fs_hist[ks_bucket(c->fs_bytes / c->fs_writes) & (KS_HIST - 1)] += c->fs_writes;
-	}
+	run_add_batch(s, c, !rw, start, end);
 	return 1;
 }
 
@@ -1085,28 +1096,7 @@ static __always_inline int run_timed(struct ks_inflight *c, const struct call_ki
 static __noinline void run_take_batch(struct ks_run *s, __u32 rw, long ret)
 {
 	struct ks_inflight *b = take_batch(s->tgid, s->dev, s->ino, s->last_ns);
-	if (!rw && ret >= 0 && (cfg.layers & (1u << LOG_LAYER_PAGECACHE))) {
-		if (b && b->pages_in)
-			s->misses++;
-		else
-			s->hits++;
-	}
-	if (!b)
-		return;
-	s->pages_in += b->pages_in;
-	s->pc_added_write += b->pc_added_write;
-	s->pc_dirtied += b->pc_dirtied;
-	if (b->fs_writes) {
-		s->fs_writes += b->fs_writes;
-		s->fs_bytes += b->fs_bytes;
-		if (s->fs_max_end < b->fs_max_end)
-			s->fs_max_end = b->fs_max_end;
-		if (!s->fs_first || s->fs_first > s->last_ns)
-			s->fs_first = s->last_ns;
-		if (s->fs_last < s->last_ns)
-			s->fs_last = s->last_ns;
-		s->fs_hist[ks_bucket(b->fs_bytes / b->fs_writes) & (KS_HIST - 1)] += b->fs_writes;
-	}
+	run_add_batch(s, b, !rw && ret >= 0, s->last_ns, s->last_ns);
 }
 
 /* Default depth, an untimed call the descriptor check did not take for the run's: the process

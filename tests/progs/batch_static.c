@@ -79,21 +79,14 @@ static void two_processes(void)
 static void *mover(void *arg)
 {
 	(void)arg;
-	cpu_set_t all, one;
+	cpu_set_t all;
 	CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
 	while (!atomic_load(&mover_target))
 		sched_yield();
 	atomic_store(&moving, 1);
 	for (int k = 0; !atomic_load(&done); k++) {
-		int want = k % CPU_COUNT(&all);
-		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-			if (!CPU_ISSET(cpu, &all) || want--)
-				continue;
-			CPU_ZERO(&one);
-			CPU_SET(cpu, &one);
-			sched_setaffinity(mover_target, sizeof one, &one); /* it may have ended: no check */
-			break;
-		}
+		cpu_set_t one = nth_cpu(&all, k);
+		sched_setaffinity(mover_target, sizeof one, &one); /* it may have ended: no check */
 	}
 	return NULL;
 }

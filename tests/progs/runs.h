@@ -12,20 +12,27 @@
 
 #include "check.h"
 
+/* The set holding only the n-th CPU of s (modulo their number). */
+static inline cpu_set_t nth_cpu(const cpu_set_t *s, int n)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	int k = n % CPU_COUNT(s);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, s) && !k--) {
+			CPU_SET(cpu, &one);
+			break;
+		}
+	return one;
+}
+
 /* Pin the calling thread to the n-th CPU it may run on (modulo their number). */
 static inline void pin(int n)
 {
-	cpu_set_t s, one;
+	cpu_set_t s;
 	CHECK(sched_getaffinity(0, sizeof s, &s) == 0);
-	int k = n % CPU_COUNT(&s);
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &s) || k--)
-			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
-		return;
-	}
+	cpu_set_t one = nth_cpu(&s, n);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
 }
 
 /* dir/name opened with flags (mode 0644 when made). */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (a kernel session and the node's devices)
 # iostratad's samplers of the node's own statistics on fixture trees in the real formats (this
 # machine has no NFS, Lustre or NVMe: tests/fixtures/sys/README.md says where each format comes
 # from; on a node that has them the same code reads /proc/self/mountstats, /proc/fs/lustre,

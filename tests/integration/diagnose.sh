@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (its finding compares the run times of its jobs)
 # `iostrata diagnose JOB` end to end, with a fault injected: a private iostratad watches an
 # application (fio writing 16 MiB with O_DIRECT at 4 MiB/s to an ext4 loop device) run 6 times
 # cleanly; then once with the loop device throttled to 1.5 MiB/s for its processes (the v1 blkio

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
 # Full depth batches the page-cache and filesystem work of a read or write it does not time into
 # that call (ks_call_batch, docs/KERNEL.md "Full depth"): the pages a call adds, dirties and the
 # bytes ext4 copies are taken from the thread's slot at the call's exit into its run. As root, on
@@ -38,9 +39,10 @@ prepare() {
 check() {
 	local w=$1 L=$2 f
 	"$IOSTRATA" dump --json "$L" >"$T/k.json"
-	# r LAYER NAME JQ: over the records of (layer, file), one line per process (by pid)
+	# r LAYER NAME JQ: over the records of (layer, file), one line per process (by pid); not the
+	# kernel's own (pid 0: the pages another session's cache drop or writeback took meanwhile)
 	r() {
-		jq -r --arg l "$1" --arg p "$FS_MNT/$2" "[.records[] | select(.layer == \$l and .path == \$p)] | sort_by(.pid) | .[] | $3" "$T/k.json" |
+		jq -r --arg l "$1" --arg p "$FS_MNT/$2" "[.records[] | select(.layer == \$l and .path == \$p and .pid != 0)] | sort_by(.pid) | .[] | $3" "$T/k.json" |
 			tr '\n' ' ' | sed 's/ $//'
 	}
 	local wr='"\(.counters.writes) \(.counters.bytes_written)"'

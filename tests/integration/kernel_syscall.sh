@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
 # The kernel layer's syscall program (src/kernel/syscall.bpf.c), as root:
 #  - a statically linked program (invisible to the preload library) under `run --kernel`: exact
 #    per-file counts of every traced call, one raw syscall() among them;

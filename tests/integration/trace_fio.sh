@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
 # Seed 004's FIO experiment replayed under `iostrata run --trace --kernel`: fio writes 10 MiB per
 # thread in 4 KiB blocks (psync, --thread) with 1, 2, 4 and 8 threads, buffered and O_DIRECT, on a
 # fresh ext4 loop device. For every thread's file, exactly:

@@ -844,6 +844,18 @@ static void proc_unmap(struct dmn *d, struct dmn_proc *p)
 	dmn_live_unmap(&p->map);
 }
 
+/* A reading of its mapping failed (r < 0): unmapped; cut under the mapping, for good. */
+static void map_failed(struct dmn *d, struct dmn_proc *p, int r)
+{
+	if (r == -EFAULT) {
+		dmn_say_once(d, hash_str(0xb05, p->live_path),
+			     "%s: cut short under the daemon's mapping (SIGBUS caught): read by pread from now on",
+			     p->live_path);
+		p->pread_only = 1;
+	}
+	proc_unmap(d, p);
+}
+
 /*
  * The per-second path: a live process's mapped file summed in place, its sums' growth its
  * node-seconds. 0 when taken; 1 when the file must be read in full (the process ended or died:
@@ -856,14 +868,8 @@ static int take_mapped(struct dmn *d, struct dmn_proc *p)
 	int r = dmn_live_sum(&p->map, &sums);
 	if (r > 0)
 		return 1; /* a record the last full reading did not take: this one takes it */
-	if (r == -EFAULT) {
-		dmn_say_once(d, hash_str(0xb05, p->live_path),
-			     "%s: cut short under the daemon's mapping (SIGBUS caught): read by pread from now on",
-			     p->live_path);
-		p->pread_only = 1;
-	}
 	if (r < 0) {
-		proc_unmap(d, p);
+		map_failed(d, p, r);
 		return 1;
 	}
 	if (sums.end_ns || !proc_alive(d, p, p->pid, p->start_ticks)) {
@@ -898,18 +904,31 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	struct dmn_proc *known = want_map ? proc_of_live(d, sc->dir, name) : NULL;
 	if (known && known->map.hdr && ino && known->map.ino != ino)
 		proc_unmap(d, known); /* another file under its name: read in full */
+	snprintf(path, sizeof path, "%s/%s", sc->dir, name);
+	int r = 1, from_map = 0;
 	if (known && known->map.hdr) {
 		if (!d->stats_tick && known->next_state == STORE_PROC_LIVE && take_mapped(d, known) == 0)
 			return 0;
 		want_map = 0;
+		/* the statistics of a live process read from its mapping: no open, no pread, no
+		 * change of filesystem identity (source.h, dmn_live_read) */
+		if (d->stats_tick && known->next_state == STORE_PROC_LIVE &&
+		    (r = dmn_live_read(&known->map, name, d->cfg.runs_max != 0, &lf, err, sizeof err)) < 0) {
+			map_failed(d, known, r);
+			r = 1;
+		}
+		from_map = r == 0;
+		if (from_map)
+			ta.fd = -1;
 	}
 	if (known && known->pread_only)
 		want_map = 0;
-	snprintf(path, sizeof path, "%s/%s", sc->dir, name);
-	dmn_fs_as(sc->uid, sc->gid);
-	int r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, d->cfg.runs_max ? &ta : NULL,
-			      want_map ? &map : NULL, err, sizeof err);
-	dmn_fs_as_self();
+	if (r > 0) {
+		dmn_fs_as(sc->uid, sc->gid);
+		r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, d->cfg.runs_max ? &ta : NULL,
+				  want_map ? &map : NULL, err, sizeof err);
+		dmn_fs_as_self();
+	}
 	if (!want_map || r < 0)
 		map.hdr = NULL;
 	if (r < 0) {
@@ -981,6 +1000,8 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	if (p->map.hdr) {
 		p->map.rec_seen = h->nrecords < p->map.rec_cap ? h->nrecords : p->map.rec_cap;
 		dmn_live_forget(&p->map);
+		if (from_map)
+			proc_keep_pages(d, p, 1); /* (read from them: kept as the summing keeps them) */
 	}
 out:
 	if (map.hdr)

@@ -138,7 +138,7 @@ static int64_t log_wall_ms(const struct log_header *h, uint64_t mono_ns)
 
 struct row {
 	struct dmn_proc *p;
-	char *path;
+	const char *path; /* its process's (struct dmn_rpath, dmn_fpath): it lives at least until stored */
 	unsigned layer, cat;
 	int64_t bytes, calls, dur;
 };
@@ -191,8 +191,13 @@ struct dmn_rowbuf {
 
 static void rows_clear(struct dmn_rowbuf *rb)
 {
-	for (size_t i = 0; i < rb->n; i++)
-		free(rb->v[i].path);
+	/* the statistics' rows (a row per file moved: 1.5 MB in bench/daemon) are not kept for the
+	 * intervals between them */
+	if (rb->cap > 4096) {
+		free(rb->v);
+		rb->v = NULL;
+		rb->cap = 0;
+	}
 	rb->n = 0;
 	for (size_t i = 0; i < rb->nruns; i++)
 		free(rb->runs[i].path);
@@ -213,10 +218,7 @@ static int rows_add(struct dmn_rowbuf *rb, struct dmn_proc *p, const char *path,
 {
 	if (grow(&rb->v, &rb->cap, rb->n, sizeof *rb->v) < 0)
 		return -ENOMEM;
-	char *dup = strdup(path);
-	if (!dup)
-		return -ENOMEM;
-	rb->v[rb->n++] = (struct row){p, dup, layer, cat, bytes, calls, dur};
+	rb->v[rb->n++] = (struct row){p, path, layer, cat, bytes, calls, dur};
 	return 0;
 }
 
@@ -259,6 +261,18 @@ static int proc_insert(struct dmn *d, struct dmn_proc *p)
 	return 0;
 }
 
+/* A record's path as its process keeps it, with its file's key in the store (0 until looked
+ * up, and again after a failed transaction): the statistics' rows name the file by it, with no
+ * lookup by name and no copy of the path per row. */
+struct dmn_fpath {
+	int64_t key;
+	char s[];
+};
+static struct dmn_fpath *fpath_of(const char *path)
+{
+	return path ? (struct dmn_fpath *)(void *)(path - offsetof(struct dmn_fpath, s)) : NULL;
+}
+
 static void proc_free(struct dmn_proc *p)
 {
 	if (!p)
@@ -274,7 +288,7 @@ static void proc_free(struct dmn_proc *p)
 	dmn_aheads_free(&p->sums_next);
 	dmn_live_unmap(&p->map);
 	for (size_t i = 0; i < p->npaths; i++)
-		free(p->paths[i].path);
+		free(fpath_of(p->paths[i].path));
 	free(p->paths);
 	dmn_trace_free(p->trace);
 	free(p->exe);
@@ -418,13 +432,16 @@ static int rpath_note(struct dmn_proc *p, uint64_t id, int32_t pid, const char *
 	size_t i = rpath_pos(p, id, pid);
 	if (i < p->npaths && !rpath_cmp(id, pid, &p->paths[i]))
 		return 0;
-	char *dup = strdup(path);
-	if (!dup || grow(&p->paths, &p->cappaths, p->npaths, sizeof *p->paths) < 0) {
-		free(dup);
+	size_t len = strlen(path) + 1;
+	struct dmn_fpath *f = malloc(sizeof *f + len);
+	if (!f || grow(&p->paths, &p->cappaths, p->npaths, sizeof *p->paths) < 0) {
+		free(f);
 		return -ENOMEM;
 	}
+	f->key = 0;
+	memcpy(f->s, path, len);
 	memmove(&p->paths[i + 1], &p->paths[i], (p->npaths - i) * sizeof *p->paths);
-	p->paths[i] = (struct dmn_rpath){id, pid, dup};
+	p->paths[i] = (struct dmn_rpath){id, pid, f->s};
 	p->npaths++;
 	return 0;
 }
@@ -549,7 +566,11 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 		if (rec_same(prev, &cur))
 			continue;
 		p->changed = 1;
-		if ((r = stat_rows(rb, p, ana_record_path(lf, lr), &cur, prev)) < 0)
+		/* (noted above: the process's copy, not the reading's, which goes before the rows) */
+		const char *path = rpath_find(p, cur.id, cur.pid);
+		if (!path)
+			return -ENOMEM;
+		if ((r = stat_rows(rb, p, path, &cur, prev)) < 0)
 			return r;
 	}
 	p->paths_all = 1;
@@ -1857,8 +1878,11 @@ static int store_interval(struct dmn *d, int64_t now)
 		struct store_interval iv = {.t_ms = now, .dt_ms = now - d->last_stats_ms, .proc_key = w->p->key,
 					    .layer = w->layer, .cat = w->cat, .bytes = w->bytes, .calls = w->calls,
 					    .dur_ns = w->dur};
-		if ((r = file_key(d, w->path, &iv.file_key)) >= 0)
+		int64_t *key = &fpath_of(w->path)->key;
+		if (*key || (r = store_file_key(d->st, w->path, key)) >= 0) {
+			iv.file_key = *key;
 			r = store_interval_add(d->st, &iv);
+		}
 		if (r >= 0 && b)
 			r = store_batch_interval(b, &iv, w->path);
 		/* the job's running totals: the user layers only (the kernel layers repeat their bytes) */
@@ -2145,6 +2169,8 @@ int dmn_interval(struct dmn *d)
 		fcache_clear();
 		for (size_t i = 0; i < d->nprocs; i++) {
 			struct dmn_proc *p = d->procs[i];
+			for (size_t k = 0; k < p->npaths; k++)
+				fpath_of(p->paths[k].path)->key = 0; /* (files made in it are gone with it) */
 			dmn_cursor_free(&p->next);
 			p->has_next = p->has_next_rec = 0;
 			p->stats = 0;

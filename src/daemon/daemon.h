@@ -78,7 +78,7 @@ struct dmn_proc {
 	struct dmn_rpath {
 		uint64_t id;
 		int32_t pid;
-		char *path;
+		char *path; /* the s of a struct dmn_fpath (daemon.c): its file's key goes with it */
 	} *paths;
 	size_t npaths, cappaths;
 	int paths_all;

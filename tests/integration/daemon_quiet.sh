@@ -54,7 +54,7 @@ LIVEF=$(ls "$IOSTRATA_LIVE_DIR"/*-"$A"-*.iost 2>/dev/null | head -1)
 [ -n "$LIVEF" ] || { fail "the holder's live file" "none in $IOSTRATA_LIVE_DIR"; exit 1; }
 wait_for '[ "$(mapped "$LIVEF")" = 2 ]'
 eq "the holder's live file is mapped (the per-second path)" 2 "$(mapped "$LIVEF")"
-# resident_mb (12) holds it: its records' pages stay mapped between sums, all of both mappings
+# resident_mb (16) holds it: its records' pages stay mapped between sums, all of both mappings
 # resident (daemon_map.sh: with resident_mb = 0 only the header page)
 size_rss() { awk -v f="$1" '/^[0-9a-f]+-[0-9a-f]+ / { on = ($NF == f) } on && /^Size:/ { s += $2 } on && /^Rss:/ { r += $2 } END { print s + 0, r + 0 }' "/proc/$DPID/smaps"; }
 wait_for '[ "$(size_rss "$LIVEF" | awk "{ print \$1 == \$2 }")" = 1 ]'

@@ -840,17 +840,19 @@ static void proc_keep_pages(struct dmn *d, struct dmn_proc *p, int keep)
  * (every stats_interval) and the end of processes (a job's end: all of its processes at once,
  * their last statistics, final logs and the job's report). The pages kept leave for those
  * intervals, so that its RSS at such a moment holds none of them (bench/daemon's peak): at the
- * first end seen, and at an interval that takes the statistics, all are dropped and none is kept
- * until the next interval; after an end, none for DMN_KEEP_HOLD intervals more (a job's
- * processes end over several intervals: kept again between its ends, the pages added their
- * budget to the end's peak, 68 MiB in bench/daemon against 57 without).
+ * first end seen all are dropped and none is kept until the next interval; after an end, none
+ * for DMN_KEEP_HOLD intervals more (a job's processes end over several intervals: kept again
+ * between its ends, the pages added their budget to the end's peak, 68 MiB in bench/daemon
+ * against 57 without). At an interval that takes the statistics none is kept either, but the
+ * files kept are read from their pages first (dmn_live_read: 2.7x cheaper than by the file),
+ * each file's leaving after its reading (keep_off 1), the rest after the scan (keep_none).
  */
 #define DMN_KEEP_HOLD 3
 static void keep_none(struct dmn *d)
 {
-	if (d->keep_off)
+	if (d->keep_off == 2)
 		return;
-	d->keep_off = 1;
+	d->keep_off = 2;
 	for (size_t i = 0; i < d->nprocs; i++)
 		if (d->procs[i]->resident)
 			proc_keep_pages(d, d->procs[i], 0);
@@ -931,9 +933,11 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 		if (!d->stats_tick && known->next_state == STORE_PROC_LIVE && take_mapped(d, known) == 0)
 			return 0;
 		want_map = 0;
-		/* the statistics of a live process read from its mapping: no open, no pread, no
-		 * change of filesystem identity (source.h, dmn_live_read) */
-		if (d->stats_tick && known->next_state == STORE_PROC_LIVE &&
+		/* the statistics of a live process whose pages are kept, read from them: no open, no
+		 * pread, no change of filesystem identity (source.h, dmn_live_read). Not a file whose
+		 * pages were dropped: faulting them in and dropping them again costs more than the
+		 * open and the preads (docs/BENCHMARKS.md, "Statistics from the pages kept") */
+		if (d->stats_tick && known->next_state == STORE_PROC_LIVE && known->resident &&
 		    (r = dmn_live_read(&known->map, name, d->cfg.runs_max != 0, &lf, err, sizeof err)) < 0) {
 			map_failed(d, known, r);
 			r = 1;
@@ -1023,6 +1027,8 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 		dmn_live_forget(&p->map);
 		if (from_map)
 			proc_keep_pages(d, p, 1); /* (read from them: kept as the summing keeps them) */
+		else
+			dmn_live_keep_strings(&p->map, &lf); /* (a string added: read by the file) */
 	}
 out:
 	if (map.hdr)
@@ -2119,12 +2125,16 @@ int dmn_interval(struct dmn *d)
 	d->keep_off = 0;
 	if (d->stats_tick)
 		listings_prune(d);
-	if (d->stats_tick || d->keep_hold > 0) {
-		d->keep_hold -= d->keep_hold > 0;
+	if (d->keep_hold > 0) {
+		d->keep_hold--;
 		keep_none(d);
+	} else if (d->stats_tick) {
+		d->keep_off = 1; /* (keep_none above: the files kept are read from their pages first) */
 	}
 	if (d->cfg.sampler_live)
 		scan_live(d);
+	if (d->stats_tick)
+		keep_none(d); /* (kept files not read this time) */
 	dmn_live_drop_flush(); /* (the per-second sums' pages not kept) */
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dmn_proc *p = d->procs[i];

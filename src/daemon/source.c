@@ -518,6 +518,19 @@ __attribute__((noinline)) static int live_copy(const struct dmn_live_map *m, int
 	return 0;
 }
 
+int dmn_live_keep_strings(struct dmn_live_map *m, const struct log_file *lf)
+{
+	if (m->strs && m->nstrs == lf->strings_size)
+		return 0; /* (strings are only ever added) */
+	free(m->strs);
+	m->nstrs = 0;
+	if (!(m->strs = malloc(lf->strings_size ? lf->strings_size : 1)))
+		return -ENOMEM;
+	memcpy(m->strs, lf->strings, lf->strings_size);
+	m->nstrs = (uint32_t)lf->strings_size;
+	return 0;
+}
+
 int dmn_live_read(struct dmn_live_map *m, const char *name, int want_trace, struct log_file *out, char *err,
 		  size_t errlen)
 {
@@ -646,11 +659,10 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 	 * for the statistics' readings from it (none kept: those open the file) */
 	if (r == 0 && map && live_map(map, fd, st, &fh, &frs, lim) < 0)
 		memset(map, 0, sizeof *map);
-	if (r == 0 && map && map->hdr && (map->strs = malloc(sused))) {
-		memcpy(map->strs, buf + soff, sused);
-		map->nstrs = (uint32_t)sused;
+	if (r == 0 && map && map->hdr) {
 		map->ss_off = ss->offset;
 		map->rs_off = frs.offset;
+		dmn_live_keep_strings(map, out);
 	}
 	if (r == 0 && traced) {
 		ta->fd = fd;

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# iostratad's statistics read from the mapping (docs/DAEMON.md, "Reading live files, the
-# per-second path"): a live process's file kept mapped between full readings is also read from
-# the mapping when the statistics are taken (every stats_interval): its header and records copied
-# from the mapping, its strings from the copy kept at the full reading that mapped it, no open of
-# the file. Its owner (user nobody) holds it. Checked, with stats_interval = 1 (every other
-# interval of 0.5 s takes the statistics): over 3 s (3 statistics) the daemon opens the live file
-# not once and keeps it mapped; cut under the mapping, the SIGBUS is caught, said once and the
-# daemon lives; written back whole and its holder killed, the interval statistics and the
-# node-seconds hold the holder's 7 writes of 512 bytes exactly, once.
+# iostratad's statistics read from the pages kept (docs/DAEMON.md, "Reading live files, the
+# per-second path"): a live process's file mapped between full readings, its record pages kept
+# (resident_mb), is also read from the mapping when the statistics are taken (every
+# stats_interval): its header and records copied from the mapping, its strings from the copy kept
+# at the full reading that mapped it, no open of the file. Its owner (user nobody) holds it.
+# Checked, with stats_interval = 1 (every other interval of 0.5 s takes the statistics) and the
+# default resident_mb: over 3 s (3 statistics) the daemon opens the live file not once and keeps
+# it mapped; cut under the mapping, the SIGBUS is caught, said once and the daemon lives; written
+# back whole and its holder killed, the interval statistics and the node-seconds hold the
+# holder's 7 writes of 512 bytes exactly, once.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
 if [ "$(id -u)" -ne 0 ]; then
@@ -23,7 +24,7 @@ chmod 755 "$T"
 NOBODY=$(id -u nobody)
 NOGROUP=$(id -g nobody)
 
-daemon_conf "stats_interval = 1" "resident_mb = 0"
+daemon_conf "stats_interval = 1"
 ND="$LIVE/iostrata-$NOBODY"
 install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$ND"
 install -d -o "$NOBODY" -g "$NOGROUP" "$T/h" "$T/jH"
@@ -41,6 +42,10 @@ said() { grep -c -F "$1" "$T/daemon.err"; }
 wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.1; done; return 1; }
 wait_for '[ "$(mapped "$LIVEF")" = 2 ]'
 eq "a live file read once is mapped (header page and records)" 2 "$(mapped "$LIVEF")"
+# its record pages kept between sums (more than its header page resident)
+rss_of() { awk -v f="$1" '/^[0-9a-f]+-[0-9a-f]+ / { on = ($NF == f) } on && /^Rss:/ { kb += $2 } END { print kb + 0 }' "/proc/$DPID/smaps"; }
+wait_for '[ "$(rss_of "$LIVEF")" -gt 4 ]'
+eq "its record pages kept (resident_mb)" yes "$([ "$(rss_of "$LIVEF")" -gt 4 ] && echo yes || echo no)"
 
 # three statistics (3 s at stats_interval 1): no open of the live file, still mapped
 strace -f -qq -e trace=open,openat,openat2 -o "$T/opens" -p "$DPID" &
@@ -49,7 +54,7 @@ sleep 3.2
 kill "$SPID"
 wait "$SPID" 2>/dev/null
 eq "strace saw the daemon open files (its directories)" yes "$([ -s "$T/opens" ] && echo yes || echo no)"
-eq "3 statistics taken from the mapping: the live file opened 0 times" 0 "$(grep -c -F "$(basename "$LIVEF")" "$T/opens")"
+eq "3 statistics taken from the pages kept: the live file opened 0 times" 0 "$(grep -c -F "$(basename "$LIVEF")" "$T/opens")"
 eq "and still mapped" 2 "$(mapped "$LIVEF")"
 
 # cut under the mapping (a summing or a statistics' reading meets it first: the same guard)

@@ -11,14 +11,7 @@
 # holder's 7 writes of 512 bytes exactly, once.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
-if [ "$(id -u)" -ne 0 ]; then
-	skip "daemon_mapstats" "needs root (the daemon reads user nobody's live directory)"
-	exit 0
-fi
-if ! command -v strace >/dev/null 2>&1; then
-	skip "daemon_mapstats" "strace is missing (Debian strace): it counts the daemon's opens"
-	exit 0
-fi
+daemon_needs_root_strace "daemon_mapstats" || exit 0
 trap 'daemon_stop; kill -9 ${HPID:-} 2>/dev/null; rm -rf "$T"' EXIT
 chmod 755 "$T"
 NOBODY=$(id -u nobody)
@@ -67,10 +60,4 @@ cat "$T/ms.copy" >"$LIVEF"
 sleep 1.5
 kill -9 "$HPID"
 wait "$HPID" 2>/dev/null
-wait_for '[ "$(q "SELECT count(*) FROM jobs WHERE job = '"'job-ms'"' AND running = 0")" = 1 ]'
-sleep 1
-eq "interval statistics: the holder's 7 writes of 512 bytes, once" "3584 7" \
-	"$(q "SELECT sum(i.bytes), sum(i.calls) FROM intervals i JOIN files f ON f.id = i.file_id
-		WHERE f.path = '$T/h/ms.dat' AND i.layer = 1 AND i.cat = 1" | tr '|' ' ')"
-eq "node-seconds: the same 7 writes of 512 bytes, once" "3584 7" \
-	"$(q "SELECT sum(bytes_written), sum(writes) FROM node_seconds WHERE layer = 1" | tr '|' ' ')"
+holder_writes_eq job-ms "$T/h/ms.dat"

@@ -12,14 +12,7 @@
 # their writes exactly (7 of 512 bytes, 5 of 100 bytes), in the statistics and the node-seconds.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
-if [ "$(id -u)" -ne 0 ]; then
-	skip "daemon_quiet" "needs root (the daemon reads every user's live directories; strace)"
-	exit 0
-fi
-if ! command -v strace >/dev/null 2>&1; then
-	skip "daemon_quiet" "strace is missing (scripts/install-deps installs it)"
-	exit 0
-fi
+daemon_needs_root_strace "daemon_quiet" || exit 0
 trap 'daemon_stop; kill -9 ${HPIDS:-} 2>/dev/null; rm -rf "$T"' EXIT
 
 daemon_conf "stats_interval = 60"

@@ -50,7 +50,7 @@ void dmn_config_defaults(struct dmn_config *c)
 	snprintf(c->nvme_root, DMN_PATH, "/sys/class/nvme");
 	c->max_records = 65536;
 	c->max_log_mb = 256;
-	c->resident_mb = 12;
+	c->resident_mb = 16;
 	c->runs_max = 100000;
 	c->spool_max = 256ull << 20;
 	c->send_delay_ms = 30000;

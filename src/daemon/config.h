@@ -48,7 +48,7 @@ struct dmn_config {
 					* of pages saved by `nvme smart-log -o binary`, NAME.bin */
 	uint32_t max_records;        /* max_records = 65536: records read per live file at most */
 	uint32_t max_log_mb;         /* max_log_mb = 256: a final log larger than this is not read */
-	uint32_t resident_mb;        /* resident_mb = 12: live files' record pages kept mapped between summings
+	uint32_t resident_mb;        /* resident_mb = 16: live files' record pages kept mapped between summings
 				      * at most (MiB; the rest dropped after each, docs/DAEMON.md) */
 	uint32_t runs_max;           /* runs_max = 100000: traced processes' runs taken per statistics interval at most
 				      * (the rest wait for the next; a process's end takes all); 0: none */

@@ -138,7 +138,7 @@ static int64_t log_wall_ms(const struct log_header *h, uint64_t mono_ns)
 
 struct row {
 	struct dmn_proc *p;
-	char *path;
+	const char *path; /* its process's (struct dmn_rpath, dmn_fpath): it lives at least until stored */
 	unsigned layer, cat;
 	int64_t bytes, calls, dur;
 };
@@ -191,8 +191,13 @@ struct dmn_rowbuf {
 
 static void rows_clear(struct dmn_rowbuf *rb)
 {
-	for (size_t i = 0; i < rb->n; i++)
-		free(rb->v[i].path);
+	/* the statistics' rows (a row per file moved: 1.5 MB in bench/daemon) are not kept for the
+	 * intervals between them */
+	if (rb->cap > 4096) {
+		free(rb->v);
+		rb->v = NULL;
+		rb->cap = 0;
+	}
 	rb->n = 0;
 	for (size_t i = 0; i < rb->nruns; i++)
 		free(rb->runs[i].path);
@@ -213,10 +218,7 @@ static int rows_add(struct dmn_rowbuf *rb, struct dmn_proc *p, const char *path,
 {
 	if (grow(&rb->v, &rb->cap, rb->n, sizeof *rb->v) < 0)
 		return -ENOMEM;
-	char *dup = strdup(path);
-	if (!dup)
-		return -ENOMEM;
-	rb->v[rb->n++] = (struct row){p, dup, layer, cat, bytes, calls, dur};
+	rb->v[rb->n++] = (struct row){p, path, layer, cat, bytes, calls, dur};
 	return 0;
 }
 
@@ -259,6 +261,18 @@ static int proc_insert(struct dmn *d, struct dmn_proc *p)
 	return 0;
 }
 
+/* A record's path as its process keeps it, with its file's key in the store (0 until looked
+ * up, and again after a failed transaction): the statistics' rows name the file by it, with no
+ * lookup by name and no copy of the path per row. */
+struct dmn_fpath {
+	int64_t key;
+	char s[];
+};
+static struct dmn_fpath *fpath_of(const char *path)
+{
+	return path ? (struct dmn_fpath *)(void *)(path - offsetof(struct dmn_fpath, s)) : NULL;
+}
+
 static void proc_free(struct dmn_proc *p)
 {
 	if (!p)
@@ -274,7 +288,7 @@ static void proc_free(struct dmn_proc *p)
 	dmn_aheads_free(&p->sums_next);
 	dmn_live_unmap(&p->map);
 	for (size_t i = 0; i < p->npaths; i++)
-		free(p->paths[i].path);
+		free(fpath_of(p->paths[i].path));
 	free(p->paths);
 	dmn_trace_free(p->trace);
 	free(p->exe);
@@ -418,13 +432,16 @@ static int rpath_note(struct dmn_proc *p, uint64_t id, int32_t pid, const char *
 	size_t i = rpath_pos(p, id, pid);
 	if (i < p->npaths && !rpath_cmp(id, pid, &p->paths[i]))
 		return 0;
-	char *dup = strdup(path);
-	if (!dup || grow(&p->paths, &p->cappaths, p->npaths, sizeof *p->paths) < 0) {
-		free(dup);
+	size_t len = strlen(path) + 1;
+	struct dmn_fpath *f = malloc(sizeof *f + len);
+	if (!f || grow(&p->paths, &p->cappaths, p->npaths, sizeof *p->paths) < 0) {
+		free(f);
 		return -ENOMEM;
 	}
+	f->key = 0;
+	memcpy(f->s, path, len);
 	memmove(&p->paths[i + 1], &p->paths[i], (p->npaths - i) * sizeof *p->paths);
-	p->paths[i] = (struct dmn_rpath){id, pid, dup};
+	p->paths[i] = (struct dmn_rpath){id, pid, f->s};
 	p->npaths++;
 	return 0;
 }
@@ -549,7 +566,11 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 		if (rec_same(prev, &cur))
 			continue;
 		p->changed = 1;
-		if ((r = stat_rows(rb, p, ana_record_path(lf, lr), &cur, prev)) < 0)
+		/* (noted above: the process's copy, not the reading's, which goes before the rows) */
+		const char *path = rpath_find(p, cur.id, cur.pid);
+		if (!path)
+			return -ENOMEM;
+		if ((r = stat_rows(rb, p, path, &cur, prev)) < 0)
 			return r;
 	}
 	p->paths_all = 1;
@@ -819,17 +840,19 @@ static void proc_keep_pages(struct dmn *d, struct dmn_proc *p, int keep)
  * (every stats_interval) and the end of processes (a job's end: all of its processes at once,
  * their last statistics, final logs and the job's report). The pages kept leave for those
  * intervals, so that its RSS at such a moment holds none of them (bench/daemon's peak): at the
- * first end seen, and at an interval that takes the statistics, all are dropped and none is kept
- * until the next interval; after an end, none for DMN_KEEP_HOLD intervals more (a job's
- * processes end over several intervals: kept again between its ends, the pages added their
- * budget to the end's peak, 68 MiB in bench/daemon against 57 without).
+ * first end seen all are dropped and none is kept until the next interval; after an end, none
+ * for DMN_KEEP_HOLD intervals more (a job's processes end over several intervals: kept again
+ * between its ends, the pages added their budget to the end's peak, 68 MiB in bench/daemon
+ * against 57 without). At an interval that takes the statistics none is kept either, but the
+ * files kept are read from their pages first (dmn_live_read: 2.7x cheaper than by the file),
+ * each file's leaving after its reading (keep_off 1), the rest after the scan (keep_none).
  */
 #define DMN_KEEP_HOLD 3
 static void keep_none(struct dmn *d)
 {
-	if (d->keep_off)
+	if (d->keep_off == 2)
 		return;
-	d->keep_off = 1;
+	d->keep_off = 2;
 	for (size_t i = 0; i < d->nprocs; i++)
 		if (d->procs[i]->resident)
 			proc_keep_pages(d, d->procs[i], 0);
@@ -844,6 +867,18 @@ static void proc_unmap(struct dmn *d, struct dmn_proc *p)
 	dmn_live_unmap(&p->map);
 }
 
+/* A reading of its mapping failed (r < 0): unmapped; cut under the mapping, for good. */
+static void map_failed(struct dmn *d, struct dmn_proc *p, int r)
+{
+	if (r == -EFAULT) {
+		dmn_say_once(d, hash_str(0xb05, p->live_path),
+			     "%s: cut short under the daemon's mapping (SIGBUS caught): read by pread from now on",
+			     p->live_path);
+		p->pread_only = 1;
+	}
+	proc_unmap(d, p);
+}
+
 /*
  * The per-second path: a live process's mapped file summed in place, its sums' growth its
  * node-seconds. 0 when taken; 1 when the file must be read in full (the process ended or died:
@@ -856,14 +891,8 @@ static int take_mapped(struct dmn *d, struct dmn_proc *p)
 	int r = dmn_live_sum(&p->map, &sums);
 	if (r > 0)
 		return 1; /* a record the last full reading did not take: this one takes it */
-	if (r == -EFAULT) {
-		dmn_say_once(d, hash_str(0xb05, p->live_path),
-			     "%s: cut short under the daemon's mapping (SIGBUS caught): read by pread from now on",
-			     p->live_path);
-		p->pread_only = 1;
-	}
 	if (r < 0) {
-		proc_unmap(d, p);
+		map_failed(d, p, r);
 		return 1;
 	}
 	if (sums.end_ns || !proc_alive(d, p, p->pid, p->start_ticks)) {
@@ -898,18 +927,33 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	struct dmn_proc *known = want_map ? proc_of_live(d, sc->dir, name) : NULL;
 	if (known && known->map.hdr && ino && known->map.ino != ino)
 		proc_unmap(d, known); /* another file under its name: read in full */
+	snprintf(path, sizeof path, "%s/%s", sc->dir, name);
+	int r = 1, from_map = 0;
 	if (known && known->map.hdr) {
 		if (!d->stats_tick && known->next_state == STORE_PROC_LIVE && take_mapped(d, known) == 0)
 			return 0;
 		want_map = 0;
+		/* the statistics of a live process whose pages are kept, read from them: no open, no
+		 * pread, no change of filesystem identity (source.h, dmn_live_read). Not a file whose
+		 * pages were dropped: faulting them in and dropping them again costs more than the
+		 * open and the preads (docs/BENCHMARKS.md, "Statistics from the pages kept") */
+		if (d->stats_tick && known->next_state == STORE_PROC_LIVE && known->resident &&
+		    (r = dmn_live_read(&known->map, name, d->cfg.runs_max != 0, &lf, err, sizeof err)) < 0) {
+			map_failed(d, known, r);
+			r = 1;
+		}
+		from_map = r == 0;
+		if (from_map)
+			ta.fd = -1;
 	}
 	if (known && known->pread_only)
 		want_map = 0;
-	snprintf(path, sizeof path, "%s/%s", sc->dir, name);
-	dmn_fs_as(sc->uid, sc->gid);
-	int r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, d->cfg.runs_max ? &ta : NULL,
-			      want_map ? &map : NULL, err, sizeof err);
-	dmn_fs_as_self();
+	if (r > 0) {
+		dmn_fs_as(sc->uid, sc->gid);
+		r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, d->cfg.runs_max ? &ta : NULL,
+				  want_map ? &map : NULL, err, sizeof err);
+		dmn_fs_as_self();
+	}
 	if (!want_map || r < 0)
 		map.hdr = NULL;
 	if (r < 0) {
@@ -981,6 +1025,10 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	if (p->map.hdr) {
 		p->map.rec_seen = h->nrecords < p->map.rec_cap ? h->nrecords : p->map.rec_cap;
 		dmn_live_forget(&p->map);
+		if (from_map)
+			proc_keep_pages(d, p, 1); /* (read from them: kept as the summing keeps them) */
+		else
+			dmn_live_keep_strings(&p->map, &lf); /* (a string added: read by the file) */
 	}
 out:
 	if (map.hdr)
@@ -1836,8 +1884,11 @@ static int store_interval(struct dmn *d, int64_t now)
 		struct store_interval iv = {.t_ms = now, .dt_ms = now - d->last_stats_ms, .proc_key = w->p->key,
 					    .layer = w->layer, .cat = w->cat, .bytes = w->bytes, .calls = w->calls,
 					    .dur_ns = w->dur};
-		if ((r = file_key(d, w->path, &iv.file_key)) >= 0)
+		int64_t *key = &fpath_of(w->path)->key;
+		if (*key || (r = store_file_key(d->st, w->path, key)) >= 0) {
+			iv.file_key = *key;
 			r = store_interval_add(d->st, &iv);
+		}
 		if (r >= 0 && b)
 			r = store_batch_interval(b, &iv, w->path);
 		/* the job's running totals: the user layers only (the kernel layers repeat their bytes) */
@@ -2074,12 +2125,16 @@ int dmn_interval(struct dmn *d)
 	d->keep_off = 0;
 	if (d->stats_tick)
 		listings_prune(d);
-	if (d->stats_tick || d->keep_hold > 0) {
-		d->keep_hold -= d->keep_hold > 0;
+	if (d->keep_hold > 0) {
+		d->keep_hold--;
 		keep_none(d);
+	} else if (d->stats_tick) {
+		d->keep_off = 1; /* (keep_none above: the files kept are read from their pages first) */
 	}
 	if (d->cfg.sampler_live)
 		scan_live(d);
+	if (d->stats_tick)
+		keep_none(d); /* (kept files not read this time) */
 	dmn_live_drop_flush(); /* (the per-second sums' pages not kept) */
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dmn_proc *p = d->procs[i];
@@ -2124,6 +2179,8 @@ int dmn_interval(struct dmn *d)
 		fcache_clear();
 		for (size_t i = 0; i < d->nprocs; i++) {
 			struct dmn_proc *p = d->procs[i];
+			for (size_t k = 0; k < p->npaths; k++)
+				fpath_of(p->paths[k].path)->key = 0; /* (files made in it are gone with it) */
 			dmn_cursor_free(&p->next);
 			p->has_next = p->has_next_rec = 0;
 			p->stats = 0;

@@ -78,7 +78,7 @@ struct dmn_proc {
 	struct dmn_rpath {
 		uint64_t id;
 		int32_t pid;
-		char *path;
+		char *path; /* the s of a struct dmn_fpath (daemon.c): its file's key goes with it */
 	} *paths;
 	size_t npaths, cappaths;
 	int paths_all;
@@ -160,7 +160,8 @@ struct dmn {
 	size_t capknown;
 	int pid_ep;                /* the epoll set of the live processes' pidfds (-1: none) */
 	size_t resident_pages;     /* the live files' record pages kept mapped (cfg.resident_mb at most) */
-	int keep_off;              /* none kept this interval (daemon.c, keep_none) */
+	int keep_off;              /* none kept this interval: 1 the ones kept leave as read, 2 all
+				    * dropped (daemon.c, keep_none) */
 	int keep_hold;             /* intervals left in which none is kept after a process end */
 	size_t npidfds, max_pidfds;
 	struct dmn_set reported;   /* problems said once (hashes) */

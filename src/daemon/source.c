@@ -175,6 +175,7 @@ void dmn_live_unmap(struct dmn_live_map *m)
 	if (m->rec_map)
 		munmap(m->rec_map, m->rec_map_len);
 	free(m->memo);
+	free(m->strs);
 	memset(m, 0, sizeof *m);
 }
 
@@ -465,6 +466,109 @@ void dmn_live_drop(const struct dmn_live_map *m)
 		dmn_live_drop_flush();
 }
 
+/* The layout both full readings hand to the log reader: header | strings in use | records in
+ * use. Where the strings and the records go in a buffer of *len bytes (len: the whole). */
+static void used_layout(uint64_t sused, uint64_t nrec, uint64_t *soff, uint64_t *roff, uint64_t *len)
+{
+	*soff = LOG_HEADER_SIZE;
+	*roff = *soff + ((sused + 63) & ~63ull);
+	*len = *roff + nrec * sizeof(struct log_record);
+}
+
+/* buf (laid out by used_layout) parsed with a header h that says just what it holds. */
+static int parse_used(struct log_header h, unsigned char *buf, uint64_t sused, uint64_t nrec, const char *name,
+		      struct log_file *out, char *err, size_t errlen)
+{
+	uint64_t soff, roff, len;
+	used_layout(sused, nrec, &soff, &roff, &len);
+	h.nsections = 2;
+	memset(h.sections, 0, sizeof h.sections);
+	h.sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, soff, sused, sused};
+	h.sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, roff, nrec * sizeof(struct log_record), nrec};
+	h.nrecords = (uint32_t)nrec;
+	h.string_used = (uint32_t)sused;
+	memcpy(buf, &h, sizeof h);
+	return log_file_parse(buf, len, name, out, err, errlen);
+}
+
+/* The header and records copied from the mapping, inside the guard as live_sum reads (not
+ * inlined for the same reason). 0, 1 (read it from the file) or -ESTALE; *n the records copied. */
+__attribute__((noinline)) static int live_copy(const struct dmn_live_map *m, int want_trace, struct log_header *h,
+					       unsigned char *recs, uint32_t *n)
+{
+	memcpy(h, m->hdr, sizeof *h);
+	if (memcmp(h->magic, LOG_MAGIC, 8) || h->version != LOG_VERSION || h->header_size != LOG_HEADER_SIZE ||
+	    h->record_size != sizeof(struct log_record) || h->endian != LOG_ENDIAN_MARK ||
+	    h->nsections > LOG_MAX_SECTIONS || h->pid != m->pid || h->start_ns != m->start_ns)
+		return -ESTALE;
+	const struct log_section *ss = find_section(h, LOG_SEC_STRINGS), *rs = find_section(h, LOG_SEC_RECORDS);
+	if (!ss || !rs || ss->offset != m->ss_off || rs->offset != m->rs_off)
+		return -ESTALE;
+	if (h->end_ns || h->string_used != m->nstrs || (want_trace && h->trace_blocks))
+		return 1;
+	uint32_t k = h->nrecords;
+	if (k > m->rec_lim)
+		k = m->rec_lim;
+	if (k > m->rec_seen)
+		return 1;
+	/* (acquire: a record handed out before nrecords moved is whole) */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	memcpy(recs, m->rec, (size_t)k * sizeof(struct log_record));
+	*n = k;
+	return 0;
+}
+
+int dmn_live_keep_strings(struct dmn_live_map *m, const struct log_file *lf)
+{
+	if (m->strs && m->nstrs == lf->strings_size)
+		return 0; /* (strings are only ever added) */
+	free(m->strs);
+	m->nstrs = 0;
+	if (!(m->strs = malloc(lf->strings_size ? lf->strings_size : 1)))
+		return -ENOMEM;
+	memcpy(m->strs, lf->strings, lf->strings_size);
+	m->nstrs = (uint32_t)lf->strings_size;
+	return 0;
+}
+
+int dmn_live_read(struct dmn_live_map *m, const char *name, int want_trace, struct log_file *out, char *err,
+		  size_t errlen)
+{
+	sigjmp_buf jb;
+	memset(out, 0, sizeof *out);
+	if (!m->hdr || !m->strs)
+		return 1;
+	uint64_t soff, roff, len;
+	used_layout(m->nstrs, m->rec_seen, &soff, &roff, &len);
+	unsigned char *buf = calloc(1, len);
+	if (!buf) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	struct log_header h;
+	uint32_t n = 0;
+	if (sigsetjmp(jb, 0)) {
+		guard_jmp = NULL;
+		guard_map = NULL;
+		free(buf);
+		return -EFAULT;
+	}
+	guard_map = m;
+	guard_jmp = &jb;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	int r = live_copy(m, want_trace, &h, buf + roff, &n);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	guard_jmp = NULL;
+	guard_map = NULL;
+	if (r == 0) {
+		/* (the records right after the strings, as used_layout places them for n) */
+		memcpy(buf + soff, m->strs, m->nstrs);
+		r = parse_used(h, buf, m->nstrs, n, name, out, err, errlen);
+	}
+	free(buf);
+	return r;
+}
+
 int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,
 		  struct stat *st, struct dmn_trace_area *ta, struct dmn_live_map *map, char *err, size_t errlen)
 {
@@ -528,7 +632,8 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 	struct log_header fh = h;             /* the file's own, for a mapping */
 	struct log_section frs = *rs;
 	/* header | strings in use | records in use, and a header that says just that */
-	uint64_t soff = LOG_HEADER_SIZE, roff = soff + ((sused + 63) & ~63ull), len = roff + rbytes;
+	uint64_t soff, roff, len;
+	used_layout(sused, nrec, &soff, &roff, &len);
 	buf = calloc(1, len);
 	if (!buf) {
 		snprintf(err, errlen, "%s: out of memory", name);
@@ -549,17 +654,16 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 		ta->count = ts->count;
 		ta->fsize = fsize;
 	}
-	h.nsections = 2;
-	memset(h.sections, 0, sizeof h.sections);
-	h.sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, soff, sused, sused};
-	h.sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, roff, rbytes, nrec};
-	h.nrecords = (uint32_t)nrec;
-	h.string_used = (uint32_t)sused;
-	memcpy(buf, &h, sizeof h);
-	r = log_file_parse(buf, len, name, out, err, errlen);
-	/* a mapping that cannot be made costs nothing but the per-second path */
+	r = parse_used(h, buf, sused, nrec, name, out, err, errlen);
+	/* a mapping that cannot be made costs nothing but the per-second path; its strings are kept
+	 * for the statistics' readings from it (none kept: those open the file) */
 	if (r == 0 && map && live_map(map, fd, st, &fh, &frs, lim) < 0)
 		memset(map, 0, sizeof *map);
+	if (r == 0 && map && map->hdr) {
+		map->ss_off = ss->offset;
+		map->rs_off = frs.offset;
+		dmn_live_keep_strings(map, out);
+	}
 	if (r == 0 && traced) {
 		ta->fd = fd;
 		fd = -1;

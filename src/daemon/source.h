@@ -95,6 +95,12 @@ struct dmn_live_map {
 	dev_t dev;
 	ino_t ino;
 	struct dmn_live_memo *memo; /* the last summing's (NULL until the first; rec_cap records) */
+	/* the strings in use at its last full reading from the file (NULL: none kept), and where
+	 * its sections lay when mapped: the statistics' readings from the mapping copy the records
+	 * from it and take the strings from here (dmn_live_read) */
+	char *strs;
+	uint32_t nstrs;
+	uint64_t ss_off, rs_off;
 };
 
 /* A summing of a mapped live file: its header's changing fields and, per layer, its records'
@@ -112,6 +118,20 @@ struct dmn_live_sums {
  * is no longer the one mapped (another log was written over it); -EFAULT when the file was cut
  * under the mapping (the fault was caught): the caller unmaps it in both cases. */
 int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out);
+/* A full reading of the mapped file without opening it (the statistics, every stats_interval):
+ * its header and records copied from the mapping, its strings from the copy kept at its last
+ * full reading from the file, the same bytes dmn_read_live would have read, handed to the one log reader the same
+ * way. No open, no pread, no change of filesystem identity: worth it while the record pages are
+ * resident (faulting them in costs more than a pread). 0; 1 when it must be read from the
+ * file (a record or a string added since, an end set, a trace to take (want_trace),
+ * no strings kept); -ESTALE when the header is no longer the one mapped; -EFAULT when the file
+ * was cut under the mapping (the fault was caught); -ENOMEM or -EINVAL (err says it) when the
+ * bytes are not a log. The caller unmaps it on any error. */
+int dmn_live_read(struct dmn_live_map *m, const char *name, int want_trace, struct log_file *out, char *err,
+		  size_t errlen);
+/* The strings a full reading of the file took (lf's), kept for dmn_live_read: 0 or -ENOMEM
+ * (none kept then: the statistics read the file). */
+int dmn_live_keep_strings(struct dmn_live_map *m, const struct log_file *lf);
 /* The next summing sums from the start (after a full reading of the file). */
 void dmn_live_forget(struct dmn_live_map *m);
 /* The pages of the records' mapping (what it adds to the daemon's RSS once summed), and dropping

@@ -76,13 +76,7 @@ eq "the file written back: read by pread, not mapped again" 0 "$(mapped "$LIVEF"
 kill -9 "$HPID"
 wait "$HPID" 2>/dev/null
 # the statistics of the holder's file at its end (job_grace 1 s, then the job ends)
-wait_for '[ "$(q "SELECT count(*) FROM jobs WHERE job = '"'job-cut'"' AND running = 0")" = 1 ]'
-sleep 1
-eq "interval statistics: the holder's 7 writes of 512 bytes, once" "3584 7" \
-	"$(q "SELECT sum(i.bytes), sum(i.calls) FROM intervals i JOIN files f ON f.id = i.file_id
-		WHERE f.path = '$T/h/cut.dat' AND i.layer = 1 AND i.cat = 1" | tr '|' ' ')"
-eq "node-seconds: the same 7 writes of 512 bytes, once" "3584 7" \
-	"$(q "SELECT sum(bytes_written), sum(writes) FROM node_seconds WHERE layer = 1" | tr '|' ' ')"
+holder_writes_eq job-cut "$T/h/cut.dat"
 hist=$(q "SELECT write_hist FROM node_seconds WHERE layer = 1" |
 	awk -F, '{ for (i = 1; i <= NF; i++) h[i - 1] += $i } END { for (b = 0; b < 32; b++) t += h[b]; print t, h[10] + 0 }')
 eq "node-seconds' write sizes: 7, all in [512, 1024)" "7 7" "$hist"

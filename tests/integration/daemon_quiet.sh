@@ -12,14 +12,7 @@
 # their writes exactly (7 of 512 bytes, 5 of 100 bytes), in the statistics and the node-seconds.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
-if [ "$(id -u)" -ne 0 ]; then
-	skip "daemon_quiet" "needs root (the daemon reads every user's live directories; strace)"
-	exit 0
-fi
-if ! command -v strace >/dev/null 2>&1; then
-	skip "daemon_quiet" "strace is missing (scripts/install-deps installs it)"
-	exit 0
-fi
+daemon_needs_root_strace "daemon_quiet" || exit 0
 trap 'daemon_stop; kill -9 ${HPIDS:-} 2>/dev/null; rm -rf "$T"' EXIT
 
 daemon_conf "stats_interval = 60"
@@ -54,7 +47,7 @@ LIVEF=$(ls "$IOSTRATA_LIVE_DIR"/*-"$A"-*.iost 2>/dev/null | head -1)
 [ -n "$LIVEF" ] || { fail "the holder's live file" "none in $IOSTRATA_LIVE_DIR"; exit 1; }
 wait_for '[ "$(mapped "$LIVEF")" = 2 ]'
 eq "the holder's live file is mapped (the per-second path)" 2 "$(mapped "$LIVEF")"
-# resident_mb (12) holds it: its records' pages stay mapped between sums, all of both mappings
+# resident_mb (16) holds it: its records' pages stay mapped between sums, all of both mappings
 # resident (daemon_map.sh: with resident_mb = 0 only the header page)
 size_rss() { awk -v f="$1" '/^[0-9a-f]+-[0-9a-f]+ / { on = ($NF == f) } on && /^Size:/ { s += $2 } on && /^Rss:/ { r += $2 } END { print s + 0, r + 0 }' "/proc/$DPID/smaps"; }
 wait_for '[ "$(size_rss "$LIVEF" | awk "{ print \$1 == \$2 }")" = 1 ]'

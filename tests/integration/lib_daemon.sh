@@ -75,3 +75,31 @@ daemon_kill_ahead() {
 	done
 	return 1
 }
+
+# daemon_needs_root_strace NAME: 0 when the test can run (root, strace); else says skip, 1.
+daemon_needs_root_strace() {
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "$1" "needs root (the daemon reads every user's live directories; strace)"
+		return 1
+	fi
+	if ! command -v strace >/dev/null 2>&1; then
+		skip "$1" "strace is missing (scripts/install-deps installs it)"
+		return 1
+	fi
+	return 0
+}
+
+# holder_writes_eq JOB FILE: once JOB has ended in the store, its holder's 7 writes of 512 bytes
+# to FILE (tests/progs/live_hold) are in the interval statistics and the node-seconds, once.
+holder_writes_eq() {
+	for _ in $(seq 100); do
+		[ "$(q "SELECT count(*) FROM jobs WHERE job = '$1' AND running = 0")" = 1 ] && break
+		sleep 0.1
+	done
+	sleep 1
+	eq "interval statistics: the holder's 7 writes of 512 bytes, once" "3584 7" \
+		"$(q "SELECT sum(i.bytes), sum(i.calls) FROM intervals i JOIN files f ON f.id = i.file_id
+			WHERE f.path = '$2' AND i.layer = 1 AND i.cat = 1" | tr '|' ' ')"
+	eq "node-seconds: the same 7 writes of 512 bytes, once" "3584 7" \
+		"$(q "SELECT sum(bytes_written), sum(writes) FROM node_seconds WHERE layer = 1" | tr '|' ' ')"
+}

@@ -151,8 +151,10 @@ dd if="$LOOP" of=/dev/null bs=8192 count=16 iflag=direct 2>/dev/null
 # --- hostile files in nobody's live directory ---
 ND="$LIVE/iostrata-$NOBODY"
 as_nobody ln -s /etc/shadow "$ND/evil.iost"
-head -c 9000 /dev/urandom >"$ND/junk.iost" && chown "$NOBODY" "$ND/junk.iost"
-printf 'IOSTRATA' >"$ND/short.iost" && chown "$NOBODY" "$ND/short.iost"
+# made aside and moved in owned by nobody: the daemon must never see them as root's (that file
+# would be reported as another uid's, once, and its garbage never)
+head -c 9000 /dev/urandom >"$T/junk.new" && chown "$NOBODY" "$T/junk.new" && mv "$T/junk.new" "$ND/junk.iost"
+printf 'IOSTRATA' >"$T/short.new" && chown "$NOBODY" "$T/short.new" && mv "$T/short.new" "$ND/short.iost"
 echo root-file >"$ND/rootown.iost" # root's file in nobody's directory
 mkdir -p "$T/d4242" && chown "$NOBODY" "$T/d4242" && mv "$T/d4242" "$LIVE/iostrata-4242" # named for another uid
 # a real live log (a holder process's) copied in, then cut and rewritten under the reader

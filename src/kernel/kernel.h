@@ -86,21 +86,22 @@ struct ks_dist_val {
 struct ks_rq_info {
 	__u64 start_ns, issue_ns;
 	__u64 dev, ino; /* the file, when attributed (ino 0: none) */
-	__u32 pid, tid;
-	__u32 flags;    /* LOG_E_WRITEBACK; KS_RQ_DEV_ONLY, KS_RQ_ACCOUNTED */
-	__u32 bytes;    /* at issue: what the device is asked to move */
 	__u64 rdev;     /* at issue: the request's device */
-	__u32 op;       /* at issue: REQ_OP_* (0 read, 1 write) */
-	__u32 pad;
+	__u32 pid, tid;
+	__u32 bytes;    /* at issue: what the device is asked to move */
+	__u16 flags;    /* LOG_E_WRITEBACK; KS_RQ_DEV_ONLY, KS_RQ_ACCOUNTED */
+	__u16 op;       /* at issue: REQ_OP_* (0 read, 1 write) */
 };
 
-/* `rq_slots` (block layer): the requests in flight, each in the slot its pointer hashes to; a
- * request whose slot is taken goes to `rq_inflight`. rq is the request's address, 0 when free. */
+/* `rq_slots` (block layer): the requests in flight, each in the slot of its tag (block.bpf.c,
+ * rq_slot); a request whose slot is taken goes to `rq_inflight`. rq is the request's address, 0
+ * when free. One cache line a slot: a request's three programs touch one line of the array. */
 #define KS_RQ_SLOT_BITS 14
 struct ks_rq_slot {
 	__u64 rq;
 	struct ks_rq_info ri;
 };
+_Static_assert(sizeof(struct ks_rq_slot) == 64, "a request slot is one cache line");
 
 /* A request the filters do not want (another process's, an unknown file's): followed all the same
  * for its device's totals, which are the device's whole traffic, as /proc/diskstats counts it. */

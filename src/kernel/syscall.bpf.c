@@ -1186,42 +1186,20 @@ static __always_inline int run_count(struct pt_regs *regs, struct task_struct *t
 	return 1;
 }
 
-/* The common call, on its own: an untimed read or write that continues this CPU's run through
- * the run's descriptor (the descriptor check), of the run's last size, that succeeded; 1 when
- * counted, 0 for sys_exit's general path, which finds the same answer for the same call (nothing
- * here is counted unless all of it holds). A global function, checked once by the verifier, in
- * one short stretch of code: after a call that slept (O_DIRECT), each cache line of code and data
- * sys_exit touches is a miss, and the general path reaches the same stores through the syscall
- * table's line, the classification's branches and the run's size search. fd and pos are the
- * call's first and fourth arguments. */
-__noinline int exit_fast(long nr, long ret, __u64 fd, __u64 pos)
+/* The common call, on its own: an untimed read or write (rw 0 or 1, has_pos: its fourth argument
+ * is its offset) that continues this CPU's run through the run's descriptor (the descriptor
+ * check), of the run's last size, that succeeded; 1 when counted, 0 for sys_exit's general path,
+ * which finds the same answer for the same call (nothing here is counted unless all of it holds).
+ * After a call that slept (O_DIRECT) each cache line of code and data sys_exit touches is a miss:
+ * past the classification this touches the run's first two lines, lat_inflight and the fdtab
+ * slot, and none of the general path's timed-call, size-search and flush code. Inlined after the
+ * classification: a global function called for every system call raised a getppid's sys_exit
+ * from 130-142 to 160-180 ns (BENCHMARKS.md, "Cold lines on the O_DIRECT path"). fd and pos are
+ * the call's first and fourth arguments. */
+static __always_inline int exit_fast(__u32 rw, bool has_pos, long ret, __u64 fd, __u64 pos)
 {
 	if (cfg.lat_every <= 1 || cfg.ino || ret < 0)
 		return 0;
-	__u32 rw;
-	bool has_pos = false;
-	switch (nr) {
-	case KS_NR_pread64:
-	case KS_NR_preadv:
-	case KS_NR_preadv2:
-		has_pos = true;
-		/* fall through */
-	case KS_NR_read:
-	case KS_NR_readv:
-		rw = 0;
-		break;
-	case KS_NR_pwrite64:
-	case KS_NR_pwritev:
-	case KS_NR_pwritev2:
-		has_pos = true;
-		/* fall through */
-	case KS_NR_write:
-	case KS_NR_writev:
-		rw = 1;
-		break;
-	default:
-		return 0;
-	}
 	if (!lat_none_inflight())
 		return 0;
 	struct ks_run *s = bpf_map_lookup_elem(&runs, &rw);
@@ -1289,10 +1267,10 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 {
 	long nr = regs->orig_ax;
-	if (exit_fast(nr, ret, regs->di, regs->r10))
-		return 0;
 	struct call_kind k;
 	if (!classify(nr, &k))
+		return 0;
+	if (k.rw && exit_fast(k.rw == 2, k.off_arg != NO_ARG, ret, regs->di, regs->r10))
 		return 0;
 	if (k.fdtab == 1)
 		fdtab_exit(bpf_get_current_task_btf());

@@ -46,9 +46,12 @@ struct {
 } rq_inflight SEC(".maps");
 
 /* Most requests in flight live here, where finding one is an array index and freeing it a store:
- * a hash table's insert and delete on every request cost more than the rest of the programs. */
+ * a hash table's insert and delete on every request cost more than the rest of the programs.
+ * Mappable only for its layout: the values then start on a page, so each 64-byte slot is one
+ * cache line. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1 << KS_RQ_SLOT_BITS);
 	__type(key, __u32);
 	__type(value, struct ks_rq_slot);
@@ -62,8 +65,9 @@ struct {
 	__type(value, struct ks_dist_val);
 } devdist SEC(".maps");
 
-/* One completed request in its device's wait and service distributions (devdist). */
-static __always_inline void dist(__u64 dev, __u32 op, __u64 queue, __u64 device)
+/* One completed request in its device's wait and service distributions (devdist), by the log2
+ * buckets of its queue and device times. */
+static __always_inline void dist(__u64 dev, __u32 op, __u32 w, __u32 d)
 {
 	struct ks_dist_key k = {.dev = dev, .cls = op == REQ_OP_READ ? 0 : op == REQ_OP_WRITE ? 1 : 2};
 	struct ks_dist_val *v = bpf_map_lookup_elem(&devdist, &k);
@@ -77,7 +81,6 @@ static __always_inline void dist(__u64 dev, __u32 op, __u64 queue, __u64 device)
 		if (!v)
 			return;
 	}
-	__u32 w = ks_bucket(queue), d = ks_bucket(device);
 	__sync_fetch_and_add(&v->count, 1);
 	if (w < KS_HIST)
 		__sync_fetch_and_add(&v->wait_hist[w], 1);
@@ -96,14 +99,50 @@ static __always_inline __u64 rq_dev(struct request *rq)
 	return ks_udev(((__u32)disk->major << 20) | (__u32)disk->first_minor);
 }
 
-/* Who the request is for, decided in the submitter's context. False: the filters drop it. */
+/* The file of direct I/O through iomap (ext4, xfs), wherever it was submitted (a traced call,
+ * io_uring's io-wq workers, aio): the bio's iomap_dio and its kiocb. A part split off such a bio
+ * (a 1 MiB read on a device taking 512 KiB requests) names it through the chain. */
+static __always_inline bool dio_file(struct bio *bio, struct rq_info *ri)
+{
+	void *end_io = bio ? (void *)bio->bi_end_io : NULL, *priv = bio ? bio->bi_private : NULL;
+	for (int i = 0; i < 2 && end_io && &bio_chain_endio && end_io == (void *)&bio_chain_endio; i++) {
+		struct bio *parent = KS_TYPED(struct bio, priv);
+		if (!parent)
+			break;
+		end_io = (void *)parent->bi_end_io;
+		priv = parent->bi_private;
+	}
+	if (!end_io || !&iomap_dio_bio_end_io || end_io != (void *)&iomap_dio_bio_end_io)
+		return false;
+	struct iomap_dio *dio = KS_TYPED(struct iomap_dio, priv);
+	struct kiocb *iocb = dio ? dio->iocb : NULL;
+	struct file *f = iocb ? iocb->ki_filp : NULL;
+	struct inode *in = f ? f->f_inode : NULL;
+	struct super_block *sb = in ? in->i_sb : NULL;
+	if (!sb)
+		return false;
+	ri->ino = in->i_ino;
+	ri->dev = ks_udev(sb->s_dev);
+	return true;
+}
+
+/* Who the request is for, decided in the submitter's context. False: the filters drop it.
+ * Direct I/O through iomap first: it names the file a traced call's slot would (the call's, or
+ * io_uring's request's), without looking the slot up, and the right one where the call has two
+ * (copy_file_range's source). */
 static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
-	if (!(t->flags & PF_KTHREAD) && ks_task_wanted()) {
+	bool mine = !(t->flags & PF_KTHREAD) && ks_task_wanted();
+	if (mine) {
 		ri->pid = id >> 32;
 		ri->tid = (__u32)id;
+	}
+	struct bio *bio = rq->bio;
+	if (dio_file(bio, ri))
+		return ri->pid || !(cfg.by_pid || cfg.cgroup_id) || ks_inode_wanted(ri->dev, ri->ino);
+	if (mine) {
 		struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
 		if (c && c->active && c->nr == KS_NR_io_uring_enter) { /* the request being submitted */
 			if (c->uring_ino) {
@@ -115,29 +154,6 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 			ri->dev = c->dev;
 			ri->ino = c->ino;
 			return true;
-		}
-	}
-	/* direct I/O through iomap (ext4, xfs), wherever it was submitted; a part split off such a
-	 * bio (a 1 MiB read on a device taking 512 KiB requests) names it through the chain */
-	struct bio *bio = rq->bio;
-	void *end_io = bio ? (void *)bio->bi_end_io : NULL, *priv = bio ? bio->bi_private : NULL;
-	for (int i = 0; i < 2 && end_io && &bio_chain_endio && end_io == (void *)&bio_chain_endio; i++) {
-		struct bio *parent = KS_TYPED(struct bio, priv);
-		if (!parent)
-			break;
-		end_io = (void *)parent->bi_end_io;
-		priv = parent->bi_private;
-	}
-	if (end_io && &iomap_dio_bio_end_io && end_io == (void *)&iomap_dio_bio_end_io) {
-		struct iomap_dio *dio = KS_TYPED(struct iomap_dio, priv);
-		struct kiocb *iocb = dio ? dio->iocb : NULL;
-		struct file *f = iocb ? iocb->ki_filp : NULL;
-		struct inode *in = f ? f->f_inode : NULL;
-		struct super_block *sb = in ? in->i_sb : NULL;
-		if (sb) {
-			ri->ino = in->i_ino;
-			ri->dev = ks_udev(sb->s_dev);
-			return ri->pid || !(cfg.by_pid || cfg.cgroup_id) || ks_inode_wanted(ri->dev, ri->ino);
 		}
 	}
 	/* the inode owning the first page (page cache I/O: writeback, read-in) */
@@ -198,32 +214,41 @@ static __always_inline void unseen(const struct rq_info *p)
 	}
 }
 
-/* The request's address as a number (the verifier allows no arithmetic on a typed pointer: the
- * copy makes it one) and the slot it hashes to. */
-static __always_inline struct ks_rq_slot *rq_slot(struct request *rq, __u64 *addr)
+/* The request's slot: its tag (the scheduler's while it has one, which the request keeps from
+ * allocation to its end; else the driver's), after an offset from its queue. A request struct
+ * belongs to one tag, so a request always finds the slot it started in; the block layer hands a
+ * queue's tags out in turn, so a device's requests in flight sit in neighbouring slots, where a
+ * hash of the request's address scattered them over the array's 1 MiB, a TLB and cache miss for
+ * each program of each request (docs/KERNEL.md, "Cost"). Two requests of one tag (a flush request
+ * borrows its data request's; two queues' tags after their offsets) share the slot: the second
+ * goes to the table. The slot holds the request's address, compared and stored as a number
+ * (which a root loader's verifier allows). */
+static __always_inline struct ks_rq_slot *rq_slot(struct request *rq)
 {
-	struct request *spill = rq;
-	*addr = 0;
-	bpf_probe_read_kernel(addr, sizeof *addr, &spill);
-	__u32 i = (__u32)((*addr * 0x9E3779B97F4A7C15ULL) >> (64 - KS_RQ_SLOT_BITS));
+	int tag = rq->internal_tag >= 0 ? rq->internal_tag : rq->tag;
+	struct request_queue *q = rq->q;
+	struct blk_mq_hw_ctx *h = rq->mq_hctx;
+	__u32 base = ((q ? (__u32)q->id : 0) * 0x9E3779B1u) ^ ((h ? h->queue_num : 0) * 0x85EBCA77u);
+	__u32 i = ((base >> 8) + (__u32)tag) & ((1u << KS_RQ_SLOT_BITS) - 1);
 	return bpf_map_lookup_elem(&rq_slots, &i);
 }
 
-/* The request's entry: its slot, else the table; NULL when neither has it. */
-static __always_inline struct rq_info *rq_find(struct request *rq)
+static __always_inline bool rq_in(const struct ks_rq_slot *s, struct request *rq)
 {
-	__u64 a;
-	struct ks_rq_slot *s = rq_slot(rq, &a);
-	if (s && s->rq == a)
+	return s && s->rq == (__u64)rq;
+}
+
+/* The request's entry: its slot (s), else the table; NULL when neither has it. */
+static __always_inline struct rq_info *rq_find(struct request *rq, struct ks_rq_slot *s)
+{
+	if (rq_in(s, rq))
 		return &s->ri;
 	return bpf_map_lookup_elem(&rq_inflight, &rq);
 }
 
-static __always_inline void rq_forget(struct request *rq)
+static __always_inline void rq_forget(struct request *rq, struct ks_rq_slot *s)
 {
-	__u64 a;
-	struct ks_rq_slot *s = rq_slot(rq, &a);
-	if (s && s->rq == a)
+	if (rq_in(s, rq))
 		s->rq = 0;
 	else
 		bpf_map_delete_elem(&rq_inflight, &rq);
@@ -233,17 +258,15 @@ static __always_inline void track(struct request *rq, struct rq_info *ri);
 
 /* A request from its start: into its slot when free (or still holding this same pointer: a
  * request before this one whose completion was never seen), else into the table. */
-static __always_inline void rq_start(struct request *rq, struct rq_info *ri)
+static __always_inline void rq_start(struct request *rq, struct ks_rq_slot *s, struct rq_info *ri)
 {
-	__u64 a;
-	struct ks_rq_slot *s = rq_slot(rq, &a);
 	if (s) {
-		if (s->rq == a) {
+		if (rq_in(s, rq)) {
 			unseen(&s->ri);
 			s->ri = *ri;
 			return;
 		}
-		if (__sync_val_compare_and_swap(&s->rq, 0, a) == 0) {
+		if (__sync_val_compare_and_swap(&s->rq, 0, (__u64)rq) == 0) {
 			s->ri = *ri;
 			return;
 		}
@@ -287,7 +310,7 @@ int BPF_PROG(ks_io_start, struct request *rq)
 	want(rq, &ri);
 	ri.flags |= KS_RQ_ACCOUNTED;
 	ri.start_ns = bpf_ktime_get_ns();
-	rq_start(rq, &ri);
+	rq_start(rq, rq_slot(rq), &ri);
 	return 0;
 }
 
@@ -304,7 +327,8 @@ SEC("tp_btf/block_rq_issue")
 int BPF_PROG(ks_rq_issue, struct request *rq)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct rq_info *p = rq_find(rq);
+	struct ks_rq_slot *s = rq_slot(rq);
+	struct rq_info *p = rq_find(rq, s);
 	if (p && !p->issue_ns) {
 		at_issue(rq, p, now);
 		return 0;
@@ -315,14 +339,14 @@ int BPF_PROG(ks_rq_issue, struct request *rq)
 	want(rq, &ri);
 	ri.start_ns = now;
 	at_issue(rq, &ri, now);
-	rq_start(rq, &ri);
+	rq_start(rq, s, &ri);
 	return 0;
 }
 
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(ks_rq_requeue, struct request *rq)
 {
-	struct rq_info *p = rq_find(rq);
+	struct rq_info *p = rq_find(rq, rq_slot(rq));
 	if (p)
 		p->issue_ns = 0; /* issued again later */
 	return 0;
@@ -350,16 +374,25 @@ static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 i
 	return &r->v;
 }
 
-/* One completion (or part of one: `last` when the request is done) on record v. Times and the
- * latency histogram only when the request's start was seen (`timed`). */
-static __always_inline void count(struct ks_file_val *v, __u32 op, __u64 bytes, __u64 total, __u64 queue,
-				  __u64 device, __u64 start, __u64 end, bool err, bool last, bool timed)
+/* A completion (or part of one: `last` when the request is done) as every record it goes to
+ * counts it: the log2 buckets of its size and device time taken once for them all. Times and
+ * the latency histogram only when the request's start was seen (`timed`). */
+struct done {
+	__u64 bytes, total, queue, device, start, end;
+	__u32 op, size_b, dev_b;
+	bool err, last, timed;
+};
+
+/* The completion d on record v. */
+static __always_inline void count(struct ks_file_val *v, const struct done *d)
 {
 	if (!v)
 		return;
-	if (timed) {
-		KS_ADD(v, TIME_QUEUE, queue);
-		KS_ADD(v, TIME_DEVICE, device);
+	__u32 op = d->op;
+	bool last = d->last, err = d->err;
+	if (d->timed) {
+		KS_ADD(v, TIME_QUEUE, d->queue);
+		KS_ADD(v, TIME_DEVICE, d->device);
 	} else if (last) {
 		__sync_fetch_and_add(&v->untimed, 1);
 	}
@@ -369,44 +402,44 @@ static __always_inline void count(struct ks_file_val *v, __u32 op, __u64 bytes, 
 		if (w) {
 			if (last)
 				KS_ADD(v, WRITES, 1);
-			if (timed)
-				KS_ADD(v, TIME_WRITE, total);
-			ks_first(&v->c[LOG_C_WRITE_FIRST], start);
-			ks_max(&v->c[LOG_C_WRITE_LAST], end);
+			if (d->timed)
+				KS_ADD(v, TIME_WRITE, d->total);
+			ks_first(&v->c[LOG_C_WRITE_FIRST], d->start);
+			ks_max(&v->c[LOG_C_WRITE_LAST], d->end);
 			if (err)
 				KS_ADD(v, ERR_WRITES, last);
 			else
-				KS_ADD(v, BYTES_WRITTEN, bytes);
+				KS_ADD(v, BYTES_WRITTEN, d->bytes);
 		} else {
 			if (last)
 				KS_ADD(v, READS, 1);
-			if (timed)
-				KS_ADD(v, TIME_READ, total);
-			ks_first(&v->c[LOG_C_READ_FIRST], start);
-			ks_max(&v->c[LOG_C_READ_LAST], end);
+			if (d->timed)
+				KS_ADD(v, TIME_READ, d->total);
+			ks_first(&v->c[LOG_C_READ_FIRST], d->start);
+			ks_max(&v->c[LOG_C_READ_LAST], d->end);
 			if (err)
 				KS_ADD(v, ERR_READS, last);
 			else
-				KS_ADD(v, BYTES_READ, bytes);
+				KS_ADD(v, BYTES_READ, d->bytes);
 		}
 		if (last)
-			ks_hist_size(v, w, bytes);
-		if (timed && last)
-			ks_hist_lat(v, w, device);
+			__sync_fetch_and_add(&v->size_hist[w][d->size_b & (KS_HIST - 1)], 1);
+		if (d->timed && last)
+			__sync_fetch_and_add(&v->lat_hist[w][d->dev_b & (KS_HIST - 1)], 1);
 	} else if (op == REQ_OP_FLUSH) {
 		if (last)
 			KS_ADD(v, FSYNCS, 1);
-		if (timed)
-			KS_ADD(v, TIME_META, total);
+		if (d->timed)
+			KS_ADD(v, TIME_META, d->total);
 		if (err)
 			KS_ADD(v, ERR_SYNCS, last);
 	} else {
 		if (last)
 			KS_ADD(v, META_OTHER, 1); /* discard, zone management ... */
 		if (op == REQ_OP_DISCARD && !err)
-			__sync_fetch_and_add(&v->discard_bytes, bytes);
-		if (timed)
-			KS_ADD(v, TIME_META, total);
+			__sync_fetch_and_add(&v->discard_bytes, d->bytes);
+		if (d->timed)
+			KS_ADD(v, TIME_META, d->total);
 		if (err)
 			KS_ADD(v, ERR_META, last);
 	}
@@ -417,51 +450,59 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 op = rq->cmd_flags & REQ_OP_BITS_MASK;
-	__u64 dev = rq_dev(rq);
-	bool err = error != 0;
 	/* A partial completion (the loop driver's short read: part ended, the rest requeued and issued
 	 * again) is called before the request's remaining length shrinks: its bytes count now, the
 	 * request once, at its last byte (as diskstats); the entry stays until then, or the rest would
 	 * complete unmatched. */
 	__u32 left = rq->__data_len;
-	bool last = !(nr_bytes && nr_bytes < left);
-	struct rq_info *p = rq_find(rq);
+	struct done d = {.op = op, .bytes = nr_bytes, .err = error != 0, .last = !(nr_bytes && nr_bytes < left),
+			 .start = now, .end = now};
+	struct ks_rq_slot *s = rq_slot(rq);
+	struct rq_info *p = rq_find(rq, s);
 	if (!nr_bytes && !left && (op == REQ_OP_WRITE || op == REQ_OP_READ) && !(p && (p->flags & KS_RQ_ACCOUNTED))) {
 		/* An empty write carrying a flush down (REQ_PREFLUSH, no data) that the block layer never
 		 * accounted (no block_io_start): its flush is the flush request counted on its own, and
 		 * diskstats counts no write for it. One that was accounted is a write there, and here. */
 		if (p)
-			rq_forget(rq);
+			rq_forget(rq, s);
 		return 0;
 	}
+	if (d.last)
+		d.size_b = ks_bucket(nr_bytes);
 	if (!p) { /* issued before tracing began: counted on its device, untimed */
-		count(blk_val(0, dev, 0), op, nr_bytes, 0, 0, 0, now, now, err, last, false);
-		if (last)
+		count(blk_val(0, rq_dev(rq), 0), &d);
+		if (d.last)
 			ks_stat(KS_STAT_BLOCK_UNMATCHED);
 		return 0;
 	}
 	struct rq_info ri = *p;
-	if (!last)
+	if (!d.last)
 		p->issue_ns = 0;
 	else
-		rq_forget(rq);
+		rq_forget(rq, s);
+	/* the device as the issue found it (a request is issued to one device), else now */
+	__u64 dev = ri.rdev ? ri.rdev : rq_dev(rq);
 	__u64 issue = ri.issue_ns ? ri.issue_ns : now;
-	__u64 queue = issue - ri.start_ns, device = now - issue, total = now - ri.start_ns;
-	count(blk_val(0, dev, 0), op, nr_bytes, total, queue, device, ri.start_ns, now, err, last, true);
-	if (last)
-		dist(dev, op, queue, device);
+	d.queue = issue - ri.start_ns;
+	d.device = now - issue;
+	d.total = now - ri.start_ns;
+	d.start = ri.start_ns;
+	d.timed = true;
+	d.dev_b = ks_bucket(d.device);
+	count(blk_val(0, dev, 0), &d);
+	if (d.last)
+		dist(dev, op, ks_bucket(d.queue), d.dev_b);
 	if (ri.flags & KS_RQ_DEV_ONLY)
 		return 0;
 	/* A file is charged at its own device only: a stacked device's lower requests (loop, dm)
 	 * carry the same pages and would count its bytes twice. */
 	if (ri.ino && ri.dev == dev)
-		count(blk_val(ri.pid, ri.dev, ri.ino), op, nr_bytes, total, queue, device,
-		      ri.start_ns, now, err, last, true);
+		count(blk_val(ri.pid, ri.dev, ri.ino), &d);
 	if (!cfg.events)
 		return 0;
 	__u8 eop = op == REQ_OP_READ ? LOG_OP_BLK_READ : op == REQ_OP_WRITE ? LOG_OP_BLK_WRITE
 		 : op == REQ_OP_FLUSH ? LOG_OP_BLK_FLUSH : op == REQ_OP_DISCARD ? LOG_OP_BLK_DISCARD : LOG_OP_BLK_OTHER;
-	ks_emit_as(ri.pid, ri.tid, LOG_LAYER_BLOCK, eop, ri.flags & LOG_E_WRITEBACK, ri.start_ns, total, ri.ino ? ri.dev : dev, ri.ino,
-		   rq->__sector * 512, nr_bytes, err ? -(__s64)error : (__s64)nr_bytes);
+	ks_emit_as(ri.pid, ri.tid, LOG_LAYER_BLOCK, eop, ri.flags & LOG_E_WRITEBACK, ri.start_ns, d.total, ri.ino ? ri.dev : dev, ri.ino,
+		   rq->__sector * 512, nr_bytes, d.err ? -(__s64)error : (__s64)nr_bytes);
 	return 0;
 }

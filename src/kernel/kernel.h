@@ -86,21 +86,22 @@ struct ks_dist_val {
 struct ks_rq_info {
 	__u64 start_ns, issue_ns;
 	__u64 dev, ino; /* the file, when attributed (ino 0: none) */
-	__u32 pid, tid;
-	__u32 flags;    /* LOG_E_WRITEBACK; KS_RQ_DEV_ONLY, KS_RQ_ACCOUNTED */
-	__u32 bytes;    /* at issue: what the device is asked to move */
 	__u64 rdev;     /* at issue: the request's device */
-	__u32 op;       /* at issue: REQ_OP_* (0 read, 1 write) */
-	__u32 pad;
+	__u32 pid, tid;
+	__u32 bytes;    /* at issue: what the device is asked to move */
+	__u16 flags;    /* LOG_E_WRITEBACK; KS_RQ_DEV_ONLY, KS_RQ_ACCOUNTED */
+	__u16 op;       /* at issue: REQ_OP_* (0 read, 1 write) */
 };
 
-/* `rq_slots` (block layer): the requests in flight, each in the slot its pointer hashes to; a
- * request whose slot is taken goes to `rq_inflight`. rq is the request's address, 0 when free. */
+/* `rq_slots` (block layer): the requests in flight, each in the slot of its tag (block.bpf.c,
+ * rq_slot); a request whose slot is taken goes to `rq_inflight`. rq is the request's address, 0
+ * when free. One cache line a slot: a request's three programs touch one line of the array. */
 #define KS_RQ_SLOT_BITS 14
 struct ks_rq_slot {
 	__u64 rq;
 	struct ks_rq_info ri;
 };
+_Static_assert(sizeof(struct ks_rq_slot) == 64, "a request slot is one cache line");
 
 /* A request the filters do not want (another process's, an unknown file's): followed all the same
  * for its device's totals, which are the device's whole traffic, as /proc/diskstats counts it. */
@@ -240,22 +241,26 @@ struct ks_inflight {
  * its time and what the page-cache and filesystem programs batched into it; one that failed goes
  * to its record directly. */
 struct ks_run {
+	/* What the descriptor check and an untimed call of the run touch come first, 128 bytes
+	 * together: after a call that slept (O_DIRECT) each cache line of the run is a miss. */
 	__u64 file, inode; /* kernel addresses; file 0: no run */
 	__u64 files, fd;   /* the descriptor table and number the run's untimed calls were last checked
 			    * through (KS_FD_NONE: none), and its `fdtab` slot's value then */
 	__u64 fdgen;
-	__u32 fdslot, fdpad;
+	__u32 fdslot, tgid;
+	__u64 calls, bytes;
+	__u64 max_end;     /* the furthest byte a call reached (offset + result) */
+	__u64 last_size, last_bucket; /* the last call's size and its log2 bucket */
+	__u64 last_same;   /* successful calls of last_size not yet in hist (ks_run_hist) */
+	__u64 last_jiffies; /* the tick of last_ns */
+	__u64 errors;
 	__u64 dev, ino;
-	__u32 tgid, gen;
+	__u32 gen, pad;
 	__u32 rw, bucket;  /* 0 read, 1 write; the log2 size of every call (with aggregates) */
-	__u64 calls, bytes, errors;
 	__u64 first_ns;    /* the first call's start (its exit when untimed) */
 	__u64 last_ns;     /* the last call's exit; for an untimed call, that of the run's first call in
 			    * the last timer tick (the clock is read once per tick: at most a tick early) */
-	__u64 last_jiffies; /* the tick of last_ns */
-	__u64 max_end;     /* the furthest byte a call reached (offset + result) */
-	__u64 last_size, last_bucket; /* the last call's size and its log2 bucket */
-	__u64 hist[KS_HIST];          /* log2 sizes of the successful calls */
+	__u64 hist[KS_HIST]; /* log2 sizes of the successful calls, but last_same's */
 	/* Successful calls that sys_enter timed (every call at full depth, a sampling window's at the
 	 * default depth; a timed call that fails goes to its record directly) */
 	__u64 time, timed;           /* their summed duration, their number */
@@ -276,6 +281,14 @@ struct ks_run {
 #else
 #define KS_RUN_ADD(p, n) (*(p) += (n))
 #endif
+/* The run's calls in log2 size bucket b: hist, and the calls of the last size while they go on
+ * (a call of the run's size adds to last_same, in the run's first cache lines; sys_exit moves
+ * them to hist when the size changes or the run ends). */
+static inline __u64 ks_run_hist(const struct ks_run *s, int b)
+{
+	return s->hist[b] + (b == (int)(s->last_bucket & (KS_HIST - 1)) ? s->last_same : 0);
+}
+
 static inline void ks_run_to_record(struct ks_file_val *v, const struct ks_run *s)
 {
 	int w = s->rw & 1;
@@ -292,9 +305,11 @@ static inline void ks_run_to_record(struct ks_file_val *v, const struct ks_run *
 		*lastc = last;
 	if (*end < s->max_end)
 		*end = s->max_end;
-	for (int b = 0; b < KS_HIST; b++)
-		if (s->hist[b])
-			KS_RUN_ADD(&v->size_hist[w][b], s->hist[b]);
+	for (int b = 0; b < KS_HIST; b++) {
+		__u64 n = ks_run_hist(s, b);
+		if (n)
+			KS_RUN_ADD(&v->size_hist[w][b], n);
+	}
 	if (s->timed) {
 		KS_RUN_ADD(&c[w ? LOG_C_TIME_WRITE : LOG_C_TIME_READ], s->time);
 		KS_RUN_ADD(&v->timed[w], s->timed);

@@ -916,6 +916,7 @@ __noinline int flush_run(struct ks_run *s)
 		ks_run_to_record(v, s);
 	for (int b = 0; b < KS_HIST; b++)
 		s->hist[b] = 0;
+	s->last_same = 0;
 	s->calls = s->bytes = s->errors = s->max_end = 0;
 	if (s->timed) {
 		for (int b = 0; b < KS_HIST; b++)
@@ -991,12 +992,17 @@ static __noinline int start_run(struct ks_run *s, __u64 faddr, __u32 tgid, __u32
 }
 
 /* The log2 bucket of a call's size: the last call's again when the size is the same (a run's
- * calls mostly are), without the bucket's search. */
+ * calls mostly are), without the bucket's search. A new size moves the calls of the last one
+ * (last_same) to their bucket. */
 static __always_inline __u32 run_bucket(struct ks_run *s, __u64 bytes)
 {
 	if (bytes == s->last_size)
 		return s->last_bucket & (KS_HIST - 1);
 	__u32 b = ks_bucket(bytes);
+	if (s->last_same) {
+		s->hist[s->last_bucket & (KS_HIST - 1)] += s->last_same;
+		s->last_same = 0;
+	}
 	s->last_size = bytes;
 	s->last_bucket = b;
 	return b;
@@ -1079,7 +1085,7 @@ static __always_inline int run_timed(struct ks_inflight *c, const struct call_ki
 	s->bytes += bytes;
 	if (c->offset != (__u64)-1 && c->offset + bytes > s->max_end)
 		s->max_end = c->offset + bytes;
-	s->hist[b & (KS_HIST - 1)]++;
+	s->last_same++; /* b is last_bucket: in hist later (ks_run_hist) */
 	s->time += dur;
 	s->timed++;
 	s->lat[ks_bucket(dur) & (KS_HIST - 1)]++;
@@ -1176,7 +1182,59 @@ static __always_inline int run_count(struct pt_regs *regs, struct task_struct *t
 	s->bytes += bytes;
 	if (off + bytes > s->max_end)
 		s->max_end = off + bytes;
-	s->hist[b & (KS_HIST - 1)]++;
+	s->last_same++; /* b is last_bucket: in hist later (ks_run_hist) */
+	return 1;
+}
+
+/* The common call, on its own: an untimed read or write (rw 0 or 1, has_pos: its fourth argument
+ * is its offset) that continues this CPU's run through the run's descriptor (the descriptor
+ * check), of the run's last size, that succeeded; 1 when counted, 0 for sys_exit's general path,
+ * which finds the same answer for the same call (nothing here is counted unless all of it holds).
+ * After a call that slept (O_DIRECT) each cache line of code and data sys_exit touches is a miss:
+ * past the classification this touches the run's first two lines, lat_inflight and the fdtab
+ * slot, and none of the general path's timed-call, size-search and flush code. Inlined after the
+ * classification: a global function called for every system call raised a getppid's sys_exit
+ * from 130-142 to 160-180 ns (BENCHMARKS.md, "Cold lines on the O_DIRECT path"). fd and pos are
+ * the call's first and fourth arguments. */
+static __always_inline int exit_fast(__u32 rw, bool has_pos, long ret, __u64 fd, __u64 pos)
+{
+	if (cfg.lat_every <= 1 || cfg.ino || ret < 0)
+		return 0;
+	if (!lat_none_inflight())
+		return 0;
+	struct ks_run *s = bpf_map_lookup_elem(&runs, &rw);
+	if (!s || (__u64)ret != s->last_size || (cfg.aggregates && s->bucket != s->last_bucket))
+		return 0;
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (s->fd != (__u32)fd || s->files != (__u64)t->files || s->tgid != t->tgid)
+		return 0;
+	__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
+	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
+	if (!g || *g != s->fdgen || (cfg.cgroup_id && bpf_get_current_cgroup_id() != cfg.cgroup_id))
+		return 0;
+	if (batching()) { /* full depth: the general path takes a batch the call left */
+		__u32 zero = 0;
+		__s64 *pending = bpf_map_lookup_elem(&batch_pending, &zero);
+		if (!pending || *pending > 0)
+			return 0;
+		if (!rw && (cfg.layers & (1u << LOG_LAYER_PAGECACHE)))
+			s->hits++; /* no pages read in: from the cache */
+	}
+	__u64 bytes = ret;
+	s->calls++;
+	__u64 j = bpf_jiffies64();
+	if (j != s->last_jiffies) {
+		s->last_jiffies = j;
+		s->last_ns = bpf_ktime_get_ns();
+	}
+	if (!has_pos || pos == (__u64)-1) {
+		struct file *f = bpf_rdonly_cast((void *)s->file, bpf_core_type_id_kernel(struct file));
+		pos = f->f_pos - bytes;
+	}
+	s->bytes += bytes;
+	if (pos + bytes > s->max_end)
+		s->max_end = pos + bytes;
+	s->last_same++;
 	return 1;
 }
 
@@ -1211,6 +1269,8 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 	long nr = regs->orig_ax;
 	struct call_kind k;
 	if (!classify(nr, &k))
+		return 0;
+	if (k.rw && exit_fast(k.rw == 2, k.off_arg != NO_ARG, ret, regs->di, regs->r10))
 		return 0;
 	if (k.fdtab == 1)
 		fdtab_exit(bpf_get_current_task_btf());

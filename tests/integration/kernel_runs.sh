@@ -50,6 +50,8 @@ eq "runs: g" "20 2000 0 2000 1 1" "$(f g "$c")"
 eq "runs: h (exec keeps the descriptor and the process: one record)" "7 35 0 35 1 0" "$(f h "$c")"
 eq "runs: i (one write in each of the buckets 1 to 13)" "13 8191 1 1 1 1 1 1 1 1 1 1 1 1 1 0 0" \
 	"$(f i '"\(.counters.writes) \(.counters.bytes_written) \(.write_hist[1:14] | map(tostring) | join(" ")) \(.write_hist[0]) \(.write_hist[14:] | add)"')"
+eq "runs: j (100 B, 10 B, 100 B again, 0 B: size buckets 7, 4, 0)" "14 930 9 3 2 14" \
+	"$(f j '"\(.counters.writes) \(.counters.bytes_written) \(.write_hist[7]) \(.write_hist[4]) \(.write_hist[0]) \(.write_hist | add)"')"
 eq "runs: first write before last, on every file" 0 \
 	"$(jq --arg d "$T/d/" '[.records[] | select(.layer == "syscall" and (.path | startswith($d)) and .counters.writes > 0 and .counters.write_last < .counters.write_first)] | length' "$T/k.json")"
 eq "runs: nothing lost" "0 0" "$(jq -r '"\(.header.kernel_table_full) \(.header.events_dropped)"' "$T/k.json")"

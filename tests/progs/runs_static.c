@@ -15,6 +15,8 @@
  *   h  3 writes of 5 B, then the program execs itself, which writes 4 more through the same
  *      descriptor (one process, one record)
  *   i  13 writes of 1, 2, 4 ... 4096 B: one in each size bucket 1 to 13
+ *   j  5 writes of 100 B, 3 of 10 B, 4 of 100 B, 2 of 0 B: a run whose size changes and comes
+ *      back (the run counts the calls of its last size apart until the size changes)
  * It prints nothing and exits 0 when every call did what it should.
  */
 #include <fcntl.h>
@@ -120,6 +122,13 @@ int main(int argc, char **argv)
 	for (int b = 0; b <= 12; b++)
 		writes(fi, 1, (size_t)1 << b);
 	CHECK(close(fi) == 0);
+
+	int fj = open_in(dir, "j", w);
+	writes(fj, 5, 100);
+	writes(fj, 3, 10);
+	writes(fj, 4, 100);
+	writes(fj, 2, 0);
+	CHECK(close(fj) == 0);
 
 	int fh = open_in(dir, "h", w);
 	writes(fh, 3, 5);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (Slurm's fixed ports and munge)
+# tests/run: class slurm (Slurm's fixed ports and munge)
 # A cluster on one machine (scripts/cluster), as root: 4 nodes, each a network namespace with its
 # own address on a private bridge and its own host name, one iostratad in each; 2 Redis (node
 # groups of 2), PostgreSQL and the ingest workers in the root namespace; a real Slurm over it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # iostratad and `iostrata run --kernel`: the kernel layer's log, written into the job directory at
 # the job's end, is taken like a process's final log, so the job's stored interval statistics of
 # the system-call and block layers equal its report's, and the stored report is the report of the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (Slurm's fixed ports and munge)
+# tests/run: class slurm (Slurm's fixed ports and munge)
 # iostratad with a real Slurm (lib_slurm.sh: munged, slurmctld, slurmd of the test's own): a batch
 # job run under `iostrata run` appears in the store with Slurm's facts (name, state COMPLETED,
 # node list, submit <= start <= end), and its stored totals equal its report; a job that names a

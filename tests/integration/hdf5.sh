@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # The hdf5 layer: the HDF5 companion (libiostrata-hdf5.so) under `iostrata run`, no root, with
 # Debian's HDF5 1.10 (tests/progs/hdf5/h5io.c and h5py_io.py list what they do). Expected:
 #   serial (libhdf5_serial): serial.h5 opens 2, closes 2, flushes (fsyncs) 1; its datasets

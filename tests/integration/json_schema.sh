@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # Every JSON output of real jobs against its schema in docs/ (Debian's python3-jsonschema, Draft 7,
 # through tools/validate_json.py: strict UTF-8, no NaN or duplicate key, integers as integers):
 #   report --json   (docs/report.schema.json) of a plain job (sh, dd, cat, failed calls, tiny

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # Full depth batches the page-cache and filesystem work of a read or write it does not time into
 # that call (ks_call_batch, docs/KERNEL.md "Full depth"): the pages a call adds, dirties and the
 # bytes ext4 copies are taken from the thread's slot at the call's exit into its run. As root, on

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # The kernel layer's block program (src/kernel/block.bpf.c), as root, on a fresh ext4 on a loop
 # device of its own (nothing else does I/O there, so the device's counts are the test's):
 #  - 1000 O_DIRECT writes of 4 KiB under `run --kernel`: exactly 1000 syscall writes of 4096 B,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # Bad input to the kernel-layer commands: every one gets one line naming what is wrong and a
 # non-zero exit, never a crash; nothing is loaded for a command line that cannot work. Also the
 # kernel log read back when corrupt: the events before the damage are kept, one line says where

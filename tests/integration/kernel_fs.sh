@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # The kernel layer's filesystem program (src/kernel/fs.bpf.c), as root, on fresh ext4 and xfs
 # filesystems on loop devices of their own (docs/KERNEL-PAGECACHE-FS.md lists the tracepoints):
 #  - 16 buffered 4 KiB writes into a new file and an fsync: 16 writes of 4 KiB (ext4: one

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # The kernel layer's MPI-IO uprobes (src/kernel/mpiio.bpf.c, seed 000), as root, with Debian's
 # MPICH, under `iostrata run --kernel`, 2 ranks (mpiexec -n 2), file names relative to the job's
 # directory (the records must carry absolute paths). Each rank:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # The kernel layer's page-cache program (src/kernel/pagecache.bpf.c), as root, on a fresh ext4 on
 # a loop device of its own:
 #  - a 4 MiB file read twice (read_twice: 64 KiB reads, reopened between the passes) after the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # `iostrata report` of jobs with a kernel log (run --kernel, as root), with exact figures where the
 # kernel allows exactness. Everything runs on a fresh ext4 on its own loop device, so the block
 # figures are the test's alone.

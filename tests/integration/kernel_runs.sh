@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # Reads and writes are counted per CPU in runs of calls on one file (struct ks_run, docs/KERNEL.md
 # "Runs"), added to the file's records when the run ends or a reader flushes: at the default
 # depth untimed calls, known by their descriptor's struct file, at full depth timed calls, known by

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # The default depth's sampled latency (docs/KERNEL.md, "Depths"), as root, at both depths: a static
 # program makes exactly 640 pwrite64 calls of 4096 B on one file, 1 ms apart, and no other traced
 # call between its open and its close. Counts, bytes, offsets and the size histogram are exact at

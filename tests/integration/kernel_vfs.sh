@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # The optional probe set of the seeds (src/kernel/vfs.bpf.c: vfs_read, vfs_write,
 # generic_file_*_iter, ext4_file_*_iter, submit_bio, bio_endio, through fentry/fexit or else
 # kprobes/kretprobes), as root: `iostrata kernel --vfs --pid P` around a dd of 32 × 4 KiB with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (Slurm's fixed ports and munge)
+# tests/run: class slurm (Slurm's fixed ports and munge)
 # The private single-node Slurm of lib_slurm.sh, as later tests will use it: slurm_start brings
 # up munged, slurmctld and slurmd of their own (own munge socket, ports, state) with the node
 # idle; `srun -N1 -n2 hostname` prints the node's name twice; a batch job

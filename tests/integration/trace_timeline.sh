@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # `iostrata timeline` on real jobs. Every expected count comes from `iostrata dump --json` of the
 # same logs: the model has one event per trace entry and per kernel event (docs/TIMELINE.md).
 #  1. User layer only (run --trace, no root needed): trace_pattern writes 1000 x 4 KiB (one run):

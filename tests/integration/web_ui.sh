@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run: alone (a kernel session: it drops the page cache and sees the node's work)
+# tests/run: class kernel (a kernel session: it drops the page cache and counts every process it follows)
 # The web UI of `iostrata serve` (docs/WEB.md), as root: a private iostratad (with its device
 # sampler) stores jobs of root and of user nobody run under `iostrata run` (the user layer, and one
 # job under `run --kernel`); `iostrata serve` reads its store on a free loopback port with a tokens

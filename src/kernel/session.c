@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +320,43 @@ int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t
 	return 0;
 }
 
+/* Links destroyed by one thread of detach_links. */
+struct detach_share {
+	struct bpf_link **links;
+	int n, step;
+};
+
+static void *detach_some(void *arg)
+{
+	const struct detach_share *d = arg;
+	for (int i = 0; i < d->n; i += d->step)
+		bpf_link__destroy(d->links[i]);
+	return NULL;
+}
+
+/* Detaches every link, a few threads at once: closing a classic tracepoint's perf event waits
+ * for an RCU grace period (60-115 ms each here, 0.6 s of a default-depth session's 2.1 s when
+ * one after another); waits begun together end together. A thread that cannot be started
+ * leaves its share to this one. */
+static void detach_links(struct bpf_link **links, int n)
+{
+	enum { DETACH_THREADS = 8 };
+	pthread_t t[DETACH_THREADS];
+	struct detach_share share[DETACH_THREADS];
+	int started[DETACH_THREADS] = {0};
+	int nt = n < DETACH_THREADS ? n : DETACH_THREADS;
+	for (int i = 0; i < nt; i++) {
+		share[i] = (struct detach_share){links + i, n - i, nt};
+		started[i] = i > 0 && pthread_create(&t[i], NULL, detach_some, &share[i]) == 0;
+	}
+	for (int i = 0; i < nt; i++)
+		if (!started[i])
+			detach_some(&share[i]);
+	for (int i = 1; i < nt; i++)
+		if (started[i])
+			pthread_join(t[i], NULL);
+}
+
 void ks_close(struct ks_session *ks)
 {
 	/* the runs still counting go to `files` and `fsagg` while the programs are attached: pinned
@@ -328,10 +366,9 @@ void ks_close(struct ks_session *ks)
 	if (ks->rb)
 		ring_buffer__free(ks->rb);
 	ks->rb = NULL;
-	for (int i = 0; i < ks->nlinks; i++) {
-		bpf_link__destroy(ks->links[i]);
+	detach_links(ks->links, ks->nlinks);
+	for (int i = 0; i < ks->nlinks; i++)
 		free(ks->link_names[i]);
-	}
 	ks->nlinks = 0;
 	ks_syscall_sampling_stop(ks);
 	ks_mpiio_destroy(ks);

@@ -353,13 +353,14 @@ int BPF_PROG(ks_rq_requeue, struct request *rq)
 }
 
 /* Where a completion for the block record (pid, dev, ino) is counted: this CPU's run of that
- * record (struct ks_blk_run), taking the slot from another record's run if need be; the record
- * itself while a reader's flush is in progress on this CPU (or while the table has no room for
- * the slot's record). NULL when the table is full. */
-static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino)
+ * record (struct ks_blk_run), taking the slot from another record's run if need be (*run set: plain
+ * adds); the record itself while a reader's flush is in progress on this CPU (or while the table
+ * has no room for the slot's record): atomic adds. NULL when the table is full. */
+static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino, bool *run)
 {
 	__u32 i = (__u32)(((dev ^ ino ^ pid) * 0x9E3779B97F4A7C15ULL) >> 62) + (ino ? KS_BLK_SLOTS : 0);
 	struct ks_blk_run *r = bpf_map_lookup_elem(&blk_runs, &i);
+	*run = false;
 	if (!r || r->busy)
 		return ks_file(pid, LOG_LAYER_BLOCK, dev, ino);
 	if (!r->active || r->key.pid != pid || r->key.dev != dev || r->key.ino != ino) {
@@ -371,6 +372,7 @@ static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 i
 		r->key.ino = ino;
 		r->active = 1;
 	}
+	*run = true;
 	return &r->v;
 }
 
@@ -383,65 +385,79 @@ struct done {
 	bool err, last, timed;
 };
 
-/* The completion d on record v. */
-static __always_inline void count(struct ks_file_val *v, const struct done *d)
+/* n added to *p: with plain adds in this CPU's run (`run`), atomically on a record. A run is
+ * written only by completions on its CPU, which never nest (the kernel skips a program's run that
+ * would begin inside its own on the same CPU, counted in kernel_prog_misses), and read by a
+ * reader's flush in sys_exit, which a completion may interrupt but never the other way round:
+ * the flush marks the slot busy first, and a completion finding it busy counts on the record. */
+#define BLK_ADD(run, p, n)                                \
+	do {                                              \
+		if (run)                                  \
+			*(p) += (n);                      \
+		else                                      \
+			__sync_fetch_and_add((p), (n));   \
+	} while (0)
+#define BLK_C(run, v, counter, n) BLK_ADD(run, &(v)->c[LOG_C_##counter], n)
+
+/* The completion d on record v (this CPU's run of it when `run`). */
+static __always_inline void count(struct ks_file_val *v, bool run, const struct done *d)
 {
 	if (!v)
 		return;
 	__u32 op = d->op;
 	bool last = d->last, err = d->err;
 	if (d->timed) {
-		KS_ADD(v, TIME_QUEUE, d->queue);
-		KS_ADD(v, TIME_DEVICE, d->device);
+		BLK_C(run, v, TIME_QUEUE, d->queue);
+		BLK_C(run, v, TIME_DEVICE, d->device);
 	} else if (last) {
-		__sync_fetch_and_add(&v->untimed, 1);
+		BLK_ADD(run, &v->untimed, 1);
 	}
 	if (op == REQ_OP_READ || op == REQ_OP_WRITE || op == REQ_OP_WRITE_ZEROES || op == REQ_OP_SECURE_ERASE) {
 		/* as diskstats groups them: write-zeroes and secure erase are writes */
 		int w = op != REQ_OP_READ;
 		if (w) {
 			if (last)
-				KS_ADD(v, WRITES, 1);
+				BLK_C(run, v, WRITES, 1);
 			if (d->timed)
-				KS_ADD(v, TIME_WRITE, d->total);
+				BLK_C(run, v, TIME_WRITE, d->total);
 			ks_first(&v->c[LOG_C_WRITE_FIRST], d->start);
 			ks_max(&v->c[LOG_C_WRITE_LAST], d->end);
 			if (err)
-				KS_ADD(v, ERR_WRITES, last);
+				BLK_C(run, v, ERR_WRITES, last);
 			else
-				KS_ADD(v, BYTES_WRITTEN, d->bytes);
+				BLK_C(run, v, BYTES_WRITTEN, d->bytes);
 		} else {
 			if (last)
-				KS_ADD(v, READS, 1);
+				BLK_C(run, v, READS, 1);
 			if (d->timed)
-				KS_ADD(v, TIME_READ, d->total);
+				BLK_C(run, v, TIME_READ, d->total);
 			ks_first(&v->c[LOG_C_READ_FIRST], d->start);
 			ks_max(&v->c[LOG_C_READ_LAST], d->end);
 			if (err)
-				KS_ADD(v, ERR_READS, last);
+				BLK_C(run, v, ERR_READS, last);
 			else
-				KS_ADD(v, BYTES_READ, d->bytes);
+				BLK_C(run, v, BYTES_READ, d->bytes);
 		}
 		if (last)
-			__sync_fetch_and_add(&v->size_hist[w][d->size_b & (KS_HIST - 1)], 1);
+			BLK_ADD(run, &v->size_hist[w][d->size_b & (KS_HIST - 1)], 1);
 		if (d->timed && last)
-			__sync_fetch_and_add(&v->lat_hist[w][d->dev_b & (KS_HIST - 1)], 1);
+			BLK_ADD(run, &v->lat_hist[w][d->dev_b & (KS_HIST - 1)], 1);
 	} else if (op == REQ_OP_FLUSH) {
 		if (last)
-			KS_ADD(v, FSYNCS, 1);
+			BLK_C(run, v, FSYNCS, 1);
 		if (d->timed)
-			KS_ADD(v, TIME_META, d->total);
+			BLK_C(run, v, TIME_META, d->total);
 		if (err)
-			KS_ADD(v, ERR_SYNCS, last);
+			BLK_C(run, v, ERR_SYNCS, last);
 	} else {
 		if (last)
-			KS_ADD(v, META_OTHER, 1); /* discard, zone management ... */
+			BLK_C(run, v, META_OTHER, 1); /* discard, zone management ... */
 		if (op == REQ_OP_DISCARD && !err)
-			__sync_fetch_and_add(&v->discard_bytes, d->bytes);
+			BLK_ADD(run, &v->discard_bytes, d->bytes);
 		if (d->timed)
-			KS_ADD(v, TIME_META, d->total);
+			BLK_C(run, v, TIME_META, d->total);
 		if (err)
-			KS_ADD(v, ERR_META, last);
+			BLK_C(run, v, ERR_META, last);
 	}
 }
 
@@ -469,8 +485,11 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	}
 	if (d.last)
 		d.size_b = ks_bucket(nr_bytes);
+	bool run;
+	struct ks_file_val *v;
 	if (!p) { /* issued before tracing began: counted on its device, untimed */
-		count(blk_val(0, rq_dev(rq), 0), &d);
+		v = blk_val(0, rq_dev(rq), 0, &run);
+		count(v, run, &d);
 		if (d.last)
 			ks_stat(KS_STAT_BLOCK_UNMATCHED);
 		return 0;
@@ -489,15 +508,18 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	d.start = ri.start_ns;
 	d.timed = true;
 	d.dev_b = ks_bucket(d.device);
-	count(blk_val(0, dev, 0), &d);
-	if (d.last)
+	v = blk_val(0, dev, 0, &run);
+	count(v, run, &d);
+	if (d.last && cfg.aggregates) /* devdist: read by the pinned session's sampler alone */
 		dist(dev, op, ks_bucket(d.queue), d.dev_b);
 	if (ri.flags & KS_RQ_DEV_ONLY)
 		return 0;
 	/* A file is charged at its own device only: a stacked device's lower requests (loop, dm)
 	 * carry the same pages and would count its bytes twice. */
-	if (ri.ino && ri.dev == dev)
-		count(blk_val(ri.pid, ri.dev, ri.ino), &d);
+	if (ri.ino && ri.dev == dev) {
+		v = blk_val(ri.pid, ri.dev, ri.ino, &run);
+		count(v, run, &d);
+	}
 	if (!cfg.events)
 		return 0;
 	__u8 eop = op == REQ_OP_READ ? LOG_OP_BLK_READ : op == REQ_OP_WRITE ? LOG_OP_BLK_WRITE

@@ -57,30 +57,24 @@ struct {
 	__type(value, struct ks_rq_slot);
 } rq_slots SEC(".maps");
 
-/* The request's device as stat(2) names it: the partition, else the disk. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KS_MAX_DEVS);
-	__type(key, struct ks_dist_key);
-	__type(value, struct ks_dist_val);
-} devdist SEC(".maps");
-
-/* One completed request in its device's wait and service distributions (devdist), by the log2
- * buckets of its queue and device times. */
-static __always_inline void dist(__u64 dev, __u32 op, __u32 w, __u32 d)
+/* One completed request in its device's wait and service distributions, by the log2 buckets of
+ * its queue and device times: in the device's run on this CPU (r: plain adds, moved to `devdist`
+ * with the run), else on `devdist` itself. */
+static __always_inline void dist(struct ks_blk_run *r, __u64 dev, __u32 op, __u32 w, __u32 d)
 {
-	struct ks_dist_key k = {.dev = dev, .cls = op == REQ_OP_READ ? 0 : op == REQ_OP_WRITE ? 1 : 2};
-	struct ks_dist_val *v = bpf_map_lookup_elem(&devdist, &k);
-	if (!v) {
-		static const struct ks_dist_val zero;
-		if (bpf_map_update_elem(&devdist, &k, &zero, BPF_NOEXIST) < 0 && !bpf_map_lookup_elem(&devdist, &k)) {
-			ks_stat(KS_STAT_AGG_FULL);
+	__u32 cls = op == REQ_OP_READ ? 0 : op == REQ_OP_WRITE ? 1 : 2;
+	if (r) {
+		if (cls > 2)
 			return;
-		}
-		v = bpf_map_lookup_elem(&devdist, &k);
-		if (!v)
-			return;
+		struct ks_dist_val *x = &r->dist[cls];
+		x->count++;
+		x->wait_hist[w & (KS_HIST - 1)]++;
+		x->svc_hist[d & (KS_HIST - 1)]++;
+		return;
 	}
+	struct ks_dist_val *v = ks_dist_of(dev, cls);
+	if (!v)
+		return;
 	__sync_fetch_and_add(&v->count, 1);
 	if (w < KS_HIST)
 		__sync_fetch_and_add(&v->wait_hist[w], 1);
@@ -353,14 +347,14 @@ int BPF_PROG(ks_rq_requeue, struct request *rq)
 }
 
 /* Where a completion for the block record (pid, dev, ino) is counted: this CPU's run of that
- * record (struct ks_blk_run), taking the slot from another record's run if need be (*run set: plain
- * adds); the record itself while a reader's flush is in progress on this CPU (or while the table
+ * record (struct ks_blk_run), taking the slot from another record's run if need be (*run: that
+ * run, for plain adds); the record itself while a reader's flush is in progress on this CPU (or while the table
  * has no room for the slot's record): atomic adds. NULL when the table is full. */
-static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino, bool *run)
+static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino, struct ks_blk_run **run)
 {
 	__u32 i = (__u32)(((dev ^ ino ^ pid) * 0x9E3779B97F4A7C15ULL) >> 62) + (ino ? KS_BLK_SLOTS : 0);
 	struct ks_blk_run *r = bpf_map_lookup_elem(&blk_runs, &i);
-	*run = false;
+	*run = NULL;
 	if (!r || r->busy)
 		return ks_file(pid, LOG_LAYER_BLOCK, dev, ino);
 	if (!r->active || r->key.pid != pid || r->key.dev != dev || r->key.ino != ino) {
@@ -372,7 +366,7 @@ static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 i
 		r->key.ino = ino;
 		r->active = 1;
 	}
-	*run = true;
+	*run = r;
 	return &r->v;
 }
 
@@ -400,7 +394,7 @@ struct done {
 #define BLK_C(run, v, counter, n) BLK_ADD(run, &(v)->c[LOG_C_##counter], n)
 
 /* The completion d on record v (this CPU's run of it when `run`). */
-static __always_inline void count(struct ks_file_val *v, bool run, const struct done *d)
+static __always_inline void count(struct ks_file_val *v, struct ks_blk_run *run, const struct done *d)
 {
 	if (!v)
 		return;
@@ -485,7 +479,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	}
 	if (d.last)
 		d.size_b = ks_bucket(nr_bytes);
-	bool run;
+	struct ks_blk_run *run;
 	struct ks_file_val *v;
 	if (!p) { /* issued before tracing began: counted on its device, untimed */
 		v = blk_val(0, rq_dev(rq), 0, &run);
@@ -511,7 +505,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	v = blk_val(0, dev, 0, &run);
 	count(v, run, &d);
 	if (d.last && cfg.aggregates) /* devdist: read by the pinned session's sampler alone */
-		dist(dev, op, ks_bucket(d.queue), d.dev_b);
+		dist(run, dev, op, ks_bucket(d.queue), d.dev_b);
 	if (ri.flags & KS_RQ_DEV_ONLY)
 		return 0;
 	/* A file is charged at its own device only: a stacked device's lower requests (loop, dm)

@@ -373,6 +373,9 @@ struct ks_blk_run {
 	__u32 busy, active;
 	struct ks_file_key key;
 	struct ks_file_val v;
+	/* a device's run, in a pinned session (cfg.aggregates): its completions' `devdist` by class
+	 * (0 read, 1 write, 2 other), added to `devdist` when the run's slot is flushed */
+	struct ks_dist_val dist[3];
 };
 
 /* `fault_runs` (page-cache layer): per CPU, the faults on one mapped file by one process in a row

@@ -348,8 +348,8 @@ int BPF_PROG(ks_rq_requeue, struct request *rq)
 
 /* Where a completion for the block record (pid, dev, ino) is counted: this CPU's run of that
  * record (struct ks_blk_run), taking the slot from another record's run if need be (*run: that
- * run, for plain adds); the record itself while a reader's flush is in progress on this CPU (or while the table
- * has no room for the slot's record): atomic adds. NULL when the table is full. */
+ * run, for plain adds); the record itself while a reader's flush is in progress on this CPU (or
+ * while the table has no room for the slot's record): atomic adds. NULL when the table is full. */
 static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino, struct ks_blk_run **run)
 {
 	__u32 i = (__u32)(((dev ^ ino ^ pid) * 0x9E3779B97F4A7C15ULL) >> 62) + (ino ? KS_BLK_SLOTS : 0);

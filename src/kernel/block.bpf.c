@@ -57,30 +57,24 @@ struct {
 	__type(value, struct ks_rq_slot);
 } rq_slots SEC(".maps");
 
-/* The request's device as stat(2) names it: the partition, else the disk. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KS_MAX_DEVS);
-	__type(key, struct ks_dist_key);
-	__type(value, struct ks_dist_val);
-} devdist SEC(".maps");
-
-/* One completed request in its device's wait and service distributions (devdist), by the log2
- * buckets of its queue and device times. */
-static __always_inline void dist(__u64 dev, __u32 op, __u32 w, __u32 d)
+/* One completed request in its device's wait and service distributions, by the log2 buckets of
+ * its queue and device times: in the device's run on this CPU (r: plain adds, moved to `devdist`
+ * with the run), else on `devdist` itself. */
+static __always_inline void dist(struct ks_blk_run *r, __u64 dev, __u32 op, __u32 w, __u32 d)
 {
-	struct ks_dist_key k = {.dev = dev, .cls = op == REQ_OP_READ ? 0 : op == REQ_OP_WRITE ? 1 : 2};
-	struct ks_dist_val *v = bpf_map_lookup_elem(&devdist, &k);
-	if (!v) {
-		static const struct ks_dist_val zero;
-		if (bpf_map_update_elem(&devdist, &k, &zero, BPF_NOEXIST) < 0 && !bpf_map_lookup_elem(&devdist, &k)) {
-			ks_stat(KS_STAT_AGG_FULL);
+	__u32 cls = op == REQ_OP_READ ? 0 : op == REQ_OP_WRITE ? 1 : 2;
+	if (r) {
+		if (cls > 2)
 			return;
-		}
-		v = bpf_map_lookup_elem(&devdist, &k);
-		if (!v)
-			return;
+		struct ks_dist_val *x = &r->dist[cls];
+		x->count++;
+		x->wait_hist[w & (KS_HIST - 1)]++;
+		x->svc_hist[d & (KS_HIST - 1)]++;
+		return;
 	}
+	struct ks_dist_val *v = ks_dist_of(dev, cls);
+	if (!v)
+		return;
 	__sync_fetch_and_add(&v->count, 1);
 	if (w < KS_HIST)
 		__sync_fetch_and_add(&v->wait_hist[w], 1);
@@ -353,13 +347,14 @@ int BPF_PROG(ks_rq_requeue, struct request *rq)
 }
 
 /* Where a completion for the block record (pid, dev, ino) is counted: this CPU's run of that
- * record (struct ks_blk_run), taking the slot from another record's run if need be; the record
- * itself while a reader's flush is in progress on this CPU (or while the table has no room for
- * the slot's record). NULL when the table is full. */
-static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino)
+ * record (struct ks_blk_run), taking the slot from another record's run if need be (*run: that
+ * run, for plain adds); the record itself while a reader's flush is in progress on this CPU (or
+ * while the table has no room for the slot's record): atomic adds. NULL when the table is full. */
+static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino, struct ks_blk_run **run)
 {
 	__u32 i = (__u32)(((dev ^ ino ^ pid) * 0x9E3779B97F4A7C15ULL) >> 62) + (ino ? KS_BLK_SLOTS : 0);
 	struct ks_blk_run *r = bpf_map_lookup_elem(&blk_runs, &i);
+	*run = NULL;
 	if (!r || r->busy)
 		return ks_file(pid, LOG_LAYER_BLOCK, dev, ino);
 	if (!r->active || r->key.pid != pid || r->key.dev != dev || r->key.ino != ino) {
@@ -371,6 +366,7 @@ static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 i
 		r->key.ino = ino;
 		r->active = 1;
 	}
+	*run = r;
 	return &r->v;
 }
 
@@ -383,65 +379,79 @@ struct done {
 	bool err, last, timed;
 };
 
-/* The completion d on record v. */
-static __always_inline void count(struct ks_file_val *v, const struct done *d)
+/* n added to *p: with plain adds in this CPU's run (`run`), atomically on a record. A run is
+ * written only by completions on its CPU, which never nest (the kernel skips a program's run that
+ * would begin inside its own on the same CPU, counted in kernel_prog_misses), and read by a
+ * reader's flush in sys_exit, which a completion may interrupt but never the other way round:
+ * the flush marks the slot busy first, and a completion finding it busy counts on the record. */
+#define BLK_ADD(run, p, n)                                \
+	do {                                              \
+		if (run)                                  \
+			*(p) += (n);                      \
+		else                                      \
+			__sync_fetch_and_add((p), (n));   \
+	} while (0)
+#define BLK_C(run, v, counter, n) BLK_ADD(run, &(v)->c[LOG_C_##counter], n)
+
+/* The completion d on record v (this CPU's run of it when `run`). */
+static __always_inline void count(struct ks_file_val *v, struct ks_blk_run *run, const struct done *d)
 {
 	if (!v)
 		return;
 	__u32 op = d->op;
 	bool last = d->last, err = d->err;
 	if (d->timed) {
-		KS_ADD(v, TIME_QUEUE, d->queue);
-		KS_ADD(v, TIME_DEVICE, d->device);
+		BLK_C(run, v, TIME_QUEUE, d->queue);
+		BLK_C(run, v, TIME_DEVICE, d->device);
 	} else if (last) {
-		__sync_fetch_and_add(&v->untimed, 1);
+		BLK_ADD(run, &v->untimed, 1);
 	}
 	if (op == REQ_OP_READ || op == REQ_OP_WRITE || op == REQ_OP_WRITE_ZEROES || op == REQ_OP_SECURE_ERASE) {
 		/* as diskstats groups them: write-zeroes and secure erase are writes */
 		int w = op != REQ_OP_READ;
 		if (w) {
 			if (last)
-				KS_ADD(v, WRITES, 1);
+				BLK_C(run, v, WRITES, 1);
 			if (d->timed)
-				KS_ADD(v, TIME_WRITE, d->total);
+				BLK_C(run, v, TIME_WRITE, d->total);
 			ks_first(&v->c[LOG_C_WRITE_FIRST], d->start);
 			ks_max(&v->c[LOG_C_WRITE_LAST], d->end);
 			if (err)
-				KS_ADD(v, ERR_WRITES, last);
+				BLK_C(run, v, ERR_WRITES, last);
 			else
-				KS_ADD(v, BYTES_WRITTEN, d->bytes);
+				BLK_C(run, v, BYTES_WRITTEN, d->bytes);
 		} else {
 			if (last)
-				KS_ADD(v, READS, 1);
+				BLK_C(run, v, READS, 1);
 			if (d->timed)
-				KS_ADD(v, TIME_READ, d->total);
+				BLK_C(run, v, TIME_READ, d->total);
 			ks_first(&v->c[LOG_C_READ_FIRST], d->start);
 			ks_max(&v->c[LOG_C_READ_LAST], d->end);
 			if (err)
-				KS_ADD(v, ERR_READS, last);
+				BLK_C(run, v, ERR_READS, last);
 			else
-				KS_ADD(v, BYTES_READ, d->bytes);
+				BLK_C(run, v, BYTES_READ, d->bytes);
 		}
 		if (last)
-			__sync_fetch_and_add(&v->size_hist[w][d->size_b & (KS_HIST - 1)], 1);
+			BLK_ADD(run, &v->size_hist[w][d->size_b & (KS_HIST - 1)], 1);
 		if (d->timed && last)
-			__sync_fetch_and_add(&v->lat_hist[w][d->dev_b & (KS_HIST - 1)], 1);
+			BLK_ADD(run, &v->lat_hist[w][d->dev_b & (KS_HIST - 1)], 1);
 	} else if (op == REQ_OP_FLUSH) {
 		if (last)
-			KS_ADD(v, FSYNCS, 1);
+			BLK_C(run, v, FSYNCS, 1);
 		if (d->timed)
-			KS_ADD(v, TIME_META, d->total);
+			BLK_C(run, v, TIME_META, d->total);
 		if (err)
-			KS_ADD(v, ERR_SYNCS, last);
+			BLK_C(run, v, ERR_SYNCS, last);
 	} else {
 		if (last)
-			KS_ADD(v, META_OTHER, 1); /* discard, zone management ... */
+			BLK_C(run, v, META_OTHER, 1); /* discard, zone management ... */
 		if (op == REQ_OP_DISCARD && !err)
-			__sync_fetch_and_add(&v->discard_bytes, d->bytes);
+			BLK_ADD(run, &v->discard_bytes, d->bytes);
 		if (d->timed)
-			KS_ADD(v, TIME_META, d->total);
+			BLK_C(run, v, TIME_META, d->total);
 		if (err)
-			KS_ADD(v, ERR_META, last);
+			BLK_C(run, v, ERR_META, last);
 	}
 }
 
@@ -469,8 +479,11 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	}
 	if (d.last)
 		d.size_b = ks_bucket(nr_bytes);
+	struct ks_blk_run *run;
+	struct ks_file_val *v;
 	if (!p) { /* issued before tracing began: counted on its device, untimed */
-		count(blk_val(0, rq_dev(rq), 0), &d);
+		v = blk_val(0, rq_dev(rq), 0, &run);
+		count(v, run, &d);
 		if (d.last)
 			ks_stat(KS_STAT_BLOCK_UNMATCHED);
 		return 0;
@@ -489,15 +502,18 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	d.start = ri.start_ns;
 	d.timed = true;
 	d.dev_b = ks_bucket(d.device);
-	count(blk_val(0, dev, 0), &d);
-	if (d.last)
-		dist(dev, op, ks_bucket(d.queue), d.dev_b);
+	v = blk_val(0, dev, 0, &run);
+	count(v, run, &d);
+	if (d.last && cfg.aggregates) /* devdist: read by the pinned session's sampler alone */
+		dist(run, dev, op, ks_bucket(d.queue), d.dev_b);
 	if (ri.flags & KS_RQ_DEV_ONLY)
 		return 0;
 	/* A file is charged at its own device only: a stacked device's lower requests (loop, dm)
 	 * carry the same pages and would count its bytes twice. */
-	if (ri.ino && ri.dev == dev)
-		count(blk_val(ri.pid, ri.dev, ri.ino), &d);
+	if (ri.ino && ri.dev == dev) {
+		v = blk_val(ri.pid, ri.dev, ri.ino, &run);
+		count(v, run, &d);
+	}
 	if (!cfg.events)
 		return 0;
 	__u8 eop = op == REQ_OP_READ ? LOG_OP_BLK_READ : op == REQ_OP_WRITE ? LOG_OP_BLK_WRITE

@@ -129,6 +129,17 @@ struct {
 	__type(value, struct ks_blk_run);
 } blk_runs SEC(".maps");
 
+/* The block devices' wait and service distributions, per device (as stat(2) names it: the
+ * partition, else the disk) and class (kernel.h), for a
+ * pinned session's sampler (cfg.aggregates). Declared by every object: a reader's flush in
+ * sys_exit moves the devices' runs (ks_blk_flush) into it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_MAX_DEVS);
+	__type(key, struct ks_dist_key);
+	__type(value, struct ks_dist_val);
+} devdist SEC(".maps");
+
 /* Per CPU: the page faults' run (struct ks_fault_run, kernel.h). Declared by every object:
  * sys_exit flushes it for a reader. */
 struct {
@@ -432,12 +443,57 @@ __noinline int ks_val_move_global(struct ks_file_val *d, struct ks_file_val *s)
 	return 1;
 }
 
+/* The `devdist` entry of (dev, cls), created on first use; NULL (counted) when the map is full. */
+static __always_inline struct ks_dist_val *ks_dist_of(__u64 dev, __u32 cls)
+{
+	struct ks_dist_key k = {.dev = dev, .cls = cls};
+	struct ks_dist_val *v = bpf_map_lookup_elem(&devdist, &k);
+	if (v)
+		return v;
+	static const struct ks_dist_val zero;
+	if (bpf_map_update_elem(&devdist, &k, &zero, BPF_NOEXIST) < 0 && !bpf_map_lookup_elem(&devdist, &k)) {
+		ks_stat(KS_STAT_AGG_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&devdist, &k);
+}
+
+/* A device run's distributions to `devdist` (what one could not take stays in the run). */
+static __noinline void ks_dist_flush(struct ks_blk_run *r)
+{
+	if (!r)
+		return;
+	for (__u32 c = 0; c < 3; c++) {
+		struct ks_dist_val *s = &r->dist[c];
+		if (!s->count)
+			continue;
+		struct ks_dist_val *v = ks_dist_of(r->key.dev, c);
+		if (!v)
+			continue;
+		__sync_fetch_and_add(&v->count, s->count);
+		s->count = 0;
+		for (int b = 0; b < KS_HIST; b++) {
+			if (s->wait_hist[b]) {
+				__sync_fetch_and_add(&v->wait_hist[b], s->wait_hist[b]);
+				s->wait_hist[b] = 0;
+			}
+			if (s->svc_hist[b]) {
+				__sync_fetch_and_add(&v->svc_hist[b], s->svc_hist[b]);
+				s->svc_hist[b] = 0;
+			}
+		}
+	}
+}
+
 /* A block run to its record (created if need be); the slot is then free. False when the table
- * has no room for the record (counted as files_full): the run stays in its slot. */
+ * has no room for the record (counted as files_full): the run stays in its slot. A device's run
+ * in a pinned session takes its distributions to `devdist` too. */
 static __noinline bool ks_blk_flush(struct ks_blk_run *r)
 {
 	if (!r->active)
 		return true;
+	if (cfg.aggregates && !r->key.ino)
+		ks_dist_flush(r);
 	struct ks_file_val *v = ks_file(r->key.pid, LOG_LAYER_BLOCK, r->key.dev, r->key.ino);
 	if (!v)
 		return false;
@@ -585,6 +641,22 @@ static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 i
 	struct pt_regs *regs = NULL;
 	int k = 0;
 	__u32 fd = 0;
+	__u64 syscw = 0;
+	bool chk = cfg.lat_every > 1 && bpf_core_field_exists(t->ioac);
+	if (chk) {
+		/* a write whose earlier page passed the check below, still in that call: its thread,
+		 * and no write of the thread has ended since (syscw); the same file and process as the
+		 * run, which is all the run's figures need. No helper, no registers, no fdtab. */
+		__u32 one = 1;
+		struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
+		syscw = t->ioac.syscw;
+		if (s && s->chk_task == (__u64)t && s->chk_syscw == syscw && s->chk_tid == (__u32)t->pid &&
+		    s->inode == (__u64)host && s->tgid == t->tgid && s->file) {
+			b->s = s;
+			b->rw = 2;
+			return true;
+		}
+	}
 	if (cfg.lat_every > 1) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(t);
 		k = ks_rw_of(regs->orig_ax);
@@ -597,6 +669,11 @@ static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 i
 			__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
 			__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
 			if (g && *g == s->fdgen && (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)) {
+				if (chk) { /* the rest of this call's pages: the test above */
+					s->chk_task = (__u64)t;
+					s->chk_syscw = syscw;
+					s->chk_tid = (__u32)t->pid;
+				}
 				b->s = s;
 				b->rw = 2;
 				return true;

@@ -255,7 +255,13 @@ struct ks_run {
 	__u64 last_jiffies; /* the tick of last_ns */
 	__u64 errors;
 	__u64 dev, ino;
-	__u32 gen, pad;
+	__u32 gen;
+	/* The write whose page-cache and filesystem work the descriptor check (ks_call_batch) last
+	 * sent to this run: its thread (task address, tid) and that thread's write calls ended then
+	 * (ioac.syscw, which the kernel moves at the end of each write): while they are the same, it
+	 * is that call, and the rest of its pages on this file take the check's answer. */
+	__u32 chk_tid;
+	__u64 chk_task, chk_syscw;
 	__u32 rw, bucket;  /* 0 read, 1 write; the log2 size of every call (with aggregates) */
 	__u64 first_ns;    /* the first call's start (its exit when untimed) */
 	__u64 last_ns;     /* the last call's exit; for an untimed call, that of the run's first call in
@@ -367,6 +373,9 @@ struct ks_blk_run {
 	__u32 busy, active;
 	struct ks_file_key key;
 	struct ks_file_val v;
+	/* a device's run, in a pinned session (cfg.aggregates): its completions' `devdist` by class
+	 * (0 read, 1 write, 2 other), added to `devdist` when the run's slot is flushed */
+	struct ks_dist_val dist[3];
 };
 
 /* `fault_runs` (page-cache layer): per CPU, the faults on one mapped file by one process in a row

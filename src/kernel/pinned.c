@@ -117,6 +117,7 @@ int kern_pinned_devdist(const struct kern_pinned *p,
 	void *prev = NULL;
 	if (p->devdist < 0)
 		return 0;
+	ks_runs_flush(NULL); /* the devices' runs hold their latest completions' distributions */
 	while (bpf_map_get_next_key(p->devdist, prev, &nk) == 0) {
 		struct ks_dist_val v;
 		k = nk;

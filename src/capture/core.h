@@ -29,6 +29,7 @@
 #include "log/record.h"
 #include "capture/aggregate.h"
 #include "capture/owner.h"
+#include "capture/totals.h"
 
 #define CAP_EXPORT __attribute__((visibility("default")))
 #define CAP_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -216,6 +217,7 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 	else
 		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 0);
 	cap_own_end(how);
+	cap_tot_access(r, kind, (uint64_t)ret); /* (the thread's own slot: outside the gate) */
 	cap_trace_rw(r, kind, o, ret, t0, t1);
 }
 

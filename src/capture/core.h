@@ -212,12 +212,14 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 			d->pos = o + (uint64_t)ret;
 		}
 	}
+	unsigned hb = log_hist_bucket((uint64_t)ret); /* (once: log_note_access's is the same) */
 	if (mt)
 		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 1);
 	else
 		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 0);
 	cap_own_end(how);
-	cap_tot_access(r, kind, (uint64_t)ret); /* (the thread's own slot: outside the gate) */
+	/* (a descriptor's record is always POSIX's; the thread's own slot: outside the gate) */
+	cap_tot_access_l(0, kind, (uint64_t)ret, hb);
 	cap_trace_rw(r, kind, o, ret, t0, t1);
 }
 

@@ -247,6 +247,7 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 		return;
 	}
 	uint64_t off;
+	unsigned hb = log_hist_bucket(bytes);
 	if (mt) {
 		off = __atomic_fetch_add(&f->spos, bytes, __ATOMIC_RELAXED);
 		log_note_access(r, kind, off, bytes, (uintptr_t)mem, t0, t1, cap.file_align, cap.mem_align, 1);
@@ -256,7 +257,7 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 		log_note_access(r, kind, off, bytes, (uintptr_t)mem, t0, t1, cap.file_align, cap.mem_align, 0);
 	}
 	cap_own_end(how);
-	cap_tot_access(r, kind, bytes);
+	cap_tot_access_l(1, kind, bytes, hb); /* (a stream's record is always stdio's) */
 	cap_trace_rw(r, kind, off, (int64_t)bytes, t0, t1);
 }
 

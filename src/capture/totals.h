@@ -18,12 +18,13 @@
 #include "iostrata/format.h"
 #include "log/record.h"
 
-/* The calling thread's slot (NULL until its first counted call, and in a fork child). */
-extern __thread struct log_totals_slot *cap_tot_slot __attribute__((tls_model("initial-exec")));
-extern struct log_totals_slot *cap_tot_shared; /* the section's last slot (NULL: no section) */
+/* The calling thread's slot (0 until its first counted call, and in a fork child), its lowest
+ * bit set when it is the shared last slot (slots are 64-byte aligned): one test on the hot path. */
+extern __thread uintptr_t cap_tot_slot __attribute__((tls_model("initial-exec")));
 
-/* The calling thread's slot claimed in the live file's section: NULL when there is none. */
-struct log_totals_slot *cap_tot_claim(void);
+/* The calling thread's slot claimed in the live file's section (tagged as cap_tot_slot): 0 when
+ * there is none. */
+uintptr_t cap_tot_claim(void);
 /* The section in the mapping (a new live file: at start-up and in a fork child), slots unclaimed. */
 void cap_tot_reset(struct log_totals_slot *base);
 
@@ -33,36 +34,49 @@ void cap_tot_reset(struct log_totals_slot *base);
 	 (1ull << LOG_C_FSYNCS) | (1ull << LOG_C_RENAMES) | (1ull << LOG_C_DUPS) | (1ull << LOG_C_MMAPS) |      \
 	 (1ull << LOG_C_META_OTHER))
 
-/* The slot's layer for record r (NULL when r is not of a user layer or there is no slot). */
-static inline __attribute__((always_inline)) struct log_totals_layer *cap_tot_layer(const struct log_record *r,
-										    int *mt)
+/* The thread's slot, tagged (0: none). */
+static inline __attribute__((always_inline)) uintptr_t cap_tot_get(void)
 {
-	unsigned l = (unsigned)r->layer - LOG_LAYER_POSIX;
-	if (__builtin_expect(l > 1, 0))
-		return 0;
-	struct log_totals_slot *s = cap_tot_slot;
-	if (__builtin_expect(!s, 0) && !(s = cap_tot_claim()))
-		return 0;
-	*mt = s == cap_tot_shared;
-	return &s->layer[l];
+	uintptr_t s = cap_tot_slot;
+	if (__builtin_expect(!s, 0))
+		s = cap_tot_claim();
+	return s;
 }
 
-/* What log_note_access adds to the node-second figures of r, added to the thread's slot. */
-static inline __attribute__((always_inline)) void cap_tot_access(const struct log_record *r, int kind, uint64_t len)
+static inline __attribute__((always_inline)) void cap_tot_add(struct log_totals_layer *t, int kind, uint64_t len,
+								unsigned hb, int mt)
 {
-	int mt;
-	struct log_totals_layer *t = cap_tot_layer(r, &mt);
-	if (!t)
-		return;
 	if (kind == LOG_KIND_WRITE) {
 		log_inc(&t->writes, mt);
 		log_add(&t->bytes_written, len, mt);
-		log_inc(&t->write_hist[log_hist_bucket(len)], mt);
+		log_inc(&t->write_hist[hb], mt);
 	} else {
 		log_inc(&t->reads, mt);
 		log_add(&t->bytes_read, len, mt);
-		log_inc(&t->read_hist[log_hist_bucket(len)], mt);
+		log_inc(&t->read_hist[hb], mt);
 	}
+}
+
+/* What log_note_access adds to the node-second figures of a record of user layer l (0 POSIX, 1
+ * stdio) for a read or write of len bytes, whose size bucket is hb, added to the thread's slot. */
+static inline __attribute__((always_inline)) void cap_tot_access_l(unsigned l, int kind, uint64_t len, unsigned hb)
+{
+	uintptr_t s = cap_tot_get();
+	if (!s)
+		return;
+	/* (two copies, so that the thread's own slot needs no untagging) */
+	if (__builtin_expect(s & 1, 0))
+		cap_tot_add(&((struct log_totals_slot *)(s - 1))->layer[l], kind, len, hb, 1);
+	else
+		cap_tot_add(&((struct log_totals_slot *)s)->layer[l], kind, len, hb, 0);
+}
+
+/* The same for record r, of any layer (nothing when it is not a user layer's). */
+static inline __attribute__((always_inline)) void cap_tot_access(const struct log_record *r, int kind, uint64_t len)
+{
+	unsigned l = (unsigned)r->layer - LOG_LAYER_POSIX;
+	if (__builtin_expect(l <= 1, 1))
+		cap_tot_access_l(l, kind, len, log_hist_bucket(len));
 }
 
 /* log_note_access and the same in the thread's totals. */
@@ -79,11 +93,11 @@ static inline __attribute__((always_inline)) void cap_note_access(struct log_rec
 static inline void cap_note_meta(struct log_record *r, enum log_counter which, uint64_t t0, uint64_t t1, int mt)
 {
 	log_note_meta(r, which, t0, t1, mt);
-	if ((unsigned)which < 64 && ((CAP_TOT_META_MASK >> which) & 1)) {
-		int smt;
-		struct log_totals_layer *t = cap_tot_layer(r, &smt);
-		if (t)
-			log_inc(&t->meta, smt);
+	unsigned l = (unsigned)r->layer - LOG_LAYER_POSIX;
+	if ((unsigned)which < 64 && ((CAP_TOT_META_MASK >> which) & 1) && l <= 1) {
+		uintptr_t s = cap_tot_get();
+		if (s)
+			log_inc(&((struct log_totals_slot *)(s & ~(uintptr_t)1))->layer[l].meta, (int)(s & 1));
 	}
 }
 

@@ -832,46 +832,27 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 	return r;
 }
 
-/* One byte of each page mapped read, inside the guard: a file cut under the mapping faults here
- * as it would at the next summing (not inlined, as live_sum). */
-__attribute__((noinline)) static int live_touch(const struct dmn_live_map *m)
-{
-	long pg = page_size > 0 ? page_size : 4096;
-	(void)*(const volatile unsigned char *)m->hdr;
-	for (size_t o = 0; m->tot_map && o < m->tot_map_len; o += (size_t)pg)
-		(void)*(const volatile unsigned char *)&m->tot_map[o];
-	return 0;
-}
-
 int dmn_read_live_kept(struct dmn_live_map *m, const char *name, const struct dmn_limits *lim, struct log_file *out,
 		       struct dmn_trace_area *ta, char *err, size_t errlen)
 {
 	struct stat st;
-	sigjmp_buf jb;
+	struct dmn_live_sums probe;
 	int traced;
 	memset(out, 0, sizeof *out);
 	if (ta)
 		ta->fd = -1;
 	if (!m->has_fd || !m->hdr)
 		return 1;
-	/* a file cut under the mapping is said as such (its pread reading would only find it short) */
-	if (sigsetjmp(jb, 0)) {
-		guard_jmp = NULL;
-		guard_map = NULL;
-		return -EFAULT;
-	}
-	guard_map = m;
-	guard_jmp = &jb;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	live_touch(m);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_jmp = NULL;
-	guard_map = NULL;
+	/* a summing first, inside its guard: a file cut under the mapping (or another log written
+	 * over it) is said as such, not only found short by the preads */
+	int r = dmn_live_sum(m, &probe);
+	if (r < 0)
+		return r;
 	if (fstat(m->fd, &st) < 0)
 		return -errno;
 	if (st.st_nlink == 0)
 		return 1; /* removed: the process ended (its final log), or another file is under its name */
-	int r = read_live_fd(m->fd, name, &st, lim, out, ta, &traced, NULL, err, errlen);
+	r = read_live_fd(m->fd, name, &st, lim, out, ta, &traced, NULL, err, errlen);
 	if (r == 0 && out->hdr.end_ns) {
 		log_file_free(out);
 		memset(out, 0, sizeof *out);

@@ -43,6 +43,7 @@ enum log_section_kind {
 	LOG_SEC_KERNEL = 4, /* kernel-layer header (struct log_kernel_info) */
 	LOG_SEC_MOUNT = 5,  /* reserved: mount-point data */
 	LOG_SEC_TRACE = 6,  /* trace mode: per-thread blocks of event runs (struct log_trace_block) */
+	LOG_SEC_TOTALS = 7, /* live files only: per-thread totals of the user layers (struct log_totals_slot) */
 };
 
 /* log_section.flags */
@@ -217,6 +218,33 @@ enum {
 	LOG_M_ABSOFF = 1u << 2, /* the offset is written as itself, not as a distance */
 };
 
+/*
+ * Per-thread totals (a live file's TOTALS section, docs/FORMAT.md "Totals"): for the user layers
+ * POSIX and stdio, what their records' node-second figures sum to (calls and bytes per direction,
+ * metadata calls as ana_meta_ops counts them, the request-size histograms), kept once more per
+ * thread so that a reader sums a process without reading its records. A thread claims a slot at
+ * its first counted call with one atomic add on header.totals_claimed and alone writes it after,
+ * with plain stores; threads beyond the capacity share the last slot with atomic adds. Exact: every
+ * update of these figures in a POSIX or stdio record adds the same to the calling thread's slot
+ * (a reader may see one ahead of the other for the duration of a call). Final logs drop it.
+ */
+#define LOG_TOTALS_SLOTS 64 /* slots of a live file's TOTALS section, the shared last one included */
+struct log_totals_layer {
+	uint64_t reads, writes, bytes_read, bytes_written;
+	uint64_t meta;          /* opens, closes, seeks, stats, syncs, renames, dups, mmaps, other */
+	uint64_t reserved[3];
+	uint64_t read_hist[LOG_HIST_BUCKETS];
+	uint64_t write_hist[LOG_HIST_BUCKETS];
+};
+struct log_totals_slot {
+	int32_t tid;            /* the thread that claimed it (the last slot: the first to share it) */
+	uint32_t flags;         /* reserved (0) */
+	uint64_t reserved[7];
+	struct log_totals_layer layer[2]; /* [0] POSIX, [1] stdio */
+};
+_Static_assert(sizeof(struct log_totals_layer) == 576, "totals layers are 576 bytes");
+_Static_assert(sizeof(struct log_totals_slot) == 1216, "totals slots are 1216 bytes");
+
 /* log_event.flags */
 enum {
 	LOG_E_WRITEBACK = 1u << 0, /* block I/O issued by writeback, attributed by inode */
@@ -272,7 +300,11 @@ struct log_header {
 					     * forked image before this one's exec, which wrote no log; else 0 */
 	uint32_t argc_total;                /* 560: the program's argc (argc: how many are stored); 0 = argc */
 	uint32_t pad0;                      /* 564: reserved (0) */
-	uint8_t reserved[LOG_HEADER_SIZE - 568];
+	uint64_t totals_claimed;            /* 568: TOTALS slots handed out (live: may exceed the capacity;
+					     * those beyond it share the last slot) */
+	uint32_t totals_slot_size;          /* 576: bytes per TOTALS slot (0: no TOTALS section) */
+	uint32_t totals_flags;              /* 580: reserved (0) */
+	uint8_t reserved[LOG_HEADER_SIZE - 584];
 };
 
 _Static_assert(sizeof(struct log_header) == LOG_HEADER_SIZE, "header is 4096 bytes");
@@ -284,6 +316,7 @@ _Static_assert(offsetof(struct log_header, file_alignment) == 480, "alignment at
 _Static_assert(offsetof(struct log_header, trace_blocks) == 520, "trace fields at 520");
 _Static_assert(offsetof(struct log_header, fork_start_ns) == 552, "fork_start_ns at 552");
 _Static_assert(offsetof(struct log_header, argc_total) == 560, "argc_total at 560");
+_Static_assert(offsetof(struct log_header, totals_claimed) == 568, "totals fields at 568");
 _Static_assert(sizeof(struct log_record) % 64 == 0, "records are whole cache lines");
 
 /*

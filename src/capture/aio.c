@@ -73,7 +73,7 @@ static void complete(const void *cb, ssize_t r)
 			cap_note_failure(rec, EIO); /* the cause is in aio_error(): taken for a fault */
 			return;
 		}
-		log_note_access(rec, kind, off, (uint64_t)r, mem, t0, t1, cap.file_align, cap.mem_align,
+		cap_note_access(rec, kind, off, (uint64_t)r, mem, t0, t1, cap.file_align, cap.mem_align,
 				how == CAP_OWN_LOCKED);
 		cap_own_end(how);
 		cap_trace_rw(rec, kind, off, r, t0, t1);

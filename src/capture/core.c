@@ -503,7 +503,7 @@ void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1)
 	n->spos = stream ? cap.ofds[n->ofd].pos : 0;
 	__atomic_store_n(&n->rec, o->rec, __ATOMIC_RELEASE);
 	cap_trace_meta(o->rec, LOG_C_DUPS, 0, t0, t1);
-	log_note_meta(o->rec, LOG_C_DUPS, t0, t1, cap_mt());
+	cap_note_meta(o->rec, LOG_C_DUPS, t0, t1, cap_mt());
 }
 
 void cap_fd_setfl(int fd, int flags)
@@ -603,7 +603,7 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 	struct log_record *r = rflags ? pseudo_record(LOG_LAYER_POSIX, abs) : cap_record(LOG_LAYER_POSIX, abs, 0);
 	if (fd < 0) {
 		cap_trace_meta(r, LOG_C_OPENS, 1, t0, t1);
-		log_note_meta(r, LOG_C_ERR_OPENS, t0, t1, cap_mt());
+		cap_note_meta(r, LOG_C_ERR_OPENS, t0, t1, cap_mt());
 		cap_note_failure(r, saved);
 		goto out;
 	}
@@ -620,7 +620,7 @@ struct cap_fd *cap_note_open(int dirfd, const char *path, int flags, int fd, uin
 	if (CAP_UNLIKELY(agg_on))
 		agg_note_open(&cap.fds[fd], fd, abs, flags);
 	cap_trace_meta(r, LOG_C_OPENS, 0, t0, t1);
-	log_note_meta(r, LOG_C_OPENS, t0, t1, cap_mt());
+	cap_note_meta(r, LOG_C_OPENS, t0, t1, cap_mt());
 	ret = &cap.fds[fd];
 	if (cap.use_tsc && t1 > cap.calib_next)
 		cap_calibrate(t1);
@@ -645,7 +645,7 @@ void cap_note_pseudo_open(int fd, int fd2, const char *name, uint64_t t0, uint64
 			__atomic_fetch_add(&cap.hdr->overflow_opens, 1, __ATOMIC_RELAXED);
 		fd_install(fds[i], r, NULL, O_RDWR);
 		cap_trace_meta(r, LOG_C_OPENS, 0, t0, t1);
-		log_note_meta(r, LOG_C_OPENS, t0, t1, cap_mt());
+		cap_note_meta(r, LOG_C_OPENS, t0, t1, cap_mt());
 	}
 	if (cap.use_tsc && t1 > cap.calib_next)
 		cap_calibrate(t1);
@@ -668,12 +668,12 @@ void cap_note_meta_fd(struct cap_fd *f, enum log_counter which, int failed, uint
 		cap_note_failure(rec, errno); /* the call's: nothing ran since */
 	cap_trace_meta(rec, which, failed, t0, t1);
 	if (!failed) {
-		log_note_meta(rec, which, t0, t1, cap_mt());
+		cap_note_meta(rec, which, t0, t1, cap_mt());
 		return;
 	}
 	enum log_counter e = which == LOG_C_SEEKS ? LOG_C_ERR_SEEKS : which == LOG_C_FSYNCS ? LOG_C_ERR_SYNCS
 											      : LOG_C_ERR_META;
-	log_note_meta(rec, e, t0, t1, cap_mt());
+	cap_note_meta(rec, e, t0, t1, cap_mt());
 }
 
 void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int failed, uint64_t t0,
@@ -684,7 +684,7 @@ void cap_note_meta_path(int dirfd, const char *path, enum log_counter which, int
 	if (cap_abspath(dirfd, path, abs, sizeof abs) == 0 && !cap_path_excluded(abs)) {
 		struct log_record *r = cap_record(LOG_LAYER_POSIX, abs, 0);
 		cap_trace_meta(r, which, failed, t0, t1);
-		log_note_meta(r, failed ? LOG_C_ERR_META : which, t0, t1, cap_mt());
+		cap_note_meta(r, failed ? LOG_C_ERR_META : which, t0, t1, cap_mt());
 		if (failed)
 			cap_note_failure(r, saved);
 	}
@@ -1018,6 +1018,10 @@ static int live_create(uint32_t max_records, const struct cap_args *args)
 	uint32_t string_cap = max_records * 128u + 65536u;
 	size_t rec_off = LOG_HEADER_SIZE + ((string_cap + 4095u) & ~4095u);
 	size_t size = rec_off + (size_t)max_records * sizeof(struct log_record);
+	/* the per-thread totals on pages of their own: a reader maps the header and these alone */
+	size_t tot_off = (size + 4095u) & ~(size_t)4095u;
+	size_t tot_size = LOG_TOTALS_SLOTS * sizeof(struct log_totals_slot);
+	size = tot_off + tot_size;
 	size_t trace_off = (size + 4095u) & ~(size_t)4095u;
 	if (cap.trace)
 		size = trace_off + cap.trace_nblocks * LOG_TRACE_BLOCK; /* sparse until used */
@@ -1056,10 +1060,12 @@ static int live_create(uint32_t max_records, const struct cap_args *args)
 	cap.trace_base = cap.trace ? (char *)m + trace_off : NULL;
 
 	log_live_header_init(h, max_records, string_cap, rec_off);
+	h->sections[h->nsections++] = (struct log_section){LOG_SEC_TOTALS, 0, tot_off, tot_size, LOG_TOTALS_SLOTS};
+	h->totals_slot_size = sizeof(struct log_totals_slot);
+	cap_tot_reset((struct log_totals_slot *)(void *)((char *)m + tot_off));
 	if (cap.trace) {
-		h->sections[2] = (struct log_section){LOG_SEC_TRACE, 0, trace_off, cap.trace_nblocks * LOG_TRACE_BLOCK,
-						      cap.trace_nblocks};
-		h->nsections = 3;
+		h->sections[h->nsections++] = (struct log_section){LOG_SEC_TRACE, 0, trace_off,
+								   cap.trace_nblocks * LOG_TRACE_BLOCK, cap.trace_nblocks};
 		h->trace_block_size = LOG_TRACE_BLOCK;
 	}
 	h->pid = getpid();

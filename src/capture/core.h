@@ -29,6 +29,7 @@
 #include "log/record.h"
 #include "capture/aggregate.h"
 #include "capture/owner.h"
+#include "capture/totals.h"
 
 #define CAP_EXPORT __attribute__((visibility("default")))
 #define CAP_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -211,11 +212,14 @@ static inline __attribute__((always_inline)) void cap_note_rw_inline(struct cap_
 			d->pos = o + (uint64_t)ret;
 		}
 	}
+	unsigned hb = log_hist_bucket((uint64_t)ret); /* (once: log_note_access's is the same) */
 	if (mt)
 		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 1);
 	else
 		log_note_access(r, kind, o, (uint64_t)ret, mem, t0, t1, cap.file_align, cap.mem_align, 0);
 	cap_own_end(how);
+	/* (a descriptor's record is always POSIX's; the thread's own slot: outside the gate) */
+	cap_tot_access_l(0, kind, (uint64_t)ret, hb);
 	cap_trace_rw(r, kind, o, ret, t0, t1);
 }
 

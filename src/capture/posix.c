@@ -757,7 +757,7 @@ CAP_EXPORT int munmap(void *addr, size_t len)
 	uint64_t t1 = cap_now();
 	if (r)
 		cap_note_failure(rec, errno);
-	log_note_meta(rec, r ? LOG_C_ERR_META : LOG_C_META_OTHER, t0, t1, cap_mt());
+	cap_note_meta(rec, r ? LOG_C_ERR_META : LOG_C_META_OTHER, t0, t1, cap_mt());
 	return r;
 }
 
@@ -771,7 +771,7 @@ CAP_EXPORT int msync(void *addr, size_t len, int flags)
 	uint64_t t1 = cap_now();
 	if (r)
 		cap_note_failure(rec, errno);
-	log_note_meta(rec, r ? LOG_C_ERR_SYNCS : LOG_C_FSYNCS, t0, t1, cap_mt());
+	cap_note_meta(rec, r ? LOG_C_ERR_SYNCS : LOG_C_FSYNCS, t0, t1, cap_mt());
 	return r;
 }
 

@@ -247,6 +247,7 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 		return;
 	}
 	uint64_t off;
+	unsigned hb = log_hist_bucket(bytes);
 	if (mt) {
 		off = __atomic_fetch_add(&f->spos, bytes, __ATOMIC_RELAXED);
 		log_note_access(r, kind, off, bytes, (uintptr_t)mem, t0, t1, cap.file_align, cap.mem_align, 1);
@@ -256,6 +257,7 @@ static void snote(struct cap_fd *f, int kind, uint64_t bytes, int failed, const 
 		log_note_access(r, kind, off, bytes, (uintptr_t)mem, t0, t1, cap.file_align, cap.mem_align, 0);
 	}
 	cap_own_end(how);
+	cap_tot_access_l(1, kind, bytes, hb); /* (a stream's record is always stdio's) */
 	cap_trace_rw(r, kind, off, (int64_t)bytes, t0, t1);
 }
 
@@ -264,7 +266,7 @@ static void smeta(struct cap_fd *f, enum log_counter which, int failed, uint64_t
 	if (failed)
 		cap_note_failure(f->srec, errno);
 	cap_trace_meta(f->srec, which, failed, t0, t1);
-	log_note_meta(f->srec, failed ? LOG_C_ERR_META : which, t0, t1, cap_mt());
+	cap_note_meta(f->srec, failed ? LOG_C_ERR_META : which, t0, t1, cap_mt());
 }
 
 static int mode_flags(const char *mode)
@@ -300,11 +302,11 @@ static void note_fopen(const char *path, const char *mode, FILE *fp, uint64_t t0
 		/* glibc starts a write-only append stream ("a") at the end of the file */
 		f->spos = mode && mode[0] == 'a' && !strchr(mode, '+') ? cap.ofds[f->ofd].end : 0;
 		cap_trace_meta(sr, LOG_C_OPENS, 0, t0, t1);
-		log_note_meta(sr, LOG_C_OPENS, t0, t1, cap_mt());
+		cap_note_meta(sr, LOG_C_OPENS, t0, t1, cap_mt());
 	} else if (!fp && cap_abspath(AT_FDCWD, path, abs, sizeof abs) == 0 && !cap_path_excluded(abs)) {
 		struct log_record *sr = cap_record(LOG_LAYER_STDIO, abs, 0);
 		cap_trace_meta(sr, LOG_C_OPENS, 1, t0, t1);
-		log_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap_mt());
+		cap_note_meta(sr, LOG_C_ERR_OPENS, t0, t1, cap_mt());
 		cap_note_failure(sr, saved);
 	}
 	errno = saved;
@@ -395,7 +397,7 @@ CAP_EXPORT FILE *fdopen(int fd, const char *mode)
 		f->srec = sr;
 		f->spos = cap.ofds[f->ofd].pos;
 		cap_trace_meta(sr, LOG_C_OPENS, 0, t0, t1);
-		log_note_meta(sr, LOG_C_OPENS, t0, t1, cap_mt());
+		cap_note_meta(sr, LOG_C_OPENS, t0, t1, cap_mt());
 		errno = saved;
 	}
 	return fp;
@@ -448,7 +450,7 @@ CAP_EXPORT int fclose(FILE *fp)
 	if (r)
 		cap_note_failure(sr, errno);
 	cap_trace_meta(sr, LOG_C_CLOSES, r != 0, t0, t1);
-	log_note_meta(sr, r ? LOG_C_ERR_META : LOG_C_CLOSES, t0, t1, cap_mt());
+	cap_note_meta(sr, r ? LOG_C_ERR_META : LOG_C_CLOSES, t0, t1, cap_mt());
 	return r;
 }
 

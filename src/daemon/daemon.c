@@ -948,6 +948,13 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	}
 	if (known && known->pread_only)
 		want_map = 0;
+	/* a file mapped with its slots: read by the descriptor it keeps (no open, no change of
+	 * filesystem identity), unless it was removed or its end is set (read by its name then) */
+	if (r > 0 && known && known->map.has_fd && known->next_state == STORE_PROC_LIVE &&
+	    (r = dmn_read_live_kept(&known->map, name, &d->lim, &lf, d->cfg.runs_max ? &ta : NULL, err, sizeof err)) < 0) {
+		map_failed(d, known, r);
+		r = 1;
+	}
 	if (r > 0) {
 		dmn_fs_as(sc->uid, sc->gid);
 		r = dmn_read_live(sc->dfd, name, sc->uid, &d->lim, &lf, &st, d->cfg.runs_max ? &ta : NULL,
@@ -1018,7 +1025,7 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 		map.hdr = NULL;
 	}
 	/* (more records in use than the mapping holds: mapped again by the next full reading) */
-	if (p->pread_only || (p->map.hdr && h->nrecords > p->map.rec_cap))
+	if (p->pread_only || (p->map.hdr && dmn_live_stale(&p->map, h, &lf)))
 		proc_unmap(d, p);
 	/* the sums go as far as this reading took the records, and the next one sums from the start
 	 * (its memo made again: source.h, struct dmn_live_memo) */
@@ -1027,7 +1034,7 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 		dmn_live_forget(&p->map);
 		if (from_map)
 			proc_keep_pages(d, p, 1); /* (read from them: kept as the summing keeps them) */
-		else
+		else if (!p->map.tot)
 			dmn_live_keep_strings(&p->map, &lf); /* (a string added: read by the file) */
 	}
 out:
@@ -2565,6 +2572,10 @@ int dmn_init(struct dmn *d, const struct dmn_config *cfg, char *err, size_t errl
 				rl.rlim_cur = nl.rlim_cur;
 		}
 		d->max_pidfds = rl.rlim_cur > 1024 ? (size_t)rl.rlim_cur - 512 : (size_t)rl.rlim_cur / 2;
+		/* and as many again for the live files mapped with their slots, which keep their
+		 * descriptor: half of those each */
+		d->max_pidfds /= 2;
+		dmn_live_set_fd_max(d->max_pidfds);
 		d->pid_ep = epoll_create1(EPOLL_CLOEXEC);
 	}
 	if ((r = sinks_open(d, err, errlen)) < 0)

@@ -134,8 +134,9 @@ static long page_size; /* set by the first mapping */
 
 static int in_map(const struct dmn_live_map *m, const void *addr)
 {
-	uintptr_t a = (uintptr_t)addr, h = (uintptr_t)m->hdr, r = (uintptr_t)m->rec_map;
-	return (a - h < LOG_HEADER_SIZE) || (m->rec_map && a - r < m->rec_map_len);
+	uintptr_t a = (uintptr_t)addr, h = (uintptr_t)m->hdr, r = (uintptr_t)m->rec_map, t = (uintptr_t)m->tot_map;
+	return (a - h < LOG_HEADER_SIZE) || (m->rec_map && a - r < m->rec_map_len) ||
+	       (m->tot_map && a - t < m->tot_map_len);
 }
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
@@ -174,9 +175,55 @@ void dmn_live_unmap(struct dmn_live_map *m)
 		munmap((void *)m->hdr, LOG_HEADER_SIZE);
 	if (m->rec_map)
 		munmap(m->rec_map, m->rec_map_len);
+	if (m->tot_map)
+		munmap(m->tot_map, m->tot_map_len);
+	dmn_live_close_fd(m);
 	free(m->memo);
 	free(m->strs);
 	memset(m, 0, sizeof *m);
+}
+
+static size_t kept_fds, kept_fds_max = 256;
+
+void dmn_live_set_fd_max(size_t max)
+{
+	kept_fds_max = max;
+}
+
+void dmn_live_close_fd(struct dmn_live_map *m)
+{
+	if (m->has_fd) {
+		close(m->fd);
+		kept_fds--;
+	}
+	m->has_fd = 0;
+	m->fd = -1;
+}
+
+int dmn_log_user_only(const struct log_file *lf)
+{
+	for (uint32_t i = 0; i < lf->nrecords; i++) {
+		const struct log_record *r = &lf->records[i];
+		if (r->flags & LOG_R_DEAD)
+			continue;
+		/* (a record being made, not in use yet, may be of any layer: its records then) */
+		if (!(r->flags & LOG_R_USED) || (r->layer != LOG_LAYER_POSIX && r->layer != LOG_LAYER_STDIO))
+			return 0;
+	}
+	return 1;
+}
+
+/* The slots a header says are claimed, as far as the section mapped goes. */
+static uint64_t slots_claimed(const struct dmn_live_map *m, uint64_t claimed)
+{
+	return claimed < m->tot_count ? claimed : m->tot_count;
+}
+
+int dmn_live_stale(const struct dmn_live_map *m, const struct log_header *h, const struct log_file *lf)
+{
+	if (h->nrecords > m->rec_cap)
+		return 1;
+	return m->tot && (slots_claimed(m, h->totals_claimed) > m->tot_n || !dmn_log_user_only(lf));
 }
 
 void dmn_live_forget(struct dmn_live_map *m)
@@ -188,12 +235,41 @@ void dmn_live_forget(struct dmn_live_map *m)
 /* Maps fd's header page and the records h (checked by the caller against the file) places, as
  * many as the header's capacity, the limit and the file's size allow: 0 or -errno. Two mappings,
  * not one across the strings: only the pages read are ever the daemon's. */
+/* The TOTALS section's slots claimed (at least one), to the end of their last page, mapped: 0, 1
+ * when the file has no section fit for it (its records are mapped then), or -errno. */
+static int totals_map(struct dmn_live_map *m, int fd, uint64_t fsize, const struct log_header *h, long pg)
+{
+	const struct log_section *ts = find_section(h, LOG_SEC_TOTALS);
+	const uint64_t ss = sizeof(struct log_totals_slot);
+	if (!ts || h->totals_slot_size != ss || ts->count == 0 || ts->count > LOG_TOTALS_SLOTS ||
+	    ts->offset < LOG_HEADER_SIZE || ts->offset > fsize || ts->count * ss > fsize - ts->offset ||
+	    ts->size < ts->count * ss)
+		return 1;
+	uint64_t want = h->totals_claimed < ts->count ? h->totals_claimed : ts->count;
+	if (want == 0)
+		want = 1;
+	uint64_t base = ts->offset & ~(uint64_t)(pg - 1), head = ts->offset - base;
+	uint64_t len = (head + want * ss + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
+	if (len > head + ts->count * ss)
+		len = head + ts->count * ss;
+	void *tm = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, (off_t)base);
+	if (tm == MAP_FAILED)
+		return -errno;
+	m->tot_map = tm;
+	m->tot_map_len = (size_t)len;
+	m->tot = (const struct log_totals_slot *)(const void *)((unsigned char *)tm + head);
+	m->tot_n = (uint32_t)((len - head) / ss);
+	m->tot_count = (uint32_t)ts->count;
+	return 0;
+}
+
 static int live_map(struct dmn_live_map *m, int fd, const struct stat *st, const struct log_header *h,
-		    const struct log_section *rs, const struct dmn_limits *lim)
+		    const struct log_section *rs, const struct dmn_limits *lim, int user_only)
 {
 	uint64_t fsize = (uint64_t)st->st_size, cap = h->max_records;
 	long pg = page_size ? page_size : (page_size = sysconf(_SC_PAGESIZE));
 	memset(m, 0, sizeof *m);
+	m->fd = -1;
 	if (pg <= 0 || guard_install() < 0 || rs->offset > fsize)
 		return -EINVAL;
 	if (cap > rs->count)
@@ -206,6 +282,21 @@ static int live_map(struct dmn_live_map *m, int fd, const struct stat *st, const
 	 * the file too, and only those within the mapping (a file with more records later is mapped
 	 * again, after the full reading that takes them) */
 	m->rec_lim = (uint32_t)cap;
+	int r = user_only ? totals_map(m, fd, fsize, h, pg) : 1;
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		/* the slots summed, not the records: as many records as the file may hold */
+		void *hm = mmap(NULL, LOG_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		if (hm == MAP_FAILED) {
+			int e = -errno;
+			dmn_live_unmap(m);
+			return e;
+		}
+		m->hdr = hm;
+		m->rec_cap = (uint32_t)cap;
+		goto who;
+	}
 	uint64_t base = rs->offset & ~(uint64_t)(pg - 1), head = rs->offset - base;
 	uint64_t used = h->nrecords < cap ? h->nrecords : cap;
 	uint64_t upto = (head + used * sizeof(struct log_record) + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
@@ -228,6 +319,7 @@ static int live_map(struct dmn_live_map *m, int fd, const struct stat *st, const
 		m->rec = (const struct log_record *)(const void *)((unsigned char *)rm + head);
 	}
 	m->rec_cap = (uint32_t)cap;
+who:
 	m->pid = h->pid;
 	m->start_ns = h->start_ns;
 	m->dev = st->st_dev;
@@ -358,6 +450,38 @@ static int sum_by_memo(const struct log_record *rec, uint32_t n, struct dmn_live
 	return 0;
 }
 
+/* The slots claimed summed per user layer (both layers read: the capture library makes a record
+ * of each first, its catch-alls, so a full reading has both too). 1 when a slot lies beyond the
+ * mapping (a thread started since: the next full reading maps it again). */
+static int sum_slots(const struct dmn_live_map *m, const struct log_header *h, struct dmn_live_sums *out)
+{
+	uint64_t k = slots_claimed(m, __atomic_load_n(&h->totals_claimed, __ATOMIC_RELAXED));
+	if (k > m->tot_n)
+		return 1;
+	for (int l = 0; l < 2; l++) {
+		struct dmn_ahead *a = &out->layer[l ? LOG_LAYER_STDIO : LOG_LAYER_POSIX];
+		memset(a, 0, sizeof *a);
+		a->layer = l ? LOG_LAYER_STDIO : LOG_LAYER_POSIX;
+		for (uint64_t i = 0; i < k; i++) {
+			const struct log_totals_layer *t = &m->tot[i].layer[l];
+			uint64_t reads = t->reads, writes = t->writes;
+			a->v[DMN_A_READS] += reads;
+			a->v[DMN_A_WRITES] += writes;
+			a->v[DMN_A_BYTES_READ] += t->bytes_read;
+			a->v[DMN_A_BYTES_WRITTEN] += t->bytes_written;
+			a->v[DMN_A_META] += t->meta;
+			/* (a direction without a call has an empty histogram: its lines are not read) */
+			if (reads)
+				for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+					a->rh[b] += t->read_hist[b];
+			if (writes)
+				for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+					a->wh[b] += t->write_hist[b];
+		}
+	}
+	return 0;
+}
+
 /* The summing itself: every access to the mapping is here, inside the guard. Not inlined, so
  * that nothing it computes lives in registers the unwinding would lose. */
 __attribute__((noinline)) static int live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
@@ -376,6 +500,8 @@ __attribute__((noinline)) static int live_sum(struct dmn_live_map *m, struct dmn
 		return 1;
 	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
 		out->layer[l].layer = 0;
+	if (m->tot)
+		return sum_slots(m, h, out);
 	if (m->memo && sum_by_memo(m->rec, n, out, m->memo) == 0)
 		return 0;
 	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
@@ -390,7 +516,7 @@ int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
 	if (!m->hdr)
 		return -ESTALE;
 	/* (out of memory: every summing from the start) */
-	if (!m->memo && (m->memo = malloc(sizeof *m->memo + (size_t)m->rec_cap * sizeof m->memo->r[0])))
+	if (!m->tot && !m->memo && (m->memo = malloc(sizeof *m->memo + (size_t)m->rec_cap * sizeof m->memo->r[0])))
 		m->memo->fast = 0;
 	if (sigsetjmp(jb, 0)) {
 		guard_jmp = NULL;
@@ -536,7 +662,7 @@ int dmn_live_read(struct dmn_live_map *m, const char *name, int want_trace, stru
 {
 	sigjmp_buf jb;
 	memset(out, 0, sizeof *out);
-	if (!m->hdr || !m->strs)
+	if (!m->hdr || !m->strs || !m->rec_map)
 		return 1;
 	uint64_t soff, roff, len;
 	used_layout(m->nstrs, m->rec_seen, &soff, &roff, &len);
@@ -569,19 +695,16 @@ int dmn_live_read(struct dmn_live_map *m, const char *name, int want_trace, stru
 	return r;
 }
 
-int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,
-		  struct stat *st, struct dmn_trace_area *ta, struct dmn_live_map *map, char *err, size_t errlen)
+/* The reading itself of a live file open at fd (st: its status), as dmn_read_live describes it;
+ * *traced set when ta was filled (the caller gives it a descriptor). */
+static int read_live_fd(int fd, const char *name, const struct stat *st, const struct dmn_limits *lim,
+			struct log_file *out, struct dmn_trace_area *ta, int *traced, struct dmn_live_map *map,
+			char *err, size_t errlen)
 {
 	struct log_header h;
 	unsigned char *buf = NULL;
-	int r, fd = open_owned(dirfd, name, uid, st, err, errlen);
-	memset(out, 0, sizeof *out);
-	if (ta)
-		ta->fd = -1;
-	if (map)
-		memset(map, 0, sizeof *map);
-	if (fd < 0)
-		return fd;
+	int r;
+	*traced = 0;
 	if ((uint64_t)st->st_size < LOG_HEADER_SIZE) {
 		snprintf(err, errlen, "%s: %lld bytes, shorter than a log header", name, (long long)st->st_size);
 		r = -EINVAL;
@@ -647,8 +770,8 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 	}
 	/* a traced log's trace area, as the file's header says (its clock, its blocks) */
 	const struct log_section *ts = find_section(&h, LOG_SEC_TRACE);
-	int traced = ta && ts && h.trace_blocks && h.trace_block_size == LOG_TRACE_BLOCK && ts->offset < fsize;
-	if (traced) {
+	*traced = ta && ts && h.trace_blocks && h.trace_block_size == LOG_TRACE_BLOCK && ts->offset < fsize;
+	if (*traced) {
 		ta->h = h;
 		ta->off = ts->offset;
 		ta->count = ts->count;
@@ -656,22 +779,90 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 	}
 	r = parse_used(h, buf, sused, nrec, name, out, err, errlen);
 	/* a mapping that cannot be made costs nothing but the per-second path; its strings are kept
-	 * for the statistics' readings from it (none kept: those open the file) */
-	if (r == 0 && map && live_map(map, fd, st, &fh, &frs, lim) < 0)
+	 * for the statistics' readings from it (none kept: those open the file, or read the
+	 * descriptor a mapping of the slots keeps) */
+	if (r == 0 && map && live_map(map, fd, st, &fh, &frs, lim, dmn_log_user_only(out)) < 0) {
 		memset(map, 0, sizeof *map);
+		map->fd = -1;
+	}
 	if (r == 0 && map && map->hdr) {
 		map->ss_off = ss->offset;
 		map->rs_off = frs.offset;
-		dmn_live_keep_strings(map, out);
+		if (!map->tot)
+			dmn_live_keep_strings(map, out);
 	}
+out:
+	if (r < 0)
+		*traced = 0;
+	free(buf);
+	return r;
+}
+
+int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limits *lim, struct log_file *out,
+		  struct stat *st, struct dmn_trace_area *ta, struct dmn_live_map *map, char *err, size_t errlen)
+{
+	int traced, fd = open_owned(dirfd, name, uid, st, err, errlen);
+	memset(out, 0, sizeof *out);
+	if (ta)
+		ta->fd = -1;
+	if (map) {
+		memset(map, 0, sizeof *map);
+		map->fd = -1;
+	}
+	if (fd < 0)
+		return fd;
+	int r = read_live_fd(fd, name, st, lim, out, ta, &traced, map, err, errlen);
 	if (r == 0 && traced) {
 		ta->fd = fd;
 		fd = -1;
 	}
-out:
-	free(buf);
+	/* a file mapped with its slots keeps its descriptor for its full readings */
+	if (r == 0 && map && map->tot && kept_fds < kept_fds_max) {
+		if (fd >= 0) {
+			map->fd = fd;
+			fd = -1;
+		} else {
+			map->fd = dup(ta->fd);
+		}
+		map->has_fd = map->fd >= 0;
+		kept_fds += map->has_fd;
+	}
 	if (fd >= 0)
 		close(fd);
+	return r;
+}
+
+int dmn_read_live_kept(struct dmn_live_map *m, const char *name, const struct dmn_limits *lim, struct log_file *out,
+		       struct dmn_trace_area *ta, char *err, size_t errlen)
+{
+	struct stat st;
+	struct dmn_live_sums probe;
+	int traced;
+	memset(out, 0, sizeof *out);
+	if (ta)
+		ta->fd = -1;
+	if (!m->has_fd || !m->hdr)
+		return 1;
+	/* a summing first, inside its guard: a file cut under the mapping (or another log written
+	 * over it) is said as such, not only found short by the preads */
+	int r = dmn_live_sum(m, &probe);
+	if (r < 0)
+		return r;
+	if (fstat(m->fd, &st) < 0)
+		return -errno;
+	if (st.st_nlink == 0)
+		return 1; /* removed: the process ended (its final log), or another file is under its name */
+	r = read_live_fd(m->fd, name, &st, lim, out, ta, &traced, NULL, err, errlen);
+	if (r == 0 && out->hdr.end_ns) {
+		log_file_free(out);
+		memset(out, 0, sizeof *out);
+		return 1;
+	}
+	if (r == 0 && traced && (ta->fd = dup(m->fd)) < 0) {
+		log_file_free(out);
+		memset(out, 0, sizeof *out);
+		return 1;
+	}
 	return r;
 }
 

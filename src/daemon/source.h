@@ -101,6 +101,16 @@ struct dmn_live_map {
 	char *strs;
 	uint32_t nstrs;
 	uint64_t ss_off, rs_off;
+	/* A file whose records are all of the user layers and that has a TOTALS section is mapped
+	 * with its slots instead of its records (docs/DAEMON.md, "Summed from the threads' totals"):
+	 * rec_map stays NULL, the sums read the slots claimed, and its descriptor stays open for the
+	 * full readings (has_fd), which then need no open. */
+	unsigned char *tot_map;    /* the slots' mapping (page aligned) and its length */
+	size_t tot_map_len;
+	const struct log_totals_slot *tot; /* the first slot in it (NULL: records mapped) */
+	uint32_t tot_n;            /* slots wholly in the mapping */
+	uint32_t tot_count;        /* slots of the section (at most LOG_TOTALS_SLOTS) */
+	int has_fd, fd;
 };
 
 /* A summing of a mapped live file: its header's changing fields and, per layer, its records'
@@ -111,6 +121,24 @@ struct dmn_live_sums {
 	uint64_t end_ns;
 	struct dmn_ahead layer[LOG_LAYER_MAX + 1];
 };
+
+/* 1 when the records a reading holds are all of the user layers (POSIX, stdio) or dead: a file
+ * whose node-seconds its TOTALS section sums alone. */
+int dmn_log_user_only(const struct log_file *lf);
+/* 0 when the mapping still serves a live file whose header (read in full) is h and whose records
+ * lf holds; 1 when it must be made again (more records than mapped, slots claimed beyond the
+ * mapping, a record of another layer in a file mapped with its slots). */
+int dmn_live_stale(const struct dmn_live_map *m, const struct log_header *h, const struct log_file *lf);
+/* The descriptor kept with a mapping closed; and how many mappings may keep one at once (256
+ * until set: the daemon sets it from its limit of descriptors). */
+void dmn_live_close_fd(struct dmn_live_map *m);
+void dmn_live_set_fd_max(size_t max);
+/* A full reading (as dmn_read_live's) from the descriptor a mapping kept: no open, no change of
+ * filesystem identity, no mapping made. 0; 1 when it must be read by its name (the file was
+ * removed, or its end is set: the process's end is taken as without a kept descriptor); or
+ * -errno with err set (the caller unmaps it). */
+int dmn_read_live_kept(struct dmn_live_map *m, const char *name, const struct dmn_limits *lim, struct log_file *out,
+		       struct dmn_trace_area *ta, char *err, size_t errlen);
 
 /* Sums the mapped file's records in place (the records the reader would take: in use, not dead,
  * of a known layer, counted in the layers' totals). 0; 1 when the header counts more records

@@ -71,6 +71,8 @@ static const char *section_name(uint32_t kind)
 		return "kernel data";
 	case LOG_SEC_MOUNT:
 		return "mount data";
+	case LOG_SEC_TOTALS:
+		return "totals";
 	default:
 		return "unknown";
 	}
@@ -248,7 +250,7 @@ static int check_header(const struct log_header *h, size_t size, const char *nam
 		s = &h->sections[i];
 		if (s->kind == 0)
 			continue;
-		if (s->kind > LOG_SEC_TRACE) {
+		if (s->kind > LOG_SEC_TOTALS) {
 			set_err(err, errlen, name, "section %u: unknown kind %u", i, s->kind);
 			return -EINVAL;
 		}

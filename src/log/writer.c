@@ -244,6 +244,7 @@ static int write_final(const void *map, size_t size, const struct log_header *hd
 	h.sections[1] = (struct log_section){LOG_SEC_STRINGS, str_flags, LOG_HEADER_SIZE + recs_len + recs_pad,
 					     str_flags ? str_len : used + pad, used};
 	h.nsections = 2;
+	h.totals_slot_size = 0; /* the TOTALS section is the live file's only (totals_claimed stays) */
 	uint64_t end = LOG_HEADER_SIZE + recs_len + recs_pad + str_len + pad;
 	if (events_fd >= 0) {
 		uint64_t ev_bytes = nevents * sizeof(struct log_event);

@@ -3,7 +3,8 @@
 # file read in full is kept mapped and its records summed in place between statistics. Its owner
 # (user nobody here) holds it and may cut it, rewrite it or fill it with garbage under the
 # mapping. Checked: the file is mapped after its first reading, and between summings only its
-# header page is resident in the daemon (resident_mb = 0: the records' pages dropped again); replaced under its name by a
+# header page and the page of its threads' totals are resident in the daemon (a file of POSIX and
+# stdio records is summed from its TOTALS slots: daemon_totals.sh; no record page); replaced under its name by a
 # copy (another inode), the old mapping is dropped and the copy read in full and mapped; cut
 # under the mapping, the SIGBUS is caught, said once, the mapping dropped and the file read by
 # pread (its short form said once); written back whole, nothing is counted twice: the
@@ -53,10 +54,10 @@ hold cut
 [ -n "$LIVEF" ] || { fail "the holder's live file" "none in $ND"; exit 1; }
 wait_for '[ "$(mapped "$LIVEF")" = 2 ]'
 eq "a live file read once is mapped (header page and records)" 2 "$(mapped "$LIVEF")"
-# resident between two summings: its header page only (the records' pages are dropped again)
+# resident between two summings: its header page and its TOTALS slots' page (no record page)
 rss_of() { awk -v f="$1" '/^[0-9a-f]+-[0-9a-f]+ / { on = ($NF == f) } on && /^Rss:/ { kb += $2 } END { print kb + 0 }' "/proc/$DPID/smaps"; }
-wait_for '[ "$(rss_of "$LIVEF")" = 4 ]'
-eq "summed in place: 4 KiB of it resident in the daemon (the header page)" 4 "$(rss_of "$LIVEF")"
+wait_for '[ "$(rss_of "$LIVEF")" = 8 ]'
+eq "summed in place: 8 KiB of it resident in the daemon (its header page and its slots' page, no record page)" 8 "$(rss_of "$LIVEF")"
 # replaced under its name (the holder wrote all it writes before READY): read in full, mapped
 cp -p "$LIVEF" "$ND/.swap" && mv "$ND/.swap" "$LIVEF"
 wait_for '[ "$(grep -c -F "$LIVEF (deleted)" "/proc/$DPID/maps")" = 0 ] && [ "$(mapped "$LIVEF")" = 2 ]'

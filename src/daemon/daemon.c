@@ -2269,6 +2269,8 @@ int dmn_interval(struct dmn *d)
 			set_add(&d->done, done_key(p->pid, p->start_ns));
 			proc_unwatch(d, p);
 			proc_unmap(d, p);
+			/* this interval's rows name p and its paths (struct row): they are stored, and
+			 * rows_clear drops them at the next interval without a look at either */
 			proc_free(p);
 			continue;
 		}

@@ -165,14 +165,16 @@ static int wait_stopped(pid_t pid)
 int main(void)
 {
 	const char *b = getenv("IOSTRATA_BUILD");
-	char build[PATH_MAX], lib[PATH_MAX + 32], prog[PATH_MAX + 32];
+	char build[PATH_MAX], lib[2 * PATH_MAX + 32], prog[PATH_MAX + 32];
 	if (!realpath(b && *b ? b : "build", build)) {
 		check("the build directory", 0, "%s", strerror(errno));
 		return 1;
 	}
-	snprintf(lib, sizeof lib, "%s/libiostrata.so", build);
+	/* a sanitizer build's library needs its runtime loaded first (tests/lib.sh does the same) */
+	const char *san = getenv("IOSTRATA_SAN_RUNTIME");
+	snprintf(lib, sizeof lib, "%s%s%s/libiostrata.so", san && *san ? san : "", san && *san ? ":" : "", build);
 	snprintf(prog, sizeof prog, "%s/tests/progs/totals_work", build);
-	char tmp[] = "/tmp/dmn7-totals.XXXXXX";
+	char tmp[] = "/tmp/iostrata-totals.XXXXXX";
 	if (!mkdtemp(tmp)) {
 		check("a temporary directory", 0, "%s", strerror(errno));
 		return 1;

@@ -41,11 +41,7 @@ wait_for '[ "$(rss_of "$LIVEF")" -gt 4 ]'
 eq "its record pages kept (resident_mb)" yes "$([ "$(rss_of "$LIVEF")" -gt 4 ] && echo yes || echo no)"
 
 # three statistics (3 s at stats_interval 1): no open of the live file, still mapped
-strace -f -qq -e trace=open,openat,openat2 -o "$T/opens" -p "$DPID" &
-SPID=$!
-sleep 3.2
-kill "$SPID"
-wait "$SPID" 2>/dev/null
+daemon_strace "$T/opens" 3.2 open,openat,openat2
 eq "strace saw the daemon open files (its directories)" yes "$([ -s "$T/opens" ] && echo yes || echo no)"
 eq "3 statistics taken from the pages kept: the live file opened 0 times" 0 "$(grep -c -F "$(basename "$LIVEF")" "$T/opens")"
 eq "and still mapped" 2 "$(mapped "$LIVEF")"

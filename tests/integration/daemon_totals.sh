@@ -44,11 +44,7 @@ eq "the live file has a TOTALS section, after its records" yes \
 offs=$(awk -v f="$LIVEF" '$NF == f { print $3 }' "/proc/$DPID/maps" | while read -r h; do printf '%d\n' "0x$h"; done |
 	sort -n | paste -sd' ')
 eq "mapped at the header and at the slots, no record page" "0 $totoff" "$offs"
-strace -f -qq -y -e trace=open,openat,openat2,pread64 -o "$T/reads" -p "$DPID" &
-SPID=$!
-sleep 2
-kill "$SPID"
-wait "$SPID" 2>/dev/null
+daemon_strace "$T/reads" 2 open,openat,openat2,pread64
 eq "strace saw the daemon" yes "$([ -e "$T/reads" ] && echo yes || echo no)"
 eq "2 s of per-second sums: the live file neither opened nor read" 0 "$(grep -c -F "$(basename "$LIVEF")" "$T/reads")"
 eq "node-seconds counted while it runs" yes \

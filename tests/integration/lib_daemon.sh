@@ -89,6 +89,16 @@ daemon_needs_root_strace() {
 	return 0
 }
 
+# daemon_strace OUT SECONDS SYSCALLS: the daemon's SYSCALLS (strace's -e trace= list) for
+# SECONDS, written to OUT; returns once strace is gone.
+daemon_strace() {
+	strace -f -qq -y -e trace="$3" -o "$1" -p "$DPID" &
+	local spid=$!
+	sleep "$2"
+	kill "$spid"
+	wait "$spid" 2>/dev/null
+}
+
 # holder_writes_eq JOB FILE: once JOB has ended in the store, its holder's 7 writes of 512 bytes
 # to FILE (tests/progs/live_hold) are in the interval statistics and the node-seconds, once.
 holder_writes_eq() {

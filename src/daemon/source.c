@@ -285,41 +285,34 @@ static int live_map(struct dmn_live_map *m, int fd, const struct stat *st, const
 	int r = user_only ? totals_map(m, fd, fsize, h, pg) : 1;
 	if (r < 0)
 		return r;
-	if (r == 0) {
-		/* the slots summed, not the records: as many records as the file may hold */
-		void *hm = mmap(NULL, LOG_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-		if (hm == MAP_FAILED) {
-			int e = -errno;
-			dmn_live_unmap(m);
-			return e;
-		}
-		m->hdr = hm;
-		m->rec_cap = (uint32_t)cap;
-		goto who;
-	}
-	uint64_t base = rs->offset & ~(uint64_t)(pg - 1), head = rs->offset - base;
-	uint64_t used = h->nrecords < cap ? h->nrecords : cap;
-	uint64_t upto = (head + used * sizeof(struct log_record) + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
-	if (cap > (upto - head) / sizeof(struct log_record))
-		cap = (upto - head) / sizeof(struct log_record);
-	uint64_t len = head + cap * sizeof(struct log_record);
 	void *hm = mmap(NULL, LOG_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-	if (hm == MAP_FAILED)
-		return -errno;
+	if (hm == MAP_FAILED) {
+		int e = -errno;
+		dmn_live_unmap(m);
+		return e;
+	}
 	m->hdr = hm;
-	if (cap) {
-		void *rm = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, (off_t)base);
-		if (rm == MAP_FAILED) {
-			int e = -errno;
-			dmn_live_unmap(m);
-			return e;
+	/* (r == 0: the slots summed, not the records: as many records as the file may hold) */
+	if (r == 1) {
+		uint64_t base = rs->offset & ~(uint64_t)(pg - 1), head = rs->offset - base;
+		uint64_t used = h->nrecords < cap ? h->nrecords : cap;
+		uint64_t upto = (head + used * sizeof(struct log_record) + (uint64_t)pg - 1) & ~(uint64_t)(pg - 1);
+		if (cap > (upto - head) / sizeof(struct log_record))
+			cap = (upto - head) / sizeof(struct log_record);
+		uint64_t len = head + cap * sizeof(struct log_record);
+		if (cap) {
+			void *rm = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, (off_t)base);
+			if (rm == MAP_FAILED) {
+				int e = -errno;
+				dmn_live_unmap(m);
+				return e;
+			}
+			m->rec_map = rm;
+			m->rec_map_len = (size_t)len;
+			m->rec = (const struct log_record *)(const void *)((unsigned char *)rm + head);
 		}
-		m->rec_map = rm;
-		m->rec_map_len = (size_t)len;
-		m->rec = (const struct log_record *)(const void *)((unsigned char *)rm + head);
 	}
 	m->rec_cap = (uint32_t)cap;
-who:
 	m->pid = h->pid;
 	m->start_ns = h->start_ns;
 	m->dev = st->st_dev;

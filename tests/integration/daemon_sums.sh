@@ -19,10 +19,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 trap 'daemon_stop; kill -9 ${HPID:-} 2>/dev/null; rm -rf "$T"' EXIT
 
-daemon_conf "stats_interval = 60"
-install -d -m 700 "$LIVE/iostrata-0"
-mkdir -p "$T/j" "$T/h"
-daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
+daemon_start_sums || exit 1
 STEPS=$B/tests/progs/live_steps
 [ -x "$STEPS" ] || { fail "the stepper" "$STEPS is missing"; exit 1; }
 

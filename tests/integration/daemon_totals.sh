@@ -14,10 +14,7 @@ source "$(dirname "$0")/lib_daemon.sh"
 daemon_needs_root_strace "daemon_totals" || exit 0
 trap 'daemon_stop; kill -9 ${WPID:-} 2>/dev/null; rm -rf "$T"' EXIT
 
-daemon_conf "stats_interval = 60"
-install -d -m 700 "$LIVE/iostrata-0"
-mkdir -p "$T/j" "$T/h"
-daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
+daemon_start_sums || exit 1
 W=$B/tests/progs/totals_steps
 [ -x "$W" ] || { fail "the workload" "$W is missing"; exit 1; }
 

@@ -89,6 +89,15 @@ daemon_needs_root_strace() {
 	return 0
 }
 
+# daemon_start_sums: a daemon that sums live files every second and takes the statistics once a
+# minute, root's live directory made, and $T/j (a job directory) and $T/h (files): 0, or fails.
+daemon_start_sums() {
+	daemon_conf "stats_interval = 60"
+	install -d -m 700 "$LIVE/iostrata-0"
+	mkdir -p "$T/j" "$T/h"
+	daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; return 1; }
+}
+
 # daemon_strace OUT SECONDS SYSCALLS: the daemon's SYSCALLS (strace's -e trace= list) for
 # SECONDS, written to OUT; returns once strace is gone.
 daemon_strace() {

@@ -43,11 +43,8 @@ hold() {
 	wait_file "$T/h/$1.ready"
 	LIVEF=$(ls "$ND"/*-"$HPID"-*.iost 2>/dev/null | head -1)
 }
-# mapped FILE: how many of the daemon's mappings are FILE's (0 once dropped)
-mapped() { grep -c -F " $1" "/proc/$DPID/maps"; }
 # said TEXT: how many lines of the daemon's stderr hold TEXT
 said() { grep -c -F "$1" "$T/daemon.err"; }
-wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.1; done; return 1; }
 
 # --- cut under the mapping, then written back whole ---
 hold cut

@@ -30,9 +30,7 @@ HPID=$!
 wait_file "$T/h/ms.ready"
 LIVEF=$(ls "$ND"/*-"$HPID"-*.iost 2>/dev/null | head -1)
 [ -n "$LIVEF" ] || { fail "the holder's live file" "none in $ND"; exit 1; }
-mapped() { grep -c -F " $1" "/proc/$DPID/maps"; }
 said() { grep -c -F "$1" "$T/daemon.err"; }
-wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.1; done; return 1; }
 wait_for '[ "$(mapped "$LIVEF")" = 2 ]'
 eq "a live file read once is mapped (header page and records)" 2 "$(mapped "$LIVEF")"
 # its record pages kept between sums (more than its header page resident)

@@ -29,8 +29,6 @@ hold() {
 	wait_file "$T/$1.ready"
 }
 mkdir -p "$T/j"
-wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.1; done; return 1; }
-mapped() { grep -c -F " $1" "/proc/$DPID/maps"; }
 # watch SECONDS: the daemon's listings, kill calls and /proc opens over SECONDS, "N N N"
 watch() {
 	strace -qq -f -e trace=getdents64,kill,openat -o "$T/st" -p "$DPID" &

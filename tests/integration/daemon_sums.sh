@@ -31,8 +31,6 @@ HPID=$!
 wait_file "$T/s1"
 LIVEF=$(ls "$LIVE"/iostrata-0/*-"$HPID"-*.iost 2>/dev/null | head -1)
 [ -n "$LIVEF" ] || { fail "the stepper's live file" "none in $LIVE/iostrata-0"; exit 1; }
-mapped() { grep -c -F " $LIVEF" "/proc/$DPID/maps"; }
-wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.1; done; return 1; }
 wait_for '[ "$(mapped)" = 2 ]'
 eq "the live file is mapped after its first reading" 2 "$(mapped)"
 # node-seconds of layer 1 so far: "writes bytes_written reads bytes_read", and a bucket of the

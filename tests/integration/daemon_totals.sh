@@ -23,8 +23,6 @@ WPID=$!
 wait_file "$T/ready"
 LIVEF=$(ls "$LIVE"/iostrata-0/*-"$WPID"-*.iost 2>/dev/null | head -1)
 [ -n "$LIVEF" ] || { fail "the workload's live file" "none in $LIVE/iostrata-0"; exit 1; }
-mapped() { grep -c -F " $LIVEF" "/proc/$DPID/maps"; }
-wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.1; done; return 1; }
 wait_for '[ "$(mapped)" = 2 ]'
 sleep 0.6 # (its slots claimed by then: mapped again if they were not when first read)
 eq "the live file is mapped twice (header page, slots)" 2 "$(mapped)"

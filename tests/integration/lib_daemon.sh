@@ -98,6 +98,11 @@ daemon_start_sums() {
 	daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; return 1; }
 }
 
+# mapped [FILE]: how many of the daemon's mappings are of FILE (default $LIVEF).
+mapped() { grep -c -F " ${1:-$LIVEF}" "/proc/$DPID/maps"; }
+# wait_for CONDITION: until the shell CONDITION holds (10 s at most): 0, else 1.
+wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.1; done; return 1; }
+
 # daemon_strace OUT SECONDS SYSCALLS: the daemon's SYSCALLS (strace's -e trace= list) for
 # SECONDS, written to OUT; returns once strace is gone.
 daemon_strace() {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Claiming a thread's slot of the live file's TOTALS section (totals.h): one atomic add on the
- * header's count, as trace blocks are claimed. Not the updates: those are inlined in totals.h.
+ * header's count, as trace blocks are claimed; and the updates of a thread without a slot of its
+ * own (its first call, or the shared last slot). A thread's own slot is updated inline (totals.h).
  */
 #include "capture/totals.h"
 
@@ -30,6 +31,13 @@ uintptr_t cap_tot_claim(void)
 		__atomic_store_n(&s->tid, (int32_t)gettid(), __ATOMIC_RELAXED);
 	_Static_assert(_Alignof(struct log_totals_slot) >= 2 && sizeof(struct log_totals_slot) % 8 == 0,
 		       "a slot's address has a free lowest bit");
-	cap_tot_slot = (uintptr_t)s | (uintptr_t)shared;
+	cap_tot_slot = (uintptr_t)s | (uintptr_t)!shared;
 	return cap_tot_slot;
+}
+
+void cap_tot_access_slow(unsigned l, int kind, uint64_t len, unsigned hb)
+{
+	uintptr_t s = cap_tot_get();
+	if (s)
+		cap_tot_add(&((struct log_totals_slot *)(s & ~(uintptr_t)1))->layer[l], kind, len, hb, !(s & 1));
 }

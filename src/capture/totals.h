@@ -19,12 +19,15 @@
 #include "log/record.h"
 
 /* The calling thread's slot (0 until its first counted call, and in a fork child), its lowest
- * bit set when it is the shared last slot (slots are 64-byte aligned): one test on the hot path. */
+ * bit set when the slot is the thread's own (slots are 64-byte aligned) and clear on the shared
+ * last slot: the common case, a thread's own slot, is one test on the hot path. */
 extern __thread uintptr_t cap_tot_slot __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's slot claimed in the live file's section (tagged as cap_tot_slot): 0 when
  * there is none. */
 uintptr_t cap_tot_claim(void);
+/* cap_tot_access_l when the thread has no slot of its own yet, or shares the last one (cold). */
+void cap_tot_access_slow(unsigned l, int kind, uint64_t len, unsigned hb) __attribute__((cold, noinline));
 /* The section in the mapping (a new live file: at start-up and in a fork child), slots unclaimed. */
 void cap_tot_reset(struct log_totals_slot *base);
 
@@ -61,14 +64,11 @@ static inline __attribute__((always_inline)) void cap_tot_add(struct log_totals_
  * stdio) for a read or write of len bytes, whose size bucket is hb, added to the thread's slot. */
 static inline __attribute__((always_inline)) void cap_tot_access_l(unsigned l, int kind, uint64_t len, unsigned hb)
 {
-	uintptr_t s = cap_tot_get();
-	if (!s)
-		return;
-	/* (two copies, so that the thread's own slot needs no untagging) */
-	if (__builtin_expect(s & 1, 0))
-		cap_tot_add(&((struct log_totals_slot *)(s - 1))->layer[l], kind, len, hb, 1);
+	uintptr_t s = cap_tot_slot;
+	if (__builtin_expect(s & 1, 1)) /* (the untagging folds into the adds' displacement) */
+		cap_tot_add(&((struct log_totals_slot *)(s - 1))->layer[l], kind, len, hb, 0);
 	else
-		cap_tot_add(&((struct log_totals_slot *)s)->layer[l], kind, len, hb, 0);
+		cap_tot_access_slow(l, kind, len, hb);
 }
 
 /* The same for record r, of any layer (nothing when it is not a user layer's). */
@@ -97,7 +97,7 @@ static inline void cap_note_meta(struct log_record *r, enum log_counter which, u
 	if ((unsigned)which < 64 && ((CAP_TOT_META_MASK >> which) & 1) && l <= 1) {
 		uintptr_t s = cap_tot_get();
 		if (s)
-			log_inc(&((struct log_totals_slot *)(s & ~(uintptr_t)1))->layer[l].meta, (int)(s & 1));
+			log_inc(&((struct log_totals_slot *)(s & ~(uintptr_t)1))->layer[l].meta, !(s & 1));
 	}
 }
 

@@ -350,6 +350,13 @@ bench-mpiio:
 	$(Q)$(MAKE) --no-print-directory all $(B)/tests/progs/bench_mpiio
 	$(Q)bench/mpiio
 
+# what a short process costs under `iostrata run` at its fork, start and end (docs/BENCHMARKS.md)
+.PHONY: bench-procs
+bench-procs:
+	$(Q)scripts/install-deps build
+	$(Q)$(MAKE) --no-print-directory all $(B)/bench/procs
+	$(Q)bench/procs
+
 # `iostrata report` on jobs of 1,000 and 10,000 process logs: time and peak memory (docs/BENCHMARKS.md)
 bench-report:
 	$(Q)scripts/install-deps build bench

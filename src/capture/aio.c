@@ -21,9 +21,14 @@ static struct {
 	int kind;
 } reqs[CAP_AIO_SLOTS];
 
+/* whether remember() ever filled a slot: a fork child of a process that never used AIO leaves the
+ * 192 KiB table alone instead of faulting it in to zero it */
+static int reqs_used;
+
 void cap_aio_reset(void)
 {
-	memset(reqs, 0, sizeof reqs);
+	if (__atomic_load_n(&reqs_used, __ATOMIC_RELAXED))
+		memset(reqs, 0, sizeof reqs);
 }
 
 static void remember(const void *cb, int fd, int kind, uint64_t off, const volatile void *buf, uint64_t t0)
@@ -37,6 +42,8 @@ static void remember(const void *cb, int fd, int kind, uint64_t off, const volat
 		const void *zero = NULL;
 		if (__atomic_load_n(&reqs[i].cb, __ATOMIC_RELAXED) == NULL &&
 		    __atomic_compare_exchange_n(&reqs[i].cb, &zero, cb, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			if (!__atomic_load_n(&reqs_used, __ATOMIC_RELAXED))
+				__atomic_store_n(&reqs_used, 1, __ATOMIC_RELAXED);
 			reqs[i].rec = f->rec;
 			reqs[i].off = off;
 			reqs[i].t0 = t0;

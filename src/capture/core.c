@@ -454,9 +454,19 @@ static uint32_t ofd_flags_of(int oflags)
 	return f;
 }
 
+/* fd is about to get a record: cap.fd_top covers it (open and dup paths only, not the calls). */
+static void fd_top_cover(int fd)
+{
+	int top = __atomic_load_n(&cap.fd_top, __ATOMIC_RELAXED);
+	while (fd >= top && !__atomic_compare_exchange_n(&cap.fd_top, &top, fd + 1, 1, __ATOMIC_RELAXED,
+							  __ATOMIC_RELAXED))
+		;
+}
+
 static void fd_install(int fd, struct log_record *rec, struct log_record *srec, int oflags)
 {
 	struct cap_fd *f = &cap.fds[fd];
+	fd_top_cover(fd);
 	if (f->rec || f->srec) /* a descriptor we never saw closed: forget the old state */
 		cap_fd_close(fd);
 	f->ofd = ofd_alloc(fd, ofd_flags_of(oflags), 0);
@@ -494,6 +504,7 @@ void cap_fd_dup(int oldfd, int newfd, uint64_t t0, uint64_t t1)
 	if ((unsigned)oldfd >= (unsigned)cap.nfd || !cap.fds[oldfd].rec)
 		return;
 	struct cap_fd *o = &cap.fds[oldfd], *n = &cap.fds[newfd];
+	fd_top_cover(newfd);
 	__atomic_fetch_add(&cap.ofds[o->ofd].refs, 1, __ATOMIC_RELAXED);
 	n->ofd = o->ofd;
 	n->agg = o->agg;
@@ -800,6 +811,15 @@ static void *map_anon(size_t n)
 {
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Zeroes a table of map_anon's. In a fork child memset would copy every page the parent touched
+ * and fault in every other one (48 pages of index and owner words at the default table size);
+ * dropping the pages makes them read as zeros until written. */
+static void zero_anon(void *p, size_t n)
+{
+	if (p && madvise(p, n, MADV_DONTNEED) != 0)
+		memset(p, 0, n);
 }
 
 static int resolve_symbols(void)
@@ -1556,8 +1576,9 @@ void cap_after_fork_child(void)
 	int nfd = cap.nfd;
 	cap.nfd = 0;
 	cap.hdr = NULL;
-	memset(cap.index, 0, ((size_t)cap.index_mask + 1) * sizeof(uint32_t));
-	cap_own_after_fork(cap.own, old->max_records);
+	zero_anon(cap.index, ((size_t)cap.index_mask + 1) * sizeof(uint32_t));
+	zero_anon(cap.own, (size_t)old->max_records * sizeof(uint32_t));
+	cap_own_after_fork();
 	cap_trace_after_fork();
 	cap_maps_reset();
 	cap_aio_reset();
@@ -1575,7 +1596,7 @@ void cap_after_fork_child(void)
 	link_live();
 	cap.forked = 1;
 	cap_stdio_init(); /* the stdio bridge is inherited: say so in the child's header too */
-	for (int fd = 0; fd < nfd; fd++) {
+	for (int fd = 0; fd < cap.fd_top && fd < nfd; fd++) {
 		struct cap_fd *f = &cap.fds[fd];
 		if (f->rec) {
 			struct log_record *o = f->rec;

@@ -64,6 +64,9 @@ struct cap_fd {
 
 struct cap_state {
 	int nfd;                   /* size of fds[]; 0 while capture is off */
+	int fd_top;                /* 1 + the highest descriptor ever given a record: the walks over
+				    * fds[] (fork, closefrom, close_range) stop there, not at nfd, which
+				    * is RLIMIT_NOFILE's hard limit (up to 2^20: 32 MiB of table) */
 	int use_tsc;
 	int trace;                 /* trace mode: every recorded call goes to its thread's trace block */
 	int finalized;

@@ -33,11 +33,12 @@ void cap_own_init(void)
 	cap_own_on = membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
 }
 
-void cap_own_after_fork(uint32_t *words, uint32_t n)
+void cap_own_after_fork(void)
 {
-	if (words)
-		memset(words, 0, (size_t)n * sizeof *words);
-	memset(cap_own_threads, 0, sizeof cap_own_threads);
+	/* only the slots ever claimed can be busy: the whole table is 256 KiB, which a fork child
+	 * would otherwise fault in page by page */
+	uint32_t n = __atomic_load_n(&next_slot, __ATOMIC_RELAXED);
+	memset(cap_own_threads, 0, (n < CAP_OWN_SLOTS ? n : CAP_OWN_SLOTS) * sizeof cap_own_threads[0]);
 	if (cap_own_on)
 		cap_own_on = membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
 }

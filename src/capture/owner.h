@@ -84,8 +84,8 @@ static inline __attribute__((always_inline)) void cap_own_end(int how)
 
 /* Once at start-up: register for membarrier(2); ownership stays off without it. */
 void cap_own_init(void);
-/* In a fork child (one thread): every record unowned, no thread inside an update, membarrier
- * registered again for the new address space. words: the owner words of n records. */
-void cap_own_after_fork(uint32_t *words, uint32_t n);
+/* In a fork child (one thread): no thread inside an update, membarrier registered again for the
+ * new address space. The caller zeroes the records' owner words (every record unowned). */
+void cap_own_after_fork(void);
 
 #endif

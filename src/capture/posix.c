@@ -175,7 +175,7 @@ CAP_EXPORT void closefrom(int lowfd)
 	}
 	int e = errno;
 	uint64_t t0 = cap_now();
-	for (int fd = lowfd > 0 ? lowfd : 0; fd < cap.nfd; fd++) {
+	for (int fd = lowfd > 0 ? lowfd : 0; fd < cap.fd_top && fd < cap.nfd; fd++) {
 		struct cap_fd *f = &cap.fds[fd];
 		if (!f->rec && !f->srec)
 			continue;
@@ -195,7 +195,7 @@ CAP_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	if (!cap_active())
 		return REAL(close_range)(first, last, flags);
 	if (CAP_UNLIKELY(agg_on) && !(flags & CLOSE_RANGE_CLOEXEC))
-		for (unsigned fd = first; fd <= last && fd < (unsigned)cap.nfd; fd++)
+		for (unsigned fd = first; fd <= last && fd < (unsigned)cap.fd_top && fd < (unsigned)cap.nfd; fd++)
 			if (cap.fds[fd].agg && cap.fds[fd].rec)
 				agg_close(&cap.fds[fd], (int)fd);
 	uint64_t t0 = cap_now();
@@ -204,7 +204,7 @@ CAP_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	int e = errno;
 	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) {
 		unsigned end = last >= (unsigned)cap.nfd ? (unsigned)cap.nfd - 1 : last;
-		for (unsigned fd = first; fd <= end && fd < (unsigned)cap.nfd; fd++) {
+		for (unsigned fd = first; fd <= end && fd < (unsigned)cap.fd_top; fd++) {
 			struct cap_fd *f = &cap.fds[fd];
 			if (f->rec)
 				cap_note_meta_fd(f, LOG_C_CLOSES, 0, t0, t1);
@@ -666,9 +666,13 @@ static struct {
 	struct log_record *rec;
 } maps[CAP_MAPS];
 
+/* whether map_remember ever filled a slot (a fork child need not fault the table in to zero it) */
+static int maps_used;
+
 void cap_maps_reset(void)
 {
-	memset(maps, 0, sizeof maps);
+	if (__atomic_load_n(&maps_used, __ATOMIC_RELAXED))
+		memset(maps, 0, sizeof maps);
 }
 
 static void map_remember(void *addr, size_t len, struct log_record *rec)
@@ -678,6 +682,8 @@ static void map_remember(void *addr, size_t len, struct log_record *rec)
 		if (__atomic_load_n(&maps[i].addr, __ATOMIC_RELAXED) == 0 &&
 		    __atomic_compare_exchange_n(&maps[i].addr, &zero, (uintptr_t)addr, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
+			if (!__atomic_load_n(&maps_used, __ATOMIC_RELAXED))
+				__atomic_store_n(&maps_used, 1, __ATOMIC_RELAXED);
 			maps[i].len = len;
 			__atomic_store_n(&maps[i].rec, rec, __ATOMIC_RELEASE);
 			return;

@@ -4,7 +4,7 @@
 # path in the child's log, from the inherited file position, and not in the parent's.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/capture_helpers.sh"
-need_prog fork_children
+need_prog fork_children fork_highfd
 
 s="$T/S" a="$T/A" b="$T/B" c="$T/C" d="$T/D"
 cap_run fork "$T/job" "$PROGS/fork_children" "$s" "$a" "$b" "$c" "$d" || exit 0
@@ -46,3 +46,20 @@ expect "fork child 1" "$l1" posix "$d" "opens=1 closes=1 stats=1 writes=1 bytes_
 # child 2: C 7 B, no close; S inherited and untouched: its record is there, all zero
 expect "fork child 2" "$l2" posix "$c" "opens=1 writes=1 bytes_written=7 max_write_end=7 write_hist=3:1 sizes=7:1"
 expect "fork child 2 (untouched inherited S)" "$l2" posix "$s" ""
+
+# A descriptor far above every one opened (dup2 to 900 and 901): the fork child still has its
+# record and counts its write and its close by close_range; closefrom in the parent counts both
+# closes. (The walks over the descriptor table stop at the highest descriptor ever given a record.)
+h="$T/H"
+cap_run fork-highfd "$T/jobh" "$PROGS/fork_highfd" "$h" || exit 0
+hc=$(cat "$T/last.out")
+eq "fork-highfd: two logs" 2 "$(ls "$T/jobh"/*.iost | wc -l)"
+eq "fork-highfd: H holds 44 B" 44 "$(stat -c %s "$h")"
+lh=$(for f in "$T/jobh"/*.iost; do [ "$(hdr "$f" pid)" != "$hc" ] && echo "$f"; done)
+lc=$(for f in "$T/jobh"/*.iost; do [ "$(hdr "$f" pid)" = "$hc" ] && echo "$f"; done)
+# (the parent's 11 B went at offset 33, where the child left the shared position: the parent
+# does not see another process's moves of a description, so its offsets start from its own)
+expect "fork-highfd parent" "$lh" posix "$h" "opens=1 dups=2 closes=3 writes=1 bytes_written=11
+	max_write_end=* write_hist=4:1 sizes=11:1"
+expect "fork-highfd child" "$lc" posix "$h" "closes=1 writes=1 bytes_written=33 max_write_end=33
+	write_hist=6:1 sizes=33:1"

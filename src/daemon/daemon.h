@@ -72,6 +72,15 @@ struct dmn_proc {
 	struct dmn_live_map map;
 	size_t resident;        /* its record pages kept mapped after its summing (0: dropped) */
 	int pread_only;
+	/* a file mapped with its slots, as the summing just before its last statistics reading saw
+	 * it (has: that reading was such, of a live process without a trace): its slots' figures
+	 * per user layer and its header's signature. Statistics that find both the same take no
+	 * full reading of it (docs/DAEMON.md, "Statistics of files that did not move") */
+	struct dmn_still {
+		int has;
+		uint64_t sig;
+		uint64_t v[2][DMN_NA];
+	} still;
 	/* its records' paths, sorted by (id, pid): noted when a record is first read (all of them
 	 * at the first reading after a restart), for the statistics of a process whose logs are
 	 * gone before they were stored (lost: its counters as last read stand) */

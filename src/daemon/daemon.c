@@ -1881,12 +1881,42 @@ static int put_node_cursor(struct dmn *d, int64_t now)
 	}
 	size_t len = 0;
 	const void *blob = dmn_node_enc_finish(&d->node_enc, &len);
+	d->node_put = NULL;
 	if (r < 0)
 		return r;
 	d->node_cursor_next_empty = !len;
 	if (!len && d->node_cursor_empty)
 		return 0;
-	return store_node_cursor_put(d->st, d->host, now, blob, len);
+	/* nothing moved since it was stored (idle processes ahead of their cursors): as stored */
+	if (d->node_last_has && len == d->node_last_len && (!len || !memcmp(blob, d->node_last, len)))
+		return 0;
+	if ((r = store_node_cursor_put(d->st, d->host, now, blob, len)) < 0)
+		return r;
+	d->node_put = blob;
+	d->node_put_len = len;
+	return 0;
+}
+
+/* After the commit: the node's cursor it wrote is the one stored. */
+static void node_cursor_stored(struct dmn *d)
+{
+	if (!d->node_put)
+		return;
+	if (d->node_put_len > d->node_last_cap) {
+		unsigned char *nb = realloc(d->node_last, d->node_put_len);
+		if (!nb) {
+			d->node_last_has = 0; /* (written again next time) */
+			d->node_put = NULL;
+			return;
+		}
+		d->node_last = nb;
+		d->node_last_cap = d->node_put_len;
+	}
+	if (d->node_put_len)
+		memcpy(d->node_last, d->node_put, d->node_put_len);
+	d->node_last_len = d->node_put_len;
+	d->node_last_has = 1;
+	d->node_put = NULL;
 }
 
 static int store_interval(struct dmn *d, int64_t now)
@@ -2238,6 +2268,7 @@ int dmn_interval(struct dmn *d)
 			dmn_cursor_free(&p->next);
 			p->has_next = p->has_next_rec = 0;
 			p->stats = 0;
+			p->still.has = 0; /* (its statistics' reading was not stored: the next one is full) */
 			p->mnext.has = 0;
 			/* its runs decoded this time were not stored: decoded again from the start, the
 			 * stored ones (the cursor's) skipped */
@@ -2261,6 +2292,7 @@ int dmn_interval(struct dmn *d)
 	d->intervals++;
 	d->last_ms = now;
 	d->node_cursor_empty = d->node_cursor_next_empty;
+	node_cursor_stored(d);
 	if (d->stats_tick) {
 		d->last_stats_ms = now;
 		d->stats_now = 0;
@@ -2681,6 +2713,7 @@ void dmn_fini(struct dmn *d)
 	if (d->have_disk_prev)
 		sys_diskstats_free(&d->disk_prev);
 	free(d->node_enc.buf);
+	free(d->node_last);
 	fcache_clear();
 	free(fcache);
 	fcache = NULL;

@@ -184,6 +184,14 @@ struct dmn {
 	int node_cursor_empty;  /* the stored node's cursor holds no process */
 	int node_cursor_next_empty; /* and this interval's */
 	struct dmn_node_enc node_enc;
+	/* the node's cursor as this daemon last stored it (has: known), and whether this interval's
+	 * transaction writes another (put, put_len: the encoder's, copied at the commit): a cursor
+	 * the same as the stored one is not written again */
+	unsigned char *node_last;
+	size_t node_last_len, node_last_cap;
+	int node_last_has;
+	const void *node_put;
+	size_t node_put_len;
 	struct dmn_samplers *samplers;
 	struct dmn_samples samples; /* this interval's */
 	char merge_exe[DMN_PATH]; /* the iostrata command beside this daemon, whose merge it runs */

@@ -879,12 +879,6 @@ static void map_failed(struct dmn *d, struct dmn_proc *p, int r)
 	proc_unmap(d, p);
 }
 
-/*
- * The per-second path: a live process's mapped file summed in place, its sums' growth its
- * node-seconds. 0 when taken; 1 when the file must be read in full (the process ended or died:
- * its last counters are taken with its statistics; another log was written over it, or it was
- * cut under the mapping: unmapped, the latter for good, said once).
- */
 /* The slots' figures of a summing (the user layers', as struct dmn_still keeps them). */
 static void still_of(const struct dmn_live_sums *sums, uint64_t v[2][DMN_NA])
 {
@@ -905,6 +899,14 @@ static int still_same(const struct dmn_proc *p, const struct dmn_live_sums *sums
 	return !memcmp(v, p->still.v, sizeof v);
 }
 
+/*
+ * The per-second path: a live process's mapped file summed in place, its sums' growth its
+ * node-seconds. 0 when taken; 1 when the file must be read in full (the process ended or died:
+ * its last counters are taken with its statistics; another log was written over it, or it was
+ * cut under the mapping: unmapped, the latter for good, said once). At an interval that takes the
+ * statistics it is called only for a file mapped with its slots and noted still (struct
+ * dmn_still), and is 1 as well when its slots or header moved since.
+ */
 static int take_mapped(struct dmn *d, struct dmn_proc *p)
 {
 	struct dmn_live_sums sums;

@@ -13,15 +13,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
 daemon_needs_root_strace "daemon_still" || exit 0
 trap 'daemon_stop; kill -9 ${WPID:-} 2>/dev/null; rm -rf "$T"' EXIT
-chmod 755 "$T"
-NOBODY=$(id -u nobody)
-NOGROUP=$(id -g nobody)
-
-daemon_conf "stats_interval = 1"
-ND="$LIVE/iostrata-$NOBODY"
-install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$ND"
-install -d -o "$NOBODY" -g "$NOGROUP" "$T/h" "$T/jS"
-daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
+daemon_start_nobody "stats_interval = 1" || exit 1
 
 # the writer: no call between its phases but pause() and the signal (neither is counted)
 cat >"$T/still.c" <<'C'
@@ -49,7 +41,7 @@ int main(int argc, char **argv) {
 C
 gcc -O1 -o "$T/still" "$T/still.c" || { fail "the writer builds" "gcc failed"; exit 1; }
 setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups env IOSTRATA_LIVE_DIR="$ND" LD_PRELOAD="$PRELOAD" \
-	IOSTRATA_OUT="$T/jS" IOSTRATA_QUIET=1 IOSTRATA_JOB=job-still "$T/still" "$T/h/s.dat" "$T/h/idle" "$T/h/done" &
+	IOSTRATA_OUT="$T/jH" IOSTRATA_QUIET=1 IOSTRATA_JOB=job-still "$T/still" "$T/h/s.dat" "$T/h/idle" "$T/h/done" &
 WPID=$!
 wait_file "$T/h/idle" || { fail "the writer's first phase" "no $T/h/idle"; exit 1; }
 LIVEF=$(ls "$ND"/*-"$WPID"-*.iost 2>/dev/null | head -1)
@@ -82,7 +74,7 @@ WPID=
 eq "the writer ends well" 0 "$rc"
 wait_for '[ "$(q "SELECT count(*) FROM jobs WHERE job = '"'job-still'"' AND running = 0")" = 1 ]'
 daemon_stop
-"$IOSTRATA" report --json "$T/jS" >"$T/r.json" 2>/dev/null
+"$IOSTRATA" report --json "$T/jH" >"$T/r.json" 2>/dev/null
 want=$(jq -r '.layers.posix | "\(.bytes_read) \(.bytes_written) \(.reads) \(.writes) \(.meta_ops)"' "$T/r.json")
 eq "the report: 80 writes, 11000 bytes" "11000 80" "$(jq -r '.layers.posix | "\(.bytes_written) \(.writes)"' "$T/r.json")"
 eq "interval statistics (posix) equal the report" "$want" \

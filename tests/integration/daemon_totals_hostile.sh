@@ -16,15 +16,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 0
 fi
 trap 'daemon_stop; kill -9 ${HPIDS:-} 2>/dev/null; rm -rf "$T"' EXIT
-chmod 755 "$T"
-NOBODY=$(id -u nobody)
-NOGROUP=$(id -g nobody)
-
-daemon_conf "stats_interval = 1"
-ND="$LIVE/iostrata-$NOBODY"
-install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$ND"
-install -d -o "$NOBODY" -g "$NOGROUP" "$T/h" "$T/jH"
-daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
+daemon_start_nobody "stats_interval = 1" || exit 1
 live_holder || exit 1
 HPIDS=
 # hold NAME: a holder of $T/h/NAME.dat as nobody (job job-NAME); HPID its pid, LIVEF its live

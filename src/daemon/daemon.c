@@ -879,15 +879,42 @@ static void map_failed(struct dmn *d, struct dmn_proc *p, int r)
 	proc_unmap(d, p);
 }
 
+/* The slots' figures of a summing (the user layers', as struct dmn_still keeps them). */
+static void still_of(const struct dmn_live_sums *sums, uint64_t v[2][DMN_NA])
+{
+	for (int l = 0; l < 2; l++)
+		for (unsigned k = 0; k < DMN_NA; k++)
+			v[l][k] = sums->layer[l ? LOG_LAYER_STDIO : LOG_LAYER_POSIX].v[k];
+}
+
+/* 1 when a summing of a file mapped with its slots (both user layers read, the signature made)
+ * saw what its last statistics reading's summing saw. */
+static int still_same(const struct dmn_proc *p, const struct dmn_live_sums *sums)
+{
+	uint64_t v[2][DMN_NA];
+	if (!p->still.has || !sums->layer[LOG_LAYER_POSIX].layer || !sums->layer[LOG_LAYER_STDIO].layer ||
+	    sums->sig != p->still.sig)
+		return 0;
+	still_of(sums, v);
+	return !memcmp(v, p->still.v, sizeof v);
+}
+
 /*
  * The per-second path: a live process's mapped file summed in place, its sums' growth its
  * node-seconds. 0 when taken; 1 when the file must be read in full (the process ended or died:
  * its last counters are taken with its statistics; another log was written over it, or it was
- * cut under the mapping: unmapped, the latter for good, said once).
+ * cut under the mapping: unmapped, the latter for good, said once). At an interval that takes the
+ * statistics it is called only for a file mapped with its slots and noted still (struct
+ * dmn_still), and is 1 as well when its slots or header moved since.
  */
 static int take_mapped(struct dmn *d, struct dmn_proc *p)
 {
 	struct dmn_live_sums sums;
+	/* at the statistics: only a file mapped with its slots whose slots and header did not move
+	 * since its last statistics reading (its stored cursor holds all it counted then, and a
+	 * call since moved a slot or the header, unless still in flight: taken by the next reading) */
+	int still = d->stats_tick;
+	sums.want_sig = still;
 	int r = dmn_live_sum(&p->map, &sums);
 	if (r > 0)
 		return 1; /* a record the last full reading did not take: this one takes it */
@@ -899,6 +926,8 @@ static int take_mapped(struct dmn *d, struct dmn_proc *p)
 		keep_none(d); /* its end is read in full (and more may come: a job's end) */
 		return 1;
 	}
+	if (still && !still_same(p, &sums))
+		return 1;
 	p->seen = 1;
 	if (sums.rank >= 0)
 		p->rank = sums.rank;
@@ -930,7 +959,8 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	snprintf(path, sizeof path, "%s/%s", sc->dir, name);
 	int r = 1, from_map = 0;
 	if (known && known->map.hdr) {
-		if (!d->stats_tick && known->next_state == STORE_PROC_LIVE && take_mapped(d, known) == 0)
+		if ((!d->stats_tick || (known->map.tot && known->still.has)) && known->next_state == STORE_PROC_LIVE &&
+		    take_mapped(d, known) == 0)
 			return 0;
 		want_map = 0;
 		/* the statistics of a live process whose pages are kept, read from them: no open, no
@@ -949,11 +979,20 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	if (known && known->pread_only)
 		want_map = 0;
 	/* a file mapped with its slots: read by the descriptor it keeps (no open, no change of
-	 * filesystem identity), unless it was removed or its end is set (read by its name then) */
-	if (r > 0 && known && known->map.has_fd && known->next_state == STORE_PROC_LIVE &&
-	    (r = dmn_read_live_kept(&known->map, name, &d->lim, &lf, d->cfg.runs_max ? &ta : NULL, err, sizeof err)) < 0) {
-		map_failed(d, known, r);
-		r = 1;
+	 * filesystem identity), unless it was removed or its end is set (read by its name then).
+	 * Its summing just before the records are read is what the next statistics compare with */
+	struct dmn_live_sums probe;
+	probe.want_sig = 1;
+	probe.layer[LOG_LAYER_POSIX].layer = 0;
+	int kept = 0;
+	if (r > 0 && known && known->map.has_fd && known->next_state == STORE_PROC_LIVE) {
+		r = dmn_read_live_kept(&known->map, name, &d->lim, &lf, d->cfg.runs_max ? &ta : NULL, &probe, err,
+				       sizeof err);
+		kept = r == 0;
+		if (r < 0) {
+			map_failed(d, known, r);
+			r = 1;
+		}
 	}
 	if (r > 0) {
 		dmn_fs_as(sc->uid, sc->gid);
@@ -1013,6 +1052,16 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	 * statistics (their cursor holds the runs taken) */
 	if (d->cfg.runs_max && ta.fd >= 0 && stats)
 		take_live_runs(d, p, &ta, &lf, p->next_state != STORE_PROC_LIVE);
+	/* what the next statistics compare with: a live process's file mapped with its slots, read
+	 * by its kept descriptor right after a summing of both user layers, with no trace to take
+	 * (its runs are taken with the statistics); any other full reading forgets it */
+	p->still.has = stats && kept && p == known && p->next_state == STORE_PROC_LIVE &&
+		       (!d->cfg.runs_max || ta.fd < 0) && p->map.tot && probe.layer[LOG_LAYER_POSIX].layer &&
+		       probe.layer[LOG_LAYER_STDIO].layer;
+	if (p->still.has) {
+		p->still.sig = probe.sig;
+		still_of(&probe, p->still.v);
+	}
 	/* kept mapped for the next intervals: a live process's own log (found by its name next
 	 * time), not a mount monitor's (its distributions need every reading in full), nor one that
 	 * cannot be mapped, nor one whose records in use lie far apart (a live file hands them out
@@ -1834,12 +1883,42 @@ static int put_node_cursor(struct dmn *d, int64_t now)
 	}
 	size_t len = 0;
 	const void *blob = dmn_node_enc_finish(&d->node_enc, &len);
+	d->node_put = NULL;
 	if (r < 0)
 		return r;
 	d->node_cursor_next_empty = !len;
 	if (!len && d->node_cursor_empty)
 		return 0;
-	return store_node_cursor_put(d->st, d->host, now, blob, len);
+	/* nothing moved since it was stored (idle processes ahead of their cursors): as stored */
+	if (d->node_last_has && len == d->node_last_len && (!len || !memcmp(blob, d->node_last, len)))
+		return 0;
+	if ((r = store_node_cursor_put(d->st, d->host, now, blob, len)) < 0)
+		return r;
+	d->node_put = blob;
+	d->node_put_len = len;
+	return 0;
+}
+
+/* After the commit: the node's cursor it wrote is the one stored. */
+static void node_cursor_stored(struct dmn *d)
+{
+	if (!d->node_put)
+		return;
+	if (d->node_put_len > d->node_last_cap) {
+		unsigned char *nb = realloc(d->node_last, d->node_put_len);
+		if (!nb) {
+			d->node_last_has = 0; /* (written again next time) */
+			d->node_put = NULL;
+			return;
+		}
+		d->node_last = nb;
+		d->node_last_cap = d->node_put_len;
+	}
+	if (d->node_put_len)
+		memcpy(d->node_last, d->node_put, d->node_put_len);
+	d->node_last_len = d->node_put_len;
+	d->node_last_has = 1;
+	d->node_put = NULL;
 }
 
 static int store_interval(struct dmn *d, int64_t now)
@@ -2191,6 +2270,7 @@ int dmn_interval(struct dmn *d)
 			dmn_cursor_free(&p->next);
 			p->has_next = p->has_next_rec = 0;
 			p->stats = 0;
+			p->still.has = 0; /* (its statistics' reading was not stored: the next one is full) */
 			p->mnext.has = 0;
 			/* its runs decoded this time were not stored: decoded again from the start, the
 			 * stored ones (the cursor's) skipped */
@@ -2214,6 +2294,7 @@ int dmn_interval(struct dmn *d)
 	d->intervals++;
 	d->last_ms = now;
 	d->node_cursor_empty = d->node_cursor_next_empty;
+	node_cursor_stored(d);
 	if (d->stats_tick) {
 		d->last_stats_ms = now;
 		d->stats_now = 0;
@@ -2634,6 +2715,7 @@ void dmn_fini(struct dmn *d)
 	if (d->have_disk_prev)
 		sys_diskstats_free(&d->disk_prev);
 	free(d->node_enc.buf);
+	free(d->node_last);
 	fcache_clear();
 	free(fcache);
 	fcache = NULL;

@@ -72,6 +72,15 @@ struct dmn_proc {
 	struct dmn_live_map map;
 	size_t resident;        /* its record pages kept mapped after its summing (0: dropped) */
 	int pread_only;
+	/* a file mapped with its slots, as the summing just before its last statistics reading saw
+	 * it (has: that reading was such, of a live process without a trace): its slots' figures
+	 * per user layer and its header's signature. Statistics that find both the same take no
+	 * full reading of it (docs/DAEMON.md, "Statistics of files that did not move") */
+	struct dmn_still {
+		int has;
+		uint64_t sig;
+		uint64_t v[2][DMN_NA];
+	} still;
 	/* its records' paths, sorted by (id, pid): noted when a record is first read (all of them
 	 * at the first reading after a restart), for the statistics of a process whose logs are
 	 * gone before they were stored (lost: its counters as last read stand) */
@@ -175,6 +184,14 @@ struct dmn {
 	int node_cursor_empty;  /* the stored node's cursor holds no process */
 	int node_cursor_next_empty; /* and this interval's */
 	struct dmn_node_enc node_enc;
+	/* the node's cursor as this daemon last stored it (has: known), and whether this interval's
+	 * transaction writes another (put, put_len: the encoder's, copied at the commit): a cursor
+	 * the same as the stored one is not written again */
+	unsigned char *node_last;
+	size_t node_last_len, node_last_cap;
+	int node_last_has;
+	const void *node_put;
+	size_t node_put_len;
 	struct dmn_samplers *samplers;
 	struct dmn_samples samples; /* this interval's */
 	char merge_exe[DMN_PATH]; /* the iostrata command beside this daemon, whose merge it runs */

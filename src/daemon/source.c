@@ -475,6 +475,21 @@ static int sum_slots(const struct dmn_live_map *m, const struct log_header *h, s
 	return 0;
 }
 
+/* A signature of the header's fields in use, read word by word from the mapping (inside the
+ * guard): two readings with the same one saw the same counts, sections, clock pairs and end
+ * (the statistics of a file whose slots and header did not move: docs/DAEMON.md). */
+static uint64_t header_sig(const struct log_header *h)
+{
+	const uint64_t *w = (const uint64_t *)(const void *)h;
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < offsetof(struct log_header, reserved) / 8; i++) {
+		s ^= __atomic_load_n(&w[i], __ATOMIC_RELAXED) + i;
+		s *= 0xff51afd7ed558ccdull;
+		s ^= s >> 32;
+	}
+	return s;
+}
+
 /* The summing itself: every access to the mapping is here, inside the guard. Not inlined, so
  * that nothing it computes lives in registers the unwinding would lose. */
 __attribute__((noinline)) static int live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
@@ -493,6 +508,8 @@ __attribute__((noinline)) static int live_sum(struct dmn_live_map *m, struct dmn
 		return 1;
 	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
 		out->layer[l].layer = 0;
+	if (out->want_sig)
+		out->sig = header_sig(h);
 	if (m->tot)
 		return sum_slots(m, h, out);
 	if (m->memo && sum_by_memo(m->rec, n, out, m->memo) == 0)
@@ -826,21 +843,30 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 }
 
 int dmn_read_live_kept(struct dmn_live_map *m, const char *name, const struct dmn_limits *lim, struct log_file *out,
-		       struct dmn_trace_area *ta, char *err, size_t errlen)
+		       struct dmn_trace_area *ta, struct dmn_live_sums *probe, char *err, size_t errlen)
 {
 	struct stat st;
-	struct dmn_live_sums probe;
+	struct dmn_live_sums own;
 	int traced;
 	memset(out, 0, sizeof *out);
 	if (ta)
 		ta->fd = -1;
+	if (!probe) {
+		probe = &own;
+		probe->want_sig = 0;
+	}
+	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+		probe->layer[l].layer = 0;
 	if (!m->has_fd || !m->hdr)
 		return 1;
 	/* a summing first, inside its guard: a file cut under the mapping (or another log written
 	 * over it) is said as such, not only found short by the preads */
-	int r = dmn_live_sum(m, &probe);
+	int r = dmn_live_sum(m, probe);
 	if (r < 0)
 		return r;
+	if (r > 0)
+		for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
+			probe->layer[l].layer = 0;
 	if (fstat(m->fd, &st) < 0)
 		return -errno;
 	if (st.st_nlink == 0)

@@ -119,6 +119,10 @@ struct dmn_live_map {
 struct dmn_live_sums {
 	int32_t rank;
 	uint64_t end_ns;
+	/* want_sig (set by the caller): sig is made, a signature of every header field in use
+	 * (the bytes before its reserved ones: counts, sections, clock pairs, end, slots claimed) */
+	int want_sig;
+	uint64_t sig;
 	struct dmn_ahead layer[LOG_LAYER_MAX + 1];
 };
 
@@ -134,11 +138,13 @@ int dmn_live_stale(const struct dmn_live_map *m, const struct log_header *h, con
 void dmn_live_close_fd(struct dmn_live_map *m);
 void dmn_live_set_fd_max(size_t max);
 /* A full reading (as dmn_read_live's) from the descriptor a mapping kept: no open, no change of
- * filesystem identity, no mapping made. 0; 1 when it must be read by its name (the file was
+ * filesystem identity, no mapping made. It sums the mapping first (inside the guard, before a
+ * record is read), into probe (its want_sig as the caller set it) when probe is not NULL and the
+ * summing served (probe->layer[] left with no layer read otherwise). 0; 1 when it must be read by its name (the file was
  * removed, or its end is set: the process's end is taken as without a kept descriptor); or
  * -errno with err set (the caller unmaps it). */
 int dmn_read_live_kept(struct dmn_live_map *m, const char *name, const struct dmn_limits *lim, struct log_file *out,
-		       struct dmn_trace_area *ta, char *err, size_t errlen);
+		       struct dmn_trace_area *ta, struct dmn_live_sums *probe, char *err, size_t errlen);
 
 /* Sums the mapped file's records in place (the records the reader would take: in use, not dead,
  * of a known layer, counted in the layers' totals). 0; 1 when the header counts more records

@@ -20,16 +20,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 0
 fi
 trap 'daemon_stop; kill -9 ${HPIDS:-} 2>/dev/null; rm -rf "$T"' EXIT
-chmod 755 "$T"
 ulimit -c 0 # the last check's SIGBUS leaves no core
-NOBODY=$(id -u nobody)
-NOGROUP=$(id -g nobody)
-
-daemon_conf "stats_interval = 60" "resident_mb = 0" # (no record pages kept: daemon_quiet.sh keeps them)
-ND="$LIVE/iostrata-$NOBODY"
-install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$ND"
-install -d -o "$NOBODY" -g "$NOGROUP" "$T/h" "$T/jH"
-daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
+# (no record pages kept: daemon_quiet.sh keeps them)
+daemon_start_nobody "stats_interval = 60" "resident_mb = 0" || exit 1
 
 live_holder || exit 1
 HPIDS=

@@ -13,15 +13,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
 daemon_needs_root_strace "daemon_mapstats" || exit 0
 trap 'daemon_stop; kill -9 ${HPID:-} 2>/dev/null; rm -rf "$T"' EXIT
-chmod 755 "$T"
-NOBODY=$(id -u nobody)
-NOGROUP=$(id -g nobody)
-
-daemon_conf "stats_interval = 1"
-ND="$LIVE/iostrata-$NOBODY"
-install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$ND"
-install -d -o "$NOBODY" -g "$NOGROUP" "$T/h" "$T/jH"
-daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
+daemon_start_nobody "stats_interval = 1" || exit 1
 live_holder || exit 1
 
 setpriv --reuid "$NOBODY" --regid "$NOGROUP" --clear-groups env IOSTRATA_LIVE_DIR="$ND" LD_PRELOAD="$PRELOAD" IOSTRATA_OUT="$T/jH" IOSTRATA_QUIET=1 \

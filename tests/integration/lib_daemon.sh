@@ -98,6 +98,20 @@ daemon_start_sums() {
 	daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; return 1; }
 }
 
+# daemon_start_nobody [KEY = VALUE ...]: a daemon on daemon_conf's configuration and the lines
+# given, with user nobody's live directory ND made (NOBODY, NOGROUP: its ids), $T/h (files) and
+# $T/jH (a job directory) of nobody's, and $T open to all: 0, or fails.
+daemon_start_nobody() {
+	chmod 755 "$T"
+	NOBODY=$(id -u nobody)
+	NOGROUP=$(id -g nobody)
+	daemon_conf "$@"
+	ND="$LIVE/iostrata-$NOBODY"
+	install -d -m 700 -o "$NOBODY" -g "$NOGROUP" "$ND"
+	install -d -o "$NOBODY" -g "$NOGROUP" "$T/h" "$T/jH"
+	daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; return 1; }
+}
+
 # mapped [FILE]: how many of the daemon's mappings are of FILE (default $LIVEF).
 mapped() { grep -c -F " ${1:-$LIVEF}" "/proc/$DPID/maps"; }
 # wait_for CONDITION: until the shell CONDITION holds (10 s at most): 0, else 1.

@@ -57,9 +57,10 @@ static void usage(FILE *f)
 		"  and the aggregates as an iostrata log, --log FILE the aggregates only; --pin DIR pins the\n"
 		"  maps under the BPF filesystem; --stats prints each program's cost (ns per event); --ready FILE\n"
 		"  is created once tracing has begun (for scripts). --depth default (the default): system calls\n"
-		"  (counts and bytes exact, timed 1/64 of the time), block, MPI-IO; --depth full: page cache and\n"
-		"  filesystem too (timed 1/64 of the time; every call with --events); --layers picks layers by\n"
-		"  name (syscall is always on).\n");
+		"  (counts and bytes exact, timed 1/64 of the time), block (one program a request: page-cache\n"
+		"  I/O's requests per file, not per process), MPI-IO; --depth full: page cache and filesystem\n"
+		"  too, and block requests per process (timed 1/64 of the time; every call with --events);\n"
+		"  --layers picks layers by name (syscall is always on).\n");
 }
 
 /* ---- events to a temporary file, then into the log ---- */
@@ -468,6 +469,9 @@ int cmd_kernel(int argc, char **argv)
 	if (!quiet)
 		fprintf(stderr, "iostrata kernel: tracing %s; Ctrl-C to stop\n",
 			pid ? "the process tree" : o.filter.cgroup_id ? "the cgroup" : "the whole system");
+	if (!quiet && ks.block_one)
+		fprintf(stderr, "iostrata kernel: block requests of page-cache I/O (writeback, read-in) are kept per "
+				"file, not per process (--depth full records the process)\n");
 
 	int files_fd = ks_map_fd(&ks, "files"), devfiles_fd = ks_map_fd(&ks, "devfiles");
 	struct view cur = {0}, prev = {0};

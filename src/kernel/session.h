@@ -68,6 +68,7 @@ struct ks_session {
 	int nlinks;
 	void *skel[8];       /* per-layer skeletons, owned by their loaders */
 	uint32_t layers;     /* bits (1 << LOG_LAYER_x) with at least one probe attached */
+	int block_one;       /* the block layer runs its completion alone (LOG_KF_BLOCK_NO_PROC) */
 	char missing[4096];  /* "probe: reason; ..." for what could not be attached */
 	struct ring_buffer *rb;
 	int (*on_event)(void *ctx, const struct log_event *e);

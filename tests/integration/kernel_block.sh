@@ -54,6 +54,11 @@ eq "odirect: the device wrote at least the file" 1 "$([ "$(kdev "$KL" | cut -d' 
 eq "odirect: device latency histogram holds every write seen" "$(k "$KL" block "$DEVPATH" writes)" \
 	"$(kjq "$KL" "[.records[] | select(.layer==\"block\" and .path==\"$DEVPATH\")][0].write_lat_hist | add")"
 eq "odirect: device time measured" 1 "$(kjq "$KL" "[.records[] | select(.path==\"$DEVPATH\")][0].counters.time_device > 0 | if . then 1 else 0 end")"
+# the default depth runs the completion alone (the request's own times; the file from its bios,
+# the process for direct I/O) and the log says what that leaves out; full depth follows each request
+eq "odirect: the log's kernel_flags (block completion alone at the default depth)" "$(full && echo 0 || echo 1)" \
+	"$(kjq "$KL" .header.kernel_flags)"
+eq "odirect: the device's wait measured too" 1 "$(kjq "$KL" "[.records[] | select(.path==\"$DEVPATH\")][0].counters.time_queue > 0 | if . then 1 else 0 end")"
 eq "odirect: the device record is a pseudo-path of pid 0" "0 true" \
 	"$(kjq "$KL" "[.records[] | select(.path==\"$DEVPATH\")][0] | \"\(.pid) \(.flag_names | index(\"pseudo\") != null)\"")"
 

@@ -68,7 +68,7 @@ enum {
 
 /* header.kernel_flags (a kernel log) */
 enum {
-	/* the block layer ran its completion alone (the default depth): a request of page-cache I/O
+	/* the block layer ran its completion alone (--block-completion): a request of page-cache I/O
 	 * (writeback, read-in) is the file's, with no process; direct I/O keeps its submitter */
 	LOG_KF_BLOCK_NO_PROC = 1u << 0,
 };

@@ -49,7 +49,7 @@ static void usage(FILE *f)
 		"usage: iostrata kernel [--pid P | --cgroup PATH] [--fstype T] [--dev PATH|M:m] [--inode PATH]\n"
 		"                       [--interval S] [--count N] [--duration S] [--json] [--stats]\n"
 		"                       [--events FILE] [--log FILE] [--pin DIR] [--depth default|full] [--layers L,...]\n"
-		"                       [--vfs] [--quiet]\n"
+		"                       [--vfs] [--block-completion] [--quiet]\n"
 		"                       [--ready FILE]\n"
 		"       iostrata kernel maps [--json] DIR\n"
 		"  system-wide (or filtered) kernel-layer view: syscall, page cache, filesystem, block, MPI-IO;\n"
@@ -57,10 +57,10 @@ static void usage(FILE *f)
 		"  and the aggregates as an iostrata log, --log FILE the aggregates only; --pin DIR pins the\n"
 		"  maps under the BPF filesystem; --stats prints each program's cost (ns per event); --ready FILE\n"
 		"  is created once tracing has begun (for scripts). --depth default (the default): system calls\n"
-		"  (counts and bytes exact, timed 1/64 of the time), block (one program a request: page-cache\n"
-		"  I/O's requests per file, not per process), MPI-IO; --depth full: page cache and filesystem\n"
-		"  too, and block requests per process (timed 1/64 of the time; every call with --events);\n"
-		"  --layers picks layers by name (syscall is always on).\n");
+		"  (counts and bytes exact, timed 1/64 of the time), block, MPI-IO; --depth full: page cache and\n"
+		"  filesystem too (timed 1/64 of the time; every call with --events); --layers picks layers by\n"
+		"  name (syscall is always on). --block-completion (default depth): one block program a request\n"
+		"  (page-cache I/O's requests per file, not per process; a completion the kernel skips is lost).\n");
 }
 
 /* ---- events to a temporary file, then into the log ---- */
@@ -346,6 +346,8 @@ int cmd_kernel(int argc, char **argv)
 			quiet = 1;
 		} else if (cli_flag(&c, "--vfs")) {
 			o.optional_vfs = 1;
+		} else if (cli_flag(&c, "--block-completion")) {
+			o.block_completion = 1;
 		} else if (cli_uint(&c, "--pid", "a process id", 1, 4194304, &n)) {
 			/* 4194304: the kernel's PID_MAX_LIMIT */
 			if (c.status)

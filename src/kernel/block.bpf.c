@@ -129,6 +129,25 @@ static __always_inline struct iomap_dio *dio_file(struct bio *bio, struct rq_inf
 	return dio;
 }
 
+/* The inode owning the bio's first page (page-cache I/O: writeback, read-in), if any. */
+static __always_inline void page_file(struct bio *bio, struct rq_info *ri)
+{
+	struct bio_vec *bv = bio ? bio->bi_io_vec : NULL;
+	struct page *pg = bv ? bv->bv_page : NULL;
+	unsigned long mapping = 0; /* read as a number: its low bits mark anonymous and movable pages */
+	if (pg)
+		bpf_probe_read_kernel(&mapping, sizeof mapping, &pg->mapping);
+	if (mapping && !(mapping & 3)) {
+		struct address_space *as = KS_TYPED(struct address_space, (void *)mapping);
+		struct inode *host = as ? as->host : NULL;
+		struct super_block *sb = host ? host->i_sb : NULL;
+		if (sb) {
+			ri->ino = host->i_ino;
+			ri->dev = ks_udev(sb->s_dev);
+		}
+	}
+}
+
 /* Who the request is for, decided in the submitter's context. False: the filters drop it.
  * Direct I/O through iomap first: it names the file a traced call's slot would (the call's, or
  * io_uring's request's), without looking the slot up, and the right one where the call has two
@@ -159,21 +178,7 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 			return true;
 		}
 	}
-	/* the inode owning the first page (page cache I/O: writeback, read-in) */
-	struct bio_vec *bv = bio ? bio->bi_io_vec : NULL;
-	struct page *pg = bv ? bv->bv_page : NULL;
-	unsigned long mapping = 0; /* read as a number: its low bits mark anonymous and movable pages */
-	if (pg)
-		bpf_probe_read_kernel(&mapping, sizeof mapping, &pg->mapping);
-	if (mapping && !(mapping & 3)) {
-		struct address_space *as = KS_TYPED(struct address_space, (void *)mapping);
-		struct inode *host = as ? as->host : NULL;
-		struct super_block *sb = host ? host->i_sb : NULL;
-		if (sb) {
-			ri->ino = host->i_ino;
-			ri->dev = ks_udev(sb->s_dev);
-		}
-	}
+	page_file(bio, ri);
 	if (ri->pid)
 		return true;
 	if (t->flags & PF_KTHREAD)
@@ -595,20 +600,7 @@ int BPF_PROG(ks_rq_done, struct request *rq, blk_status_t error, unsigned int nr
 		if (w && !(w->flags & PF_KTHREAD) && ks_tgid_wanted(w->tgid))
 			pid = w->tgid;
 	} else {
-		struct bio_vec *bv = bio ? bio->bi_io_vec : NULL;
-		struct page *pg = bv ? bv->bv_page : NULL;
-		unsigned long mapping = 0;
-		if (pg)
-			bpf_probe_read_kernel(&mapping, sizeof mapping, &pg->mapping);
-		if (mapping && !(mapping & 3)) {
-			struct address_space *as = KS_TYPED(struct address_space, (void *)mapping);
-			struct inode *host = as ? as->host : NULL;
-			struct super_block *sb = host ? host->i_sb : NULL;
-			if (sb) {
-				ri.ino = host->i_ino;
-				ri.dev = ks_udev(sb->s_dev);
-			}
-		}
+		page_file(bio, &ri);
 	}
 	if (!ri.ino || (!pid && !ks_inode_wanted(ri.dev, ri.ino)))
 		return 0;

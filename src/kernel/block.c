@@ -24,10 +24,11 @@ int ks_block_load(struct ks_session *ks, char *err, size_t errlen)
 	}
 	ks->skel[SKEL_SLOT] = s;
 	s->rodata->cfg = ks->opt.filter;
-	/* The default depth runs one program a request (ks_rq_done: the request's own times, the
-	 * file from its bios); full depth, and events at any depth, follow it from its start through
-	 * its issue (submitter's process, times of our own). docs/KERNEL.md, "The block layer". */
-	int one = ks->opt.depth == KS_DEPTH_DEFAULT && !ks->opt.filter.events;
+	/* Asked for (--block-completion, the default depth only): one program a request (ks_rq_done:
+	 * the request's own times, the file from its bios); otherwise each request is followed from
+	 * its start through its issue (submitter's process, times of our own, and a completion the
+	 * kernel never ran the program for found as unseen). docs/KERNEL.md, "The block layer". */
+	int one = ks->opt.block_completion && ks->opt.depth == KS_DEPTH_DEFAULT && !ks->opt.filter.events;
 	struct bpf_program *followed[] = {s->progs.ks_io_start, s->progs.ks_rq_issue, s->progs.ks_rq_requeue,
 					  s->progs.ks_rq_complete, s->progs.ks_uring_submit};
 	for (size_t i = 0; one && i < sizeof followed / sizeof followed[0]; i++)

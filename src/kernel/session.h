@@ -44,6 +44,9 @@ struct ks_options {
 	uint32_t lat_every;  /* default depth: time calls 1/N of the time (0: KS_LAT_EVERY); full depth, the
 			      * page-cache or filesystem layer, or events: every call */
 	int optional_vfs;    /* also try the kprobe/fentry probe set (vfs.c) */
+	int block_completion; /* default depth: the block layer's completion alone (ks_rq_done: one
+			       * program a request, page-cache I/O per file only, and a completion the
+			       * kernel skips is lost: docs/KERNEL.md, "The block layer") */
 };
 
 /* "default" or "full" (as the command lines spell them) -> depth; -1 when neither. */

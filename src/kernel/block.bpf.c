@@ -537,16 +537,30 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 	return 0;
 }
 
-/* The default depth: one program a request. The completion reads what the block layer keeps in
- * the request itself, so neither block_io_start nor block_rq_issue runs: whether it was accounted
- * (RQF_IO_STAT, set exactly when block_io_start fires), its start (start_time_ns, kept for every
- * accounted request and every flush) and its issue to the driver (io_start_time_ns, kept where
- * the queue collects I/O statistics: QUEUE_FLAG_STATS, which writeback throttling, kyber and
- * blk-iolatency turn on). The file is found as at submission (the bio's iomap_dio, else the first
- * page's inode: the bios are still on the request here); the process only for direct I/O through
- * iomap (the dio's submitter): other requests (writeback, read-in) go to the file's record with
- * pid 0 (per-process block records of page-cache I/O are full depth's). A request without an
- * issue time (a queue without statistics) or begun before the session is counted untimed. */
+/* Is the submitter of direct I/O, met at its completion in another task's context, one the
+ * filters want? As ks_tgid_wanted, with that task's own cgroup rather than the current one's. */
+static __always_inline bool waiter_wanted(struct task_struct *w)
+{
+	__u32 tgid = w->tgid;
+	if (tgid == cfg.self_tgid || (w->flags & PF_KTHREAD))
+		return false;
+	if (cfg.cgroup_id && BPF_CORE_READ(w, cgroups, dfl_cgrp, kn, id) != cfg.cgroup_id)
+		return false;
+	return !cfg.by_pid || ks_tgid_tracked(tgid);
+}
+
+/* Asked for (--block-completion, the default depth): one program a request. The completion
+ * reads what the block layer keeps in the request itself, so neither block_io_start nor
+ * block_rq_issue runs: whether it was accounted (RQF_IO_STAT, set exactly when block_io_start
+ * fires), its start (start_time_ns, kept for every accounted request and every flush) and its
+ * issue to the driver (io_start_time_ns, kept where the queue collects I/O statistics:
+ * QUEUE_FLAG_STATS, which writeback throttling, kyber and blk-iolatency turn on). The file is
+ * found as at submission (the bio's iomap_dio, else the first page's inode: the bios are still on
+ * the request here); the process only for direct I/O through iomap (the dio's submitter): other
+ * requests (writeback, read-in) go to the file's record with pid 0. A request without an issue
+ * time (a queue without statistics) or begun before the session is counted untimed. Not the
+ * default: a completion the kernel never runs this for leaves nothing to count it by
+ * (docs/KERNEL.md, "Known gap"). */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(ks_rq_done, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
@@ -597,7 +611,7 @@ int BPF_PROG(ks_rq_done, struct request *rq, blk_status_t error, unsigned int nr
 		/* the submitter: it waits for a synchronous dio; an asynchronous one (io_uring, aio)
 		 * keeps it too, and its task's exit waits for its requests */
 		struct task_struct *w = dio->submit.waiter;
-		if (w && !(w->flags & PF_KTHREAD) && ks_tgid_wanted(w->tgid))
+		if (w && waiter_wanted(w))
 			pid = w->tgid;
 	} else {
 		page_file(bio, &ri);

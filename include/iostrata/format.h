@@ -66,6 +66,13 @@ enum {
 	LOG_F_ARGV_CUT = 1u << 8,   /* argv holds the first argc of the argc_total arguments only */
 };
 
+/* header.kernel_flags (a kernel log) */
+enum {
+	/* the block layer ran its completion alone (--block-completion): a request of page-cache I/O
+	 * (writeback, read-in) is the file's, with no process; direct I/O keeps its submitter */
+	LOG_KF_BLOCK_NO_PROC = 1u << 0,
+};
+
 /* record.flags */
 enum {
 	LOG_R_USED = 1u << 0,
@@ -299,7 +306,7 @@ struct log_header {
 	uint64_t fork_start_ns;             /* 552: with LOG_F_FORKED_EXEC: CLOCK_MONOTONIC start of the
 					     * forked image before this one's exec, which wrote no log; else 0 */
 	uint32_t argc_total;                /* 560: the program's argc (argc: how many are stored); 0 = argc */
-	uint32_t pad0;                      /* 564: reserved (0) */
+	uint32_t kernel_flags;              /* 564: LOG_KF_* (a kernel log); else 0 */
 	uint64_t totals_claimed;            /* 568: TOTALS slots handed out (live: may exceed the capacity;
 					     * those beyond it share the last slot) */
 	uint32_t totals_slot_size;          /* 576: bytes per TOTALS slot (0: no TOTALS section) */

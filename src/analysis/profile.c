@@ -1298,6 +1298,7 @@ int ana_profile_add_header(struct ana_profile *p, const struct log_file *lf, siz
 		p->kernel_layers |= lf->hdr.kernel_layers;
 		if (lf->hdr.kernel_lat_every > p->kernel_lat_every)
 			p->kernel_lat_every = lf->hdr.kernel_lat_every;
+		p->kernel_flags |= lf->hdr.kernel_flags;
 		p->kernel_events_dropped += lf->hdr.events_dropped;
 		p->kernel_table_full += lf->hdr.kernel_table_full;
 		p->kernel_prog_misses += lf->hdr.kernel_prog_misses;

@@ -204,6 +204,7 @@ struct ana_profile {
 	size_t nkernel_procs;     /* processes seen by the kernel layer only */
 	uint32_t kernel_layers;   /* bits 1 << layer, over the kernel logs (the mount layer is not one) */
 	uint32_t kernel_lat_every; /* system calls timed 1 in N (a default-depth kernel log); 0: every one */
+	uint32_t kernel_flags;     /* LOG_KF_* of any kernel log (the block layer's completion alone) */
 	uint64_t kernel_events_dropped, kernel_table_full, kernel_prog_misses;
 	/* The system calls of the kernel-only processes: what their user layer would have shown,
 	 * for the rules made for the POSIX layer. */

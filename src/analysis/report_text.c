@@ -175,6 +175,9 @@ static void text_job(FILE *f, const struct ana_profile *p)
 			    "so system-call times are estimates; counts and bytes are exact",
 			    p->kernel_lat_every, ana_fmt_count(a, sizeof a, timed), ana_fmt_count(b, sizeof b, calls));
 	}
+	if (p->kernel_flags & LOG_KF_BLOCK_NO_PROC)
+		ana_appendf(buf, sizeof buf, &n, "; block requests of page-cache I/O (writeback, read-in) kept per file, "
+			    "not per process (--kernel=full records the process)");
 	ana_text_wrap(f, "  kernel      ", 14, buf);
 
 }

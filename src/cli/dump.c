@@ -456,6 +456,7 @@ static void json_header(struct ana_jw *w, const struct log_file *lf)
 			ana_jw_str(w, NULL, log_layer_name(l));
 	ana_jw_close(w, ']');
 	ana_jw_u64(w, "kernel_lat_every", h->kernel_lat_every);
+	ana_jw_u64(w, "kernel_flags", h->kernel_flags);
 	ana_jw_u64(w, "intercepted_calls", h->intercepted_calls);
 	ana_jw_close(w, '}');
 }

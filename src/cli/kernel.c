@@ -49,7 +49,7 @@ static void usage(FILE *f)
 		"usage: iostrata kernel [--pid P | --cgroup PATH] [--fstype T] [--dev PATH|M:m] [--inode PATH]\n"
 		"                       [--interval S] [--count N] [--duration S] [--json] [--stats]\n"
 		"                       [--events FILE] [--log FILE] [--pin DIR] [--depth default|full] [--layers L,...]\n"
-		"                       [--vfs] [--quiet]\n"
+		"                       [--vfs] [--block-completion] [--quiet]\n"
 		"                       [--ready FILE]\n"
 		"       iostrata kernel maps [--json] DIR\n"
 		"  system-wide (or filtered) kernel-layer view: syscall, page cache, filesystem, block, MPI-IO;\n"
@@ -59,7 +59,8 @@ static void usage(FILE *f)
 		"  is created once tracing has begun (for scripts). --depth default (the default): system calls\n"
 		"  (counts and bytes exact, timed 1/64 of the time), block, MPI-IO; --depth full: page cache and\n"
 		"  filesystem too (timed 1/64 of the time; every call with --events); --layers picks layers by\n"
-		"  name (syscall is always on).\n");
+		"  name (syscall is always on). --block-completion (default depth): one block program a request\n"
+		"  (page-cache I/O's requests per file, not per process; a completion the kernel skips is lost).\n");
 }
 
 /* ---- events to a temporary file, then into the log ---- */
@@ -345,6 +346,8 @@ int cmd_kernel(int argc, char **argv)
 			quiet = 1;
 		} else if (cli_flag(&c, "--vfs")) {
 			o.optional_vfs = 1;
+		} else if (cli_flag(&c, "--block-completion")) {
+			o.block_completion = 1;
 		} else if (cli_uint(&c, "--pid", "a process id", 1, 4194304, &n)) {
 			/* 4194304: the kernel's PID_MAX_LIMIT */
 			if (c.status)
@@ -468,6 +471,9 @@ int cmd_kernel(int argc, char **argv)
 	if (!quiet)
 		fprintf(stderr, "iostrata kernel: tracing %s; Ctrl-C to stop\n",
 			pid ? "the process tree" : o.filter.cgroup_id ? "the cgroup" : "the whole system");
+	if (!quiet && ks.block_one)
+		fprintf(stderr, "iostrata kernel: block requests of page-cache I/O (writeback, read-in) are kept per "
+				"file, not per process (--depth full records the process)\n");
 
 	int files_fd = ks_map_fd(&ks, "files"), devfiles_fd = ks_map_fd(&ks, "devfiles");
 	struct view cur = {0}, prev = {0};

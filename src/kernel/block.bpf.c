@@ -28,6 +28,14 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define REQ_OP_BITS_MASK 0xff
+#define RQF_IO_STAT (1u << __RQF_IO_STAT)
+#define RQF_STATS (1u << __RQF_STATS)
+#define RQF_FLUSH_SEQ (1u << __RQF_FLUSH_SEQ)
+
+/* When the session began (CLOCK_MONOTONIC, set by the loader): at the default depth a request
+ * whose own start time is earlier was begun before the session and is counted untimed, as a
+ * completion without its start is at full depth. */
+const volatile __u64 blk_t0 = 0;
 
 /* Direct I/O of iomap filesystems (ext4, xfs) ends its bios here; their bi_private is the
  * struct iomap_dio, whose kiocb names the file: attribution for direct I/O submitted outside the
@@ -95,8 +103,9 @@ static __always_inline __u64 rq_dev(struct request *rq)
 
 /* The file of direct I/O through iomap (ext4, xfs), wherever it was submitted (a traced call,
  * io_uring's io-wq workers, aio): the bio's iomap_dio and its kiocb. A part split off such a bio
- * (a 1 MiB read on a device taking 512 KiB requests) names it through the chain. */
-static __always_inline bool dio_file(struct bio *bio, struct rq_info *ri)
+ * (a 1 MiB read on a device taking 512 KiB requests) names it through the chain. Returns the
+ * iomap_dio (NULL: not such I/O). */
+static __always_inline struct iomap_dio *dio_file(struct bio *bio, struct rq_info *ri)
 {
 	void *end_io = bio ? (void *)bio->bi_end_io : NULL, *priv = bio ? bio->bi_private : NULL;
 	for (int i = 0; i < 2 && end_io && &bio_chain_endio && end_io == (void *)&bio_chain_endio; i++) {
@@ -107,17 +116,36 @@ static __always_inline bool dio_file(struct bio *bio, struct rq_info *ri)
 		priv = parent->bi_private;
 	}
 	if (!end_io || !&iomap_dio_bio_end_io || end_io != (void *)&iomap_dio_bio_end_io)
-		return false;
+		return NULL;
 	struct iomap_dio *dio = KS_TYPED(struct iomap_dio, priv);
 	struct kiocb *iocb = dio ? dio->iocb : NULL;
 	struct file *f = iocb ? iocb->ki_filp : NULL;
 	struct inode *in = f ? f->f_inode : NULL;
 	struct super_block *sb = in ? in->i_sb : NULL;
 	if (!sb)
-		return false;
+		return NULL;
 	ri->ino = in->i_ino;
 	ri->dev = ks_udev(sb->s_dev);
-	return true;
+	return dio;
+}
+
+/* The inode owning the bio's first page (page-cache I/O: writeback, read-in), if any. */
+static __always_inline void page_file(struct bio *bio, struct rq_info *ri)
+{
+	struct bio_vec *bv = bio ? bio->bi_io_vec : NULL;
+	struct page *pg = bv ? bv->bv_page : NULL;
+	unsigned long mapping = 0; /* read as a number: its low bits mark anonymous and movable pages */
+	if (pg)
+		bpf_probe_read_kernel(&mapping, sizeof mapping, &pg->mapping);
+	if (mapping && !(mapping & 3)) {
+		struct address_space *as = KS_TYPED(struct address_space, (void *)mapping);
+		struct inode *host = as ? as->host : NULL;
+		struct super_block *sb = host ? host->i_sb : NULL;
+		if (sb) {
+			ri->ino = host->i_ino;
+			ri->dev = ks_udev(sb->s_dev);
+		}
+	}
 }
 
 /* Who the request is for, decided in the submitter's context. False: the filters drop it.
@@ -150,21 +178,7 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 			return true;
 		}
 	}
-	/* the inode owning the first page (page cache I/O: writeback, read-in) */
-	struct bio_vec *bv = bio ? bio->bi_io_vec : NULL;
-	struct page *pg = bv ? bv->bv_page : NULL;
-	unsigned long mapping = 0; /* read as a number: its low bits mark anonymous and movable pages */
-	if (pg)
-		bpf_probe_read_kernel(&mapping, sizeof mapping, &pg->mapping);
-	if (mapping && !(mapping & 3)) {
-		struct address_space *as = KS_TYPED(struct address_space, (void *)mapping);
-		struct inode *host = as ? as->host : NULL;
-		struct super_block *sb = host ? host->i_sb : NULL;
-		if (sb) {
-			ri->ino = host->i_ino;
-			ri->dev = ks_udev(sb->s_dev);
-		}
-	}
+	page_file(bio, ri);
 	if (ri->pid)
 		return true;
 	if (t->flags & PF_KTHREAD)
@@ -520,5 +534,94 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 		 : op == REQ_OP_FLUSH ? LOG_OP_BLK_FLUSH : op == REQ_OP_DISCARD ? LOG_OP_BLK_DISCARD : LOG_OP_BLK_OTHER;
 	ks_emit_as(ri.pid, ri.tid, LOG_LAYER_BLOCK, eop, ri.flags & LOG_E_WRITEBACK, ri.start_ns, d.total, ri.ino ? ri.dev : dev, ri.ino,
 		   rq->__sector * 512, nr_bytes, d.err ? -(__s64)error : (__s64)nr_bytes);
+	return 0;
+}
+
+/* Is the submitter of direct I/O, met at its completion in another task's context, one the
+ * filters want? As ks_tgid_wanted, with that task's own cgroup rather than the current one's. */
+static __always_inline bool waiter_wanted(struct task_struct *w)
+{
+	__u32 tgid = w->tgid;
+	if (tgid == cfg.self_tgid || (w->flags & PF_KTHREAD))
+		return false;
+	if (cfg.cgroup_id && BPF_CORE_READ(w, cgroups, dfl_cgrp, kn, id) != cfg.cgroup_id)
+		return false;
+	return !cfg.by_pid || ks_tgid_tracked(tgid);
+}
+
+/* Asked for (--block-completion, the default depth): one program a request. The completion
+ * reads what the block layer keeps in the request itself, so neither block_io_start nor
+ * block_rq_issue runs: whether it was accounted (RQF_IO_STAT, set exactly when block_io_start
+ * fires), its start (start_time_ns, kept for every accounted request and every flush) and its
+ * issue to the driver (io_start_time_ns, kept where the queue collects I/O statistics:
+ * QUEUE_FLAG_STATS, which writeback throttling, kyber and blk-iolatency turn on). The file is
+ * found as at submission (the bio's iomap_dio, else the first page's inode: the bios are still on
+ * the request here); the process only for direct I/O through iomap (the dio's submitter): other
+ * requests (writeback, read-in) go to the file's record with pid 0. A request without an issue
+ * time (a queue without statistics) or begun before the session is counted untimed. Not the
+ * default: a completion the kernel never runs this for leaves nothing to count it by
+ * (docs/KERNEL.md, "Known gap"). */
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(ks_rq_done, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 op = rq->cmd_flags & REQ_OP_BITS_MASK;
+	__u32 left = rq->__data_len;
+	__u32 rqf = rq->rq_flags;
+	if (!nr_bytes && !left && (op == REQ_OP_WRITE || op == REQ_OP_READ) && !(rqf & RQF_IO_STAT))
+		return 0; /* an unaccounted empty write carrying a flush down (ks_rq_complete) */
+	/* A request inside a flush sequence (RQF_FLUSH_SEQ: its data between a flush before and one
+	 * after) completes twice: its data here, then empty when the sequence ends, with the flag
+	 * cleared. diskstats counts it then, its bytes now; so does this. */
+	struct done d = {.op = op, .bytes = nr_bytes, .err = error != 0,
+			 .last = !(nr_bytes && nr_bytes < left) && !((rqf & RQF_FLUSH_SEQ) && op != REQ_OP_FLUSH),
+			 .start = now, .end = now};
+	if (d.last)
+		d.size_b = ks_bucket(nr_bytes);
+	/* No issue time on a queue that keeps them: the request was never issued itself (an empty
+	 * write whose flush went down instead): all its time is wait, as at full depth. */
+	__u64 start = rq->start_time_ns, issue = rq->io_start_time_ns;
+	if (!(rqf & RQF_STATS)) {
+		struct request_queue *q = rq->q;
+		issue = q && (q->queue_flags & (1ul << QUEUE_FLAG_STATS)) ? now : 0;
+	}
+	if (start && start < blk_t0 && d.last)
+		ks_stat(KS_STAT_BLOCK_UNMATCHED);
+	if (d.last && start >= blk_t0 && issue >= start && now >= issue) {
+		d.queue = issue - start;
+		d.device = now - issue;
+		d.total = now - start;
+		d.start = start;
+		d.timed = true;
+		d.dev_b = ks_bucket(d.device);
+	}
+	__u64 dev = rq_dev(rq);
+	struct ks_blk_run *run;
+	struct ks_file_val *v = blk_val(0, dev, 0, &run);
+	count(v, run, &d);
+	if (d.timed && d.last && cfg.aggregates)
+		dist(run, dev, op, ks_bucket(d.queue), d.dev_b);
+	/* the file: direct I/O's through iomap, else the first page's owner; charged at its own
+	 * device only (a loop or dm device's lower requests carry the same pages) */
+	struct rq_info ri = {};
+	struct bio *bio = rq->bio;
+	__u32 pid = 0;
+	struct iomap_dio *dio = dio_file(bio, &ri);
+	if (dio) {
+		/* the submitter: it waits for a synchronous dio; an asynchronous one (io_uring, aio)
+		 * keeps it too, and its task's exit waits for its requests */
+		struct task_struct *w = dio->submit.waiter;
+		if (w && waiter_wanted(w))
+			pid = w->tgid;
+	} else {
+		page_file(bio, &ri);
+	}
+	if (!ri.ino || (!pid && !ks_inode_wanted(ri.dev, ri.ino)))
+		return 0;
+	ks_dev_used(dev);
+	if (ri.dev != dev)
+		return 0;
+	v = blk_val(pid, ri.dev, ri.ino, &run);
+	count(v, run, &d);
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/session.h"
 #include "block.skel.h"
@@ -23,6 +24,20 @@ int ks_block_load(struct ks_session *ks, char *err, size_t errlen)
 	}
 	ks->skel[SKEL_SLOT] = s;
 	s->rodata->cfg = ks->opt.filter;
+	/* Asked for (--block-completion, the default depth only): one program a request (ks_rq_done:
+	 * the request's own times, the file from its bios); otherwise each request is followed from
+	 * its start through its issue (submitter's process, times of our own, and a completion the
+	 * kernel never ran the program for found as unseen). docs/KERNEL.md, "The block layer". */
+	int one = ks->opt.block_completion && ks->opt.depth == KS_DEPTH_DEFAULT && !ks->opt.filter.events;
+	struct bpf_program *followed[] = {s->progs.ks_io_start, s->progs.ks_rq_issue, s->progs.ks_rq_requeue,
+					  s->progs.ks_rq_complete, s->progs.ks_uring_submit};
+	for (size_t i = 0; one && i < sizeof followed / sizeof followed[0]; i++)
+		bpf_program__set_autoload(followed[i], false);
+	if (!one)
+		bpf_program__set_autoload(s->progs.ks_rq_done, false);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s->rodata->blk_t0 = (__u64)t0.tv_sec * 1000000000ull + (__u64)t0.tv_nsec;
 	int r = ks_before_load(ks, s->obj);
 	if (r == 0)
 		r = ks_block__load(s);
@@ -36,6 +51,7 @@ int ks_block_load(struct ks_session *ks, char *err, size_t errlen)
 		snprintf(err, errlen, "no block tracepoint attached");
 		return r < 0 ? r : -ENOENT;
 	}
+	ks->block_one = one;
 	return 0;
 }
 

@@ -517,6 +517,7 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 			       ks_stats[KS_STAT_AGG_FULL] + ks_stats[KS_STAT_PIDS_FULL];
 	h->kernel_layers = ks->layers;
 	h->kernel_lat_every = ks->opt.filter.lat_every > 1 ? ks->opt.filter.lat_every : 0;
+	h->kernel_flags = ks->block_one ? LOG_KF_BLOCK_NO_PROC : 0;
 	h->kernel_prog_misses = ks_prog_misses(ks);
 	if (h->kernel_table_full)
 		h->flags |= LOG_F_OVERFLOW;

@@ -44,6 +44,9 @@ struct ks_options {
 	uint32_t lat_every;  /* default depth: time calls 1/N of the time (0: KS_LAT_EVERY); full depth, the
 			      * page-cache or filesystem layer, or events: every call */
 	int optional_vfs;    /* also try the kprobe/fentry probe set (vfs.c) */
+	int block_completion; /* default depth: the block layer's completion alone (ks_rq_done: one
+			       * program a request, page-cache I/O per file only, and a completion the
+			       * kernel skips is lost: docs/KERNEL.md, "The block layer") */
 };
 
 /* "default" or "full" (as the command lines spell them) -> depth; -1 when neither. */
@@ -68,6 +71,7 @@ struct ks_session {
 	int nlinks;
 	void *skel[8];       /* per-layer skeletons, owned by their loaders */
 	uint32_t layers;     /* bits (1 << LOG_LAYER_x) with at least one probe attached */
+	int block_one;       /* the block layer runs its completion alone (LOG_KF_BLOCK_NO_PROC) */
 	char missing[4096];  /* "probe: reason; ..." for what could not be attached */
 	struct ring_buffer *rb;
 	int (*on_event)(void *ctx, const struct log_event *e);

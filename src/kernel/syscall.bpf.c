@@ -1140,6 +1140,43 @@ static __noinline int run_find(struct ks_run *s, struct task_struct *t, __u32 fd
 	return 1;
 }
 
+/* The descriptor check, shared by run_count and exit_fast: the call is made through the run's
+ * descriptor number, by the run's process, in the same descriptor table, whose `fdtab` slot reads
+ * what it read when the run's file was found behind the descriptor (and the cgroup filter holds). */
+static __always_inline bool run_fd_same(const struct ks_run *s, struct task_struct *t, __u32 fd)
+{
+	if (s->fd != fd || s->files != (__u64)t->files || s->tgid != t->tgid)
+		return false;
+	__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
+	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
+	return g && *g == s->fdgen && (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id);
+}
+
+/* One more call in the run: the clock read once per timer tick of a run, for its last time. */
+static __always_inline void run_call(struct ks_run *s)
+{
+	s->calls++;
+	__u64 j = bpf_jiffies64();
+	if (j != s->last_jiffies) {
+		s->last_jiffies = j;
+		s->last_ns = bpf_ktime_get_ns();
+	}
+}
+
+/* A successful call's bytes at pos, its offset (-1: the file's position, moved past them), of the
+ * run's last size (b is last_bucket: in hist later, ks_run_hist). */
+static __always_inline void run_bytes(struct ks_run *s, __u64 bytes, __u64 pos)
+{
+	if (pos == (__u64)-1) {
+		struct file *f = bpf_rdonly_cast((void *)s->file, bpf_core_type_id_kernel(struct file));
+		pos = f->f_pos - bytes;
+	}
+	s->bytes += bytes;
+	if (pos + bytes > s->max_end)
+		s->max_end = pos + bytes;
+	s->last_same++;
+}
+
 /* Default depth: an untimed read or write, counted into this CPU's run of calls on its file
  * (struct ks_run): the run's when made through the run's descriptor in the same table with its
  * `fdtab` slot unmoved (a few loads, no walk to the struct file), else as run_find finds. 1:
@@ -1153,36 +1190,21 @@ static __always_inline int run_count(struct pt_regs *regs, struct task_struct *t
 	struct ks_run *s = bpf_map_lookup_elem(&runs, &rw);
 	if (!s)
 		return 0;
-	__u32 tgid = t->tgid, fd = (__u32)arg_of(regs, k->fd_arg);
+	__u32 fd = (__u32)arg_of(regs, k->fd_arg);
 	__u64 bytes = ret > 0 ? ret : 0;
 	__u32 b = run_bucket(s, bytes);
-	__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
-	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
-	if (!g || s->fd != fd || s->files != (__u64)t->files || s->tgid != tgid || *g != s->fdgen ||
-	    (cfg.aggregates && s->bucket != b) || (cfg.cgroup_id && bpf_get_current_cgroup_id() != cfg.cgroup_id)) {
+	if ((cfg.aggregates && s->bucket != b) || !run_fd_same(s, t, fd)) {
 		if (run_find(s, t, fd, rw, b) < 0)
 			return -1;
 	}
-	struct file *f = bpf_rdonly_cast((void *)s->file, bpf_core_type_id_kernel(struct file));
-	s->calls++;
-	__u64 j = bpf_jiffies64(); /* the clock once per timer tick of a run: its last time */
-	if (j != s->last_jiffies) {
-		s->last_jiffies = j;
-		s->last_ns = bpf_ktime_get_ns();
-	}
+	run_call(s);
 	if (batching())
 		run_take_batch(s, rw, ret);
 	if (ret < 0) {
 		s->errors++;
 		return 1;
 	}
-	__u64 off = k->off_arg != NO_ARG ? arg_of(regs, k->off_arg) : (__u64)-1;
-	if (off == (__u64)-1)
-		off = f->f_pos - bytes;
-	s->bytes += bytes;
-	if (off + bytes > s->max_end)
-		s->max_end = off + bytes;
-	s->last_same++; /* b is last_bucket: in hist later (ks_run_hist) */
+	run_bytes(s, bytes, k->off_arg != NO_ARG ? arg_of(regs, k->off_arg) : (__u64)-1);
 	return 1;
 }
 
@@ -1205,12 +1227,7 @@ static __always_inline int exit_fast(__u32 rw, bool has_pos, long ret, __u64 fd,
 	struct ks_run *s = bpf_map_lookup_elem(&runs, &rw);
 	if (!s || (__u64)ret != s->last_size || (cfg.aggregates && s->bucket != s->last_bucket))
 		return 0;
-	struct task_struct *t = bpf_get_current_task_btf();
-	if (s->fd != (__u32)fd || s->files != (__u64)t->files || s->tgid != t->tgid)
-		return 0;
-	__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
-	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
-	if (!g || *g != s->fdgen || (cfg.cgroup_id && bpf_get_current_cgroup_id() != cfg.cgroup_id))
+	if (!run_fd_same(s, bpf_get_current_task_btf(), (__u32)fd))
 		return 0;
 	if (batching()) { /* full depth: the general path takes a batch the call left */
 		__u32 zero = 0;
@@ -1220,21 +1237,8 @@ static __always_inline int exit_fast(__u32 rw, bool has_pos, long ret, __u64 fd,
 		if (!rw && (cfg.layers & (1u << LOG_LAYER_PAGECACHE)))
 			s->hits++; /* no pages read in: from the cache */
 	}
-	__u64 bytes = ret;
-	s->calls++;
-	__u64 j = bpf_jiffies64();
-	if (j != s->last_jiffies) {
-		s->last_jiffies = j;
-		s->last_ns = bpf_ktime_get_ns();
-	}
-	if (!has_pos || pos == (__u64)-1) {
-		struct file *f = bpf_rdonly_cast((void *)s->file, bpf_core_type_id_kernel(struct file));
-		pos = f->f_pos - bytes;
-	}
-	s->bytes += bytes;
-	if (pos + bytes > s->max_end)
-		s->max_end = pos + bytes;
-	s->last_same++;
+	run_call(s);
+	run_bytes(s, ret, has_pos ? pos : (__u64)-1);
 	return 1;
 }
 

@@ -54,6 +54,7 @@ eq "odirect: the device wrote at least the file" 1 "$([ "$(kdev "$KL" | cut -d' 
 eq "odirect: device latency histogram holds every write seen" "$(k "$KL" block "$DEVPATH" writes)" \
 	"$(kjq "$KL" "[.records[] | select(.layer==\"block\" and .path==\"$DEVPATH\")][0].write_lat_hist | add")"
 eq "odirect: device time measured" 1 "$(kjq "$KL" "[.records[] | select(.path==\"$DEVPATH\")][0].counters.time_device > 0 | if . then 1 else 0 end")"
+eq "odirect: each request followed from its start (kernel_flags 0)" 0 "$(kjq "$KL" .header.kernel_flags)"
 eq "odirect: the device record is a pseudo-path of pid 0" "0 true" \
 	"$(kjq "$KL" "[.records[] | select(.path==\"$DEVPATH\")][0] | \"\(.pid) \(.flag_names | index(\"pseudo\") != null)\"")"
 
@@ -116,6 +117,38 @@ eq "full table: the table was full" 1 "$(kjq "$T/ft.iost" '.header.kernel_table_
 eq "full table: the device's reads, writes, discards, flushes and bytes equal diskstats" "$(delta "$DS0" "$DS1")" \
 	"$(kdev "$T/ft.iost")"
 eq "full table: the device wrote the file" 1 "$([ "$(kdev "$T/ft.iost" | cut -d' ' -f4)" -ge 4194304 ] && echo 1 || echo 0)"
+
+# --- --block-completion: the default depth's block layer runs its completion alone ----------------
+# one program a request (docs/KERNEL.md, "The block layer"): the same device totals and times from
+# the request itself, O_DIRECT by its writer, page-cache I/O per file with pid 0; full depth ignores it
+sync
+"$IOSTRATA" kernel $KOPT --block-completion --interval 60 --log "$T/bc.iost" --ready "$T/bc.ready" >/dev/null 2>"$T/bc.err" &
+KP=$!
+wait_ready "$T/bc.ready"
+DS0=$(diskstats)
+"$PROGS/odirect_write" "$FS_MNT/bc" 1000 &
+BCP=$!
+wait "$BCP"
+dd if=/dev/urandom of="$FS_MNT/bcw" bs=64k count=16 status=none && sync
+DS1=$(diskstats)
+kill -INT "$KP"
+wait "$KP"
+if full; then
+	eq "block-completion: full depth follows each request (kernel_flags 0)" 0 "$(kjq "$T/bc.iost" .header.kernel_flags)"
+else
+	eq "block-completion: the log's kernel_flags says so" 1 "$(kjq "$T/bc.iost" .header.kernel_flags)"
+	eq "block-completion: iostrata kernel says what it leaves out" 1 \
+		"$(grep -c 'page-cache I/O (writeback, read-in) are kept per file, not per process' "$T/bc.err")"
+	eq "block-completion: the O_DIRECT file's requests, by its writer" "1000 4096000" \
+		"$(kblock "$T/bc.iost" "$FS_MNT/bc" written "$BCP")"
+	eq "block-completion: the written-back file's bytes, per file with pid 0" 1048576 \
+		"$(kblock "$T/bc.iost" "$FS_MNT/bcw" written 0 | cut -d' ' -f2)"
+	eq "block-completion: the device's totals equal diskstats" "$(delta "$DS0" "$DS1")" "$(kdev "$T/bc.iost")"
+	eq "block-completion: every write timed from the request's own times" "$(k "$T/bc.iost" block "$DEVPATH" writes)" \
+		"$(kjq "$T/bc.iost" "[.records[] | select(.layer==\"block\" and .path==\"$DEVPATH\")][0].write_lat_hist | add")"
+	eq "block-completion: the device's wait and service measured" "1 1" \
+		"$(kjq "$T/bc.iost" "[.records[] | select(.path==\"$DEVPATH\")][0].counters | \"\(if .time_queue > 0 then 1 else 0 end) \(if .time_device > 0 then 1 else 0 end)\"")"
+fi
 
 # --- writeback attributed by inode ------------------------------------------------------------
 mkfifo "$T/wb.gate" "$T/wb.written" "$T/wb.done"

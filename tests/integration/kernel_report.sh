@@ -42,6 +42,7 @@ has_insight() {
 "$IOSTRATA" report --json "$T/dd" >"$T/dd.json"
 eq "dd: report exit status" 0 $?
 J="$T/dd.json"
+eq "dd: nothing a recorded layer lacks (each block request followed from its start)" 0 "$(jq -r '.kernel.lacking | length' "$J")"
 eq "dd: one process, not two" "1 1 1" "$(jq -r '"\(.processes | length) \(.job.nprocs) \(.job.nranks)"' "$J")"
 eq "dd: the kernel log is listed as such" 1 "$(jq '.kernel.logs | length' "$J")"
 eq "dd: posix writes" 100 "$(jfile "$J" posix "$FS_MNT/f" .counters.writes)"

@@ -101,19 +101,20 @@ struct store_ops {
  * rows from proc_intervals (schema 12: the intervals summed over files, keyed by process and
  * time), one range of the key per process of the job (JOIN: SQLite's CROSS JOIN keeps the
  * processes the outer loop); never the intervals' key, which is time first (every job's rows of
- * the job's time range). */
+ * the job's time range). The last column is the longest interval in the point (schema 14): a
+ * minute's roll-up says 0, as rows stored before it do. */
 #define STORE_SERIES_MINUTES(KEY, SPLIT)                                                                     \
-	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls FROM processes p"                     \
+	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls, 0 AS dt_ms FROM processes p"         \
 	" JOIN intervals_minute i ON i.proc_id = p.id WHERE p.job_id = " KEY " AND i.t_ms < " SPLIT
 #define STORE_SERIES_RAW(KEY, LO, HI, JOIN)                                                                  \
-	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls FROM processes p " JOIN " proc_intervals i" \
-	" ON i.proc_id = p.id WHERE p.job_id = " KEY " AND i.t_ms >= " LO " AND i.t_ms <= " HI
+	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls, i.dt_ms FROM processes p " JOIN       \
+	" proc_intervals i ON i.proc_id = p.id WHERE p.job_id = " KEY " AND i.t_ms >= " LO " AND i.t_ms <= " HI
 #define STORE_SERIES_SQL(KEY, RES, BY, SPLIT, LO, HI, JOIN, COLL)                                            \
 	"SELECT CASE WHEN " RES " > 0 THEN i.t_ms / " RES " * " RES " ELSE i.t_ms END AS b,"                    \
 	" (CASE WHEN " BY " = 1 THEN i.host ELSE '' END)" COLL " AS h, CASE WHEN " BY " = 2 THEN i.rank ELSE -1 END AS r,"  \
 	" i.layer, SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"  \
 	" SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"         \
-	" SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END)"                                                       \
+	" SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END), MAX(i.dt_ms)"                                         \
 	" FROM (" STORE_SERIES_MINUTES(KEY, SPLIT) " UNION ALL" STORE_SERIES_RAW(KEY, LO, HI, JOIN) ") i"         \
 	" GROUP BY b, h, r, i.layer ORDER BY b, h, r, i.layer"
 /* From the bounds (W, R, first, last; absent as INT64_MIN) and a resolution: SPLIT, LO and HI. */

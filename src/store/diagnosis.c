@@ -153,7 +153,10 @@ static int64_t series_step(int64_t *t, size_t n)
  * A time's sample counts from the first time of the sample before it, in whole steps to the
  * nearest (a tick a millisecond early is not the sample before; a process's end 300 ms after a
  * tick is that tick's), so neither the ticks' jitter nor their drift over a long job puts two
- * ticks in one sample and none in the next. */
+ * ticks in one sample and none in the next. A late reading (the daemon's interval ran long: its
+ * row covers two steps or more, schema 14's dt_ms) is spread evenly over the samples it covers,
+ * never before the first: read as one sample, a steady job had a sample of nothing before one of
+ * twice its rate, and its phase was cut in two. */
 static int load_series(struct store *s, struct store_diag_job *x)
 {
 	struct pts p = {0};
@@ -191,9 +194,15 @@ static int load_series(struct store *s, struct store_diag_job *x)
 		goto out;
 	}
 	for (size_t i = 0; i < p.n; i++) {
-		x->rd[slot[i]] += (double)p.v[i].bytes_read;
-		x->wr[slot[i]] += (double)p.v[i].bytes_written;
-		x->md[slot[i]] += (double)p.v[i].meta_ops;
+		int64_t dt = p.v[i].dt_ms;
+		size_t span = dt > x->dt ? (size_t)((dt + x->dt / 2) / x->dt) : 1;
+		if (span > slot[i] + 1)
+			span = slot[i] + 1;
+		for (size_t c = slot[i] + 1 - span; c <= slot[i]; c++) {
+			x->rd[c] += (double)p.v[i].bytes_read / (double)span;
+			x->wr[c] += (double)p.v[i].bytes_written / (double)span;
+			x->md[c] += (double)p.v[i].meta_ops / (double)span;
+		}
 	}
 out:
 	free(slot);

@@ -204,11 +204,13 @@ static const struct migration migrations[] = {
 	     "UPDATE diagnoses d SET host = j.host, job_rows = (SELECT count(*) FROM jobs k WHERE k.job = j.job"
 	     " AND k.uid = j.uid AND k.running = 0 AND k.report_json IS NOT NULL) FROM jobs j WHERE j.id = d.job_id;"
 	     "CREATE INDEX diagnoses_host ON diagnoses(host, start_ms, job_id);"},
+	/* 14: a process's interval row keeps the interval's length, as SQLite's 14 */
+	{14, "ALTER TABLE proc_intervals ADD COLUMN dt_ms bigint NOT NULL DEFAULT 0;"},
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
 /* A new schema version needs its migration here too: this fails until it has one. */
-_Static_assert(STORE_SCHEMA_VERSION == 13, "migrations[] ends at version 13");
+_Static_assert(STORE_SCHEMA_VERSION == 14, "migrations[] ends at version 14");
 
 /* Any number, so long as every iostrata connection takes the same: schema changes (migrations,
  * a day's partition) are made by one connection at a time. */
@@ -713,12 +715,13 @@ static const struct buf_spec buf_specs[NBUF] = {
 			   " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = intervals.bytes + excluded.bytes,"
 			   " calls = intervals.calls + excluded.calls, dur_ns = intervals.dur_ns + excluded.dur_ns;"
 			   /* summed over files per process (a row before where the raw rows start: never read) */
-			   "INSERT INTO proc_intervals(proc_id, t_ms, layer, cat, bytes, calls, dur_ns)"
-			   " SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM stage_intervals"
+			   "INSERT INTO proc_intervals(proc_id, t_ms, layer, cat, bytes, calls, dur_ns, dt_ms)"
+			   " SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns), max(dt_ms) FROM stage_intervals"
 			   " WHERE t_ms >= coalesce((SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'), 0)"
 			   " GROUP BY 1, 2, 3, 4 ON CONFLICT(proc_id, t_ms, layer, cat) DO UPDATE SET"
 			   " bytes = proc_intervals.bytes + excluded.bytes, calls = proc_intervals.calls + excluded.calls,"
-			   " dur_ns = proc_intervals.dur_ns + excluded.dur_ns;"
+			   " dur_ns = proc_intervals.dur_ns + excluded.dur_ns,"
+			   " dt_ms = greatest(proc_intervals.dt_ms, excluded.dt_ms);"
 			   "TRUNCATE stage_intervals"},
 	[BUF_NODE_SECONDS] = {"stage_node_seconds",
 			      "CREATE TEMP TABLE IF NOT EXISTS stage_node_seconds(LIKE node_seconds, ord bigint NOT NULL)",
@@ -1706,6 +1709,7 @@ static int pg_job_series(struct store *s, int64_t job_key, enum store_series_by 
 			.reads = (uint64_t)col_i64(res, i, 6),
 			.writes = (uint64_t)col_i64(res, i, 7),
 			.meta_ops = (uint64_t)col_i64(res, i, 8),
+			.dt_ms = col_i64(res, i, 9),
 		};
 		if (fn(&pt, ctx))
 			break;

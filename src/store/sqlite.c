@@ -86,9 +86,10 @@ static const char *const stmt_sql[ST_NSTMT] = {
 			  "SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
 	[ST_PROC_WINDOW] = "UPDATE processes SET first_ms = CASE WHEN first_ms = 0 OR ?2 < first_ms THEN ?2 ELSE first_ms END,"
 			   " last_ms = max(last_ms, ?3) WHERE id = ?1",
-	[ST_PROC_IV_ADD] = "INSERT INTO proc_intervals(proc_id, t_ms, layer, cat, bytes, calls, dur_ns)"
-			   " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(proc_id, t_ms, layer, cat) DO UPDATE"
-			   " SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
+	[ST_PROC_IV_ADD] = "INSERT INTO proc_intervals(proc_id, t_ms, layer, cat, bytes, calls, dur_ns, dt_ms)"
+			   " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(proc_id, t_ms, layer, cat) DO UPDATE"
+			   " SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns,"
+			   " dt_ms = max(dt_ms, excluded.dt_ms)",
 	[ST_NODE_OLD] = "SELECT bytes_read, bytes_written, reads, writes, meta_ops FROM node_seconds"
 			" WHERE host = ?1 AND t_ms = ?2 AND layer = ?3",
 	[ST_NODE_MINUTE_ADD] = "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
@@ -121,6 +122,7 @@ struct acc_ent {
 	int64_t minute, proc, file;
 	int32_t layer, cat;
 	int64_t bytes, calls, dur;
+	int64_t dt; /* the longest interval added (proc_intervals' dt_ms; 0 in the minutes' table) */
 	int used;
 };
 /* A table of them: open addressing, at most half full. */
@@ -346,6 +348,10 @@ static const char *const migrations[] = {
 	" job_rows = (SELECT count(*) FROM jobs j JOIN jobs k ON k.job = j.job AND k.uid = j.uid"
 	" WHERE j.id = diagnoses.job_id AND k.running = 0 AND k.report_json IS NOT NULL);"
 	"CREATE INDEX diagnoses_host ON diagnoses(host, start_ms);",
+	/* 14: a process's interval row keeps the interval's length, so a job's series spreads a late
+	 * reading (the daemon's interval ran long: two seconds in one row) over the seconds it covers
+	 * (docs/STORE.md, "A job's series"). Rows stored before say 0: one step, as before. */
+	"ALTER TABLE proc_intervals ADD COLUMN dt_ms INTEGER NOT NULL DEFAULT 0;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -733,7 +739,7 @@ static struct acc_ent *acc_slot(struct acc_tab *t, int64_t minute, int64_t proc,
 }
 
 static int acc_add(struct acc_tab *t, int64_t minute, int64_t proc, int64_t file, int32_t layer, int32_t cat,
-		   int64_t bytes, int64_t calls, int64_t dur)
+		   int64_t bytes, int64_t calls, int64_t dur, int64_t dt)
 {
 	struct acc_ent *e = acc_slot(t, minute, proc, file, layer, cat);
 	if (!e)
@@ -745,6 +751,8 @@ static int acc_add(struct acc_tab *t, int64_t minute, int64_t proc, int64_t file
 	e->bytes += bytes;
 	e->calls += calls;
 	e->dur += dur;
+	if (dt > e->dt)
+		e->dt = dt;
 	return 0;
 }
 
@@ -797,7 +805,7 @@ static int acc_rebuild(struct store *s)
 			s->iv_max_t = t;
 		if ((r = acc_add(&s->acc, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
 				 sqlite3_column_int(st, 3), sqlite3_column_int(st, 4), sqlite3_column_int64(st, 5),
-				 sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7))) < 0)
+				 sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7), 0)) < 0)
 			break;
 	}
 	sqlite3_finalize(st);
@@ -837,7 +845,7 @@ static int acc_close(struct store *s, int64_t upto)
 	for (size_t i = 0; i < cap; i++)
 		if (old[i].used && old[i].minute >= upto &&
 		    acc_add(&s->acc, old[i].minute, old[i].proc, old[i].file, old[i].layer, old[i].cat, old[i].bytes, old[i].calls,
-			    old[i].dur) < 0) {
+			    old[i].dur, 0) < 0) {
 			s->acc_stale = 1;
 			break;
 		}
@@ -957,8 +965,8 @@ static int win_flush(struct store *s)
 		struct acc_ent *e = &s->pacc.v[i];
 		if (!e->used)
 			continue;
-		bind(s->st[ST_PROC_IV_ADD], "iiiiiii", e->proc, e->minute, (int64_t)e->layer, (int64_t)e->cat, e->bytes,
-		     e->calls, e->dur);
+		bind(s->st[ST_PROC_IV_ADD], "iiiiiiii", e->proc, e->minute, (int64_t)e->layer, (int64_t)e->cat, e->bytes,
+		     e->calls, e->dur, e->dt);
 		r = step(s, s->st[ST_PROC_IV_ADD], "adding a process's interval statistics");
 	}
 	win_clear(s);
@@ -989,7 +997,7 @@ static int sq_interval_add(struct store *s, const struct store_interval *iv)
 		return r;
 	if ((r = win_note(s, iv->proc_key, iv->t_ms)) < 0 ||
 	    (iv->t_ms >= s->iv_raw && (r = acc_add(&s->pacc, iv->t_ms, iv->proc_key, 0, (int32_t)iv->layer,
-						   (int32_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns)) < 0) ||
+						   (int32_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns, iv->dt_ms)) < 0) ||
 	    (sqlite3_get_autocommit(s->db) && (r = win_flush(s)) < 0))
 		return r; /* a row outside a transaction is a transaction of its own */
 	int64_t m = minute_of(iv->t_ms);
@@ -1002,7 +1010,7 @@ static int sq_interval_add(struct store *s, const struct store_interval *iv)
 	if (iv->t_ms > s->iv_max_t)
 		s->iv_max_t = iv->t_ms;
 	return acc_add(&s->acc, m, iv->proc_key, iv->file_key, (int32_t)iv->layer, (int32_t)iv->cat, iv->bytes, iv->calls,
-		       iv->dur_ns);
+		       iv->dur_ns, 0);
 }
 
 static int sq_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
@@ -1701,6 +1709,7 @@ static int sq_job_series(struct store *s, int64_t job_key, enum store_series_by 
 			.reads = (uint64_t)sqlite3_column_int64(st, 6),
 			.writes = (uint64_t)sqlite3_column_int64(st, 7),
 			.meta_ops = (uint64_t)sqlite3_column_int64(st, 8),
+			.dt_ms = sqlite3_column_int64(st, 9),
 		};
 		if (fn(&pt, ctx)) {
 			r = 0;

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 13
+#define STORE_SCHEMA_VERSION 14
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -256,6 +256,9 @@ struct store_series_point {
 	int32_t rank;
 	unsigned layer;
 	uint64_t bytes_read, bytes_written, reads, writes, meta_ops;
+	/* the longest statistics interval summed into the point (schema 14; raw rows only, 0 for
+	 * minute roll-ups and rows stored before it): a late reading covers more than one step */
+	int64_t dt_ms;
 };
 int store_job_series(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
 		     int (*fn)(const struct store_series_point *pt, void *ctx), void *ctx);

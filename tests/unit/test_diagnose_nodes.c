@@ -409,19 +409,24 @@ static void migrated(const char *url)
 	int r = key > 0 ? put_diag(key, T0 + 9000000, "{\"findings\":[]}") : -1;
 	store_close(s);
 	s = NULL;
-	/* as version 12 made it (its diagnoses table is version 10's) */
+	/* as version 12 made it (its diagnoses table is version 10's; proc_intervals without 14's
+	 * interval length) */
 	const char *back[] = {"DROP INDEX diagnoses_host", "ALTER TABLE diagnoses DROP COLUMN host",
-			      "ALTER TABLE diagnoses DROP COLUMN job_rows",
+			      "ALTER TABLE diagnoses DROP COLUMN job_rows", "ALTER TABLE proc_intervals DROP COLUMN dt_ms",
 			      pg ? "UPDATE schema_version SET version = 12" : "PRAGMA user_version = 12"};
-	for (size_t i = 0; i < 4 && r >= 0; i++)
+	for (size_t i = 0; i < sizeof back / sizeof back[0] && r >= 0; i++)
 		r = direct_sql_int(url, back[i]) < 0 ? -1 : 0;
 	check("old store: made back into schema 12", r == 0, "see above");
 	r = store_open(url, STORE_CREATE, &s, err, sizeof err);
 	check("old store: opened and migrated", r == 0, "%s", err);
 	if (r)
 		exit(1);
-	eq_i64("old store: at schema 13",
-	       direct_sql_int(url, pg ? "SELECT max(version) FROM schema_version" : "PRAGMA user_version"), 13);
+	eq_i64("old store: at the program's schema",
+	       direct_sql_int(url, pg ? "SELECT max(version) FROM schema_version" : "PRAGMA user_version"),
+	       STORE_SCHEMA_VERSION);
+	int64_t rows = direct_sql_int(url, "SELECT count(*) FROM proc_intervals");
+	eq_i64("old store: proc_intervals' interval length added, 0 in its rows there were",
+	       direct_sql_int(url, "SELECT count(*) FROM proc_intervals WHERE dt_ms = 0"), rows > 0 ? rows : -1);
 	eq_i64("old store: the host copied from the job row",
 	       direct_sql_int(url, "SELECT count(*) FROM diagnoses WHERE host = 'mo'"), 1);
 	eq_i64("old store: every diagnosis has its host",

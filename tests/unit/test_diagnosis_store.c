@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "iostrata/format.h"
+#include "store/diagnosis.h"
 #include "store/store.h"
 
 struct keys {
@@ -166,6 +168,49 @@ int main(int argc, char **argv)
 	memset(&k, 0, sizeof k);
 	r = store_diag_alerts(s, STORE_ANY_UID, 0, 1, take_alert, &k);
 	eq_u64("alerts: the limit", k.n, 1);
+
+	/* a late statistics reading (schema 14): the daemon read the job 2 s after the reading before
+	 * (an interval that ran long), so that row holds two seconds of a steady 1.5 MiB/s writer.
+	 * The job's series spreads it over the two seconds it covers: one phase of 11 s at exactly
+	 * 1.5 MiB/s. (Taken as one second, the series had a second of nothing before a second of
+	 * twice the rate, and the steady job was cut into two phases.) */
+	struct store_job lj = {.job = "late", .host = "h9", .uid = 1000, .user = "u", .exe = "/bin/late", .jobdir = "",
+			       .start_ms = 100000, .end_ms = 112000};
+	int64_t lf = 0;
+	r = store_begin(s);
+	if (r >= 0)
+		r = store_job_put(s, &lj);
+	struct store_proc lp = {.job_key = lj.key, .host = "h9", .pid = 42, .start_ns = 42, .start_ticks = 1, .uid = 1000,
+				.exe = "/bin/late", .live_path = "", .final_path = "/j/42.iost", .start_ms = 100000,
+				.end_ms = 112000, .state = STORE_PROC_ENDED};
+	if (r >= 0)
+		r = store_proc_put(s, &lp);
+	if (r >= 0)
+		r = store_file_key(s, "/data/ckpt", &lf);
+	/* readings at 101..104 s, none at 105, then 106..111 s */
+	for (int64_t t = 101000; t <= 111000 && r >= 0; t += 1000) {
+		if (t == 105000)
+			continue;
+		int64_t dt = t == 106000 ? 2000 : 1000;
+		struct store_interval iv = {.t_ms = t, .dt_ms = dt, .proc_key = lp.key, .file_key = lf,
+					    .layer = LOG_LAYER_POSIX, .cat = STORE_CAT_WRITE, .bytes = 1572864 * dt / 1000,
+					    .calls = 24 * dt / 1000, .dur_ns = 1000000};
+		r = store_interval_add(s, &iv);
+	}
+	if (r >= 0)
+		r = store_commit(s);
+	check("a job with a late reading stored", r == 0, "%s", store_error(s));
+	struct store_diagnosis ld = {0};
+	r = store_diagnose(s, &lj, &ld);
+	check("late reading: diagnosed", r == 0, "r %d %s", r, store_error(s));
+	char ph[256] = "";
+	for (size_t i = 0, o = 0; r == 0 && i < ld.res.nphases && o < sizeof ph; i++)
+		o += (size_t)snprintf(ph + o, sizeof ph - o, "%s%" PRId64 "-%" PRId64 " %zu %.0f %.0f", i ? "; " : "",
+				      ld.res.phases[i].start_ms, ld.res.phases[i].end_ms, ld.res.phases[i].n,
+				      ld.res.phases[i].bytes, ld.res.phases[i].mean_bw);
+	eq_str("late reading: one phase of 11 s at 1.5 MiB/s (start, end, samples, bytes, bytes/s)", ph,
+	       "101000-112000 11 17301504 1572864");
+	store_diagnosis_free(&ld);
 
 	store_close(s);
 	if (argc <= 1) {

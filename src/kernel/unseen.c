@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "kernel/unseen.h"
 
@@ -84,13 +85,6 @@ static void done_sub(struct ks_dev_done *d, const struct ks_dev_done *p)
 	d->bytes_discarded = over(d->bytes_discarded, p->bytes_discarded);
 }
 
-static uint64_t makedev64(uint32_t ma, uint32_t mi)
-{
-	/* glibc's encoding, as stat() and the block programs (ks_udev) give it */
-	return ((uint64_t)(ma & 0xfff) << 8) | ((uint64_t)(ma & ~0xfffu) << 32) | (mi & 0xff) |
-	       ((uint64_t)(mi & ~0xffu) << 12);
-}
-
 size_t ks_dev_done_of(const struct sys_diskstats *a, const struct sys_diskstats *b, const uint64_t *parent,
 		      struct ks_dev_done *out, size_t max)
 {
@@ -106,7 +100,7 @@ size_t ks_dev_done_of(const struct sys_diskstats *a, const struct sys_diskstats 
 		if (!x)
 			x = &zero;
 		out[n++] = (struct ks_dev_done){
-			.dev = makedev64(y->major, y->minor),
+			.dev = makedev(y->major, y->minor), /* as stat() and ks_udev give it */
 			.reads = over(y->reads, x->reads),
 			.writes = over(y->writes, x->writes),
 			.discards = over(y->discards, x->discards),

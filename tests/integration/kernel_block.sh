@@ -163,6 +163,10 @@ else
 	else
 		optional "block-completion: the device's totals by kind" "$UNSEEN requests not shown to the program, counted unseen"
 	fi
+	mkdir -p "$T/bcj" && cp "$T/bc.iost" "$T/bcj/"
+	eq "block-completion: the report says what it lacks, per process and per file" \
+		"block_process_of_page_cache_io block_file_of_skipped_completion" \
+		"$("$IOSTRATA" report --json "$T/bcj" | jq -r '.kernel.lacking | join(" ")')"
 	eq "block-completion: the device read at least the file's 4,096,000 bytes, seen + unseen" 1 \
 		"$(kjq "$T/bc.iost" "[.records[] | select(.layer==\"block\" and .path==\"$DEVPATH\")][0] | if .counters.bytes_read + .unseen_bytes_read >= 4096000 then 1 else 0 end")"
 	eq "block-completion: every write timed from the request's own times" "$(k "$T/bc.iost" block "$DEVPATH" writes)" \

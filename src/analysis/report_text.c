@@ -177,7 +177,8 @@ static void text_job(FILE *f, const struct ana_profile *p)
 	}
 	if (p->kernel_flags & LOG_KF_BLOCK_NO_PROC)
 		ana_appendf(buf, sizeof buf, &n, "; block requests of page-cache I/O (writeback, read-in) kept per file, "
-			    "not per process (--kernel=full records the process)");
+			    "not per process (--kernel=full records the process); a completion the kernel did not run "
+			    "the block program for is counted unseen on its device, not on its file");
 	ana_text_wrap(f, "  kernel      ", 14, buf);
 
 }

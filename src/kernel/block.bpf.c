@@ -559,8 +559,9 @@ static __always_inline bool waiter_wanted(struct task_struct *w)
  * the request here); the process only for direct I/O through iomap (the dio's submitter): other
  * requests (writeback, read-in) go to the file's record with pid 0. A request without an issue
  * time (a queue without statistics) or begun before the session is counted untimed. Not the
- * default: a completion the kernel never runs this for leaves nothing to count it by
- * (docs/KERNEL.md, "Known gap"). */
+ * default: a completion the kernel never runs this for leaves nothing here to count it by; the
+ * collector counts it on its device from /proc/diskstats (unseen.c), but its file's record stays
+ * short (docs/KERNEL.md, "Known gap"). */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(ks_rq_done, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {

@@ -409,14 +409,70 @@ static int add_unseen_inflight(int fd, int slots_fd, struct ks_rec **recs, size_
 	return 0;
 }
 
+/* parent[i] of ks_dev_done_of for the devices of ds, from /sys/dev/block: a whole disk (0), a
+ * partition (its disk), or a device the block layer gives no requests (no `mq`: dm, md, zram). */
+static void dev_parents(const struct sys_diskstats *ds, uint64_t *parent)
+{
+	for (size_t i = 0; i < ds->n; i++) {
+		char p[96];
+		int part;
+		snprintf(p, sizeof p, "/sys/dev/block/%u:%u/partition", ds->v[i].major, ds->v[i].minor);
+		part = access(p, F_OK) == 0;
+		snprintf(p, sizeof p, "/sys/dev/block/%u:%u/%smq", ds->v[i].major, ds->v[i].minor, part ? "../" : "");
+		parent[i] = access(p, F_OK) == 0 ? 0 : KS_DEV_NO_RQ;
+		if (!part || parent[i])
+			continue;
+		snprintf(p, sizeof p, "/sys/dev/block/%u:%u/../dev", ds->v[i].major, ds->v[i].minor);
+		FILE *f = fopen(p, "r");
+		unsigned ma, mi;
+		if (f && fscanf(f, "%u:%u", &ma, &mi) == 2)
+			parent[i] = makedev(ma, mi);
+		else
+			parent[i] = KS_DEV_NO_RQ; /* a partition whose disk cannot be told: not counted */
+		if (f)
+			fclose(f);
+	}
+}
+
+/* The completion alone (ks->block_one): what each device completed since the session attached
+ * (ks->ds0, and ds1 read before the records) beyond its record's counts is unseen on it. */
+static int add_unseen_done(const struct ks_session *ks, struct sys_diskstats *ds1, struct ks_rec **recs, size_t *n)
+{
+	int r = 0;
+	uint64_t *parent = calloc(ds1->n ? ds1->n : 1, sizeof *parent);
+	struct ks_dev_done *dd = calloc(ds1->n ? ds1->n : 1, sizeof *dd);
+	if (!parent || !dd) {
+		r = -ENOMEM;
+		goto out;
+	}
+	dev_parents(ds1, parent);
+	size_t nd = ks_dev_done_of(&ks->ds0, ds1, parent, dd, ds1->n), cap = *n;
+	/* a filtered session keeps the devices its processes used, which have records */
+	int add = !ks->opt.filter.by_pid && !ks->opt.filter.cgroup_id;
+	for (size_t i = 0; i < nd && r == 0; i++)
+		if (ks_add_unseen_done(recs, n, &cap, &dd[i], add) < 0)
+			r = -ENOMEM;
+out:
+	free(parent);
+	free(dd);
+	return r;
+}
+
 int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_log_meta *m, int events_fd,
 		 uint64_t nevents, uint64_t user_drops, char *err, size_t errlen)
 {
 	struct ks_rec *recs = NULL;
 	size_t n = 0;
+	/* read before the records: a completion after it is in the records and not in the delta,
+	 * which can hide a loss on a busy device but never invent one */
+	struct sys_diskstats ds1 = {0};
+	int done = ks->block_one && ks->ds0_ok && sys_diskstats_load(NULL, &ds1) == 0;
 	int r = ks_records(ks, &recs, &n);
 	if (r == 0)
 		r = add_unseen_inflight(ks_map_fd(ks, "rq_inflight"), ks_map_fd(ks, "rq_slots"), &recs, &n);
+	if (r == 0 && done)
+		r = add_unseen_done(ks, &ds1, &recs, &n);
+	sys_diskstats_free(&ds1);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot read the kernel maps: %s", dst, strerror(-r));
 		return r;

@@ -374,6 +374,8 @@ void ks_close(struct ks_session *ks)
 	ks_mpiio_destroy(ks);
 	ks_vfs_destroy(ks);
 	ks_block_destroy(ks);
+	sys_diskstats_free(&ks->ds0);
+	ks->ds0_ok = 0;
 	ks_fs_destroy(ks);
 	ks_pagecache_destroy(ks);
 	ks_syscall_destroy(ks);

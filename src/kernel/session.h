@@ -16,6 +16,7 @@
 
 #include "iostrata/format.h"
 #include "kernel/kernel.h"
+#include "sys/diskstats.h"
 
 struct bpf_object;
 struct bpf_link;
@@ -72,6 +73,9 @@ struct ks_session {
 	void *skel[8];       /* per-layer skeletons, owned by their loaders */
 	uint32_t layers;     /* bits (1 << LOG_LAYER_x) with at least one probe attached */
 	int block_one;       /* the block layer runs its completion alone (LOG_KF_BLOCK_NO_PROC) */
+	struct sys_diskstats ds0; /* block_one: /proc/diskstats as the completion was attached, to count
+				   * what the kernel did not run it for (ks_write_log) */
+	int ds0_ok;
 	char missing[4096];  /* "probe: reason; ..." for what could not be attached */
 	struct ring_buffer *rb;
 	int (*on_event)(void *ctx, const struct log_event *e);

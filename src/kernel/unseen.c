@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Unseen block requests on their records (unseen.h). */
+/* Unseen block requests on their records (unseen.h): those the session saw issued and never saw
+ * complete, and, with the completion alone, what /proc/diskstats says a device did beyond them. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "kernel/unseen.h"
 
@@ -62,4 +65,86 @@ int ks_add_unseen(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_
 		return -ENOMEM;
 	count(d, ri);
 	return 0;
+}
+
+/* a - b, or 0 when the record counted more (completions between the session's attach and its first
+ * reading of diskstats, or on a busy device between the last reading and the flush) */
+static uint64_t over(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void done_sub(struct ks_dev_done *d, const struct ks_dev_done *p)
+{
+	d->reads = over(d->reads, p->reads);
+	d->writes = over(d->writes, p->writes);
+	d->discards = over(d->discards, p->discards);
+	d->flushes = over(d->flushes, p->flushes);
+	d->bytes_read = over(d->bytes_read, p->bytes_read);
+	d->bytes_written = over(d->bytes_written, p->bytes_written);
+	d->bytes_discarded = over(d->bytes_discarded, p->bytes_discarded);
+}
+
+size_t ks_dev_done_of(const struct sys_diskstats *a, const struct sys_diskstats *b, const uint64_t *parent,
+		      struct ks_dev_done *out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->n && n < max; i++) {
+		if (parent[i] == KS_DEV_NO_RQ)
+			continue;
+		const struct sys_diskstat *y = &b->v[i], *x = NULL;
+		static const struct sys_diskstat zero;
+		for (size_t k = 0; k < a->n && !x; k++)
+			if (a->v[k].major == y->major && a->v[k].minor == y->minor)
+				x = &a->v[k];
+		if (!x)
+			x = &zero;
+		out[n++] = (struct ks_dev_done){
+			.dev = makedev(y->major, y->minor), /* as stat() and ks_udev give it */
+			.reads = over(y->reads, x->reads),
+			.writes = over(y->writes, x->writes),
+			.discards = over(y->discards, x->discards),
+			.flushes = over(y->flushes, x->flushes),
+			.bytes_read = over(y->sectors_read, x->sectors_read) * 512,
+			.bytes_written = over(y->sectors_written, x->sectors_written) * 512,
+			.bytes_discarded = over(y->sectors_discarded, x->sectors_discarded) * 512,
+		};
+	}
+	/* a whole disk's line counts its partitions' requests too */
+	for (size_t i = 0, j = 0; i < b->n && j < n; i++) {
+		if (parent[i] == KS_DEV_NO_RQ)
+			continue;
+		for (size_t k = 0; parent[i] && k < n; k++)
+			if (out[k].dev == parent[i])
+				done_sub(&out[k], &out[j]);
+		j++;
+	}
+	return n;
+}
+
+int64_t ks_add_unseen_done(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_dev_done *d, int add)
+{
+	struct ks_rec *r = NULL;
+	for (size_t i = 0; i < *n && !r; i++) {
+		const struct ks_file_key *k = &(*recs)[i].key;
+		if (k->layer == LOG_LAYER_BLOCK && !k->gen && !k->pid && k->dev == d->dev && !k->ino)
+			r = &(*recs)[i];
+	}
+	static const struct ks_rec none;
+	const struct ks_file_val *v = r ? &r->val : &none.val;
+	uint64_t req = over(d->reads, v->c[LOG_C_READS]) + over(d->writes, v->c[LOG_C_WRITES]) +
+		       over(d->discards, v->c[LOG_C_META_OTHER]) + over(d->flushes, v->c[LOG_C_FSYNCS]);
+	uint64_t rd = over(d->bytes_read, v->c[LOG_C_BYTES_READ]), wr = over(d->bytes_written, v->c[LOG_C_BYTES_WRITTEN]);
+	if (!req && !rd && !wr)
+		return 0;
+	if (!r) {
+		if (!add)
+			return 0;
+		if (!(r = block_rec(recs, n, cap, 0, d->dev, 0)))
+			return -ENOMEM;
+	}
+	r->val.unseen[0] += req;
+	r->val.unseen[1] += rd;
+	r->val.unseen[2] += wr;
+	return (int64_t)req;
 }

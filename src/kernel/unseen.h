@@ -5,14 +5,36 @@
 #define IOSTRATA_KERNEL_UNSEEN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernel/collect.h"
+#include "sys/diskstats.h"
 
 /* Count request ri (issued, never seen completing) as unseen on its device's record and, when it
  * is attributed to a file on that device, on the file's record of its process; a record missing
  * (a file whose every request went unseen) is appended to *recs (*n entries, room for *cap).
  * 0, or -ENOMEM. Requests not issued, or neither read nor write, count nowhere. */
 int ks_add_unseen(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_rq_info *ri);
+/* What one request-based device completed over the session, as /proc/diskstats counts it: its own
+ * requests (a whole disk's line less its partitions', which the block layer keys by partition). */
+struct ks_dev_done {
+	uint64_t dev; /* as stat() gives it */
+	uint64_t reads, writes, discards, flushes;
+	uint64_t bytes_read, bytes_written, bytes_discarded;
+};
+/* parent[i] for b's line i: 0 for a whole disk, its whole disk's dev for a partition, or this for
+ * a device without requests (bio-based: dm, md), which no block program sees. */
+#define KS_DEV_NO_RQ UINT64_MAX
+/* The devices' figures between two readings a (the session's start) and b (its end), one entry a
+ * line of b that is request-based (a device new since a counts from zero), at most max: how many. */
+size_t ks_dev_done_of(const struct sys_diskstats *a, const struct sys_diskstats *b, const uint64_t *parent,
+		      struct ks_dev_done *out, size_t max);
+/* The completion alone (`--block-completion`) leaves no entry for a completion the kernel did not
+ * run its program for: what device d completed beyond what its record counted (reads, writes,
+ * discards, flushes; read and written bytes) goes on that record as unseen. A device with no record
+ * gets one when add (a system-wide session; a filtered one keeps only the devices it used). The
+ * requests made unseen, or -ENOMEM. */
+int64_t ks_add_unseen_done(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_dev_done *d, int add);
 /* A new record at the end of *recs (*n entries, room for *cap; grown by doubling), zeroed; NULL
  * when out of memory. Also collect.c's. */
 struct ks_rec *ks_rec_append(struct ks_rec **recs, size_t *n, size_t *cap);

@@ -120,7 +120,10 @@ eq "full table: the device wrote the file" 1 "$([ "$(kdev "$T/ft.iost" | cut -d'
 
 # --- --block-completion: the default depth's block layer runs its completion alone ----------------
 # one program a request (docs/KERNEL.md, "The block layer"): the same device totals and times from
-# the request itself, O_DIRECT by its writer, page-cache I/O per file with pid 0; full depth ignores it
+# the request itself, O_DIRECT by its writer, page-cache I/O per file with pid 0; full depth ignores it.
+# A completion the kernel does not run the program for (in softirq on top of this VM's init
+# threads: 1-6 of 161 cold O_DIRECT reads in a third of the runs, kern10) leaves no entry behind:
+# the collector counts it from /proc/diskstats as unseen, so seen + unseen = diskstats in every run.
 sync
 "$IOSTRATA" kernel $KOPT --block-completion --interval 60 --log "$T/bc.iost" --ready "$T/bc.ready" >/dev/null 2>"$T/bc.err" &
 KP=$!
@@ -130,6 +133,9 @@ DS0=$(diskstats)
 BCP=$!
 wait "$BCP"
 dd if=/dev/urandom of="$FS_MNT/bcw" bs=64k count=16 status=none && sync
+drop_caches
+# cold O_DIRECT reads, 64 KiB each: the case that lost completions
+dd if="$FS_MNT/bc" of=/dev/null bs=64k iflag=direct status=none
 DS1=$(diskstats)
 kill -INT "$KP"
 wait "$KP"
@@ -143,7 +149,26 @@ else
 		"$(kblock "$T/bc.iost" "$FS_MNT/bc" written "$BCP")"
 	eq "block-completion: the written-back file's bytes, per file with pid 0" 1048576 \
 		"$(kblock "$T/bc.iost" "$FS_MNT/bcw" written 0 | cut -d' ' -f2)"
-	eq "block-completion: the device's totals equal diskstats" "$(delta "$DS0" "$DS1")" "$(kdev "$T/bc.iost")"
+	# seen + unseen: all requests (reads, writes, discards, flushes), bytes read, bytes written
+	sum() { awk '{print $1 + $3 + $5 + $7, $2, $4}' <<<"$1"; }
+	kdevsum() {
+		"$IOSTRATA" dump --json "$1" | jq -r --arg p "$DEVPATH" '[.records[] | select(.layer == "block" and .path == $p)] |
+			"\(map(.counters.reads + .counters.writes + .counters.meta_other + .counters.fsyncs + .unseen_requests) | add // 0) \(map(.counters.bytes_read + .unseen_bytes_read) | add // 0) \(map(.counters.bytes_written + .unseen_bytes_written) | add // 0)"'
+	}
+	eq "block-completion: the device's requests and bytes, seen + unseen, equal diskstats" \
+		"$(sum "$(delta "$DS0" "$DS1")")" "$(kdevsum "$T/bc.iost")"
+	UNSEEN=$(kjq "$T/bc.iost" "[.records[] | select(.layer==\"block\" and .path==\"$DEVPATH\")][0].unseen_requests")
+	if [ "$UNSEEN" = 0 ]; then
+		eq "block-completion: the device's totals equal diskstats" "$(delta "$DS0" "$DS1")" "$(kdev "$T/bc.iost")"
+	else
+		optional "block-completion: the device's totals by kind" "$UNSEEN requests not shown to the program, counted unseen"
+	fi
+	mkdir -p "$T/bcj" && cp "$T/bc.iost" "$T/bcj/"
+	eq "block-completion: the report says what it lacks, per process and per file" \
+		"block_process_of_page_cache_io block_file_of_skipped_completion" \
+		"$("$IOSTRATA" report --json "$T/bcj" | jq -r '.kernel.lacking | join(" ")')"
+	eq "block-completion: the device read at least the file's 4,096,000 bytes, seen + unseen" 1 \
+		"$(kjq "$T/bc.iost" "[.records[] | select(.layer==\"block\" and .path==\"$DEVPATH\")][0] | if .counters.bytes_read + .unseen_bytes_read >= 4096000 then 1 else 0 end")"
 	eq "block-completion: every write timed from the request's own times" "$(k "$T/bc.iost" block "$DEVPATH" writes)" \
 		"$(kjq "$T/bc.iost" "[.records[] | select(.layer==\"block\" and .path==\"$DEVPATH\")][0].write_lat_hist | add")"
 	eq "block-completion: the device's wait and service measured" "1 1" \

@@ -139,6 +139,17 @@ static const char *const stmt_sql[ST_NSTMT] = {
 			  "meta_ops = meta_ops + ?7 WHERE id = ?1",
 };
 
+/* A writer's transaction keeps up to this many dirty pages in memory before it writes any to the
+ * WAL (SQLite's default: its cache_size, 2 MiB). A page spilled mid-transaction and changed again
+ * is rewritten in place, and the commit then reads back every frame after it and writes each
+ * frame's header again (its checksum): on bench/daemon the statistics' transaction (16,000 rows,
+ * 1,000 cursors) spilled, and two thirds of the daemon's WAL writes were such headers
+ * (docs/STORE.md, "The statistics' transaction"). 8 MiB holds it; a larger one (retention's
+ * deletes) still spills past it. */
+#define SPILL_PAGES 2048
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static void sq_close(struct store *s);
 static const struct store_ops store_sqlite_ops;
 
@@ -518,7 +529,8 @@ int store_sqlite_open(const char *url, unsigned flags, struct store **out, char 
 	if (s->readonly)
 		exec_sql(s, "PRAGMA cache_size = -65536");
 	if ((!s->readonly && ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 ||
-			      (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0)) ||
+			      (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0 ||
+			      (r = exec_sql(s, "PRAGMA cache_spill = " STR(SPILL_PAGES))) < 0)) ||
 	    (r = migrate(s)) < 0) {
 		snprintf(err, errlen, "%s", s->err);
 		sq_close(s);

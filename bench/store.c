@@ -17,7 +17,7 @@
  *   store+index  the same with schema 8's index on intervals(proc_id, t_ms) added: what schema 9
  *            saves (docs/STORE.md, "Roll-ups and windows")
  *   grouped  the store's rows handed over 64 at a time (store_intervals_add), as the daemon does:
- *            SQLite writes them 16 to a statement (docs/STORE.md, "Rows 16 to a statement")
+ *            SQLite writes them 16 to a statement (docs/STORE.md, "The statistics' transaction")
  * All three open their file the way the store does (WAL, synchronous=NORMAL). Only the rows are
  * timed, not the setup: CPU time of the process (CLOCK_PROCESS_CPUTIME_ID, one core: it is
  * single-threaded) and wall time. Also printed: the file's bytes per row once closed (table and

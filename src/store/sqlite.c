@@ -56,7 +56,7 @@ enum stmt_id {
 
 /* Interval rows go IV_GROUP to a statement: SQLite's cost of a statement's step (its program's
  * start, the upsert's set-up, the reset) is then paid once for 16 rows, not once a row
- * (docs/STORE.md, "Rows 16 to a statement"). */
+ * (docs/STORE.md, "The statistics' transaction"). */
 #define IV_GROUP 16
 #define IV_TUPLE "(?,?,?,?,?,?,?,?,?)"
 #define IV_TUPLES4 IV_TUPLE "," IV_TUPLE "," IV_TUPLE "," IV_TUPLE

@@ -575,7 +575,7 @@ static void check_grouped(struct store *s, int64_t kb)
 		snprintf(path, sizeof path, "/grouped/file%d", f);
 		r |= store_file_key(s, path, &fk[f]);
 	}
-	int64_t base = T0 + 3 * DAY;
+	int64_t base = T0 + 2 * DAY + 3600000; /* the bulk rows' day: no partition of its own */
 	for (int i = 0; i < N && r == 0; i++) {
 		/* 5 times x 5 files x 3 categories: 75 keys, a key again 15 rows later */
 		va[i] = interval(base + (i / 200) * 10000, a.key, fk[i % 5], (unsigned)(i % 3), i);

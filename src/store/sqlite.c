@@ -136,9 +136,9 @@ static const char *const stmt_sql[ST_NSTMT] = {
  * WAL (SQLite's default: its cache_size, 2 MiB). A page spilled mid-transaction and changed again
  * is rewritten in place, and the commit then reads back every frame after it and writes each
  * frame's header again (its checksum): on bench/daemon the statistics' transaction (16,000 rows,
- * 1,000 cursors) spilled, and two thirds of the daemon's WAL writes were such headers
- * (docs/STORE.md, "The statistics' transaction"). 8 MiB holds it; a larger one (retention's
- * deletes) still spills past it. */
+ * 1,000 cursors) spilled, and a quarter of the daemon's WAL writes were such headers (893 of
+ * 3,411 in 21 s; docs/STORE.md, "The statistics' transaction"). 8 MiB holds it; a larger one
+ * (retention's deletes) still spills past it. */
 #define SPILL_PAGES 2048
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -753,20 +753,22 @@ static int rowbuf_put(struct store *s, struct rowbuf *b, const int64_t *row)
 	return rowbuf_step(s, b->grp, b->v, IV_GROUP, b->ncols, b->what);
 }
 
-#define KEY_CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
+/* Two keys of five integers, in order. */
+static int key5_cmp(const int64_t a[5], const int64_t b[5])
+{
+	for (int i = 0; i < 5; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
 
 /* The minutes' key order: (minute, process, file, layer, category). */
 static int acc_ent_cmp(const void *pa, const void *pb)
 {
 	const struct acc_ent *a = *(const struct acc_ent *const *)pa, *b = *(const struct acc_ent *const *)pb;
-	int c = KEY_CMP(a->minute, b->minute);
-	if (!c)
-		c = KEY_CMP(a->proc, b->proc);
-	if (!c)
-		c = KEY_CMP(a->file, b->file);
-	if (!c)
-		c = KEY_CMP(a->layer, b->layer);
-	return c ? c : KEY_CMP(a->cat, b->cat);
+	const int64_t ka[5] = {a->minute, a->proc, a->file, a->layer, a->cat},
+		      kb[5] = {b->minute, b->proc, b->file, b->layer, b->cat};
+	return key5_cmp(ka, kb);
 }
 
 /* The intervals' key order: (t_ms, process, file, layer, category). */
@@ -774,14 +776,9 @@ static int interval_cmp(const void *pa, const void *pb)
 {
 	const struct store_interval *a = *(const struct store_interval *const *)pa,
 				    *b = *(const struct store_interval *const *)pb;
-	int c = KEY_CMP(a->t_ms, b->t_ms);
-	if (!c)
-		c = KEY_CMP(a->proc_key, b->proc_key);
-	if (!c)
-		c = KEY_CMP(a->file_key, b->file_key);
-	if (!c)
-		c = KEY_CMP(a->layer, b->layer);
-	return c ? c : KEY_CMP(a->cat, b->cat);
+	const int64_t ka[5] = {a->t_ms, a->proc_key, a->file_key, a->layer, a->cat},
+		      kb[5] = {b->t_ms, b->proc_key, b->file_key, b->layer, b->cat};
+	return key5_cmp(ka, kb);
 }
 
 static int rowbuf_flush(struct store *s, struct rowbuf *b)

@@ -16,6 +16,8 @@
  *            (first and last interval end) updated once a transaction
  *   store+index  the same with schema 8's index on intervals(proc_id, t_ms) added: what schema 9
  *            saves (docs/STORE.md, "Roll-ups and windows")
+ *   grouped  the store's rows handed over 64 at a time (store_intervals_add), as the daemon does:
+ *            SQLite writes them 16 to a statement (docs/STORE.md, "The statistics' transaction")
  * All three open their file the way the store does (WAL, synchronous=NORMAL). Only the rows are
  * timed, not the setup: CPU time of the process (CLOCK_PROCESS_CPUTIME_ID, one core: it is
  * single-threaded) and wall time. Also printed: the file's bytes per row once closed (table and
@@ -40,8 +42,8 @@
 #define TARGET_VALUES_PER_S 1e6
 #define VALUES_PER_ROW 3
 
-enum mode { BARE, INDEXED, KERNEL, STORE, STORE_INDEX, NMODES };
-static const char *const mode_names[NMODES] = {"bare", "indexed", "kernel", "store", "store+index"};
+enum mode { BARE, INDEXED, KERNEL, STORE, STORE_INDEX, GROUPED, NMODES };
+static const char *const mode_names[NMODES] = {"bare", "indexed", "kernel", "store", "store+index", "grouped"};
 
 struct cfg {
 	long rows, k, f;
@@ -153,7 +155,7 @@ err:
 }
 
 /* kernel and store: through store.h, as the daemon stores an interval's rows of that layer. */
-static int run_store(const struct cfg *c, unsigned layer, int index, const char *path, struct result *res)
+static int run_store(const struct cfg *c, unsigned layer, int index, int group, const char *path, struct result *res)
 {
 	struct store *s = NULL;
 	char err[1024], url[4200];
@@ -209,6 +211,8 @@ static int run_store(const struct cfg *c, unsigned layer, int index, const char 
 		goto err;
 	}
 	uint64_t seed = 1;
+	struct store_interval grp[64];
+	size_t ng = 0;
 	long per_tx = c->k * c->f, done = 0;
 	int64_t t_ms = 1795000000000;
 	double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
@@ -221,7 +225,14 @@ static int run_store(const struct cfg *c, unsigned layer, int index, const char 
 						    .file_key = file_key[i], .layer = layer,
 						    .cat = STORE_CAT_WRITE};
 			row_values(&seed, &iv.bytes, &iv.calls, &iv.dur_ns);
-			if (store_interval_add(s, &iv) < 0)
+			if (group) {
+				grp[ng++] = iv;
+				if (ng == 64 || i + 1 == per_tx || done + 1 == c->rows) {
+					if (store_intervals_add(s, grp, ng) < 0)
+						goto err_store;
+					ng = 0;
+				}
+			} else if (store_interval_add(s, &iv) < 0)
 				goto err_store;
 		}
 		if (store_commit(s) < 0)
@@ -264,9 +275,10 @@ static int measure(enum mode m, const struct cfg *c, struct result *res)
 		struct result r = {0};
 		close(fd[0]);
 		snprintf(path, sizeof path, "%s/store.db", dir);
-		int rc = m == STORE	    ? run_store(c, LOG_LAYER_POSIX, 0, path, &r)
-			 : m == STORE_INDEX ? run_store(c, LOG_LAYER_POSIX, 1, path, &r)
-			 : m == KERNEL	    ? run_store(c, LOG_LAYER_SYSCALL, 0, path, &r)
+		int rc = m == STORE	    ? run_store(c, LOG_LAYER_POSIX, 0, 0, path, &r)
+			 : m == STORE_INDEX ? run_store(c, LOG_LAYER_POSIX, 1, 0, path, &r)
+			 : m == GROUPED	    ? run_store(c, LOG_LAYER_POSIX, 0, 1, path, &r)
+			 : m == KERNEL	    ? run_store(c, LOG_LAYER_SYSCALL, 0, 0, path, &r)
 					    : run_sqlite(m, c, path, &r);
 		if (write(fd[1], &r, sizeof r) != sizeof r)
 			rc = -1;
@@ -342,6 +354,8 @@ int main(int argc, char **argv)
 	       1e6 * (m_cpu[STORE] - m_cpu[BARE]) / c.rows, 1e6 * (m_cpu[STORE_INDEX] - m_cpu[STORE]) / c.rows,
 	       1e6 * m_cpu[STORE_INDEX] / c.rows);
 	double v = VALUES_PER_ROW * c.rows / m_cpu[STORE];
+	printf("grouped (store_intervals_add, 16 rows a statement): %.2f us a row, %.2fx the store's one by one\n",
+	       1e6 * m_cpu[GROUPED] / c.rows, m_cpu[GROUPED] / m_cpu[STORE]);
 	printf("target: >= %.0f metric values stored per second per core (store_interval_add, CPU time): %.0f "
 	       "(%.2fx the target; bare SQLite %.0f) -> %s\n",
 	       TARGET_VALUES_PER_S, v, v / TARGET_VALUES_PER_S, VALUES_PER_ROW * c.rows / m_cpu[BARE],

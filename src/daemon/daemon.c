@@ -1921,6 +1921,9 @@ static void node_cursor_stored(struct dmn *d)
 	d->node_put = NULL;
 }
 
+/* interval rows handed to the store at once: a multiple of SQLite's 16 to a statement */
+#define ROW_GROUP 64
+
 static int store_interval(struct dmn *d, int64_t now)
 {
 	struct dmn_rowbuf *rb = d->rows;
@@ -1965,24 +1968,30 @@ static int store_interval(struct dmn *d, int64_t now)
 		if ((p->stats && p->changed) || p->next_state != p->state || !p->key)
 			r = put_proc(d, p);
 	}
-	for (size_t i = 0; i < rb->n && r >= 0; i++) {
-		const struct row *w = &rb->v[i];
-		struct store_interval iv = {.t_ms = now, .dt_ms = now - d->last_stats_ms, .proc_key = w->p->key,
-					    .layer = w->layer, .cat = w->cat, .bytes = w->bytes, .calls = w->calls,
-					    .dur_ns = w->dur};
-		int64_t *key = &fpath_of(w->path)->key;
-		if (*key || (r = store_file_key(d->st, w->path, key)) >= 0) {
-			iv.file_key = *key;
-			r = store_interval_add(d->st, &iv);
+	/* the rows go to the store a group at a time (SQLite writes 16 to a statement) */
+	struct store_interval grp[ROW_GROUP];
+	for (size_t i0 = 0; i0 < rb->n && r >= 0; i0 += ROW_GROUP) {
+		size_t n = rb->n - i0 < ROW_GROUP ? rb->n - i0 : ROW_GROUP;
+		for (size_t k = 0; k < n && r >= 0; k++) {
+			const struct row *w = &rb->v[i0 + k];
+			int64_t *key = &fpath_of(w->path)->key;
+			if (!*key)
+				r = store_file_key(d->st, w->path, key);
+			grp[k] = (struct store_interval){.t_ms = now, .dt_ms = now - d->last_stats_ms, .proc_key = w->p->key,
+							 .file_key = *key, .layer = w->layer, .cat = w->cat, .bytes = w->bytes,
+							 .calls = w->calls, .dur_ns = w->dur};
 		}
-		if (r >= 0 && b)
-			r = store_batch_interval(b, &iv, w->path);
-		/* the job's running totals: the user layers only (the kernel layers repeat their bytes) */
-		if (w->layer == LOG_LAYER_POSIX || w->layer == LOG_LAYER_STDIO) {
-			w->p->job->add_bytes[w->cat] += w->bytes;
-			w->p->job->add_calls[w->cat] += w->calls;
-		}
-		if (r >= 0) {
+		if (r >= 0)
+			r = store_intervals_add(d->st, grp, n);
+		for (size_t k = 0; k < n && r >= 0; k++) {
+			const struct row *w = &rb->v[i0 + k];
+			if (b && (r = store_batch_interval(b, &grp[k], w->path)) < 0)
+				break;
+			/* the job's running totals: the user layers only (the kernel layers repeat their bytes) */
+			if (w->layer == LOG_LAYER_POSIX || w->layer == LOG_LAYER_STDIO) {
+				w->p->job->add_bytes[w->cat] += w->bytes;
+				w->p->job->add_calls[w->cat] += w->calls;
+			}
 			d->values_stored += 3;
 			d->rows_stored++;
 		}

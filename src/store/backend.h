@@ -21,6 +21,8 @@ struct store_ops {
 	int (*proc_put)(struct store *s, struct store_proc *p);
 	int (*file_key)(struct store *s, const char *path, int64_t *key);
 	int (*interval_add)(struct store *s, const struct store_interval *iv);
+	/* n rows at once: NULL where the backend takes them one by one (store.c loops) */
+	int (*intervals_add)(struct store *s, const struct store_interval *v, size_t n);
 	int (*job_totals_add)(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
 			      const int64_t calls[STORE_NCATS]);
 	int (*node_sec_add)(struct store *s, const struct store_node_sec *ns);

@@ -33,6 +33,7 @@ enum stmt_id {
 	ST_FILE_FIND,
 	ST_FILE_INSERT,
 	ST_INTERVAL,
+	ST_INTERVAL_N,
 	ST_NODE_SEC,
 	ST_DEVICE,
 	ST_JOB_TOTALS,
@@ -40,6 +41,7 @@ enum stmt_id {
 	ST_DIST,
 	ST_RUN,
 	ST_MINUTE_ADD,
+	ST_MINUTE_ADD_N,
 	ST_PROC_WINDOW,
 	ST_PROC_IV_ADD,
 	ST_NODE_OLD,
@@ -50,6 +52,18 @@ enum stmt_id {
 	ST_NODE_CURSOR,
 	ST_NSTMT
 };
+
+/* Interval rows go IV_GROUP to a statement: SQLite's cost of a statement's step (its program's
+ * start, the upsert's set-up, the reset) is then paid once for 16 rows, not once a row
+ * (docs/STORE.md, "The statistics' transaction"). */
+#define IV_GROUP 16
+#define IV_TUPLE "(?,?,?,?,?,?,?,?,?)"
+#define IV_TUPLES4 IV_TUPLE "," IV_TUPLE "," IV_TUPLE "," IV_TUPLE
+#define IV_TUPLES16 IV_TUPLES4 "," IV_TUPLES4 "," IV_TUPLES4 "," IV_TUPLES4
+/* the same for the minutes' rows (8 columns) */
+#define MIN_TUPLE "(?,?,?,?,?,?,?,?)"
+#define MIN_TUPLES4 MIN_TUPLE "," MIN_TUPLE "," MIN_TUPLE "," MIN_TUPLE
+#define MIN_TUPLES16 MIN_TUPLES4 "," MIN_TUPLES4 "," MIN_TUPLES4 "," MIN_TUPLES4
 
 static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_JOB_FIND] = "SELECT id FROM jobs WHERE job = ?1 AND host = ?2 AND uid = ?3",
@@ -69,6 +83,10 @@ static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_INTERVAL] = "INSERT INTO intervals(t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) "
 			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE "
 			"SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
+	/* IV_GROUP rows in one statement (sq_intervals_add) */
+	[ST_INTERVAL_N] = "INSERT INTO intervals(t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) VALUES"
+			  IV_TUPLES16 " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = bytes +"
+			  " excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
 	[ST_NODE_SEC] = "INSERT OR REPLACE INTO node_seconds(t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, "
 			"writes, meta_ops, read_hist, write_hist) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[ST_DEVICE] = "INSERT OR REPLACE INTO device_samples(t_ms, dt_ms, host, device, major, minor, reads, "
@@ -84,6 +102,9 @@ static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_MINUTE_ADD] = "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) "
 			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE "
 			  "SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
+	[ST_MINUTE_ADD_N] = "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) VALUES"
+			    MIN_TUPLES16 " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = bytes +"
+			    " excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
 	[ST_PROC_WINDOW] = "UPDATE processes SET first_ms = CASE WHEN first_ms = 0 OR ?2 < first_ms THEN ?2 ELSE first_ms END,"
 			   " last_ms = max(last_ms, ?3) WHERE id = ?1",
 	[ST_PROC_IV_ADD] = "INSERT INTO proc_intervals(proc_id, t_ms, layer, cat, bytes, calls, dur_ns, dt_ms)"
@@ -111,6 +132,17 @@ static const char *const stmt_sql[ST_NSTMT] = {
 			  "bytes_meta = bytes_meta + ?4, reads = reads + ?5, writes = writes + ?6, "
 			  "meta_ops = meta_ops + ?7 WHERE id = ?1",
 };
+
+/* A writer's transaction keeps up to this many dirty pages in memory before it writes any to the
+ * WAL (SQLite's default: its cache_size, 2 MiB). A page spilled mid-transaction and changed again
+ * is rewritten in place, and the commit then reads back every frame after it and writes each
+ * frame's header again (its checksum): on bench/daemon the statistics' transaction (16,000 rows,
+ * 1,000 cursors) spilled, and a quarter of the daemon's WAL writes were such headers (893 of
+ * 3,411 in 21 s; docs/STORE.md, "The statistics' transaction"). 8 MiB holds it; a larger one
+ * (retention's deletes) still spills past it. */
+#define SPILL_PAGES 2048
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 static void sq_close(struct store *s);
 static const struct store_ops store_sqlite_ops;
@@ -496,7 +528,8 @@ int store_sqlite_open(const char *url, unsigned flags, struct store **out, char 
 	if (s->readonly)
 		exec_sql(s, "PRAGMA cache_size = -65536");
 	if ((!s->readonly && ((r = exec_sql(s, "PRAGMA journal_mode=WAL")) < 0 ||
-			      (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0)) ||
+			      (r = exec_sql(s, "PRAGMA synchronous=NORMAL")) < 0 ||
+			      (r = exec_sql(s, "PRAGMA cache_spill = " STR(SPILL_PAGES))) < 0)) ||
 	    (r = migrate(s)) < 0) {
 		snprintf(err, errlen, "%s", s->err);
 		sq_close(s);
@@ -695,6 +728,74 @@ static int sq_file_key(struct store *s, const char *path, int64_t *key)
 
 /* ---------- roll-ups as the rows arrive, and the processes' windows ---------- */
 
+/* Rows of one statement gathered IV_GROUP at a time: a full group goes in one statement (grp),
+ * the last ones one by one (one). A statement of several rows that may fail part-way has SQLite
+ * copy every page it changes to a statement journal first, in memory up to 64 KiB and then, for
+ * the rest of the transaction, into a temporary file (12,000 writes in 21 s of bench/daemon when
+ * a group's rows lay on 16 pages). So the rows go in key order: a group's rows then lie on one
+ * or two pages and the journal stays in memory. */
+struct rowbuf {
+	sqlite3_stmt *one, *grp;
+	int ncols, n;
+	const char *what;
+	int64_t v[IV_GROUP * 9];
+};
+
+static int rowbuf_step(struct store *s, sqlite3_stmt *st, const int64_t *v, int nrows, int ncols, const char *what)
+{
+	sqlite3_reset(st);
+	for (int i = 0; i < nrows * ncols; i++)
+		sqlite3_bind_int64(st, i + 1, v[i]);
+	int r = step(s, st, what);
+	return r < 0 ? r : 0;
+}
+
+static int rowbuf_put(struct store *s, struct rowbuf *b, const int64_t *row)
+{
+	memcpy(&b->v[b->n++ * b->ncols], row, (size_t)b->ncols * sizeof *row);
+	if (b->n < IV_GROUP)
+		return 0;
+	b->n = 0;
+	return rowbuf_step(s, b->grp, b->v, IV_GROUP, b->ncols, b->what);
+}
+
+/* Two keys of five integers, in order. */
+static int key5_cmp(const int64_t a[5], const int64_t b[5])
+{
+	for (int i = 0; i < 5; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+/* The minutes' key order: (minute, process, file, layer, category). */
+static int acc_ent_cmp(const void *pa, const void *pb)
+{
+	const struct acc_ent *a = *(const struct acc_ent *const *)pa, *b = *(const struct acc_ent *const *)pb;
+	const int64_t ka[5] = {a->minute, a->proc, a->file, a->layer, a->cat},
+		      kb[5] = {b->minute, b->proc, b->file, b->layer, b->cat};
+	return key5_cmp(ka, kb);
+}
+
+/* The intervals' key order: (t_ms, process, file, layer, category). */
+static int interval_cmp(const void *pa, const void *pb)
+{
+	const struct store_interval *a = *(const struct store_interval *const *)pa,
+				    *b = *(const struct store_interval *const *)pb;
+	const int64_t ka[5] = {a->t_ms, a->proc_key, a->file_key, a->layer, a->cat},
+		      kb[5] = {b->t_ms, b->proc_key, b->file_key, b->layer, b->cat};
+	return key5_cmp(ka, kb);
+}
+
+static int rowbuf_flush(struct store *s, struct rowbuf *b)
+{
+	int r = 0;
+	for (int i = 0; i < b->n && r >= 0; i++)
+		r = rowbuf_step(s, b->one, &b->v[i * b->ncols], 1, b->ncols, b->what);
+	b->n = 0;
+	return r;
+}
+
 #define MINUTE_MS INT64_C(60000)
 static int64_t minute_of(int64_t t_ms)
 {
@@ -821,19 +922,26 @@ static int acc_close(struct store *s, int64_t upto)
 	int r = 0;
 	if (upto <= s->iv_upto)
 		return 0;
-	size_t kept = 0;
-	for (size_t i = 0; i < s->acc.cap && r >= 0; i++) {
-		struct acc_ent *e = &s->acc.v[i];
-		if (!e->used)
-			continue;
-		if (e->minute >= upto) {
-			kept++;
-			continue;
-		}
-		bind(s->st[ST_MINUTE_ADD], "iiiiiiii", e->minute, e->proc, e->file, (int64_t)e->layer, (int64_t)e->cat,
-		     e->bytes, e->calls, e->dur);
-		r = step(s, s->st[ST_MINUTE_ADD], "rolling up a minute");
+	struct rowbuf rb = {.one = s->st[ST_MINUTE_ADD], .grp = s->st[ST_MINUTE_ADD_N], .ncols = 8,
+			    .what = "rolling up a minute"};
+	size_t n = 0;
+	struct acc_ent **closed = malloc((s->acc.n ? s->acc.n : 1) * sizeof *closed);
+	if (!closed) {
+		s->acc_stale = 1;
+		return -ENOMEM;
 	}
+	for (size_t i = 0; i < s->acc.cap; i++)
+		if (s->acc.v[i].used && s->acc.v[i].minute < upto)
+			closed[n++] = &s->acc.v[i];
+	qsort(closed, n, sizeof *closed, acc_ent_cmp);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const struct acc_ent *e = closed[i];
+		const int64_t row[8] = {e->minute, e->proc, e->file, e->layer, e->cat, e->bytes, e->calls, e->dur};
+		r = rowbuf_put(s, &rb, row);
+	}
+	free(closed);
+	if (r >= 0)
+		r = rowbuf_flush(s, &rb);
 	if (r < 0 || (r = rollup_set(s, "intervals", upto)) < 0) {
 		s->acc_stale = 1;
 		return r;
@@ -849,7 +957,6 @@ static int acc_close(struct store *s, int64_t upto)
 			s->acc_stale = 1;
 			break;
 		}
-	(void)kept;
 	free(old);
 	s->iv_upto = upto;
 	return 0;
@@ -961,6 +1068,8 @@ static int win_flush(struct store *s)
 		bind(s->st[ST_PROC_WINDOW], "iii", w->proc, w->lo, w->hi);
 		r = step(s, s->st[ST_PROC_WINDOW], "noting a process's interval ends");
 	}
+	/* one by one: each process's row lies elsewhere in the key, so 16 to a statement would
+	 * touch 16 pages, and a statement of many rows journals every page it touches (below) */
 	for (size_t i = 0; i < s->pacc.cap && s->pacc.n && r >= 0; i++) {
 		struct acc_ent *e = &s->pacc.v[i];
 		if (!e->used)
@@ -988,13 +1097,11 @@ static int rollups_commit(struct store *s)
 	return r;
 }
 
-static int sq_interval_add(struct store *s, const struct store_interval *iv)
+/* What a row stored in intervals adds to memory: its process's window, its process's sum, its
+ * minute (or, late, the minute's row). */
+static int interval_note(struct store *s, const struct store_interval *iv)
 {
-	bind(s->st[ST_INTERVAL], "iiiiiiiii", iv->t_ms, iv->dt_ms, iv->proc_key, iv->file_key, (int64_t)iv->layer,
-	     (int64_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns);
-	int r = step(s, s->st[ST_INTERVAL], "adding interval statistics");
-	if (r < 0)
-		return r;
+	int r;
 	if ((r = win_note(s, iv->proc_key, iv->t_ms)) < 0 ||
 	    (iv->t_ms >= s->iv_raw && (r = acc_add(&s->pacc, iv->t_ms, iv->proc_key, 0, (int32_t)iv->layer,
 						   (int32_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns, iv->dt_ms)) < 0) ||
@@ -1011,6 +1118,42 @@ static int sq_interval_add(struct store *s, const struct store_interval *iv)
 		s->iv_max_t = iv->t_ms;
 	return acc_add(&s->acc, m, iv->proc_key, iv->file_key, (int32_t)iv->layer, (int32_t)iv->cat, iv->bytes, iv->calls,
 		       iv->dur_ns, 0);
+}
+
+static int sq_interval_add(struct store *s, const struct store_interval *iv)
+{
+	bind(s->st[ST_INTERVAL], "iiiiiiiii", iv->t_ms, iv->dt_ms, iv->proc_key, iv->file_key, (int64_t)iv->layer,
+	     (int64_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns);
+	int r = step(s, s->st[ST_INTERVAL], "adding interval statistics");
+	return r < 0 ? r : interval_note(s, iv);
+}
+
+/* Rows IV_GROUP to a statement, the rest one by one; each row as sq_interval_add stores it (two
+ * rows of one key, in one statement or not, add up: the second meets the first's conflict). */
+static int sq_intervals_add(struct store *s, const struct store_interval *v, size_t n)
+{
+	int64_t col[IV_GROUP * 9];
+	size_t i = 0;
+	int r = 0;
+	for (; n - i >= IV_GROUP && r >= 0; i += IV_GROUP) {
+		const struct store_interval *g[IV_GROUP]; /* in key order (rowbuf above) */
+		for (int k = 0; k < IV_GROUP; k++)
+			g[k] = &v[i + k];
+		qsort(g, IV_GROUP, sizeof *g, interval_cmp);
+		for (int k = 0; k < IV_GROUP; k++) {
+			const struct store_interval *iv = g[k];
+			int64_t *c = &col[k * 9];
+			c[0] = iv->t_ms, c[1] = iv->dt_ms, c[2] = iv->proc_key, c[3] = iv->file_key, c[4] = iv->layer;
+			c[5] = iv->cat, c[6] = iv->bytes, c[7] = iv->calls, c[8] = iv->dur_ns;
+		}
+		if ((r = rowbuf_step(s, s->st[ST_INTERVAL_N], col, IV_GROUP, 9, "adding interval statistics")) < 0)
+			return r;
+		for (int k = 0; k < IV_GROUP && r >= 0; k++)
+			r = interval_note(s, &v[i + k]);
+	}
+	for (; i < n && r >= 0; i++)
+		r = sq_interval_add(s, &v[i]);
+	return r < 0 ? r : 0;
 }
 
 static int sq_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
@@ -2331,6 +2474,7 @@ static const struct store_ops store_sqlite_ops = {
 	.proc_put = sq_proc_put,
 	.file_key = sq_file_key,
 	.interval_add = sq_interval_add,
+	.intervals_add = sq_intervals_add,
 	.job_totals_add = sq_job_totals_add,
 	.node_sec_add = sq_node_sec_add,
 	.device_add = sq_device_add,

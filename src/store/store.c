@@ -95,6 +95,16 @@ int store_proc_put(struct store *s, struct store_proc *p) { return OPS(s)->proc_
 int store_file_key(struct store *s, const char *path, int64_t *key) { return OPS(s)->file_key(s, path, key); }
 int store_interval_add(struct store *s, const struct store_interval *iv) { return OPS(s)->interval_add(s, iv); }
 
+int store_intervals_add(struct store *s, const struct store_interval *v, size_t n)
+{
+	if (OPS(s)->intervals_add)
+		return OPS(s)->intervals_add(s, v, n);
+	int r = 0;
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = OPS(s)->interval_add(s, &v[i]);
+	return r;
+}
+
 int store_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
 			 const int64_t calls[STORE_NCATS])
 {

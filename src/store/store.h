@@ -158,6 +158,8 @@ int store_file_key(struct store *s, const char *path, int64_t *key);
 /* Rows of one interval with the same (process, file, layer, category) add up (a kernel or mount
  * log has a record per requesting process of a file). */
 int store_interval_add(struct store *s, const struct store_interval *iv);
+/* n rows, as n store_interval_add in their order would store them (SQLite: fewer statements). */
+int store_intervals_add(struct store *s, const struct store_interval *v, size_t n);
 /* A job's user-layer totals grow by an interval's bytes and calls (per store_cat). */
 int store_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
 			 const int64_t calls[STORE_NCATS]);

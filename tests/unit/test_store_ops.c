@@ -558,6 +558,64 @@ static void check_bulk(struct store *s, int64_t kb, int64_t fk)
 	eq_u64("bulk: writes add up", c.writes, 60006 * 2);
 }
 
+/* Rows handed over at once (store_intervals_add: SQLite writes them 16 to a statement) store
+ * what the same rows one by one store: keys repeated inside a group of 16 and across groups add
+ * up, a tail shorter than a group, one transaction. Process A takes them at once, B one by one. */
+static void check_grouped(struct store *s, int64_t kb)
+{
+	enum { N = 1000 };
+	struct store_proc a = proc(kb, 41, 3000, "", STORE_PROC_LIVE), b = proc(kb, 42, 3000, "", STORE_PROC_LIVE);
+	int64_t fk[5];
+	static struct store_interval va[N];
+	int r = store_begin(s);
+	r |= store_proc_put(s, &a);
+	r |= store_proc_put(s, &b);
+	for (int f = 0; f < 5 && r == 0; f++) {
+		char path[64];
+		snprintf(path, sizeof path, "/grouped/file%d", f);
+		r |= store_file_key(s, path, &fk[f]);
+	}
+	int64_t base = T0 + 2 * DAY + 3600000; /* the bulk rows' day: no partition of its own */
+	for (int i = 0; i < N && r == 0; i++) {
+		/* 5 times x 5 files x 3 categories: 75 keys, a key again 15 rows later */
+		va[i] = interval(base + (i / 200) * 10000, a.key, fk[i % 5], (unsigned)(i % 3), i);
+		va[i].calls = 1;
+		va[i].dur_ns = 2 * i;
+		struct store_interval vb = va[i];
+		vb.proc_key = b.key;
+		r |= store_interval_add(s, &vb);
+	}
+	r |= store_intervals_add(s, va, N);
+	ok_r("grouped: 1,000 rows at once and one by one", r, s);
+	ok_r("grouped: commit", store_commit(s), s);
+	char sql[1024], name[128];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM intervals WHERE proc_id = %lld", (long long)a.key);
+	eq_i64("grouped: one row per key", direct_int(sql), 75);
+	snprintf(sql, sizeof sql, "SELECT sum(bytes) + 1000000 * sum(calls) FROM intervals WHERE proc_id = %lld",
+		 (long long)a.key);
+	eq_i64("grouped: bytes and calls add up", direct_int(sql), N * (N - 1) / 2 + 1000000 * N);
+	/* i = 0, 15, ..., 195: 15 * (0 + ... + 13) */
+	snprintf(sql, sizeof sql,
+		 "SELECT bytes * 1000 + calls FROM intervals WHERE proc_id = %lld AND t_ms = %lld AND file_id = %lld"
+		 " AND cat = 0",
+		 (long long)a.key, (long long)base, (long long)fk[0]);
+	eq_i64("grouped: a key repeated inside groups", direct_int(sql), 1365 * 1000 + 14);
+	static const char *const tables[] = {"intervals", "proc_intervals"};
+	for (int t = 0; t < 2; t++)
+		for (int d = 0; d < 2; d++) {
+			const char *cols = t ? "t_ms, layer, cat, bytes, calls, dur_ns"
+					     : "t_ms, dt_ms, file_id, layer, cat, bytes, calls, dur_ns";
+			snprintf(sql, sizeof sql,
+				 "SELECT count(*) FROM (SELECT %s FROM %s WHERE proc_id = %lld EXCEPT SELECT %s FROM %s"
+				 " WHERE proc_id = %lld) x",
+				 cols, tables[t], (long long)(d ? b.key : a.key), cols, tables[t], (long long)(d ? a.key : b.key));
+			snprintf(name, sizeof name, "grouped: %s of %s the same as the other's", tables[t], d ? "one by one" : "at once");
+			eq_i64(name, direct_int(sql), 0);
+		}
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM proc_intervals WHERE proc_id = %lld", (long long)a.key);
+	eq_i64("grouped: proc_intervals, one row per time and category", direct_int(sql), 15);
+}
+
 /* The beginning of a report: a short text cut where asked; a long one (packed by SQLite) given
  * from its first frames, the same bytes as the whole report's start, far fewer of them. */
 static void check_report_head(struct store *s, int64_t key)
@@ -1123,6 +1181,8 @@ int main(int argc, char **argv)
 	proc_sums_compare("after the rows");
 	check_bulk(s, kb, fk[1]);
 	proc_sums_compare("after the bulk rows");
+	check_grouped(s, kb);
+	proc_sums_compare("after the grouped rows");
 	check_report(s, ka, kb);
 	check_seq(s, ka);
 	check_retention(s, archive);

@@ -195,7 +195,9 @@ static int load_series(struct store *s, struct store_diag_job *x)
 	}
 	for (size_t i = 0; i < p.n; i++) {
 		int64_t dt = p.v[i].dt_ms;
-		size_t span = dt > x->dt ? (size_t)((dt + x->dt / 2) / x->dt) : 1;
+		/* whole steps to the nearest, without adding to dt (a garbage length from a batch
+		 * may be the largest int64) */
+		size_t span = dt > x->dt ? (size_t)(dt / x->dt + (dt % x->dt >= (x->dt + 1) / 2)) : 1;
 		if (span > slot[i] + 1)
 			span = slot[i] + 1;
 		for (size_t c = slot[i] + 1 - span; c <= slot[i]; c++) {

@@ -212,6 +212,39 @@ int main(int argc, char **argv)
 	       "101000-112000 11 17301504 1572864");
 	store_diagnosis_free(&ld);
 
+	/* an interval length no daemon wrote (a garbage batch on a central store: the largest int64)
+	 * spreads its row over every sample before it, no further, and nothing overflows: 8 rows of
+	 * 3 MB, the last over all 8 samples (7 of 3,375,000 B and a last of 375,000, which joins
+	 * them: one phase of 8 samples and 24 MB) */
+	struct store_job gj = {.job = "garbage", .host = "h9", .uid = 1000, .user = "u", .exe = "/bin/garbage",
+			       .jobdir = "", .start_ms = 200000, .end_ms = 209000};
+	r = store_begin(s);
+	if (r >= 0)
+		r = store_job_put(s, &gj);
+	struct store_proc gp = {.job_key = gj.key, .host = "h9", .pid = 43, .start_ns = 43, .start_ticks = 1, .uid = 1000,
+				.exe = "/bin/garbage", .live_path = "", .final_path = "/j/43.iost", .start_ms = 200000,
+				.end_ms = 209000, .state = STORE_PROC_ENDED};
+	if (r >= 0)
+		r = store_proc_put(s, &gp);
+	for (int64_t t = 201000; t <= 208000 && r >= 0; t += 1000) {
+		struct store_interval iv = {.t_ms = t, .dt_ms = t == 208000 ? INT64_MAX : 1000, .proc_key = gp.key,
+					    .file_key = lf, .layer = LOG_LAYER_POSIX, .cat = STORE_CAT_WRITE,
+					    .bytes = 3000000, .calls = 3, .dur_ns = 1000};
+		r = store_interval_add(s, &iv);
+	}
+	if (r >= 0)
+		r = store_commit(s);
+	check("a job with a garbage interval length stored", r == 0, "%s", store_error(s));
+	r = store_diagnose(s, &gj, &ld);
+	ph[0] = 0;
+	for (size_t i = 0, o = 0; r == 0 && i < ld.res.nphases && o < sizeof ph; i++)
+		o += (size_t)snprintf(ph + o, sizeof ph - o, "%s%" PRId64 "-%" PRId64 " %zu %.0f", i ? "; " : "",
+				      ld.res.phases[i].start_ms, ld.res.phases[i].end_ms, ld.res.phases[i].n,
+				      ld.res.phases[i].bytes);
+	eq_str("garbage interval length: the row over the 8 samples there are (start, end, samples, bytes)", ph,
+	       "201000-209000 8 24000000");
+	store_diagnosis_free(&ld);
+
 	store_close(s);
 	if (argc <= 1) {
 		char path[128];

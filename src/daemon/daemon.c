@@ -759,7 +759,8 @@ static void liveness_poll(struct dmn *d)
 	} while (n == 256);
 }
 
-/* Whether the process still runs (pid and start_ticks: what its log's header says). */
+/* Whether the process still runs (pid and start_ticks: what its log's header says). An end once
+ * seen is kept (p->exited): a reading made after it is the process's last. */
 static int proc_alive(struct dmn *d, struct dmn_proc *p, int32_t pid, uint64_t start_ticks)
 {
 	if (!p->watch)
@@ -768,9 +769,11 @@ static int proc_alive(struct dmn *d, struct dmn_proc *p, int32_t pid, uint64_t s
 		return 0;
 	if (p->watch == 1 && pid == p->pid && start_ticks == p->start_ticks)
 		return 1;
-	if (p->alive_checks++ % 10 == 0)
-		return log_live_alive(pid, start_ticks);
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	int alive = p->alive_checks++ % 10 == 0 ? log_live_alive(pid, start_ticks)
+						  : pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	if (!alive)
+		p->exited = 1;
+	return alive;
 }
 
 /* The pid and start (µs) a live log's name carries (a process's and a mount monitor's are named
@@ -1030,9 +1033,13 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 		}
 	}
 	p->seen = 1;
-	/* ended: either it finished (its end is set, the final log is on its way) or it died */
+	/* ended: either it finished (its end is set, the final log is on its way) or it died. An end
+	 * first seen now (its first look at a pidfd, or kill(0)) may have come after this reading,
+	 * with calls between: the reading is taken as a live one, and the next, made with the end
+	 * known, is the last (its final log, or its live file when it was killed) */
+	int ended_before = p->exited;
 	int alive = proc_alive(d, p, h->pid, h->proc_start_ticks);
-	if (h->end_ns || !alive) {
+	if (h->end_ns || (!alive && ended_before)) {
 		keep_none(d);
 		d->keep_hold = DMN_KEEP_HOLD;
 		p->next_state = h->end_ns ? STORE_PROC_ENDED : STORE_PROC_KILLED;
@@ -1068,7 +1075,7 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	 * in order; summing a sparse one in place would make its holes into memory) */
 	if (ana_is_mount_log(&lf) || (want_map && !map.hdr) || (uint64_t)lf.nrecords * 2 + 64 < h->nrecords)
 		p->pread_only = 1;
-	if (map.hdr && !p->map.hdr && !p->pread_only && p->next_state == STORE_PROC_LIVE && map.pid == p->pid &&
+	if (map.hdr && !p->map.hdr && !p->pread_only && p->next_state == STORE_PROC_LIVE && alive && map.pid == p->pid &&
 	    map.start_ns == p->start_ns && (!ino || map.ino == ino) && proc_of_live(d, sc->dir, name) == p) {
 		p->map = map;
 		map.hdr = NULL;

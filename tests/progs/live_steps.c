@@ -5,7 +5,9 @@
  *   rN:S   N reads of S bytes at offset 0 (FILE holds at least S bytes by then)
  *   +PATH  PATH created (a sign to the test; a new path is a new record of the live file)
  *   !      waits for a SIGUSR1 (the test's sign: no call on a file, so no record made)
- * then it sleeps for 120 s without another call. Exit 2 on a bad step, 1 on a failed call. */
+ *   .      closes FILE (a metadata call) and ends at once: exit(0)
+ *   K      ends at once by SIGKILL (no close: its live file stays, as a killed process's does)
+ * then (with no end step) it sleeps for 120 s without another call. Exit 2 on a bad step, 1 on a failed call. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -42,6 +44,11 @@ int main(int argc, char **argv)
 			close(o);
 		} else if (!strcmp(s, "!")) {
 			sigwait(&usr1, &sig);
+		} else if (!strcmp(s, ".")) {
+			close(fd);
+			exit(0);
+		} else if (!strcmp(s, "K")) {
+			raise(SIGKILL);
 		} else {
 			return 2;
 		}

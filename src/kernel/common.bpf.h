@@ -232,6 +232,9 @@ static __always_inline __u32 ks_bucket(__u64 v)
 	return (__u32)ks_log2(v) & (KS_HIST - 1);
 }
 
+/* ks_bucket(4096): [2^12, 2^13). A whole page's, which the per-page programs meet on every page. */
+#define KS_BUCKET_PAGE 13
+
 /* The kernel's dev_t (major << 20 | minor) as glibc's makedev() encodes it for stat(2). */
 static __always_inline __u64 ks_udev(__u32 kdev)
 {
@@ -616,77 +619,99 @@ struct ks_batch {
 	int rw;                /* 1 a read (ks_rw_of), 2 a write, 0 a timed call of another kind */
 };
 
-/* The call the current thread is inside, when it is on (dev, ino), the file of the page-cache or
- * filesystem work being seen (host, its inode): that work is batched into the call and counted
- * at its exit (syscall.bpf.c), instead of once per page. False: count it now.
+/* (dev, ino) of an inode; false for none. The per-page programs read them only when the work is
+ * not batched into the call (or events are asked for): the batch is told the inode itself. */
+static __always_inline bool ks_inode_id(struct inode *in, __u64 *dev, __u64 *ino)
+{
+	struct super_block *sb = in ? in->i_sb : NULL;
+	if (!sb)
+		return false;
+	*dev = ks_udev(sb->s_dev);
+	*ino = in->i_ino;
+	return true;
+}
+
+/* The call the current thread is inside, when it is on host, the inode of the page-cache or
+ * filesystem work being seen: that work is batched into the call and counted at its exit
+ * (syscall.bpf.c), instead of once per page. False: count it now.
+ *  - (cfg.lat_every > 1: full depth samples its timing as the default depth does) a write through
+ *    the descriptor of this CPU's run of writes, checked as sys_exit checks it (same process,
+ *    table and number, the table's `fdtab` slot unmoved, the run's inode the page's), adds
+ *    straight to the run: the figures are per file and process, and the call is the run's at its
+ *    exit (on another CPU, another run of the same file). The run's fields are compared before
+ *    the system call is read (the number in the task's saved user registers, orig_ax: an exception
+ *    or interrupt stores -1 there, so a page fault is never taken for a call), so a page of
+ *    another file or process costs no helper call here.
  *  - A call sys_enter timed (`active` in the thread's slot): its file is the one sys_enter found.
- *  - (cfg.lat_every > 1: full depth samples its timing as the default depth does) a read or
- *    write sys_enter did not see: the system call is the number in the task's saved user
- *    registers (orig_ax: an exception or interrupt stores -1 there, so a page fault is never
- *    taken for a call); io_uring's workers carry none. A write through the descriptor of this
- *    CPU's run of writes, checked as sys_exit checks it (same process, table and number, the
- *    table's `fdtab` slot unmoved, the run's inode the page's), adds straight to the run: the
- *    figures are per file and process, and the call is the run's at its exit (on another CPU,
- *    another run of the same file). Otherwise the descriptor is walked to its file, compared by
- *    inode with the page's, and the work goes to the thread's slot, marked `batched`, which
- *    sys_exit adds to the call's run: a read's pages say whether it missed, which only the call
- *    itself can say when its thread moves to another CPU while it waits for the device.
+ *  - Otherwise a read or write sys_enter did not see: the descriptor is walked to its file,
+ *    compared by inode with the page's, and the work goes to the thread's slot, marked `batched`,
+ *    which sys_exit adds to the call's run: a read's pages say whether it missed, which only the
+ *    call itself can say when its thread moves to another CPU while it waits for the device.
+ *    io_uring's workers carry no call.
+ * Under a process filter alone a process not traced has no call of ours to batch into (no slot
+ * sys_enter made, no run): it leaves before the registers and the thread's slot are read.
  * A descriptor another thread replaces (dup2) while the call is inside the kernel leaves the
  * call's file behind the old number: its pages are then counted now, as work outside a call. */
-static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 ino, struct ks_batch *b)
+static __always_inline bool ks_call_batch(struct inode *host, struct ks_batch *b)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	if (t->flags & (PF_KTHREAD | PF_IO_WORKER))
 		return false;
 	struct pt_regs *regs = NULL;
 	int k = 0;
-	__u32 fd = 0;
-	__u64 syscw = 0;
-	bool chk = cfg.lat_every > 1 && bpf_core_field_exists(t->ioac);
-	if (chk) {
-		/* a write whose earlier page passed the check below, still in that call: its thread,
-		 * and no write of the thread has ended since (syscw); the same file and process as the
-		 * run, which is all the run's figures need. No helper, no registers, no fdtab. */
-		__u32 one = 1;
-		struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
-		syscw = t->ioac.syscw;
-		if (s && s->chk_task == (__u64)t && s->chk_syscw == syscw && s->chk_tid == (__u32)t->pid &&
-		    s->inode == (__u64)host && s->tgid == t->tgid && s->file) {
-			b->s = s;
-			b->rw = 2;
-			return true;
-		}
-	}
+	__u32 fd = 0, one = 1;
+	__u64 dev, ino;
 	if (cfg.lat_every > 1) {
-		regs = (struct pt_regs *)bpf_task_pt_regs(t);
-		k = ks_rw_of(regs->orig_ax);
-		fd = (__u32)regs->di;
-	}
-	if (k == 2) { /* first, as it is the cheapest: a timed write's work may go to the run too */
-		__u32 one = 1;
 		struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
-		if (s && s->fd == fd && s->inode == (__u64)host && s->files == (__u64)t->files && s->tgid == t->tgid) {
-			__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
-			__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
-			if (g && *g == s->fdgen && (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)) {
-				if (chk) { /* the rest of this call's pages: the test above */
-					s->chk_task = (__u64)t;
-					s->chk_syscw = syscw;
-					s->chk_tid = (__u32)t->pid;
+		if (s && s->inode == (__u64)host && s->tgid == t->tgid) {
+			/* a write whose earlier page passed the check below, still in that call: its
+			 * thread, and no write of the thread has ended since (ioac.syscw); the same file
+			 * and process as the run, which is all the run's figures need. No helper, no
+			 * registers, no fdtab. */
+			__u64 syscw = 0;
+			bool chk = bpf_core_field_exists(t->ioac);
+			if (chk) {
+				syscw = t->ioac.syscw;
+				if (s->chk_task == (__u64)t && s->chk_syscw == syscw && s->chk_tid == (__u32)t->pid && s->file) {
+					b->s = s;
+					b->rw = 2;
+					return true;
 				}
-				b->s = s;
-				b->rw = 2;
-				return true;
+			}
+			if (s->files == (__u64)t->files) {
+				regs = (struct pt_regs *)bpf_task_pt_regs(t);
+				k = ks_rw_of(regs->orig_ax);
+				fd = (__u32)regs->di;
+				__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
+				__u64 *g;
+				if (k == 2 && s->fd == fd && (g = bpf_map_lookup_elem(&fdtab, &slot)) && *g == s->fdgen &&
+				    (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)) {
+					if (chk) { /* the rest of this call's pages: the test above */
+						s->chk_task = (__u64)t;
+						s->chk_syscw = syscw;
+						s->chk_tid = (__u32)t->pid;
+					}
+					b->s = s;
+					b->rw = 2;
+					return true;
+				}
 			}
 		}
 	}
+	if (cfg.by_pid && !cfg.cgroup_id && !ks_tgid_tracked(t->tgid))
+		return false;
 	struct ks_inflight *c = bpf_task_storage_get(&task_call, t, 0, 0);
 	if (c && c->active) {
-		if (!c->tracked_file || c->dev != dev || c->ino != ino)
+		if (!c->tracked_file || !ks_inode_id(host, &dev, &ino) || c->dev != dev || c->ino != ino)
 			return false;
 		b->c = c;
 		b->rw = ks_rw_of(c->nr);
 		return true;
+	}
+	if (cfg.lat_every > 1 && !regs) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		k = ks_rw_of(regs->orig_ax);
+		fd = (__u32)regs->di;
 	}
 	if (!k)
 		return false;
@@ -694,7 +719,7 @@ static __always_inline bool ks_call_batch(struct inode *host, __u64 dev, __u64 i
 	if (!fa)
 		return false;
 	struct file *f = bpf_rdonly_cast((void *)fa, bpf_core_type_id_kernel(struct file));
-	if (f->f_inode != host || !ks_task_wanted() || !ks_file_wanted(dev, ino))
+	if (f->f_inode != host || !ks_inode_id(host, &dev, &ino) || !ks_task_wanted() || !ks_file_wanted(dev, ino))
 		return false;
 	if (!c) {
 		c = bpf_task_storage_get(&task_call, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);

@@ -61,20 +61,10 @@ struct {
 } dio_task SEC(".maps");
 
 
-static __always_inline bool inode_id(struct inode *in, __u64 *dev, __u64 *ino)
-{
-	struct super_block *sb = in ? in->i_sb : NULL;
-	if (!sb)
-		return false;
-	*dev = ks_udev(sb->s_dev);
-	*ino = in->i_ino;
-	return true;
-}
-
 static __always_inline struct ks_file_val *fs_file(struct inode *in, bool ctxfree, __u64 *dev, __u64 *ino)
 {
 	__u32 pid;
-	if (!inode_id(in, dev, ino) || !ks_owner(*dev, *ino, ctxfree, &pid))
+	if (!ks_inode_id(in, dev, ino) || !ks_owner(*dev, *ino, ctxfree, &pid))
 		return NULL;
 	return ks_file(pid, LOG_LAYER_FS, *dev, *ino);
 }
@@ -102,10 +92,11 @@ static __always_inline void fs_read(struct ks_file_val *v, __u64 pos, __u64 len,
 /* The bytes of a write into the cache, on the write's own record: kept in the traced call it is
  * part of and counted once at the call's exit (syscall.bpf.c), else counted now. False: not a
  * write the filters want (no event either). */
-static __always_inline bool cache_write(struct inode *in, __u64 dev, __u64 ino, __u64 pos, __u64 len)
+static __always_inline bool cache_write(struct inode *in, __u64 pos, __u64 len)
 {
 	struct ks_batch b = {};
-	if (ks_call_batch(in, dev, ino, &b)) {
+	__u64 dev, ino;
+	if (ks_call_batch(in, &b)) {
 		struct ks_run *s = b.s;
 		if (s) { /* the run's times: its last call's exit, to a timer tick */
 			s->fs_writes++;
@@ -116,7 +107,8 @@ static __always_inline bool cache_write(struct inode *in, __u64 dev, __u64 ino, 
 				s->fs_first = s->last_ns;
 			if (s->fs_last < s->last_ns)
 				s->fs_last = s->last_ns;
-			s->fs_hist[ks_bucket(len) & (KS_HIST - 1)]++;
+			/* a whole page's bucket without the call to ks_log2 */
+			s->fs_hist[(len == PAGE_BYTES ? KS_BUCKET_PAGE : ks_bucket(len)) & (KS_HIST - 1)]++;
 			return true;
 		}
 		struct ks_inflight *c = b.c;
@@ -139,11 +131,10 @@ static __always_inline bool cache_write(struct inode *in, __u64 dev, __u64 ino, 
 static __always_inline int ext4_write(struct inode *in, loff_t pos, unsigned int copied)
 {
 	__u64 dev, ino;
-	if (!copied || !inode_id(in, &dev, &ino))
+	if (!copied || !in || !cache_write(in, pos, copied))
 		return 0;
-	if (!cache_write(in, dev, ino, pos, copied))
-		return 0;
-	ks_emit_now(LOG_LAYER_FS, LOG_OP_FS_WRITE, 0, dev, ino, pos, copied, copied);
+	if (cfg.events && ks_inode_id(in, &dev, &ino))
+		ks_emit_now(LOG_LAYER_FS, LOG_OP_FS_WRITE, 0, dev, ino, pos, copied, copied);
 	return 0;
 }
 
@@ -230,10 +221,10 @@ static __always_inline int xfs_rw(struct kiocb *iocb, struct iov_iter *iter, int
 	struct file *f = iocb->ki_filp;
 	struct inode *in = f ? f->f_inode : NULL;
 	__u64 off = iocb->ki_pos, count = iter->count;
-	if (!inode_id(in, &dev, &ino))
+	if (!ks_inode_id(in, &dev, &ino))
 		return 0;
 	if (write) {
-		if (!cache_write(in, dev, ino, off, count))
+		if (!cache_write(in, off, count))
 			return 0;
 	} else {
 		struct ks_file_val *v = fs_file(in, false, &dev, &ino);
@@ -312,7 +303,7 @@ int BPF_PROG(ks_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 {
 	struct file *f = iocb->ki_filp;
 	struct dio_info d = {};
-	if (!f || !inode_id(f->f_inode, &d.dev, &d.ino) || !ks_owner(d.dev, d.ino, false, &d.pid))
+	if (!f || !ks_inode_id(f->f_inode, &d.dev, &d.ino) || !ks_owner(d.dev, d.ino, false, &d.pid))
 		return 0;
 	d.iocb = (__u64)iocb;
 	d.start_ns = bpf_ktime_get_ns();

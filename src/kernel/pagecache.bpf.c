@@ -31,17 +31,11 @@ static __always_inline __u64 folio_pages(struct folio *folio)
 	return 1ULL << (folio->_flags_1 & 0x1f);
 }
 
-/* (dev, ino) of the file a page-cache mapping belongs to, and its inode; false for none. */
+/* The inode a page-cache mapping belongs to, and its (dev, ino); false for none. */
 static __always_inline bool mapping_id(struct address_space *mapping, __u64 *dev, __u64 *ino, struct inode **in)
 {
-	struct inode *host = mapping ? mapping->host : NULL;
-	struct super_block *sb = host ? host->i_sb : NULL;
-	if (!sb)
-		return false;
-	*dev = ks_udev(sb->s_dev);
-	*ino = host->i_ino;
-	*in = host;
-	return true;
+	*in = mapping ? mapping->host : NULL;
+	return ks_inode_id(*in, dev, ino);
 }
 
 SEC("tp_btf/mm_filemap_add_to_page_cache")
@@ -49,11 +43,13 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	struct inode *host;
-	if (!mapping_id(folio->mapping, &dev, &ino, &host))
+	struct address_space *m = folio->mapping;
+	struct inode *host = m ? m->host : NULL;
+	if (!host)
 		return 0;
+	/* (dev, ino) only when the page is not batched into its call, or for its event */
 	struct ks_batch b = {};
-	int in = ks_call_batch(host, dev, ino, &b) ? b.rw : 0;
+	int in = ks_call_batch(host, &b) ? b.rw : 0;
 	if (in) { /* inside a read or write of this file: counted at its exit */
 		if (b.s)
 			b.s->pc_added_write += pages;
@@ -62,14 +58,15 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 		else
 			b.c->pc_added_write += pages;
 	} else {
-		if (!ks_owner(dev, ino, false, &pid))
+		if (!ks_inode_id(host, &dev, &ino) || !ks_owner(dev, ino, false, &pid))
 			return 0;
 		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 		if (v)
 			KS_ADD(v, PAGES_READ_IN, pages);
 	}
-	ks_emit_now(LOG_LAYER_PAGECACHE, in == 2 ? LOG_OP_PAGE_ADD_WRITE : LOG_OP_PAGE_IN, 0, dev,
-		ino, folio->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
+	if (cfg.events && ks_inode_id(host, &dev, &ino))
+		ks_emit_now(LOG_LAYER_PAGECACHE, in == 2 ? LOG_OP_PAGE_ADD_WRITE : LOG_OP_PAGE_IN, 0, dev,
+			ino, folio->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
 	return 0;
 }
 
@@ -179,23 +176,24 @@ int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 {
 	__u64 dev, ino, pages = folio_pages(folio);
 	__u32 pid;
-	struct inode *host;
-	if (!mapping_id(mapping, &dev, &ino, &host))
+	struct inode *host = mapping ? mapping->host : NULL;
+	if (!host)
 		return 0;
 	struct ks_batch b = {};
-	if (ks_call_batch(host, dev, ino, &b)) { /* a write dirtying its own file's pages: counted at its exit */
+	if (ks_call_batch(host, &b)) { /* a write dirtying its own file's pages: counted at its exit */
 		if (b.s)
 			b.s->pc_dirtied += pages;
 		else
 			b.c->pc_dirtied += pages;
 	} else {
-		if (!ks_owner(dev, ino, false, &pid))
+		if (!ks_inode_id(host, &dev, &ino) || !ks_owner(dev, ino, false, &pid))
 			return 0;
 		struct ks_file_val *v = ks_file(pid, LOG_LAYER_PAGECACHE, dev, ino);
 		if (v)
 			KS_ADD(v, PAGES_DIRTIED, pages);
 	}
-	ks_emit_now(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_DIRTY, 0, dev, ino,
-		folio->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
+	if (cfg.events && ks_inode_id(host, &dev, &ino))
+		ks_emit_now(LOG_LAYER_PAGECACHE, LOG_OP_PAGE_DIRTY, 0, dev, ino,
+			folio->index * PAGE_BYTES, pages * PAGE_BYTES, pages);
 	return 0;
 }

@@ -214,6 +214,10 @@ ndev=$(curl -s "$URL/api/v1/devices?since=1h" | jq '.devices | length')
 eq "system view: charts (a device chart when the API has device rows: $ndev)" \
 	"$(jq -nc --argjson d "$ndev" '["Aggregate bandwidth per layer (all nodes)","Bytes per node (posix, load balance)","Bytes per node over time (posix)"] + (if $d > 0 then ["Bandwidth per device"] else [] end)')" \
 	"$(o '[.system_charts[].title]')"
+eq "system view refreshed: its charts once each, as before" "$(o '[.system_charts[].title]')" \
+	"$(o '[.system_charts_refreshed[].title]')"
+eq "system view refreshed: no chart twice" "[]" \
+	"$(o '[.system_charts_refreshed[].title] | group_by(.) | map(select(length > 1)[0])')"
 eq "system view: the running job ranked, and it ended 0" '["uiRun"] 0' "$(o .system_running_rows) $(o .run_exit)"
 eq "system view: every chart labelled and drawn" "[]" "$(o '[.system_charts[] | select(.xlabel == "" or .ylabel == "" or .drawn == 0) | .title]')"
 eq "system view: every figure shown equals the API's" "[]" "$(o .system.bad)"

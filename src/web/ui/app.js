@@ -73,11 +73,15 @@
 		if (refreshTimer) clearTimeout(refreshTimer);
 		refreshTimer = null;
 		app.textContent = "";
+		forgetCharts();
+		document.body.removeAttribute("data-rendered");
+		view.gen++;
+	}
+	/* the charts drawn so far leave the registry (a view, or a view's part drawn again) */
+	function forgetCharts() {
 		window.iostrataCharts.length = 0;
 		window.iostrataUI.timeCharts = [];
 		window.iostrataUI.heatmap = null;
-		document.body.removeAttribute("data-rendered");
-		view.gen++;
 	}
 	function rendered() { document.body.setAttribute("data-rendered", view.name); }
 
@@ -695,6 +699,7 @@
 				var bad = rs.filter(function (r) { return r.status !== 200; });
 				if (bad.length) {
 					body.textContent = "";
+					forgetCharts();
 					errorBox(body, bad[0].status, "The system figures could not be read: " + (bad[0].body && bad[0].body.error));
 					rendered();
 					return;
@@ -705,6 +710,7 @@
 				})).then(function (ns) {
 					if (gen !== view.gen) return;
 					body.textContent = "";
+					forgetCharts(); /* (every chart of the view is in body: all drawn again) */
 					drawSystem(body, rs, hosts, ns.map(function (r) { return r.body.points; }), res,
 						{ nodes: nodesSrc, run: runSrc, alerts: alertSrc, dev: devSrc, mnt: mntSrc });
 					rendered();

@@ -241,6 +241,10 @@ async function charts(page) {
 	for (let k = 0; k < 100 && !(await p.$(`#running tr[data-job="${C.run_job}"]`)); k++) await sleep(100);
 	out.system_running_rows = await p.$$eval("#running tbody tr", (rs) => rs.map((r) => r.dataset.job));
 	out.system_charts = await charts(p);
+	// a refresh of the view (a job's event does it at most every 5 s): drawn again, not added
+	await p.evaluate(() => { document.body.removeAttribute("data-rendered"); window.iostrataUI.view.refresh(); });
+	await p.waitForSelector('body[data-rendered="system"]');
+	out.system_charts_refreshed = await charts(p);
 	out.system = await mismatches(p, null);
 	// the alerts shown against the API's at one moment: a job that ends meanwhile (the running
 	// one, whose diagnosis may find something on a slow host) adds to the API first, so read both

@@ -104,3 +104,43 @@ eq "fork: the interval statistics = its report" "$(report "$T/fork")" "$(stored 
 eq "node-seconds = both reports (nothing lost, nothing doubled)" "0 81920 0 20 4" \
 	"$(q "SELECT sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds
 		WHERE layer = 1" | tr '|' ' ')"
+
+# window: the daemon reads the live file of an image ending for an exec, its end time set,
+# before the library removes it. strace holds the stepper 3 s in each unlink (delay injection)
+# while the daemon, taking the statistics at every interval (full readings: an openat each),
+# opens its live file twice; then the exec fails, and the stepper, after a SIGUSR1, makes 6 more
+# writes and ends. That reading is no end while the process lives.
+daemon_stop
+daemon_conf "stats_interval = 0.5"
+daemon_start || { fail "daemon starts again" "$(tail -3 "$T/daemon.err")"; exit 1; }
+strace_on window
+"$IOSTRATA" run -q -o "$T/window" --job window -- "$STEPS" "$T/h/window.dat" w4:4096 ! x ! w6:4096 . &
+RPID=$!
+PPID_=$(stepper $RPID)
+wait_for "opened '$LIVE/iostrata-0' '$PPID_'" || fail "window: the daemon reads the live file" "no openat in 10 s"
+AT=$T/at.window
+: >"$AT"
+strace -qq -o "$AT" -e trace=unlink,unlinkat -e inject=unlink,unlinkat:delay_enter=3000000 -p "$PPID_" &
+APID=$!
+wait_for "grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/$PPID_/status" || fail "window: strace follows the stepper" "no tracer"
+kill -USR1 "$PPID_"
+wait_for "grep -F 'iostrata-0/$HOST-$PPID_-' '$AT' | grep -q unlink" ||
+	fail "window: the stepper removes its live file" "no unlink of it in 10 s"
+N=$(wc -l <"$ST")
+# read twice after its end was set: the second reading began after the first had ended
+wait_for "[ \$(tail -n +\$((N + 1)) '$ST' | grep -F '<$LIVE/iostrata-0>, \"$HOST-$PPID_-' | grep -c ' = [0-9]') -ge 2 ]" ||
+	fail "window: the daemon reads the live file with its end set" "not twice in 10 s"
+wait_for "grep -F 'iostrata-0/$HOST-$PPID_-' '$AT' | grep -q ' = 0'" ||
+	fail "window: the live file removed" "its unlink did not return in 10 s"
+kill "$APID"
+wait "$APID" 2>/dev/null
+kill -USR1 "$PPID_"
+wait "$RPID"
+strace_off
+for i in $(seq 100); do job_ended window && break; sleep 0.2; done
+job_ended window || fail "window ended in the store" "still running after 20 s"
+eq "window: 10 writes of 4096 bytes, an open and a close (its report)" "0 40960 0 10 2" "$(report "$T/window")"
+eq "window: the interval statistics = its report" "$(report "$T/window")" "$(stored window)"
+eq "node-seconds = the three reports" "0 122880 0 30 6" \
+	"$(q "SELECT sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds
+		WHERE layer = 1" | tr '|' ' ')"

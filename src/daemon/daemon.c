@@ -1376,7 +1376,7 @@ static int known_log(const struct dmn *d, int32_t pid, uint64_t start_us)
 	return set_has(&d->seen_final, done_key(pid, start_us));
 }
 
-static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job, const char *path)
+static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *path)
 {
 	struct log_file lf;
 	char err[1024];
@@ -1391,8 +1391,7 @@ static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job
 	enum store_proc_state state;
 	if (!(h->flags & LOG_F_LIVE) && !proc_find(d, h->pid, h->start_ns) &&
 	    !set_has(&d->done, done_key(h->pid, h->start_ns)) &&
-	    store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == -ENOENT &&
-	    (!job || !strcmp(log_file_string(&lf, h->job), job))) {
+	    store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == -ENOENT) {
 		struct dmn_proc *p = proc_new(d, &lf, uid, gid, path);
 		/* an image that ended for an exec: the exec may have failed and the image go on, to
 		 * write this log again at its end (read before the look at its life, this reading
@@ -1416,8 +1415,10 @@ static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job
 	log_file_free(&lf);
 }
 
-/* Final logs of this host in dir (uid's) that no process stands for; job: only that job's. */
-static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t gid, const char *job)
+/* Final logs of this host in dir (uid's) that no process stands for, of whichever job: a log is
+ * read once, so one passed over for another job's would never be taken (two jobs may share a
+ * directory, and the one whose process the daemon never saw live is then found only here). */
+static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t gid)
 {
 	if (jobdir[0] != '/')
 		return;
@@ -1461,8 +1462,8 @@ static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t g
 			continue;
 		char path[8192];
 		snprintf(path, sizeof path, "%s/%s", jobdir, n);
-		take_final_file(d, uid, gid, job, path);
-		/* read once, taken or not (another job's, or one taken before) */
+		take_final_file(d, uid, gid, path);
+		/* read once, taken or not (one taken before, or not a final log) */
 		set_add(&d->seen_final, done_key(pid, us));
 	}
 	closedir(dir);
@@ -1481,7 +1482,7 @@ static void scan_dir_refs(struct dmn *d, int64_t now)
 			free(r->path);
 			continue;
 		}
-		scan_final_dir(d, r->path, r->uid, r->gid, NULL);
+		scan_final_dir(d, r->path, r->uid, r->gid);
 		d->dirs[k++] = *r;
 	}
 	d->ndirs = k;
@@ -2275,7 +2276,7 @@ int dmn_interval(struct dmn *d)
 	if (d->cfg.sampler_live)
 		for (size_t i = 0; i < d->njobs; i++)
 			if (!d->jobs[i]->ended)
-				scan_final_dir(d, d->jobs[i]->jobdir, d->jobs[i]->uid, d->jobs[i]->gid, d->jobs[i]->job);
+				scan_final_dir(d, d->jobs[i]->jobdir, d->jobs[i]->uid, d->jobs[i]->gid);
 	if (d->cfg.sampler_live)
 		scan_dir_refs(d, now);
 	if (d->cfg.sampler_diskstats)

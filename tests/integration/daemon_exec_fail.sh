@@ -11,29 +11,10 @@
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/lib_daemon.sh"
 daemon_needs_root_strace "daemon_exec_fail" || exit 0
-trap 'kill ${SPID:-} 2>/dev/null; daemon_stop; kill -9 ${PPID_:-} 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill -CONT ${DPID:-} 2>/dev/null; kill ${SPID:-} ${APID:-} 2>/dev/null; daemon_stop; kill -9 ${PPID_:-} 2>/dev/null; rm -rf "$T"' EXIT
 
-STEPS=$B/tests/progs/live_steps
-[ -x "$STEPS" ] || { fail "the stepper" "$STEPS is missing"; exit 1; }
-daemon_conf
-install -d -m 700 "$LIVE/iostrata-0"
-mkdir -p "$T/h"
-daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
-HOST=$(hostname)
+daemon_steps || exit 1
 
-job_ended() { [ "$(q "SELECT count(*) FROM jobs WHERE job = '$1' AND running = 0")" = 1 ]; }
-# stored JOB: "bytes_read bytes_written reads writes meta_ops" of its POSIX interval statistics
-stored() {
-	q "SELECT coalesce(sum(CASE WHEN i.cat = 0 THEN i.bytes END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.bytes END), 0),
-		coalesce(sum(CASE WHEN i.cat = 0 THEN i.calls END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.calls END), 0),
-		coalesce(sum(CASE WHEN i.cat = 2 THEN i.calls END), 0)
-		FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
-		WHERE j.job = '$1' AND i.layer = 1" | tr '|' ' '
-}
-report() {
-	"$IOSTRATA" report --json "$1" 2>/dev/null | jq -r '.layers.posix |
-		"\(.bytes_read // 0) \(.bytes_written // 0) \(.reads // 0) \(.writes // 0) \(.meta_ops // 0)"'
-}
 # opened DIR PID: the daemon's strace output shows an openat of PID's log (live or final) in DIR
 # that returned (a descriptor, or an error)
 opened() { grep -F "<$1>, \"$HOST-$2-" "$ST" | grep -q ' = '; }
@@ -65,45 +46,53 @@ stepper() {
 	echo "$p"
 }
 
-# exec: 4 writes, an exec that fails (its final log written, its live file removed), a wait
-# for SIGUSR1, 6 writes, a close and exit (its final log written again)
-strace_on exec
-"$IOSTRATA" run -q -o "$T/exec" --job exec -- "$STEPS" "$T/h/exec.dat" w4:4096 x ! w6:4096 . &
+# failed_exec JOB WHO STEP...: JOB, a stepper of STEPs that wait twice for SIGUSR1 around a
+# failed exec (WHO "child": its forked child does): the first sent once the daemon read its
+# live file, the second once the daemon looked for its final log after the failed exec
+failed_exec() {
+	local job=$1 who=$2
+	shift 2
+	strace_on "$job"
+	"$IOSTRATA" run -q -o "$T/$job" --job "$job" -- "$STEPS" "$T/h/$job.dat" "$@" &
+	local rpid=$!
+	PPID_=$(stepper $rpid "$who")
+	wait_for "opened '$LIVE/iostrata-0' '$PPID_'" || fail "$job: the daemon reads the live file" "no openat in 10 s"
+	kill -USR1 "$PPID_"
+	wait_for "opened '$T/$job' '$PPID_'" ||
+		fail "$job: the daemon looks for the final log after the failed exec" "no openat in $T/$job in 10 s"
+	kill -USR1 "$PPID_"
+	wait "$rpid"
+	strace_off
+}
+
+# exec: 4 writes, an exec that fails (its final log written, its live file removed), 6 writes,
+# a close and exit (its final log written again)
+failed_exec exec self w4:4096 ! x ! w6:4096 .
+job_end_check exec "10 writes of 4096 bytes, an open and a close" "0 40960 0 10 2"
+
+# fork: an open and 4 writes, a fork (the parent waits for its child); the child makes an exec
+# that fails having counted nothing (no final log, its live file removed), 6 writes, a close
+# and exits (its final log written then)
+failed_exec fork child w4:4096 F ! x ! w6:4096 .
+job_end_check fork "the child's 6 writes count too" "0 40960 0 10 2"
+eq "node-seconds = both reports (nothing lost, nothing doubled)" "0 81920 0 20 4" "$(node_posix)"
+
+# unseen: the same as exec, run while the daemon is stopped (SIGSTOP), so that the daemon first
+# meets the process by its final log (flagged exec) in its job directory's listing, while the
+# process waits after its failed exec
+strace_on unseen
+kill -STOP "$DPID"
+"$IOSTRATA" run -q -o "$T/unseen" --job unseen -- "$STEPS" "$T/h/unseen.dat" w4:4096 x ! w6:4096 . &
 RPID=$!
 PPID_=$(stepper $RPID)
-wait_for "opened '$T/exec' '$PPID_'" ||
-	fail "exec: the daemon looks for the final log after the failed exec" "no openat in $T/exec in 10 s"
+wait_for "ls '$T/unseen' | grep -q '^$HOST-$PPID_-.*\.iost\$'" || fail "unseen: the failed exec's final log" "none in 10 s"
+kill -CONT "$DPID"
+wait_for "opened '$T/unseen' '$PPID_'" ||
+	fail "unseen: the daemon reads the final log" "no openat in $T/unseen in 10 s"
 kill -USR1 "$PPID_"
 wait "$RPID"
 strace_off
-for i in $(seq 100); do job_ended exec && break; sleep 0.2; done
-job_ended exec || fail "exec ended in the store" "still running after 20 s"
-eq "exec: 10 writes of 4096 bytes, an open and a close (its report)" "0 40960 0 10 2" \
-	"$(report "$T/exec")"
-eq "exec: the interval statistics = its report" "$(report "$T/exec")" "$(stored exec)"
-
-# fork: an open and 4 writes, a fork (the parent waits for its child); the child, seen live by
-# the daemon, makes an exec that fails having counted nothing (no final log, its live file
-# removed), waits for SIGUSR1, makes 6 writes, a close and exits (its final log written then)
-strace_on fork
-"$IOSTRATA" run -q -o "$T/fork" --job fork -- "$STEPS" "$T/h/fork.dat" w4:4096 F ! x ! w6:4096 . &
-RPID=$!
-PPID_=$(stepper $RPID child)
-wait_for "opened '$LIVE/iostrata-0' '$PPID_'" ||
-	fail "fork: the daemon reads the child's live file" "no openat in 10 s"
-kill -USR1 "$PPID_"
-wait_for "opened '$T/fork' '$PPID_'" ||
-	fail "fork: the daemon looks for the child's final log after the failed exec" "no openat in $T/fork in 10 s"
-kill -USR1 "$PPID_"
-wait "$RPID"
-strace_off
-for i in $(seq 100); do job_ended fork && break; sleep 0.2; done
-job_ended fork || fail "fork ended in the store" "still running after 20 s"
-eq "fork: the child's 6 writes count (its report)" "0 40960 0 10 2" "$(report "$T/fork")"
-eq "fork: the interval statistics = its report" "$(report "$T/fork")" "$(stored fork)"
-eq "node-seconds = both reports (nothing lost, nothing doubled)" "0 81920 0 20 4" \
-	"$(q "SELECT sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds
-		WHERE layer = 1" | tr '|' ' ')"
+job_end_check unseen "10 writes of 4096 bytes, an open and a close" "0 40960 0 10 2"
 
 # window: the daemon reads the live file of an image ending for an exec, its end time set,
 # before the library removes it. strace holds the stepper 3 s in each unlink (delay injection)
@@ -137,10 +126,5 @@ wait "$APID" 2>/dev/null
 kill -USR1 "$PPID_"
 wait "$RPID"
 strace_off
-for i in $(seq 100); do job_ended window && break; sleep 0.2; done
-job_ended window || fail "window ended in the store" "still running after 20 s"
-eq "window: 10 writes of 4096 bytes, an open and a close (its report)" "0 40960 0 10 2" "$(report "$T/window")"
-eq "window: the interval statistics = its report" "$(report "$T/window")" "$(stored window)"
-eq "node-seconds = the three reports" "0 122880 0 30 6" \
-	"$(q "SELECT sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds
-		WHERE layer = 1" | tr '|' ' ')"
+job_end_check window "10 writes of 4096 bytes, an open and a close" "0 40960 0 10 2"
+eq "node-seconds = the four reports" "0 163840 0 40 8" "$(node_posix)"

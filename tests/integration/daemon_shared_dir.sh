@@ -9,24 +9,10 @@ source "$(dirname "$0")/lib_daemon.sh"
 daemon_needs_root_strace "daemon_shared_dir" || exit 0
 trap 'kill -CONT ${DPID:-} 2>/dev/null; kill ${SPID:-} 2>/dev/null; daemon_stop; kill -9 ${APID:-} 2>/dev/null; rm -rf "$T"' EXIT
 
-STEPS=$B/tests/progs/live_steps
-[ -x "$STEPS" ] || { fail "the stepper" "$STEPS is missing"; exit 1; }
-daemon_conf
-install -d -m 700 "$LIVE/iostrata-0"
-mkdir -p "$T/h" "$T/jobs"
-daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
-HOST=$(hostname)
+daemon_steps || exit 1
+mkdir -p "$T/jobs"
 ST=$T/st
 
-job_ended() { [ "$(q "SELECT count(*) FROM jobs WHERE job = '$1' AND running = 0")" = 1 ]; }
-# stored JOB: "bytes_read bytes_written reads writes meta_ops" of its POSIX interval statistics
-stored() {
-	q "SELECT coalesce(sum(CASE WHEN i.cat = 0 THEN i.bytes END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.bytes END), 0),
-		coalesce(sum(CASE WHEN i.cat = 0 THEN i.calls END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.calls END), 0),
-		coalesce(sum(CASE WHEN i.cat = 2 THEN i.calls END), 0)
-		FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
-		WHERE j.job = '$1' AND i.layer = 1" | tr '|' ' '
-}
 # read_log PID: the daemon's strace output shows an openat of PID's final log in $T/jobs that returned
 read_log() { grep -F "<$T/jobs>, \"$HOST-$1-" "$ST" | grep -q ' = '; }
 
@@ -56,11 +42,7 @@ wait "$ARUN"
 for i in $(seq 100); do job_ended A && job_ended B && break; sleep 0.2; done
 job_ended A || fail "A ended in the store" "still running after 20 s"
 eq "B is stored, and ended" 1 "$(q "SELECT count(*) FROM jobs WHERE job = 'B' AND running = 0")"
-eq "A: the interval statistics = its 6 writes, an open and a close" "0 24576 0 6 2" "$(stored A)"
-eq "B: the interval statistics = its 3 writes, an open and a close" "0 12288 0 3 2" "$(stored B)"
-eq "both: their report (one directory)" "0 36864 0 9 4" \
-	"$("$IOSTRATA" report --json "$T/jobs" 2>/dev/null | jq -r '.layers.posix |
-		"\(.bytes_read // 0) \(.bytes_written // 0) \(.reads // 0) \(.writes // 0) \(.meta_ops // 0)"')"
-eq "node-seconds = both (nothing lost, nothing doubled)" "0 36864 0 9 4" \
-	"$(q "SELECT sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds
-		WHERE layer = 1" | tr '|' ' ')"
+eq "A: the interval statistics = its 6 writes, an open and a close" "0 24576 0 6 2" "$(job_stored A)"
+eq "B: the interval statistics = its 3 writes, an open and a close" "0 12288 0 3 2" "$(job_stored B)"
+eq "both: their report (one directory)" "0 36864 0 9 4" "$(job_report "$T/jobs")"
+eq "node-seconds = both (nothing lost, nothing doubled)" "0 36864 0 9 4" "$(node_posix)"

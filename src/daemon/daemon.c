@@ -1506,7 +1506,9 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 	struct log_file lf;
 	char err[1024];
 	int r = p->final_path[0] ? dmn_read_final(p->final_path, p->uid, p->gid, &d->lim, &lf, err, sizeof err) : -ENOENT;
-	if (r == -ENOENT && alive) {
+	/* (a live file there but unreadable, a hostile one, is not a vanished one) */
+	struct stat lst;
+	if (r == -ENOENT && alive && fstatat(AT_FDCWD, p->live_path, &lst, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
 		p->exec_wait = 1;
 		return;
 	}

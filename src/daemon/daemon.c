@@ -1036,10 +1036,11 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	/* ended: either it finished (its end is set, the final log is on its way) or it died. An end
 	 * first seen now (its first look at a pidfd, or kill(0)) may have come after this reading,
 	 * with calls between: the reading is taken as a live one, and the next, made with the end
-	 * known, is the last (its final log, or its live file when it was killed) */
+	 * known, is the last (its final log, or its live file when it was killed). An end set in a
+	 * process that lives is no end yet: an image ending for an exec that may fail and go on */
 	int ended_before = p->exited;
 	int alive = proc_alive(d, p, h->pid, h->proc_start_ticks);
-	if (h->end_ns || (!alive && ended_before)) {
+	if (!alive && ended_before) {
 		keep_none(d);
 		d->keep_hold = DMN_KEEP_HOLD;
 		p->next_state = h->end_ns ? STORE_PROC_ENDED : STORE_PROC_KILLED;
@@ -1075,7 +1076,8 @@ static int take_live_file(struct scan_ctx *sc, const char *name, ino_t ino)
 	 * in order; summing a sparse one in place would make its holes into memory) */
 	if (ana_is_mount_log(&lf) || (want_map && !map.hdr) || (uint64_t)lf.nrecords * 2 + 64 < h->nrecords)
 		p->pread_only = 1;
-	if (map.hdr && !p->map.hdr && !p->pread_only && p->next_state == STORE_PROC_LIVE && alive && map.pid == p->pid &&
+	if (map.hdr && !p->map.hdr && !p->pread_only && p->next_state == STORE_PROC_LIVE && alive && !h->end_ns &&
+	    map.pid == p->pid &&
 	    map.start_ns == p->start_ns && (!ino || map.ino == ino) && proc_of_live(d, sc->dir, name) == p) {
 		p->map = map;
 		map.hdr = NULL;
@@ -1182,7 +1184,7 @@ static int take_known(struct scan_ctx *sc)
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dmn_proc *p = d->procs[i];
 		const char *lp = p->live_path;
-		if (p->seen || p->next_state != STORE_PROC_LIVE || strncmp(lp, sc->dir, dl) || lp[dl] != '/' ||
+		if (p->seen || p->next_state != STORE_PROC_LIVE || p->exec_wait || strncmp(lp, sc->dir, dl) || lp[dl] != '/' ||
 		    strchr(lp + dl + 1, '/'))
 			continue;
 		if (grow(&d->known, &d->capknown, n, sizeof *d->known) < 0)
@@ -1374,7 +1376,7 @@ static int known_log(const struct dmn *d, int32_t pid, uint64_t start_us)
 	return set_has(&d->seen_final, done_key(pid, start_us));
 }
 
-static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job, const char *path)
+static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *path)
 {
 	struct log_file lf;
 	char err[1024];
@@ -1389,26 +1391,34 @@ static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *job
 	enum store_proc_state state;
 	if (!(h->flags & LOG_F_LIVE) && !proc_find(d, h->pid, h->start_ns) &&
 	    !set_has(&d->done, done_key(h->pid, h->start_ns)) &&
-	    store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == -ENOENT &&
-	    (!job || !strcmp(log_file_string(&lf, h->job), job))) {
+	    store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == -ENOENT) {
 		struct dmn_proc *p = proc_new(d, &lf, uid, gid, path);
+		/* an image that ended for an exec: the exec may have failed and the image go on, to
+		 * write this log again at its end (read before the look at its life, this reading
+		 * is a live one: take_ended takes the last once the process is gone) */
+		int exec = (h->flags & LOG_F_EXEC) != 0;
 		if (p) {
 			free(p->final_path);
 			p->final_path = strdup(path);
 			p->seen = 1;
+			p->exec_wait = exec;
 			if (!p->final_path || take_log(d, p, &lf, 1) < 0)
 				dmn_say("out of memory taking %s", path);
-			else
+			else if (!exec)
 				take_final_runs(d, p, &lf);
-			p->next_state = h->flags & LOG_F_CRASHED ? STORE_PROC_KILLED : STORE_PROC_ENDED;
-			p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
+			if (!exec) {
+				p->next_state = h->flags & LOG_F_CRASHED ? STORE_PROC_KILLED : STORE_PROC_ENDED;
+				p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
+			}
 		}
 	}
 	log_file_free(&lf);
 }
 
-/* Final logs of this host in dir (uid's) that no process stands for; job: only that job's. */
-static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t gid, const char *job)
+/* Final logs of this host in dir (uid's) that no process stands for, of whichever job: a log is
+ * read once, so one passed over for another job's would never be taken (two jobs may share a
+ * directory, and the one whose process the daemon never saw live is then found only here). */
+static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t gid)
 {
 	if (jobdir[0] != '/')
 		return;
@@ -1452,8 +1462,8 @@ static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t g
 			continue;
 		char path[8192];
 		snprintf(path, sizeof path, "%s/%s", jobdir, n);
-		take_final_file(d, uid, gid, job, path);
-		/* read once, taken or not (another job's, or one taken before) */
+		take_final_file(d, uid, gid, path);
+		/* read once, taken or not (one taken before, or not a final log) */
 		set_add(&d->seen_final, done_key(pid, us));
 	}
 	closedir(dir);
@@ -1472,26 +1482,48 @@ static void scan_dir_refs(struct dmn *d, int64_t now)
 			free(r->path);
 			continue;
 		}
-		scan_final_dir(d, r->path, r->uid, r->gid, NULL);
+		scan_final_dir(d, r->path, r->uid, r->gid);
 		d->dirs[k++] = *r;
 	}
 	d->ndirs = k;
 }
 
-/* A live process whose live file is gone: its final log holds its last counters. */
+/*
+ * A live process whose live file is gone: its final log holds its last counters. Unless its
+ * image ended for an exec (its final log says so, or a forked child that counted nothing left
+ * none) and the process lives: the exec may have failed, the image gone on counting, to write
+ * its final log at its end. Then what the log holds is taken as a live reading, and the last
+ * reading waits for the process's end (its pidfd: nothing read meanwhile). Its life is looked
+ * at before the log is read, so that a reading taken as the last is one made after the end.
+ */
 static void take_ended(struct dmn *d, struct dmn_proc *p)
 {
+	int alive = proc_alive(d, p, p->pid, p->start_ticks);
+	if (p->exec_wait && alive)
+		return;
 	keep_none(d);
 	d->keep_hold = DMN_KEEP_HOLD;
 	struct log_file lf;
 	char err[1024];
 	int r = p->final_path[0] ? dmn_read_final(p->final_path, p->uid, p->gid, &d->lim, &lf, err, sizeof err) : -ENOENT;
+	/* (a live file there but unreadable, a hostile one, is not a vanished one) */
+	struct stat lst;
+	if (r == -ENOENT && alive && fstatat(AT_FDCWD, p->live_path, &lst, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+		p->exec_wait = 1;
+		return;
+	}
 	if (r == 0) {
 		if (lf.hdr.pid == p->pid && lf.hdr.start_ns == p->start_ns) {
+			int wait = alive && (lf.hdr.flags & LOG_F_EXEC);
 			if (take_log(d, p, &lf, 1) < 0)
 				dmn_say("out of memory taking %s", p->final_path);
-			else
+			else if (!wait)
 				take_final_runs(d, p, &lf);
+			if (wait) {
+				p->exec_wait = 1;
+				log_file_free(&lf);
+				return;
+			}
 			/* recovered by `iostrata recover` (or run) after it was killed */
 			p->next_state = lf.hdr.flags & LOG_F_CRASHED ? STORE_PROC_KILLED : STORE_PROC_ENDED;
 			p->end_ms = log_wall_ms(&lf.hdr, lf.hdr.end_ns ? lf.hdr.end_ns : log_file_last_ns(&lf));
@@ -2246,7 +2278,7 @@ int dmn_interval(struct dmn *d)
 	if (d->cfg.sampler_live)
 		for (size_t i = 0; i < d->njobs; i++)
 			if (!d->jobs[i]->ended)
-				scan_final_dir(d, d->jobs[i]->jobdir, d->jobs[i]->uid, d->jobs[i]->gid, d->jobs[i]->job);
+				scan_final_dir(d, d->jobs[i]->jobdir, d->jobs[i]->uid, d->jobs[i]->gid);
 	if (d->cfg.sampler_live)
 		scan_dir_refs(d, now);
 	if (d->cfg.sampler_diskstats)

@@ -99,6 +99,9 @@ struct dmn_proc {
 	 * daemon's epoll set, 2 when it was found ended at that asking, -1 when asked of /proc and
 	 * kill(0) instead (no pidfd could be had); exited: its pidfd said it ended */
 	int watch, pidfd, exited;
+	/* its image ended (its live file removed) while the process went on: an exec, which may
+	 * fail and go on counting; its final log is taken for the last time once the process is gone */
+	int exec_wait;
 	int stats;              /* its statistics are taken this interval (stats_interval, or its end) */
 	int changed;            /* its statistics moved (or runs were taken): its cursor is stored */
 	unsigned alive_checks;

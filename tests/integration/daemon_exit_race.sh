@@ -13,26 +13,7 @@ source "$(dirname "$0")/lib_daemon.sh"
 daemon_needs_root_strace "daemon_exit_race" || exit 0
 trap 'kill ${SPID:-} 2>/dev/null; daemon_stop; kill -9 ${PPID_:-} 2>/dev/null; rm -rf "$T"' EXIT
 
-STEPS=$B/tests/progs/live_steps
-[ -x "$STEPS" ] || { fail "the stepper" "$STEPS is missing"; exit 1; }
-daemon_conf
-install -d -m 700 "$LIVE/iostrata-0"
-mkdir -p "$T/h"
-daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; exit 1; }
-
-job_ended() { [ "$(q "SELECT count(*) FROM jobs WHERE job = '$1' AND running = 0")" = 1 ]; }
-# stored JOB: "bytes_read bytes_written reads writes meta_ops" of its POSIX interval statistics
-stored() {
-	q "SELECT coalesce(sum(CASE WHEN i.cat = 0 THEN i.bytes END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.bytes END), 0),
-		coalesce(sum(CASE WHEN i.cat = 0 THEN i.calls END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.calls END), 0),
-		coalesce(sum(CASE WHEN i.cat = 2 THEN i.calls END), 0)
-		FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
-		WHERE j.job = '$1' AND i.layer = 1" | tr '|' ' '
-}
-report() {
-	"$IOSTRATA" report --json "$1" 2>/dev/null | jq -r '.layers.posix |
-		"\(.bytes_read // 0) \(.bytes_written // 0) \(.reads // 0) \(.writes // 0) \(.meta_ops // 0)"'
-}
+daemon_steps || exit 1
 
 # race JOB END: a job of one stepper (4 writes, a wait for SIGUSR1, 6 writes, then END: "." a
 # close and exit, "K" SIGKILL); SIGUSR1 is sent while the daemon waits in its first pidfd_open
@@ -61,21 +42,15 @@ race() {
 	SPID=
 	eq "$1: its end came while the daemon waited in pidfd_open (ESRCH)" yes \
 		"$(grep "pidfd_open($PPID_," "$ST" | grep -q ESRCH && echo yes || echo no)"
-	for i in $(seq 100); do job_ended "$1" && break; sleep 0.2; done
-	job_ended "$1" || fail "$1 ended in the store" "still running after 20 s"
 }
 
 race normal .
-eq "normal: 10 writes of 4096 bytes, an open and a close (its report)" "0 40960 0 10 2" "$(report "$T/normal")"
-eq "normal: the interval statistics = its report" "$(report "$T/normal")" "$(stored normal)"
+job_end_check normal "10 writes of 4096 bytes, an open and a close" "0 40960 0 10 2"
 eq "normal: stored as ended, not killed" 1 \
 	"$(q "SELECT p.state FROM processes p JOIN jobs j ON j.id = p.job_id WHERE j.job = 'normal'")"
 
 race killed K
-eq "killed: 10 writes of 4096 bytes, an open (its report)" "0 40960 0 10 1" "$(report "$T/killed")"
-eq "killed: the interval statistics = its report" "$(report "$T/killed")" "$(stored killed)"
+job_end_check killed "10 writes of 4096 bytes, an open" "0 40960 0 10 1"
 eq "killed: stored as killed" 2 \
 	"$(q "SELECT p.state FROM processes p JOIN jobs j ON j.id = p.job_id WHERE j.job = 'killed'")"
-eq "node-seconds = both reports (nothing lost, nothing doubled)" "0 81920 0 20 3" \
-	"$(q "SELECT sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds
-		WHERE layer = 1" | tr '|' ' ')"
+eq "node-seconds = both reports (nothing lost, nothing doubled)" "0 81920 0 20 3" "$(node_posix)"

@@ -141,3 +141,48 @@ holder_writes_eq() {
 	eq "node-seconds: the same 7 writes of 512 bytes, once" "3584 7" \
 		"$(q "SELECT sum(bytes_written), sum(writes) FROM node_seconds WHERE layer = 1" | tr '|' ' ')"
 }
+
+# daemon_steps [KEY = VALUE ...]: a daemon on daemon_conf's configuration and the lines given,
+# root's live directory made, $T/h (files), STEPS (tests/progs/live_steps) and HOST: 0, or fails.
+daemon_steps() {
+	STEPS=$B/tests/progs/live_steps
+	HOST=$(hostname)
+	[ -x "$STEPS" ] || { fail "the stepper" "$STEPS is missing"; return 1; }
+	daemon_conf "$@"
+	install -d -m 700 "$LIVE/iostrata-0"
+	mkdir -p "$T/h"
+	daemon_start || { fail "daemon starts" "$(tail -3 "$T/daemon.err")"; return 1; }
+}
+
+# job_ended JOB: 0 when the store has JOB as ended.
+job_ended() { [ "$(q "SELECT count(*) FROM jobs WHERE job = '$1' AND running = 0")" = 1 ]; }
+
+# job_stored JOB: "bytes_read bytes_written reads writes meta_ops" of JOB's POSIX interval statistics.
+job_stored() {
+	q "SELECT coalesce(sum(CASE WHEN i.cat = 0 THEN i.bytes END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.bytes END), 0),
+		coalesce(sum(CASE WHEN i.cat = 0 THEN i.calls END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.calls END), 0),
+		coalesce(sum(CASE WHEN i.cat = 2 THEN i.calls END), 0)
+		FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
+		WHERE j.job = '$1' AND i.layer = 1" | tr '|' ' '
+}
+
+# job_report DIR: the same figures of `iostrata report` of DIR.
+job_report() {
+	"$IOSTRATA" report --json "$1" 2>/dev/null | jq -r '.layers.posix |
+		"\(.bytes_read // 0) \(.bytes_written // 0) \(.reads // 0) \(.writes // 0) \(.meta_ops // 0)"'
+}
+
+# node_posix: the same figures summed over the node-seconds.
+node_posix() {
+	q "SELECT sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds
+		WHERE layer = 1" | tr '|' ' '
+}
+
+# job_end_check JOB WHAT REPORT: once JOB ($T/JOB its directory) has ended in the store (20 s at
+# most), its report is REPORT (WHAT says what it holds) and its interval statistics equal it.
+job_end_check() {
+	for _ in $(seq 100); do job_ended "$1" && break; sleep 0.2; done
+	job_ended "$1" || fail "$1 ended in the store" "still running after 20 s"
+	eq "$1: $2 (its report)" "$3" "$(job_report "$T/$1")"
+	eq "$1: the interval statistics = its report" "$(job_report "$T/$1")" "$(job_stored "$1")"
+}

@@ -7,12 +7,17 @@
  *   !      waits for a SIGUSR1 (the test's sign: no call on a file, so no record made)
  *   .      closes FILE (a metadata call) and ends at once: exit(0)
  *   K      ends at once by SIGKILL (no close: its live file stays, as a killed process's does)
+ *   x      an exec that fails (a path that does not exist): the image goes on
+ *   F      forks: the parent waits for the child and exits 0; the child goes on with the steps
  * then (with no end step) it sleeps for 120 s without another call. Exit 2 on a bad step, 1 on a failed call. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 int main(int argc, char **argv)
 {
@@ -49,6 +54,16 @@ int main(int argc, char **argv)
 			exit(0);
 		} else if (!strcmp(s, "K")) {
 			raise(SIGKILL);
+		} else if (!strcmp(s, "x")) {
+			char *const av[] = {"iostrata-no-such-program", NULL};
+			if (execve("/nonexistent/iostrata-no-such-program", av, environ) == 0)
+				return 1;
+		} else if (!strcmp(s, "F")) {
+			pid_t c = fork();
+			if (c < 0)
+				return 1;
+			if (c > 0)
+				exit(waitpid(c, NULL, 0) == c ? 0 : 1);
 		} else {
 			return 2;
 		}

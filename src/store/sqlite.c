@@ -164,7 +164,7 @@ struct acc_tab {
 };
 /* One open minute's table. Each minute has its own, so that a minute that closes is written and
  * freed whole, with no table made again for the minutes still open: one table for all made a
- * new one at each close while the old was held (both 4.7 and 2.4 MiB on bench/daemon), and a
+ * new one at each close while the old was held (4.7 and 2.4 MB on bench/daemon), and a
  * job's end that closes 16,000 files (a new metadata row each) in a new minute held three
  * minutes' entries in one table of 131,072 (docs/STORE.md, "Roll-ups and windows"). */
 struct acc_min {
@@ -192,7 +192,7 @@ struct store {
 	/* roll-ups as the rows arrive (a writer only): the open minutes, in no order */
 	struct acc_min *mins;
 	size_t nmins, capmins;
-	size_t acc_hint; /* the size of the last minute closed: a new minute's table starts there */
+	size_t acc_hint; /* the table the last minute closed needed for its entries: a new minute's starts there */
 	/* this transaction's rows summed per (t_ms, process, layer, category), file 0: what goes to
 	 * proc_intervals at the commit (or before a series is read) */
 	struct acc_tab pacc;
@@ -885,8 +885,9 @@ static void acc_mins_free(struct store *s)
 	s->nmins = 0;
 }
 
-/* The table of a minute, made when absent (as large as the last minute closed, so that a
- * steady load does not grow it table by table); NULL when out of memory. */
+/* The table of a minute, made when absent (as large as the last minute closed needed for its
+ * entries, so that a steady load does not grow it table by table, and a minute of many does not
+ * make every later one as large); NULL when out of memory. */
 static struct acc_tab *acc_min(struct store *s, int64_t minute)
 {
 	for (size_t i = 0; i < s->nmins; i++)
@@ -1011,7 +1012,8 @@ static int acc_close(struct store *s, int64_t upto)
 	}
 	/* the open minutes stay as they are */
 	for (size_t i = 0; i < nclosed; i++) {
-		s->acc_hint = s->mins[i].t.cap;
+		for (s->acc_hint = 4096; 2 * (s->mins[i].t.n + 1) > s->acc_hint;)
+			s->acc_hint *= 2;
 		free(s->mins[i].t.v);
 	}
 	memmove(s->mins, s->mins + nclosed, (s->nmins - nclosed) * sizeof *s->mins);

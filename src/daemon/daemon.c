@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -2405,6 +2406,11 @@ int dmn_interval(struct dmn *d)
 		}
 		d->procs[k++] = p;
 	}
+	/* the statistics' and a job's end's rows, readings and transaction leave free memory in
+	 * the heap's middle, which glibc keeps (only its top is trimmed): returned here, once per
+	 * statistics or end, not every interval (docs/DAEMON.md, "Memory") */
+	if (d->stats_tick || k != d->nprocs || rb->nending)
+		malloc_trim(0);
 	d->nprocs = k;
 	/* ended jobs with no process left in memory leave it too (the store keeps them) */
 	k = 0;

@@ -152,15 +152,24 @@ static const struct store_ops store_sqlite_ops;
  * (minute, process, file, layer, category). */
 struct acc_ent {
 	int64_t minute, proc, file;
-	int32_t layer, cat;
 	int64_t bytes, calls, dur;
 	int64_t dt; /* the longest interval added (proc_intervals' dt_ms; 0 in the minutes' table) */
-	int used;
+	int16_t layer, cat;
+	int32_t used;
 };
 /* A table of them: open addressing, at most half full. */
 struct acc_tab {
 	struct acc_ent *v;
 	size_t cap, n;
+};
+/* One open minute's table. Each minute has its own, so that a minute that closes is written and
+ * freed whole, with no table made again for the minutes still open: one table for all made a
+ * new one at each close while the old was held (4.7 and 2.4 MB on bench/daemon), and a
+ * job's end that closes 16,000 files (a new metadata row each) in a new minute held three
+ * minutes' entries in one table of 131,072 (docs/STORE.md, "Roll-ups and windows"). */
+struct acc_min {
+	int64_t minute;
+	struct acc_tab t;
 };
 /* A process's interval ends in this transaction (its window grows at the commit). */
 struct win_ent {
@@ -180,8 +189,10 @@ struct store {
 	char path[4096];
 	char err[512];
 	int readonly;
-	/* roll-ups as the rows arrive (a writer only) */
-	struct acc_tab acc;
+	/* roll-ups as the rows arrive (a writer only): the open minutes, in no order */
+	struct acc_min *mins;
+	size_t nmins, capmins;
+	size_t acc_hint; /* the table the last minute closed needed for its entries: a new minute's starts there */
 	/* this transaction's rows summed per (t_ms, process, layer, category), file 0: what goes to
 	 * proc_intervals at the commit (or before a series is read) */
 	struct acc_tab pacc;
@@ -552,11 +563,14 @@ int store_sqlite_open(const char *url, unsigned flags, struct store **out, char 
 	return 0;
 }
 
+static void acc_mins_free(struct store *s);
+
 static void sq_close(struct store *s)
 {
 	if (!s)
 		return;
-	free(s->acc.v);
+	acc_mins_free(s);
+	free(s->mins);
 	free(s->pacc.v);
 	free(s->win);
 	for (size_t i = 0; i < s->nh_n; i++)
@@ -864,6 +878,50 @@ static void acc_clear(struct acc_tab *t)
 	t->n = 0;
 }
 
+static void acc_mins_free(struct store *s)
+{
+	for (size_t i = 0; i < s->nmins; i++)
+		free(s->mins[i].t.v);
+	s->nmins = 0;
+}
+
+/* The table of a minute, made when absent (as large as the last minute closed needed for its
+ * entries, so that a steady load does not grow it table by table, and a minute of many does not
+ * make every later one as large); NULL when out of memory. */
+static struct acc_tab *acc_min(struct store *s, int64_t minute)
+{
+	for (size_t i = 0; i < s->nmins; i++)
+		if (s->mins[i].minute == minute)
+			return &s->mins[i].t;
+	if (s->nmins == s->capmins) {
+		size_t cap = s->capmins ? 2 * s->capmins : 4;
+		struct acc_min *v = realloc(s->mins, cap * sizeof *v);
+		if (!v)
+			return NULL;
+		s->mins = v;
+		s->capmins = cap;
+	}
+	struct acc_min *m = &s->mins[s->nmins];
+	*m = (struct acc_min){.minute = minute};
+	if (s->acc_hint > 4096 && (m->t.v = calloc(s->acc_hint, sizeof *m->t.v)))
+		m->t.cap = s->acc_hint;
+	s->nmins++;
+	return &m->t;
+}
+
+static int acc_min_add(struct store *s, int64_t minute, int64_t proc, int64_t file, int32_t layer, int32_t cat,
+		       int64_t bytes, int64_t calls, int64_t dur)
+{
+	struct acc_tab *t = acc_min(s, minute);
+	return t ? acc_add(t, minute, proc, file, layer, cat, bytes, calls, dur, 0) : -ENOMEM;
+}
+
+static int acc_min_cmp(const void *pa, const void *pb)
+{
+	const struct acc_min *a = pa, *b = pb;
+	return a->minute < b->minute ? -1 : a->minute > b->minute;
+}
+
 static int rollup_get(struct store *s, const char *name, int64_t dflt, int64_t *v)
 {
 	bind(s->st[ST_ROLLUP_GET], "s", name);
@@ -884,7 +942,7 @@ static int rollup_set(struct store *s, const char *name, int64_t v)
 static int acc_rebuild(struct store *s)
 {
 	int r;
-	acc_clear(&s->acc);
+	acc_mins_free(s);
 	s->iv_max_t = INT64_MIN;
 	for (size_t i = 0; i < s->nh_n; i++)
 		free(s->nh[i].host);
@@ -904,9 +962,9 @@ static int acc_rebuild(struct store *s)
 		int64_t t = sqlite3_column_int64(st, 8);
 		if (t > s->iv_max_t)
 			s->iv_max_t = t;
-		if ((r = acc_add(&s->acc, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-				 sqlite3_column_int(st, 3), sqlite3_column_int(st, 4), sqlite3_column_int64(st, 5),
-				 sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7), 0)) < 0)
+		if ((r = acc_min_add(s, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				     sqlite3_column_int(st, 3), sqlite3_column_int(st, 4), sqlite3_column_int64(st, 5),
+				     sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7))) < 0)
 			break;
 	}
 	sqlite3_finalize(st);
@@ -916,7 +974,7 @@ static int acc_rebuild(struct store *s)
 }
 
 /* Writes the minutes before upto (once each; ON CONFLICT adds to what late rows put there) and
- * moves 'intervals' to upto. Inside the writer's transaction. */
+ * moves 'intervals' to upto; their tables leave memory. Inside the writer's transaction. */
 static int acc_close(struct store *s, int64_t upto)
 {
 	int r = 0;
@@ -924,40 +982,42 @@ static int acc_close(struct store *s, int64_t upto)
 		return 0;
 	struct rowbuf rb = {.one = s->st[ST_MINUTE_ADD], .grp = s->st[ST_MINUTE_ADD_N], .ncols = 8,
 			    .what = "rolling up a minute"};
-	size_t n = 0;
-	struct acc_ent **closed = malloc((s->acc.n ? s->acc.n : 1) * sizeof *closed);
-	if (!closed) {
-		s->acc_stale = 1;
-		return -ENOMEM;
+	/* in key order: minute by minute, each minute's entries sorted */
+	qsort(s->mins, s->nmins, sizeof *s->mins, acc_min_cmp);
+	size_t nclosed = 0;
+	for (; nclosed < s->nmins && s->mins[nclosed].minute < upto && r >= 0; nclosed++) {
+		const struct acc_tab *t = &s->mins[nclosed].t;
+		size_t n = 0;
+		struct acc_ent **closed = malloc((t->n ? t->n : 1) * sizeof *closed);
+		if (!closed) {
+			r = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->v[i].used)
+				closed[n++] = &t->v[i];
+		qsort(closed, n, sizeof *closed, acc_ent_cmp);
+		for (size_t i = 0; i < n && r >= 0; i++) {
+			const struct acc_ent *e = closed[i];
+			const int64_t row[8] = {e->minute, e->proc, e->file, e->layer, e->cat, e->bytes, e->calls, e->dur};
+			r = rowbuf_put(s, &rb, row);
+		}
+		free(closed);
 	}
-	for (size_t i = 0; i < s->acc.cap; i++)
-		if (s->acc.v[i].used && s->acc.v[i].minute < upto)
-			closed[n++] = &s->acc.v[i];
-	qsort(closed, n, sizeof *closed, acc_ent_cmp);
-	for (size_t i = 0; i < n && r >= 0; i++) {
-		const struct acc_ent *e = closed[i];
-		const int64_t row[8] = {e->minute, e->proc, e->file, e->layer, e->cat, e->bytes, e->calls, e->dur};
-		r = rowbuf_put(s, &rb, row);
-	}
-	free(closed);
 	if (r >= 0)
 		r = rowbuf_flush(s, &rb);
 	if (r < 0 || (r = rollup_set(s, "intervals", upto)) < 0) {
 		s->acc_stale = 1;
 		return r;
 	}
-	/* the open minutes stay: the table is made again with them */
-	struct acc_ent *old = s->acc.v;
-	size_t cap = s->acc.cap;
-	s->acc = (struct acc_tab){0};
-	for (size_t i = 0; i < cap; i++)
-		if (old[i].used && old[i].minute >= upto &&
-		    acc_add(&s->acc, old[i].minute, old[i].proc, old[i].file, old[i].layer, old[i].cat, old[i].bytes, old[i].calls,
-			    old[i].dur, 0) < 0) {
-			s->acc_stale = 1;
-			break;
-		}
-	free(old);
+	/* the open minutes stay as they are */
+	for (size_t i = 0; i < nclosed; i++) {
+		for (s->acc_hint = 4096; 2 * (s->mins[i].t.n + 1) > s->acc_hint;)
+			s->acc_hint *= 2;
+		free(s->mins[i].t.v);
+	}
+	memmove(s->mins, s->mins + nclosed, (s->nmins - nclosed) * sizeof *s->mins);
+	s->nmins -= nclosed;
 	s->iv_upto = upto;
 	return 0;
 }
@@ -1116,8 +1176,8 @@ static int interval_note(struct store *s, const struct store_interval *iv)
 	}
 	if (iv->t_ms > s->iv_max_t)
 		s->iv_max_t = iv->t_ms;
-	return acc_add(&s->acc, m, iv->proc_key, iv->file_key, (int32_t)iv->layer, (int32_t)iv->cat, iv->bytes, iv->calls,
-		       iv->dur_ns, 0);
+	return acc_min_add(s, m, iv->proc_key, iv->file_key, (int32_t)iv->layer, (int32_t)iv->cat, iv->bytes, iv->calls,
+			   iv->dur_ns);
 }
 
 static int sq_interval_add(struct store *s, const struct store_interval *iv)

@@ -1076,6 +1076,72 @@ static void check_rollups(void)
 	store_close(s);
 }
 
+/* Many keys in several open minutes at once: each minute's table grown past its first size, the
+ * next minute's made at the size of the last one closed, two minutes closed by one commit, a
+ * rollback between (the open minutes made again from the store): every minute = its raw rows. */
+#define WIDE_FILES 3000
+static int wide_minute(struct store *s, int64_t pk, const int64_t *fk, int64_t t, unsigned cat, int64_t mul, int commit)
+{
+	int r = store_begin(s);
+	for (int64_t i = 0; i < WIDE_FILES && r == 0; i++) {
+		struct store_interval iv = interval(t, pk, fk[i], cat, mul * (i + 1));
+		r = store_interval_add(s, &iv);
+	}
+	if (r == 0 && commit)
+		return store_commit(s);
+	store_rollback(s);
+	return r;
+}
+
+static void check_rollups_wide(void)
+{
+	struct store *s = NULL;
+	char err[512], path[64];
+	static int64_t fk[WIDE_FILES];
+	if (!ok_r("wide roll-ups: opened", store_open(url, STORE_CREATE, &s, err, sizeof err), NULL))
+		return;
+	/* job 900's process (check_rollups): store_pg.sh counts the jobs this program leaves */
+	struct store_proc p = {0};
+	enum store_proc_state ps;
+	int r = store_proc_find(s, "n9", 90, 1000090, &p.key, &ps);
+	if (r == 0 && (r = store_begin(s)) == 0)
+		for (int i = 0; i < WIDE_FILES && r == 0; i++) {
+			snprintf(path, sizeof path, "/wide/f%04d", i);
+			r = store_file_key(s, path, &fk[i]);
+		}
+	if (r == 0)
+		r = store_commit(s);
+	if (!ok_r("wide roll-ups: a process and its files", r, s))
+		return;
+	/* minutes 3 and 4 in one transaction: 6,000 open entries, their tables grown from 4,096 */
+	r = store_begin(s);
+	for (int64_t m = 3; m <= 4 && r == 0; m++)
+		for (int64_t i = 0; i < WIDE_FILES && r == 0; i++) {
+			struct store_interval iv = interval(RM + m * 60000 + 1000, p.key, fk[i], STORE_CAT_WRITE, i + 1);
+			r = store_interval_add(s, &iv);
+		}
+	if (r == 0)
+		r = store_commit(s);
+	ok_r("wide roll-ups: minutes 3 and 4 in one transaction", r, s);
+	/* minute 5 (written, then read: 6,000 entries) closes both */
+	ok_r("wide roll-ups: minute 5 written", wide_minute(s, p.key, fk, RM + 5 * 60000 + 1000, STORE_CAT_WRITE, 2, 1), s);
+	ok_r("wide roll-ups: minute 5 read", wide_minute(s, p.key, fk, RM + 5 * 60000 + 2000, STORE_CAT_READ, 3, 1), s);
+	/* minute 6 rolled back, then given again; minute 7 closes 5 and 6 */
+	ok_r("wide roll-ups: minute 6 rolled back", wide_minute(s, p.key, fk, RM + 6 * 60000 + 1000, STORE_CAT_WRITE, 1000, 0), s);
+	ok_r("wide roll-ups: minute 6", wide_minute(s, p.key, fk, RM + 6 * 60000 + 1000, STORE_CAT_WRITE, 5, 1), s);
+	ok_r("wide roll-ups: minute 7", wide_minute(s, p.key, fk, RM + 7 * 60000 + 1000, STORE_CAT_META, 0, 1), s);
+	const int64_t sum = (int64_t)WIDE_FILES * (WIDE_FILES + 1) / 2;
+	rollup_compare("wide roll-ups, minutes 3 and 4", 180000, 300000, 2 * sum);
+	rollup_compare("wide roll-ups, minute 5", 300000, 360000, 5 * sum);
+	rollup_compare("wide roll-ups, minute 6", 360000, 420000, 5 * sum);
+	char q[200];
+	snprintf(q, sizeof q, "SELECT count(*) FROM intervals_minute WHERE t_ms >= %lld AND t_ms < %lld", (long long)(RM + 180000),
+		 (long long)(RM + 420000));
+	eq_i64("wide roll-ups: one minute row per file, category and minute", direct_int(q), 5 * WIDE_FILES);
+	proc_sums_compare("wide roll-ups");
+	store_close(s);
+}
+
 static void check_newer(void)
 {
 	struct store *s = NULL;
@@ -1189,6 +1255,7 @@ int main(int argc, char **argv)
 	proc_sums_compare("after retention");
 	store_close(s);
 	check_rollups();
+	check_rollups_wide();
 	check_migration_12();
 	check_newer();
 	r = failures ? 1 : 0;

@@ -983,7 +983,8 @@ static int acc_close(struct store *s, int64_t upto)
 	struct rowbuf rb = {.one = s->st[ST_MINUTE_ADD], .grp = s->st[ST_MINUTE_ADD_N], .ncols = 8,
 			    .what = "rolling up a minute"};
 	/* in key order: minute by minute, each minute's entries sorted */
-	qsort(s->mins, s->nmins, sizeof *s->mins, acc_min_cmp);
+	if (s->nmins) /* (none open: no table at all, which qsort may not be given) */
+		qsort(s->mins, s->nmins, sizeof *s->mins, acc_min_cmp);
 	size_t nclosed = 0;
 	for (; nclosed < s->nmins && s->mins[nclosed].minute < upto && r >= 0; nclosed++) {
 		const struct acc_tab *t = &s->mins[nclosed].t;
@@ -1016,7 +1017,8 @@ static int acc_close(struct store *s, int64_t upto)
 			s->acc_hint *= 2;
 		free(s->mins[i].t.v);
 	}
-	memmove(s->mins, s->mins + nclosed, (s->nmins - nclosed) * sizeof *s->mins);
+	if (nclosed)
+		memmove(s->mins, s->mins + nclosed, (s->nmins - nclosed) * sizeof *s->mins);
 	s->nmins -= nclosed;
 	s->iv_upto = upto;
 	return 0;

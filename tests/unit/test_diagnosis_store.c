@@ -54,6 +54,32 @@ static void keys_text(const struct keys *k, const int64_t *base, char *buf, size
 	}
 }
 
+/* A job of one ended process (pid, its final log final), stored inside an open transaction,
+ * the process's fields the job's: 0, or -errno. */
+static int put_job_of_one(struct store *s, struct store_job *j, int32_t pid, const char *final,
+			  struct store_proc *p)
+{
+	int r = store_job_put(s, j);
+	*p = (struct store_proc){.job_key = j->key, .host = j->host, .pid = pid, .start_ns = (uint64_t)pid,
+				 .start_ticks = 1, .uid = j->uid, .exe = j->exe, .live_path = "",
+				 .final_path = final, .start_ms = j->start_ms, .end_ms = j->end_ms,
+				 .state = STORE_PROC_ENDED};
+	return r < 0 ? r : store_proc_put(s, p);
+}
+
+/* A diagnosis's phases as "start-end samples bytes[ bytes/s]; ..." (bw: with the mean rate). */
+static void phases_text(const struct store_diagnosis *d, int bw, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (size_t i = 0, o = 0; i < d->res.nphases && o < len; i++) {
+		o += (size_t)snprintf(buf + o, len - o, "%s%" PRId64 "-%" PRId64 " %zu %.0f", i ? "; " : "",
+				      d->res.phases[i].start_ms, d->res.phases[i].end_ms, d->res.phases[i].n,
+				      d->res.phases[i].bytes);
+		if (bw && o < len)
+			o += (size_t)snprintf(buf + o, len - o, " %.0f", d->res.phases[i].mean_bw);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char dir[64] = "/tmp/iostrata-dgnstore.XXXXXX", file[128], err[512], got[256];
@@ -177,14 +203,10 @@ int main(int argc, char **argv)
 	struct store_job lj = {.job = "late", .host = "h9", .uid = 1000, .user = "u", .exe = "/bin/late", .jobdir = "",
 			       .start_ms = 100000, .end_ms = 112000};
 	int64_t lf = 0;
+	struct store_proc lp;
 	r = store_begin(s);
 	if (r >= 0)
-		r = store_job_put(s, &lj);
-	struct store_proc lp = {.job_key = lj.key, .host = "h9", .pid = 42, .start_ns = 42, .start_ticks = 1, .uid = 1000,
-				.exe = "/bin/late", .live_path = "", .final_path = "/j/42.iost", .start_ms = 100000,
-				.end_ms = 112000, .state = STORE_PROC_ENDED};
-	if (r >= 0)
-		r = store_proc_put(s, &lp);
+		r = put_job_of_one(s, &lj, 42, "/j/42.iost", &lp);
 	if (r >= 0)
 		r = store_file_key(s, "/data/ckpt", &lf);
 	/* readings at 101..104 s, none at 105, then 106..111 s */
@@ -204,10 +226,8 @@ int main(int argc, char **argv)
 	r = store_diagnose(s, &lj, &ld);
 	check("late reading: diagnosed", r == 0, "r %d %s", r, store_error(s));
 	char ph[256] = "";
-	for (size_t i = 0, o = 0; r == 0 && i < ld.res.nphases && o < sizeof ph; i++)
-		o += (size_t)snprintf(ph + o, sizeof ph - o, "%s%" PRId64 "-%" PRId64 " %zu %.0f %.0f", i ? "; " : "",
-				      ld.res.phases[i].start_ms, ld.res.phases[i].end_ms, ld.res.phases[i].n,
-				      ld.res.phases[i].bytes, ld.res.phases[i].mean_bw);
+	if (r == 0)
+		phases_text(&ld, 1, ph, sizeof ph);
 	eq_str("late reading: one phase of 11 s at 1.5 MiB/s (start, end, samples, bytes, bytes/s)", ph,
 	       "101000-112000 11 17301504 1572864");
 	store_diagnosis_free(&ld);
@@ -218,14 +238,10 @@ int main(int argc, char **argv)
 	 * them: one phase of 8 samples and 24 MB) */
 	struct store_job gj = {.job = "garbage", .host = "h9", .uid = 1000, .user = "u", .exe = "/bin/garbage",
 			       .jobdir = "", .start_ms = 200000, .end_ms = 209000};
+	struct store_proc gp;
 	r = store_begin(s);
 	if (r >= 0)
-		r = store_job_put(s, &gj);
-	struct store_proc gp = {.job_key = gj.key, .host = "h9", .pid = 43, .start_ns = 43, .start_ticks = 1, .uid = 1000,
-				.exe = "/bin/garbage", .live_path = "", .final_path = "/j/43.iost", .start_ms = 200000,
-				.end_ms = 209000, .state = STORE_PROC_ENDED};
-	if (r >= 0)
-		r = store_proc_put(s, &gp);
+		r = put_job_of_one(s, &gj, 43, "/j/43.iost", &gp);
 	for (int64_t t = 201000; t <= 208000 && r >= 0; t += 1000) {
 		struct store_interval iv = {.t_ms = t, .dt_ms = t == 208000 ? INT64_MAX : 1000, .proc_key = gp.key,
 					    .file_key = lf, .layer = LOG_LAYER_POSIX, .cat = STORE_CAT_WRITE,
@@ -237,10 +253,8 @@ int main(int argc, char **argv)
 	check("a job with a garbage interval length stored", r == 0, "%s", store_error(s));
 	r = store_diagnose(s, &gj, &ld);
 	ph[0] = 0;
-	for (size_t i = 0, o = 0; r == 0 && i < ld.res.nphases && o < sizeof ph; i++)
-		o += (size_t)snprintf(ph + o, sizeof ph - o, "%s%" PRId64 "-%" PRId64 " %zu %.0f", i ? "; " : "",
-				      ld.res.phases[i].start_ms, ld.res.phases[i].end_ms, ld.res.phases[i].n,
-				      ld.res.phases[i].bytes);
+	if (r == 0)
+		phases_text(&ld, 0, ph, sizeof ph);
 	eq_str("garbage interval length: the row over the 8 samples there are (start, end, samples, bytes)", ph,
 	       "201000-209000 8 24000000");
 	store_diagnosis_free(&ld);

@@ -71,6 +71,11 @@ enum {
 	/* the block layer ran its completion alone (--block-completion): a request of page-cache I/O
 	 * (writeback, read-in) is the file's, with no process; direct I/O keeps its submitter */
 	LOG_KF_BLOCK_NO_PROC = 1u << 0,
+	/* the default depth: on a device where a file's request went unseen (a completion the kernel
+	 * did not run the block program for), the device did bytes beyond its seen + unseen (perhaps
+	 * merged into that request after its start): on the device as unseen, from /proc/diskstats,
+	 * on no file */
+	LOG_KF_BLOCK_UNSEEN_NO_FILE = 1u << 1,
 };
 
 /* record.flags */

@@ -486,12 +486,13 @@ static int json_kernel(struct ana_jw *w, const struct ana_profile *p, const stru
 			ana_jw_str(w, NULL, log_layer_name(l));
 	ana_jw_close(w, ']');
 	/* what a recorded layer lacks: the block layer's completion alone, per file only for page-cache
-	 * I/O, and a completion the kernel skipped counted on its device only (unseen, from diskstats) */
+	 * I/O, and a completion the kernel skipped counted on its device only (unseen, from diskstats;
+	 * at the default depth only when such a completion moved bytes no start-side entry named) */
 	ana_jw_open(w, "lacking", '[');
-	if (p->kernel_flags & LOG_KF_BLOCK_NO_PROC) {
+	if (p->kernel_flags & LOG_KF_BLOCK_NO_PROC)
 		ana_jw_str(w, NULL, "block_process_of_page_cache_io");
+	if (p->kernel_flags & (LOG_KF_BLOCK_NO_PROC | LOG_KF_BLOCK_UNSEEN_NO_FILE))
 		ana_jw_str(w, NULL, "block_file_of_skipped_completion");
-	}
 	ana_jw_close(w, ']');
 	ana_jw_open(w, "latency_sampling", '{');
 	uint64_t calls, timed;

@@ -179,6 +179,9 @@ static void text_job(FILE *f, const struct ana_profile *p)
 		ana_appendf(buf, sizeof buf, &n, "; block requests of page-cache I/O (writeback, read-in) kept per file, "
 			    "not per process (--kernel=full records the process); a completion the kernel did not run "
 			    "the block program for is counted unseen on its device, not on its file");
+	else if (p->kernel_flags & LOG_KF_BLOCK_UNSEEN_NO_FILE)
+		ana_appendf(buf, sizeof buf, &n, "; a device where the kernel did not run the block program for a "
+			    "file's request did bytes beyond what was seen: counted unseen on the device, not on a file");
 	ana_text_wrap(f, "  kernel      ", 14, buf);
 
 }

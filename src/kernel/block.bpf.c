@@ -15,7 +15,9 @@
  * times (`untimed`). Under a process or cgroup filter the log keeps the totals of the devices a
  * wanted request went to (`devs`), counted from the session's start. Only the filters' own
  * requests reach files, processes and events. Completions are counted in per-CPU runs of one
- * record (blk_val, struct ks_blk_run), not on the record itself each time.
+ * record (blk_val, struct ks_blk_run), not on the record itself each time. The default depth runs
+ * no program at issue (blk_no_issue): its completion takes the times the block layer keeps in the
+ * request.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -36,6 +38,15 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * whose own start time is earlier was begun before the session and is counted untimed, as a
  * completion without its start is at full depth. */
 const volatile __u64 blk_t0 = 0;
+
+/* Set by the loader at the default depth (without events): each request is followed from its
+ * start to its completion with no program at issue. The completion takes the request's times from
+ * the request itself (start_time_ns, io_start_time_ns), as the completion alone does; the start
+ * keeps what the issue kept for a completion the kernel never runs the program for (its device,
+ * op and bytes; bytes merged into the request after its start are not seen, and the collector
+ * counts them on the device from /proc/diskstats); a request merged into another (block_rq_merge)
+ * gives its entry up. */
+const volatile __u32 blk_no_issue = 0;
 
 /* Direct I/O of iomap filesystems (ext4, xfs) ends its bios here; their bi_private is the
  * struct iomap_dio, whose kiocb names the file: attribution for direct I/O submitted outside the
@@ -99,6 +110,16 @@ static __always_inline __u64 rq_dev(struct request *rq)
 	if (!disk)
 		return 0;
 	return ks_udev(((__u32)disk->major << 20) | (__u32)disk->first_minor);
+}
+
+/* The device a request is for, at its start: the block layer sets rq->part from the first bio's
+ * device right after block_io_start fires (the partition, as diskstats keys it), so the bio's is
+ * read here. */
+static __always_inline __u64 start_dev(struct request *rq)
+{
+	struct bio *bio = rq->bio;
+	struct block_device *b = bio ? bio->bi_bdev : NULL;
+	return b ? ks_udev(b->bd_dev) : rq_dev(rq);
 }
 
 /* The file of direct I/O through iomap (ext4, xfs), wherever it was submitted (a traced call,
@@ -188,14 +209,15 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 	return true;
 }
 
-/* Attribution, or a device-only entry when the filters do not want the request. */
-static __always_inline void want(struct request *rq, struct rq_info *ri)
+/* Attribution, or a device-only entry when the filters do not want the request. dev: the
+ * request's device (0: found here when needed). */
+static __always_inline void want(struct request *rq, struct rq_info *ri, __u64 dev)
 {
 	if (!attribute(rq, ri)) {
 		__builtin_memset(ri, 0, sizeof *ri);
 		ri->flags = KS_RQ_DEV_ONLY;
-	} else {
-		ks_dev_used(rq_dev(rq));
+	} else if (ks_filtered()) {
+		ks_dev_used(dev ? dev : rq_dev(rq));
 	}
 }
 
@@ -205,7 +227,7 @@ static __always_inline void want(struct request *rq, struct rq_info *ri)
  * seen + unseen stays what the device did. */
 static __always_inline void unseen(const struct rq_info *p)
 {
-	if (!p->issue_ns || !p->rdev)
+	if (!(p->issue_ns || (p->flags & KS_RQ_STARTED)) || !p->rdev)
 		return;
 	int w = p->op == REQ_OP_WRITE;
 	if (p->op != REQ_OP_READ && !w)
@@ -315,10 +337,32 @@ SEC("tp_btf/block_io_start")
 int BPF_PROG(ks_io_start, struct request *rq)
 {
 	struct rq_info ri = {};
-	want(rq, &ri);
-	ri.flags |= KS_RQ_ACCOUNTED;
-	ri.start_ns = bpf_ktime_get_ns();
+	if (blk_no_issue) {
+		/* what the issue would have kept, as the request stands now (KS_RQ_STARTED) */
+		__u64 dev = start_dev(rq);
+		want(rq, &ri, dev);
+		ri.rdev = dev;
+		ri.bytes = rq->__data_len;
+		ri.op = rq->cmd_flags & REQ_OP_BITS_MASK;
+		ri.flags |= KS_RQ_ACCOUNTED | KS_RQ_STARTED;
+	} else {
+		want(rq, &ri, ks_filtered() ? start_dev(rq) : 0);
+		ri.flags |= KS_RQ_ACCOUNTED;
+		ri.start_ns = bpf_ktime_get_ns();
+	}
 	rq_start(rq, rq_slot(rq), &ri);
+	return 0;
+}
+
+/* A request merged into another by a scheduler goes away without completing: its entry would be
+ * found as unseen when its request is used again (the default depth, where no issue marks the
+ * requests that went to the device). Rare: only schedulers merge two requests. */
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(ks_rq_merge, struct request *rq)
+{
+	struct ks_rq_slot *s = rq_slot(rq);
+	if (rq_find(rq, s))
+		rq_forget(rq, s);
 	return 0;
 }
 
@@ -344,7 +388,7 @@ int BPF_PROG(ks_rq_issue, struct request *rq)
 	/* not accounted at submission (flushes, passthrough): its wait is unknown; an entry issued
 	 * already is a request before this one whose completion was never seen (rq_start) */
 	struct rq_info ri = {};
-	want(rq, &ri);
+	want(rq, &ri, 0);
 	ri.start_ns = now;
 	at_issue(rq, &ri, now);
 	rq_start(rq, s, &ri);
@@ -469,6 +513,29 @@ static __always_inline void count(struct ks_file_val *v, struct ks_blk_run *run,
 	}
 }
 
+/* The request's own times (the block layer's clock): its start (start_time_ns, kept for every
+ * accounted request and every flush) and its issue to the driver (io_start_time_ns, kept where the
+ * queue collects I/O statistics, QUEUE_FLAG_STATS). No issue time on a queue that keeps them: the
+ * request was never issued itself (an empty write whose flush went down instead), all its time is
+ * wait. False, d untouched: untimed (a queue without statistics, or begun before the session). */
+static __always_inline bool rq_own_times(struct request *rq, __u32 rqf, __u64 now, struct done *d)
+{
+	__u64 start = rq->start_time_ns, issue = rq->io_start_time_ns;
+	if (!(rqf & RQF_STATS)) {
+		struct request_queue *q = rq->q;
+		issue = q && (q->queue_flags & (1ul << QUEUE_FLAG_STATS)) ? now : 0;
+	}
+	if (!start || start < blk_t0 || issue < start || now < issue)
+		return false;
+	d->queue = issue - start;
+	d->device = now - issue;
+	d->total = now - start;
+	d->start = start;
+	d->timed = true;
+	d->dev_b = ks_bucket(d->device);
+	return true;
+}
+
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
@@ -495,30 +562,47 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 		d.size_b = ks_bucket(nr_bytes);
 	struct ks_blk_run *run;
 	struct ks_file_val *v;
-	if (!p) { /* issued before tracing began: counted on its device, untimed */
-		v = blk_val(0, rq_dev(rq), 0, &run);
-		count(v, run, &d);
-		if (d.last)
+	__u32 rqf = blk_no_issue ? rq->rq_flags : 0;
+	if (!p) {
+		/* Without a program at issue (blk_no_issue) a request the block layer does not account
+		 * (a flush, a passthrough command) has no start to be seen: counted on its device with
+		 * its own times. Otherwise it was issued before tracing began: on its device, untimed. */
+		bool unacct = blk_no_issue && !(rqf & RQF_IO_STAT);
+		__u64 rd = rq_dev(rq);
+		if (unacct && d.last)
+			rq_own_times(rq, rqf, now, &d);
+		else if (d.last)
 			ks_stat(KS_STAT_BLOCK_UNMATCHED);
+		v = blk_val(0, rd, 0, &run);
+		count(v, run, &d);
+		if (d.timed && cfg.aggregates)
+			dist(run, rd, op, ks_bucket(d.queue), d.dev_b);
 		return 0;
 	}
 	struct rq_info ri = *p;
-	if (!d.last)
-		p->issue_ns = 0;
-	else
+	if (d.last)
 		rq_forget(rq, s);
-	/* the device as the issue found it (a request is issued to one device), else now */
+	else if (blk_no_issue) /* what is left, should its completion go unseen */
+		p->bytes = p->bytes > nr_bytes ? p->bytes - nr_bytes : 0;
+	else
+		p->issue_ns = 0;
+	/* the device as the start or the issue found it (a request goes to one device), else now */
 	__u64 dev = ri.rdev ? ri.rdev : rq_dev(rq);
-	__u64 issue = ri.issue_ns ? ri.issue_ns : now;
-	d.queue = issue - ri.start_ns;
-	d.device = now - issue;
-	d.total = now - ri.start_ns;
-	d.start = ri.start_ns;
-	d.timed = true;
-	d.dev_b = ks_bucket(d.device);
+	if (blk_no_issue) {
+		if (d.last)
+			rq_own_times(rq, rqf, now, &d);
+	} else {
+		__u64 issue = ri.issue_ns ? ri.issue_ns : now;
+		d.queue = issue - ri.start_ns;
+		d.device = now - issue;
+		d.total = now - ri.start_ns;
+		d.start = ri.start_ns;
+		d.timed = true;
+		d.dev_b = ks_bucket(d.device);
+	}
 	v = blk_val(0, dev, 0, &run);
 	count(v, run, &d);
-	if (d.last && cfg.aggregates) /* devdist: read by the pinned session's sampler alone */
+	if (d.last && d.timed && cfg.aggregates) /* devdist: read by the pinned session's sampler alone */
 		dist(run, dev, op, ks_bucket(d.queue), d.dev_b);
 	if (ri.flags & KS_RQ_DEV_ONLY)
 		return 0;
@@ -579,23 +663,11 @@ int BPF_PROG(ks_rq_done, struct request *rq, blk_status_t error, unsigned int nr
 			 .start = now, .end = now};
 	if (d.last)
 		d.size_b = ks_bucket(nr_bytes);
-	/* No issue time on a queue that keeps them: the request was never issued itself (an empty
-	 * write whose flush went down instead): all its time is wait, as at full depth. */
-	__u64 start = rq->start_time_ns, issue = rq->io_start_time_ns;
-	if (!(rqf & RQF_STATS)) {
-		struct request_queue *q = rq->q;
-		issue = q && (q->queue_flags & (1ul << QUEUE_FLAG_STATS)) ? now : 0;
-	}
+	__u64 start = rq->start_time_ns;
 	if (start && start < blk_t0 && d.last)
 		ks_stat(KS_STAT_BLOCK_UNMATCHED);
-	if (d.last && start >= blk_t0 && issue >= start && now >= issue) {
-		d.queue = issue - start;
-		d.device = now - issue;
-		d.total = now - start;
-		d.start = start;
-		d.timed = true;
-		d.dev_b = ks_bucket(d.device);
-	}
+	if (d.last)
+		rq_own_times(rq, rqf, now, &d);
 	__u64 dev = rq_dev(rq);
 	struct ks_blk_run *run;
 	struct ks_file_val *v = blk_val(0, dev, 0, &run);

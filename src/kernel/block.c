@@ -29,12 +29,24 @@ int ks_block_load(struct ks_session *ks, char *err, size_t errlen)
 	 * its start through its issue (submitter's process, times of our own, and a completion the
 	 * kernel never ran the program for found as unseen). docs/KERNEL.md, "The block layer". */
 	int one = ks->opt.block_completion && ks->opt.depth == KS_DEPTH_DEFAULT && !ks->opt.filter.events;
+	/* The default depth otherwise follows each request from its start to its completion with no
+	 * program at issue: the completion takes the request's own start and issue times, the start
+	 * keeps the device, op and bytes a completion never seen is counted by, and a request merged
+	 * into another gives its entry up (ks_rq_merge). Full depth and events keep the issue. */
+	int no_issue = !one && ks->opt.depth == KS_DEPTH_DEFAULT && !ks->opt.filter.events;
 	struct bpf_program *followed[] = {s->progs.ks_io_start, s->progs.ks_rq_issue, s->progs.ks_rq_requeue,
-					  s->progs.ks_rq_complete, s->progs.ks_uring_submit};
+					  s->progs.ks_rq_complete, s->progs.ks_uring_submit, s->progs.ks_rq_merge};
 	for (size_t i = 0; one && i < sizeof followed / sizeof followed[0]; i++)
 		bpf_program__set_autoload(followed[i], false);
 	if (!one)
 		bpf_program__set_autoload(s->progs.ks_rq_done, false);
+	if (no_issue) {
+		bpf_program__set_autoload(s->progs.ks_rq_issue, false);
+		bpf_program__set_autoload(s->progs.ks_rq_requeue, false);
+	} else {
+		bpf_program__set_autoload(s->progs.ks_rq_merge, false);
+	}
+	s->rodata->blk_no_issue = no_issue;
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	s->rodata->blk_t0 = (__u64)t0.tv_sec * 1000000000ull + (__u64)t0.tv_nsec;
@@ -52,9 +64,11 @@ int ks_block_load(struct ks_session *ks, char *err, size_t errlen)
 		return r < 0 ? r : -ENOENT;
 	}
 	ks->block_one = one;
+	ks->block_no_issue = no_issue;
 	/* the completion alone leaves no entry behind for a completion the kernel does not run it
-	 * for: the devices' own count, read now and when the log is written, says how many */
-	ks->ds0_ok = one && sys_diskstats_load(NULL, &ks->ds0) == 0;
+	 * for, and the default depth's entries hold a request's bytes at its start, before later
+	 * merges: the devices' own count, read now and when the log is written, says how many */
+	ks->ds0_ok = (one || no_issue) && sys_diskstats_load(NULL, &ks->ds0) == 0;
 	return 0;
 }
 

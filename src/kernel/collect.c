@@ -435,8 +435,12 @@ static void dev_parents(const struct sys_diskstats *ds, uint64_t *parent)
 }
 
 /* The completion alone (ks->block_one): what each device completed since the session attached
- * (ks->ds0, and ds1 read before the records) beyond its record's counts is unseen on it. */
-static int add_unseen_done(const struct ks_session *ks, struct sys_diskstats *ds1, struct ks_rec **recs, size_t *n)
+ * (ks->ds0, and ds1 read before the records) beyond its record's counts is unseen on it. The
+ * default depth (ks->block_no_issue): beyond its seen + unseen; *no_file gets the bytes made
+ * unseen so on a device where a file's request went unseen (they may be that file's, merged into
+ * its request after its start). */
+static int add_unseen_done(const struct ks_session *ks, struct sys_diskstats *ds1, struct ks_rec **recs, size_t *n,
+			   uint64_t *no_file)
 {
 	int r = 0;
 	uint64_t *parent = calloc(ds1->n ? ds1->n : 1, sizeof *parent);
@@ -449,9 +453,13 @@ static int add_unseen_done(const struct ks_session *ks, struct sys_diskstats *ds
 	size_t nd = ks_dev_done_of(&ks->ds0, ds1, parent, dd, ds1->n), cap = *n;
 	/* a filtered session keeps the devices its processes used, which have records */
 	int add = !ks->opt.filter.by_pid && !ks->opt.filter.cgroup_id;
-	for (size_t i = 0; i < nd && r == 0; i++)
-		if (ks_add_unseen_done(recs, n, &cap, &dd[i], add) < 0)
+	for (size_t i = 0; i < nd && r == 0; i++) {
+		uint64_t b = 0;
+		if (ks_add_unseen_done(recs, n, &cap, &dd[i], add, ks->block_no_issue, &b) < 0)
 			r = -ENOMEM;
+		else if (b && ks_file_unseen_on(*recs, *n, dd[i].dev))
+			*no_file += b;
+	}
 out:
 	free(parent);
 	free(dd);
@@ -466,12 +474,13 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	/* read before the records: a completion after it is in the records and not in the delta,
 	 * which can hide a loss on a busy device but never invent one */
 	struct sys_diskstats ds1 = {0};
-	int done = ks->block_one && ks->ds0_ok && sys_diskstats_load(NULL, &ds1) == 0;
+	int done = (ks->block_one || ks->block_no_issue) && ks->ds0_ok && sys_diskstats_load(NULL, &ds1) == 0;
 	int r = ks_records(ks, &recs, &n);
+	uint64_t no_file = 0;
 	if (r == 0)
 		r = add_unseen_inflight(ks_map_fd(ks, "rq_inflight"), ks_map_fd(ks, "rq_slots"), &recs, &n);
 	if (r == 0 && done)
-		r = add_unseen_done(ks, &ds1, &recs, &n);
+		r = add_unseen_done(ks, &ds1, &recs, &n, &no_file);
 	sys_diskstats_free(&ds1);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot read the kernel maps: %s", dst, strerror(-r));
@@ -573,7 +582,8 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 			       ks_stats[KS_STAT_AGG_FULL] + ks_stats[KS_STAT_PIDS_FULL];
 	h->kernel_layers = ks->layers;
 	h->kernel_lat_every = ks->opt.filter.lat_every > 1 ? ks->opt.filter.lat_every : 0;
-	h->kernel_flags = ks->block_one ? LOG_KF_BLOCK_NO_PROC : 0;
+	h->kernel_flags = (ks->block_one ? LOG_KF_BLOCK_NO_PROC : 0) |
+			  (ks->block_no_issue && no_file ? LOG_KF_BLOCK_UNSEEN_NO_FILE : 0);
 	h->kernel_prog_misses = ks_prog_misses(ks);
 	if (h->kernel_table_full)
 		h->flags |= LOG_F_OVERFLOW;

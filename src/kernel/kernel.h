@@ -82,15 +82,16 @@ struct ks_dist_val {
 };
 
 /* `rq_slots`, else `rq_inflight` (block layer): a block request from submission to completion, by
- * request pointer. Entries left when the session ends were issued and never seen completing. */
+ * request pointer. Entries left when the session ends were issued (or, at the default depth,
+ * started) and never seen completing. */
 struct ks_rq_info {
-	__u64 start_ns, issue_ns;
+	__u64 start_ns, issue_ns; /* 0 at the default depth (KS_RQ_STARTED): the request keeps its own */
 	__u64 dev, ino; /* the file, when attributed (ino 0: none) */
-	__u64 rdev;     /* at issue: the request's device */
+	__u64 rdev;     /* at issue (at start with KS_RQ_STARTED): the request's device */
 	__u32 pid, tid;
-	__u32 bytes;    /* at issue: what the device is asked to move */
-	__u16 flags;    /* LOG_E_WRITEBACK; KS_RQ_DEV_ONLY, KS_RQ_ACCOUNTED */
-	__u16 op;       /* at issue: REQ_OP_* (0 read, 1 write) */
+	__u32 bytes;    /* at issue: what the device is asked to move (at start: before later merges) */
+	__u16 flags;    /* LOG_E_WRITEBACK; KS_RQ_DEV_ONLY, KS_RQ_ACCOUNTED, KS_RQ_STARTED */
+	__u16 op;       /* at issue (or start): REQ_OP_* (0 read, 1 write) */
 };
 
 /* `rq_slots` (block layer): the requests in flight, each in the slot of its tag (block.bpf.c,
@@ -109,6 +110,10 @@ _Static_assert(sizeof(struct ks_rq_slot) == 64, "a request slot is one cache lin
 /* Seen at block_io_start: the block layer accounts the request in /proc/diskstats (a request met
  * first at issue is a flush or passthrough command, accounted apart or not at all). */
 #define KS_RQ_ACCOUNTED 0x200
+/* Followed from its start with no program at issue (the default depth): rdev, op and bytes were
+ * taken at the start, and an entry still here when its request is reused (or when the session
+ * ends) is a completion never seen, as an issued one is otherwise. */
+#define KS_RQ_STARTED 0x400
 
 /* `paths`: the name of a file, resolved in the kernel when the syscall layer first meets it.
  * Keyed with the inode's generation, so a file created on a freed inode number gets its own

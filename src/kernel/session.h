@@ -73,8 +73,11 @@ struct ks_session {
 	void *skel[8];       /* per-layer skeletons, owned by their loaders */
 	uint32_t layers;     /* bits (1 << LOG_LAYER_x) with at least one probe attached */
 	int block_one;       /* the block layer runs its completion alone (LOG_KF_BLOCK_NO_PROC) */
-	struct sys_diskstats ds0; /* block_one: /proc/diskstats as the completion was attached, to count
-				   * what the kernel did not run it for (ks_write_log) */
+	int block_no_issue;  /* the default depth: requests followed from start to completion, no
+			      * program at issue (block.bpf.c, blk_no_issue) */
+	struct sys_diskstats ds0; /* block_one, block_no_issue: /proc/diskstats as the block programs
+				   * were attached, to count what the kernel did not run them for
+				   * (ks_write_log) */
 	int ds0_ok;
 	char missing[4096];  /* "probe: reason; ..." for what could not be attached */
 	struct ring_buffer *rb;

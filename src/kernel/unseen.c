@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Unseen block requests on their records (unseen.h): those the session saw issued and never saw
- * complete, and, with the completion alone, what /proc/diskstats says a device did beyond them. */
+/* Unseen block requests on their records (unseen.h): those the session saw issued (or started, at
+ * the default depth) and never saw complete, and what /proc/diskstats says a device did beyond
+ * them. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ static void count(struct ks_rec *r, const struct ks_rq_info *ri)
 
 int ks_add_unseen(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_rq_info *ri)
 {
-	if (!ri->issue_ns || !ri->rdev || ri->op > 1)
+	if (!(ri->issue_ns || (ri->flags & KS_RQ_STARTED)) || !ri->rdev || ri->op > 1)
 		return 0;
 	/* the file's first: appending it may move recs, so the device's is looked up after */
 	if (ri->ino && ri->dev == ri->rdev) {
@@ -122,7 +123,8 @@ size_t ks_dev_done_of(const struct sys_diskstats *a, const struct sys_diskstats 
 	return n;
 }
 
-int64_t ks_add_unseen_done(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_dev_done *d, int add)
+int64_t ks_add_unseen_done(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_dev_done *d, int add, int net,
+			   uint64_t *bytes)
 {
 	struct ks_rec *r = NULL;
 	for (size_t i = 0; i < *n && !r; i++) {
@@ -132,9 +134,17 @@ int64_t ks_add_unseen_done(struct ks_rec **recs, size_t *n, size_t *cap, const s
 	}
 	static const struct ks_rec none;
 	const struct ks_file_val *v = r ? &r->val : &none.val;
+	/* net: the unseen the record holds already (start-side entries) are part of what it counted */
+	uint64_t u0 = net ? v->unseen[0] : 0, u1 = net ? v->unseen[1] : 0, u2 = net ? v->unseen[2] : 0;
+	uint64_t seen = v->c[LOG_C_READS] + v->c[LOG_C_WRITES] + v->c[LOG_C_META_OTHER] + v->c[LOG_C_FSYNCS];
 	uint64_t req = over(d->reads, v->c[LOG_C_READS]) + over(d->writes, v->c[LOG_C_WRITES]) +
 		       over(d->discards, v->c[LOG_C_META_OTHER]) + over(d->flushes, v->c[LOG_C_FSYNCS]);
-	uint64_t rd = over(d->bytes_read, v->c[LOG_C_BYTES_READ]), wr = over(d->bytes_written, v->c[LOG_C_BYTES_WRITTEN]);
+	if (net)
+		req = over(d->reads + d->writes + d->discards + d->flushes, seen + u0);
+	uint64_t rd = over(d->bytes_read, v->c[LOG_C_BYTES_READ] + u1);
+	uint64_t wr = over(d->bytes_written, v->c[LOG_C_BYTES_WRITTEN] + u2);
+	if (bytes)
+		*bytes = 0;
 	if (!req && !rd && !wr)
 		return 0;
 	if (!r) {
@@ -146,5 +156,17 @@ int64_t ks_add_unseen_done(struct ks_rec **recs, size_t *n, size_t *cap, const s
 	r->val.unseen[0] += req;
 	r->val.unseen[1] += rd;
 	r->val.unseen[2] += wr;
+	if (bytes)
+		*bytes = rd + wr;
 	return (int64_t)req;
+}
+
+int ks_file_unseen_on(const struct ks_rec *recs, size_t n, uint64_t dev)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct ks_file_key *k = &recs[i].key;
+		if (k->layer == LOG_LAYER_BLOCK && k->ino && k->dev == dev && recs[i].val.unseen[0])
+			return 1;
+	}
+	return 0;
 }

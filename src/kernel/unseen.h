@@ -10,10 +10,11 @@
 #include "kernel/collect.h"
 #include "sys/diskstats.h"
 
-/* Count request ri (issued, never seen completing) as unseen on its device's record and, when it
+/* Count request ri (issued, or started at the default depth; never seen completing) as unseen on its device's record and, when it
  * is attributed to a file on that device, on the file's record of its process; a record missing
  * (a file whose every request went unseen) is appended to *recs (*n entries, room for *cap).
- * 0, or -ENOMEM. Requests not issued, or neither read nor write, count nowhere. */
+ * 0, or -ENOMEM. Requests not issued (nor KS_RQ_STARTED), or neither read nor write, count
+ * nowhere. */
 int ks_add_unseen(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_rq_info *ri);
 /* What one request-based device completed over the session, as /proc/diskstats counts it: its own
  * requests (a whole disk's line less its partitions', which the block layer keys by partition). */
@@ -32,9 +33,19 @@ size_t ks_dev_done_of(const struct sys_diskstats *a, const struct sys_diskstats 
 /* The completion alone (`--block-completion`) leaves no entry for a completion the kernel did not
  * run its program for: what device d completed beyond what its record counted (reads, writes,
  * discards, flushes; read and written bytes) goes on that record as unseen. A device with no record
- * gets one when add (a system-wide session; a filtered one keeps only the devices it used). The
- * requests made unseen, or -ENOMEM. */
-int64_t ks_add_unseen_done(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_dev_done *d, int add);
+ * gets one when add (a system-wide session; a filtered one keeps only the devices it used). net
+ * (the default depth, whose start-side entries counted unseen requests with their bytes at start):
+ * only what d did beyond the record's seen + unseen is added, its requests of every kind together.
+ * *bytes (when not NULL): the bytes made unseen here, whose file no entry named (a request's bytes
+ * merged after its start, a request begun before the session). The requests made unseen, or
+ * -ENOMEM. */
+int64_t ks_add_unseen_done(struct ks_rec **recs, size_t *n, size_t *cap, const struct ks_dev_done *d, int add, int net,
+			   uint64_t *bytes);
+/* 1 when a file's block record on dev holds unseen requests: bytes a device did beyond its
+ * seen + unseen may then be that file's (merged into its request after the start), where on a
+ * device without one they are requests begun before the session or other processes' (none of a
+ * file the session keeps). */
+int ks_file_unseen_on(const struct ks_rec *recs, size_t n, uint64_t dev);
 /* A new record at the end of *recs (*n entries, room for *cap; grown by doubling), zeroed; NULL
  * when out of memory. Also collect.c's. */
 struct ks_rec *ks_rec_append(struct ks_rec **recs, size_t *n, size_t *cap);

@@ -58,6 +58,37 @@ eq "odirect: each request followed from its start (kernel_flags 0)" 0 "$(kjq "$K
 eq "odirect: the device record is a pseudo-path of pid 0" "0 true" \
 	"$(kjq "$KL" "[.records[] | select(.path==\"$DEVPATH\")][0] | \"\(.pid) \(.flag_names | index(\"pseudo\") != null)\"")"
 
+# --- the block programs a request runs ------------------------------------------------------------
+# The default depth follows a request from its start (block_io_start: its file and process, the
+# device, op and bytes a completion never seen is counted by) to its completion, which takes the
+# start and issue times the block layer keeps in the request: no program at issue. Full depth keeps
+# block_rq_issue and block_rq_requeue. Every figure of the file and device as before.
+mkfifo "$T/pg.gate"
+(read -r _ <"$T/pg.gate"; "$PROGS/odirect_write" "$FS_MNT/pg" 200 && sync) &
+PGP=$!
+"$IOSTRATA" kernel $KOPT --quiet --stats --json --pid "$PGP" --interval 60 --log "$T/pg.iost" --ready "$T/pg.ready" \
+	>"$T/pg.stats" &
+KP=$!
+wait_ready "$T/pg.ready"
+DS0=$(diskstats)
+echo go >"$T/pg.gate"
+wait "$PGP" "$KP"
+DS1=$(diskstats)
+progs() { jq -r '[.programs[].name | select(test("^ks_(io_start|rq_)"))] | sort | join(" ")' "$T/pg.stats"; }
+if full; then
+	eq "programs: full depth follows the issue too" "ks_io_start ks_rq_complete ks_rq_issue ks_rq_requeue" "$(progs)"
+else
+	eq "programs: the default depth runs none at issue" "ks_io_start ks_rq_complete ks_rq_merge" "$(progs)"
+fi
+PID=$(kjq "$T/pg.iost" "[.records[] | select(.layer==\"syscall\" and .path==\"$FS_MNT/pg\")][0].pid") # the writer
+eq "programs: the file's 200 writes by its process (seen + unseen)" "200 819200" "$(kblock "$T/pg.iost" "$FS_MNT/pg" written "$PID")"
+eq "programs: every write timed at the device" 200 \
+	"$(kjq "$T/pg.iost" "[.records[] | select(.layer==\"block\" and .path==\"$FS_MNT/pg\")][0].write_lat_hist | add")"
+eq "programs: device time measured" 1 \
+	"$(kjq "$T/pg.iost" "[.records[] | select(.path==\"$DEVPATH\")][0].counters.time_device > 0 | if . then 1 else 0 end")"
+eq "programs: the device's totals equal diskstats" "$(delta "$DS0" "$DS1")" "$(kdev "$T/pg.iost")"
+eq "programs: the log says nothing is lacking (kernel_flags 0)" 0 "$(kjq "$T/pg.iost" .header.kernel_flags)"
+
 # --- /proc/diskstats agreement ------------------------------------------------------------------
 stat_of() { awk '{printf "%.0f %.0f\n", $3 * 512, $7 * 512}' "/sys/block/$DEVNAME/stat"; }
 sync

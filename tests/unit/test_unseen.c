@@ -79,7 +79,7 @@ int main(void)
 	struct ks_dev_done done = {.dev = loop, .reads = 161, .bytes_read = 161 * 65536, .writes = 3, .bytes_written = 12288,
 				   .flushes = 2, .discards = 5, .bytes_discarded = 5 << 20};
 	check("the device's missing reads, write, flush and discard: 6 requests",
-	      ks_add_unseen_done(&recs, &n, &cap, &done, 0) == 6 && n == 1, "n %zu", n);
+	      ks_add_unseen_done(&recs, &n, &cap, &done, 0, 0, NULL) == 6 && n == 1, "n %zu", n);
 	check("unseen on the device: 6 requests, 3 x 64 KiB read, 4 KiB written",
 	      recs[0].val.unseen[0] == 6 && recs[0].val.unseen[1] == 3 * 65536 && recs[0].val.unseen[2] == 4096, "%llu %llu %llu",
 	      (unsigned long long)recs[0].val.unseen[0], (unsigned long long)recs[0].val.unseen[1],
@@ -97,19 +97,58 @@ int main(void)
 	struct ks_dev_done less = {.dev = loop, .reads = 150, .bytes_read = 150 * 65536, .writes = 3, .bytes_written = 12288};
 	uint64_t u0 = recs[0].val.unseen[0];
 	check("more seen than diskstats' delta: nothing unseen added",
-	      ks_add_unseen_done(&recs, &n, &cap, &less, 1) == 1 && recs[0].val.unseen[0] == u0 + 1 &&
+	      ks_add_unseen_done(&recs, &n, &cap, &less, 1, 0, NULL) == 1 && recs[0].val.unseen[0] == u0 + 1 &&
 		      recs[0].val.unseen[1] == 3 * 65536 && recs[0].val.unseen[2] == 4096 + 4096,
 	      "%llu", (unsigned long long)recs[0].val.unseen[0]);
 	/* a device every completion of which went unseen: a record only when asked (system-wide) */
 	struct ks_dev_done none = {.dev = vda, .writes = 2, .bytes_written = 8192, .flushes = 1};
 	check("a device without a record: none made under a filter",
-	      ks_add_unseen_done(&recs, &n, &cap, &none, 0) == 0 && n == 1 && !find(recs, n, 0, vda, 0), "n %zu", n);
+	      ks_add_unseen_done(&recs, &n, &cap, &none, 0, 0, NULL) == 0 && n == 1 && !find(recs, n, 0, vda, 0), "n %zu", n);
 	check("a device without a record: made system-wide, 3 requests unseen",
-	      ks_add_unseen_done(&recs, &n, &cap, &none, 1) == 3 && n == 2 && (d = find(recs, n, 0, vda, 0)) &&
+	      ks_add_unseen_done(&recs, &n, &cap, &none, 1, 0, NULL) == 3 && n == 2 && (d = find(recs, n, 0, vda, 0)) &&
 		      d->val.unseen[0] == 3 && d->val.unseen[2] == 8192 && d->val.c[LOG_C_WRITES] == 0,
 	      "n %zu", n);
 	struct ks_dev_done idle = {.dev = 0x800};
-	check("a device that did nothing: no record", ks_add_unseen_done(&recs, &n, &cap, &idle, 1) == 0 && n == 2, "n %zu", n);
+	check("a device that did nothing: no record", ks_add_unseen_done(&recs, &n, &cap, &idle, 1, 0, NULL) == 0 && n == 2, "n %zu", n);
+	free(recs);
+
+	/* --- the default depth: start-side entries (no issue), then /proc/diskstats -------------- */
+	n = 1, cap = 1;
+	recs = calloc(cap, sizeof *recs);
+	recs[0].key = (struct ks_file_key){.pid = 0, .layer = LOG_LAYER_BLOCK, .dev = loop, .ino = 0};
+	recs[0].val.c[LOG_C_READS] = 157; /* 161 reads of 64 KiB: 157 seen, 4 unseen */
+	recs[0].val.c[LOG_C_BYTES_READ] = 157 * 65536;
+	recs[0].val.c[LOG_C_FSYNCS] = 1;
+	/* three of the four left entries behind, taken at their start; one read began before the session */
+	for (int i = 0; i < 3; i++) {
+		struct ks_rq_info ri = {.flags = KS_RQ_STARTED | KS_RQ_ACCOUNTED, .rdev = loop, .dev = loop, .ino = 20,
+					.pid = 60, .op = 0, .bytes = i ? 65536 : 32768}; /* the first: 32 KiB merged after its start */
+		check("a started request never seen completing", ks_add_unseen(&recs, &n, &cap, &ri) == 0, "ENOMEM");
+	}
+	struct ks_rq_info cold = {.flags = KS_RQ_ACCOUNTED, .rdev = loop, .dev = loop, .ino = 20, .pid = 60, .op = 0, .bytes = 65536};
+	check("an entry neither issued nor started counts nowhere",
+	      ks_add_unseen(&recs, &n, &cap, &cold) == 0 && (f = find(recs, n, 60, loop, 20)) && f->val.unseen[0] == 3, "n %zu", n);
+	f = find(recs, n, 60, loop, 20);
+	check("the file: 3 requests, 160 KiB (their bytes at start)",
+	      f && f->val.unseen[0] == 3 && f->val.unseen[1] == 2 * 65536 + 32768, "n %zu", n);
+	struct ks_dev_done dn = {.dev = loop, .reads = 161, .bytes_read = 161 * 65536, .flushes = 2};
+	uint64_t nofile = 99;
+	d = find(recs, n, 0, loop, 0);
+	check("diskstats beyond seen + unseen: one read and one flush, 96 KiB",
+	      ks_add_unseen_done(&recs, &n, &cap, &dn, 0, 1, &nofile) == 2 && nofile == 98304, "nofile %llu",
+	      (unsigned long long)nofile);
+	d = find(recs, n, 0, loop, 0);
+	check("the device: seen + unseen = diskstats, requests and bytes",
+	      d && d->val.c[LOG_C_READS] + d->val.c[LOG_C_FSYNCS] + d->val.unseen[0] == 161 + 2 &&
+		      d->val.c[LOG_C_BYTES_READ] + d->val.unseen[1] == 161 * 65536ull,
+	      "%llu %llu", d ? (unsigned long long)d->val.unseen[0] : 0ULL, d ? (unsigned long long)d->val.unseen[1] : 0ULL);
+	check("the file keeps what its entries named", (f = find(recs, n, 60, loop, 20)) && f->val.unseen[1] == 163840, "n %zu", n);
+	check("a file's request went unseen on loop0, none on vda",
+	      ks_file_unseen_on(recs, n, loop) == 1 && ks_file_unseen_on(recs, n, vda) == 0, "n %zu", n);
+	/* entries that named every byte: nothing more, nothing without a file */
+	struct ks_dev_done same = {.dev = loop, .reads = 161, .bytes_read = 161 * 65536, .flushes = 2};
+	check("nothing beyond: no bytes without a file", ks_add_unseen_done(&recs, &n, &cap, &same, 0, 1, &nofile) == 0 &&
+	      nofile == 0, "nofile %llu", (unsigned long long)nofile);
 	free(recs);
 
 	/* the per-device figures from two readings of /proc/diskstats: a partition's requests are its

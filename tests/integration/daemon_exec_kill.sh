@@ -142,7 +142,7 @@ eq "staticexec: report while the static program runs: the image's calls once" "0
 	"$(job_report "$T/staticexec")"
 "$IOSTRATA" merge -o "$T/staticexec.iostar" "$T/staticexec" >"$T/merge.out" 2>&1
 eq "staticexec: merge takes the final log, the kept file's link is no live log" "0 1" \
-	"$? $(grep -c '^merged 1 logs ' "$T/merge.out")"
+	"$? $(grep -c '^merged 1 log (' "$T/merge.out")"
 kill -USR1 "$PPID_"
 wait "$PPID_" 2>/dev/null
 job_end_check staticexec "the first image's open and 4 writes" "0 16384 0 4 1"

@@ -1397,7 +1397,7 @@ static int outside_signal_handler(void)
 static void keep_live_for_exec(void)
 {
 	__atomic_fetch_or(&cap.hdr->flags, LOG_F_LIVE_KEPT, __ATOMIC_RELEASE);
-	snprintf(execed_env, sizeof execed_env, "IOSTRATA_EXECED=%d:%zu:%s%s", (int)getpid(), strlen(cap.live_path),
+	snprintf(execed_env, sizeof execed_env, "IOSTRATA_EXECED=%d:%zu:%s%s", (int)cap.hdr->pid, strlen(cap.live_path),
 		 cap.live_path, cap.link_path);
 }
 

@@ -18,23 +18,6 @@ trap 'kill -CONT ${DPID:-} 2>/dev/null; kill ${SPID:-} ${APID:-} 2>/dev/null; da
 
 daemon_steps "stats_interval = 0.5" || exit 1
 
-# opened DIR PID [FROM]: the daemon's strace output (from line FROM on) shows an openat of PID's
-# log (live or final) in DIR that returned (a descriptor, or an error)
-opened() { tail -n +"${3:-1}" "$ST" | grep -F "<$1>, \"$HOST-$2-" | grep -q ' = '; }
-
-# strace JOB: the daemon's openat calls into $T/st.JOB (SPID), once strace prints the first
-strace_on() {
-	ST=$T/st.$1
-	: >"$ST"
-	strace -qq -y -o "$ST" -e trace=openat -p "$DPID" &
-	SPID=$!
-	wait_for '[ -s "$ST" ]' || fail "$1: strace follows the daemon" "no openat in 10 s"
-}
-strace_off() {
-	kill "$SPID"
-	wait "$SPID" 2>/dev/null
-	SPID=
-}
 # stepper RPID: the stepper that RPID (iostrata run) started, or its forked child with "child"
 stepper() {
 	local i p=
@@ -114,14 +97,7 @@ strace_on window
 RPID=$!
 PPID_=$(stepper $RPID)
 wait_for "opened '$LIVE/iostrata-0' '$PPID_'" || fail "window: the daemon reads the live file" "no openat in 10 s"
-AT=$T/at.window
-: >"$AT"
-strace -qq -o "$AT" -e trace=execve -e inject=execve:delay_enter=3000000 -p "$PPID_" &
-APID=$!
-wait_for "grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/$PPID_/status" || fail "window: strace follows the stepper" "no tracer"
-kill -USR1 "$PPID_"
-wait_for "[ -n \"\$(find '$T/window' -name '$HOST-$PPID_-*.iost')\" ]" ||
-	fail "window: the final log written before the exec" "none in 10 s"
+hold_exec window 3
 N=$(wc -l <"$ST")
 # read twice after its end was set: the second reading began after the first had ended
 wait_for "[ \$(tail -n +\$((N + 1)) '$ST' | grep -F '<$LIVE/iostrata-0>, \"$HOST-$PPID_-' | grep -c ' = [0-9]') -ge 2 ]" ||

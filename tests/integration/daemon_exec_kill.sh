@@ -21,21 +21,6 @@ daemon_steps "stats_interval = 0.5" || exit 1
 STATIC=$B/tests/progs/live_steps_static
 [ -x "$STATIC" ] || { fail "the static stepper" "$STATIC is missing"; exit 0; }
 
-# opened DIR PID [FROM]: the daemon's strace output (from line FROM on) shows an openat of PID's
-# log (live or final) in DIR that returned
-opened() { tail -n +"${3:-1}" "$ST" | grep -F "<$1>, \"$HOST-$2-" | grep -q ' = '; }
-strace_on() {
-	ST=$T/st.$1
-	: >"$ST"
-	strace -qq -y -o "$ST" -e trace=openat -p "$DPID" &
-	SPID=$!
-	wait_for '[ -s "$ST" ]' || fail "$1: strace follows the daemon" "no openat in 10 s"
-}
-strace_off() {
-	kill "$SPID"
-	wait "$SPID" 2>/dev/null
-	SPID=
-}
 # start JOB STEP...: a stepper of STEPs on $T/h/JOB.dat under the library, logs in $T/JOB, job id
 # JOB; PPID_ its pid. Returns once the stepper made its file (its SIGUSR1 blocked by then: before,
 # a SIGUSR1 would end it)
@@ -154,13 +139,7 @@ eq "staticexec: report after recover" "0 16384 0 4 1" "$(job_report "$T/staticex
 # ---- pendkill: SIGKILL while the exec is under way (strace holds the stepper in execve): the
 # final log is written and the live file kept: both the same image's, counted once ----
 start pendkill w4:4096 ! "=$STEPS" w6:4096 .
-AT=$T/at.pendkill
-strace -qq -o "$AT" -e trace=execve -e inject=execve:delay_enter=5000000 -p "$PPID_" &
-APID=$!
-wait_for "grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/$PPID_/status" || fail "pendkill: strace follows the stepper" "no tracer"
-kill -USR1 "$PPID_"
-wait_for "[ -n \"\$(find '$T/pendkill' -name '$HOST-$PPID_-*.iost')\" ]" ||
-	fail "pendkill: the final log written before the exec" "none in 10 s"
+hold_exec pendkill 5
 eq "pendkill: in the exec: live file, link and final log" "1 1 1" "$(files pendkill "$PPID_")"
 kill -9 "$PPID_"
 wait "$PPID_" 2>/dev/null

@@ -64,6 +64,10 @@ enum {
 	LOG_F_FORKED_EXEC = 1u << 7, /* exec'd by a forked child that left no log (it did no counted call):
 				      * fork_start_ns says when that child started */
 	LOG_F_ARGV_CUT = 1u << 8,   /* argv holds the first argc of the argc_total arguments only */
+	LOG_F_LIVE_KEPT = 1u << 9,  /* live file only: its image is in an exec and keeps it until the exec
+				     * is known to have succeeded; its final log (flagged exec), if it leaves
+				     * one, holds the same counters and stands for it (docs/FORMAT.md, "Live
+				     * file and final log") */
 };
 
 /* header.kernel_flags (a kernel log) */

@@ -51,6 +51,9 @@ static char **prefix_excl;
 static char **prefix_incl;
 static uint64_t forked_start_ns; /* IOSTRATA_FORKED of this image: its forked predecessor's start */
 static char forked_env[64];      /* IOSTRATA_FORKED=PID:START_NS for the image exec'd next */
+/* IOSTRATA_EXECED=PID:LEN:LIVE_PATHLINK_PATH for the image exec'd next: the live file and link this
+ * image kept through its exec, for that image to remove (LEN: the live path's length) */
+static char execed_env[2 * CAP_PATH_MAX + 48];
 /* IOSTRATA_MPI_LIB: the MPI companion (capture/mpi/), preloaded only into images that link MPI;
  * empty under `run --kernel`, whose MPI-IO uprobes record that layer already */
 static char mpi_lib[CAP_PATH_MAX];
@@ -1281,6 +1284,45 @@ static void take_forked_env(void)
 	unsetenv("IOSTRATA_FORKED");
 }
 
+/* 1 when path's last component ends in suffix and names pid (HOST-PID-START_US.iost[.live]): what
+ * IOSTRATA_EXECED may name. The variable is the user's own, but a stray one must not remove
+ * anything else. */
+static int own_log_name(const char *path, const char *suffix, long pid)
+{
+	const char *base = strrchr(path, '/');
+	char mid[32];
+	size_t n = strlen(path), k = strlen(suffix);
+	snprintf(mid, sizeof mid, "-%ld-", pid);
+	return base && n > k && !strcmp(path + n - k, suffix) && strstr(base, mid);
+}
+
+/* IOSTRATA_EXECED, put by cap_exec_env into the environment of the program an image execs when it
+ * kept its live file through the exec (cap_finalize): the exec succeeded, so that image is over
+ * and its final log stands for it; its live file and link go. Removed from the environment before
+ * the program sees it, and ignored unless PID is this process (a stale one in a child). */
+static void take_execed_env(void)
+{
+	const char *e = getenv("IOSTRATA_EXECED");
+	if (!e)
+		return;
+	char *end, live[CAP_PATH_MAX], link[CAP_PATH_MAX];
+	long pid = strtol(e, &end, 10);
+	if (*end == ':' && pid == (long)getpid()) {
+		unsigned long n = strtoul(end + 1, &end, 10);
+		const char *p = end + 1;
+		if (*end == ':' && n < sizeof live && strnlen(p, n) == n && strlen(p + n) < sizeof link) {
+			memcpy(live, p, n);
+			live[n] = 0;
+			snprintf(link, sizeof link, "%s", p + n);
+			if (link[0] && own_log_name(link, ".iost.live", pid))
+				real.unlink(link);
+			if (own_log_name(live, ".iost", pid))
+				real.unlink(live);
+		}
+	}
+	unsetenv("IOSTRATA_EXECED");
+}
+
 static void cap_atfork_child(void)
 {
 	int saved = errno; /* fork returns 0 in the child with errno as it was */
@@ -1299,6 +1341,7 @@ __attribute__((constructor)) static void cap_init(int argc, char **argv, char **
 		return; /* without the real functions nothing can be done, not even a message */
 	}
 	take_forked_env();
+	take_execed_env();
 	const char *d = getenv("IOSTRATA_DISABLE");
 	if (!(d && *d && *d != '0') && cap_start(argc, argv) == 0) {
 		pthread_atfork(NULL, NULL, cap_atfork_child);
@@ -1324,21 +1367,11 @@ static void remove_live(void)
 	real.unlink(cap.live_path);
 }
 
-/* Did this image make a call we count? Every counted call, failed ones too, adds to a counter
- * of some record; what the tables could not hold is counted in the header. */
+/* Did this image make a call we count? (log_image_counted, on the mapping) */
 static int image_counted_something(const struct log_header *h)
 {
-	if (h->overflow_opens || h->untracked_ops || h->mmap_table_full || h->aio_table_full || h->trace_blocks ||
-	    h->trace_dropped || (h->flags & LOG_F_OVERFLOW))
-		return 1;
 	uint32_t n = __atomic_load_n(&h->nrecords, __ATOMIC_ACQUIRE);
-	if (n > h->max_records)
-		n = h->max_records;
-	for (uint32_t i = 0; i < n; i++)
-		for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
-			if (cap.records[i].counters[c])
-				return 1;
-	return 0;
+	return log_image_counted(h, cap.records, n > h->max_records ? h->max_records : n);
 }
 
 /*
@@ -1351,6 +1384,21 @@ static int outside_signal_handler(void)
 {
 	sigset_t cur;
 	return sigprocmask(SIG_BLOCK, NULL, &cur) == 0 && sigisemptyset(&cur);
+}
+
+/*
+ * An image about to exec keeps its live file until the exec is known to have succeeded: if it
+ * fails, the image goes on counting there, where a SIGKILL cannot take its counts (a mapping of
+ * a removed file would be lost with the process). Its final log, written just before (or none:
+ * a forked child that counted nothing), holds the same counters, and readers take the log, not
+ * this file (docs/FORMAT.md, "An exec"). The next image removes the file at its
+ * start (IOSTRATA_EXECED); after a program without the library, `iostrata recover` does.
+ */
+static void keep_live_for_exec(void)
+{
+	__atomic_fetch_or(&cap.hdr->flags, LOG_F_LIVE_KEPT, __ATOMIC_RELEASE);
+	snprintf(execed_env, sizeof execed_env, "IOSTRATA_EXECED=%d:%zu:%s%s", (int)cap.hdr->pid, strlen(cap.live_path),
+		 cap.live_path, cap.link_path);
 }
 
 void cap_finalize(enum cap_end how)
@@ -1393,7 +1441,9 @@ void cap_finalize(enum cap_end how)
 		/* loaded above when it may be, or used because it was loaded before (a traced image) */
 		r = log_write_final_signal_safe(h, cap.map_size, NULL, cap.final_path, add, err, sizeof err);
 	}
-	if (r == 0) {
+	if (r == 0 && for_exec) {
+		keep_live_for_exec();
+	} else if (r == 0) {
 		remove_live();
 	} else if (cap.out_dir_ok && !getenv("IOSTRATA_QUIET")) {
 		/* an output directory unusable from the start was reported then, once */
@@ -1434,22 +1484,28 @@ __attribute__((destructor)) static void cap_fini(void)
 	cap_finalize(CAP_END_EXIT);
 }
 
-/* A failed exec: the image goes on, so the log must too. */
+/* A failed exec: the image goes on in its live file, live again (no end, not kept) before its
+ * final log of the exec goes, so that a reader meets that log or a live file, never a kept file
+ * without its log. The next end writes the final log again from the mapping. */
 void cap_exec_failed(void)
 {
 	if (!cap.exec_pending)
 		return;
+	__atomic_store_n(&cap.hdr->end_ns, 0, __ATOMIC_RELAXED);
+	__atomic_fetch_and(&cap.hdr->flags, ~(uint32_t)LOG_F_LIVE_KEPT, __ATOMIC_RELEASE);
+	if (!cap.exec_no_log)
+		real.unlink(cap.final_path);
+	execed_env[0] = 0;
 	cap.finalized = 0;
 	cap.exec_pending = 0;
 	cap.exec_no_log = 0;
 	cap.exec_path = NULL;
-	__atomic_fetch_and(&cap.hdr->flags, ~(uint32_t)(LOG_F_FINISHED | LOG_F_EXEC), __ATOMIC_RELAXED);
-	/* the live file is gone; the next finalize rewrites the final log from the mapping */
 }
 
-static int is_forked_var(const char *e)
+/* The variables for one exec'd image only: a stale one in envp is left out. */
+static int is_once_var(const char *e)
 {
-	return !strncmp(e, "IOSTRATA_FORKED=", 16);
+	return !strncmp(e, "IOSTRATA_FORKED=", 16) || !strncmp(e, "IOSTRATA_EXECED=", 16);
 }
 
 static char *const *exec_env_base(char *const envp[], char **buf, size_t nbuf, int forked);
@@ -1538,27 +1594,31 @@ static char *const *exec_env_base(char *const envp[], char **buf, size_t nbuf, i
 	if (!envp)
 		return envp;
 	for (; envp[n]; n++) {
-		stale += is_forked_var(envp[n]);
+		stale += is_once_var(envp[n]);
 		for (int i = 0; i < nsaved_env; i++) {
 			size_t k = strchr(saved_env[i], '=') - saved_env[i] + 1;
 			if (!strncmp(envp[n], saved_env[i], k))
 				have[i] = 1;
 		}
 	}
-	int missing = forked ? 1 : 0;
+	/* (cap_finalize set it for this exec: posix_spawn's child is another process) */
+	int execed = cap.exec_pending && execed_env[0];
+	int missing = (forked ? 1 : 0) + execed;
 	for (int i = 0; i < nsaved_env; i++)
 		missing += !have[i];
 	if ((!missing && !stale) || n + (size_t)missing + 1 > nbuf)
 		return envp;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!is_forked_var(envp[i]))
+		if (!is_once_var(envp[i]))
 			buf[k++] = envp[i];
 	for (int i = 0; i < nsaved_env; i++)
 		if (!have[i])
 			buf[k++] = saved_env[i];
 	if (forked)
 		buf[k++] = forked_env;
+	if (execed)
+		buf[k++] = execed_env;
 	buf[k] = NULL;
 	return buf;
 }

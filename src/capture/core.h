@@ -90,7 +90,7 @@ struct cap_state {
 	char live_dir[CAP_PATH_MAX];
 	char out_dir[CAP_PATH_MAX];
 	int out_dir_ok;
-	int exec_pending;          /* log finalized for an exec that may still fail */
+	int exec_pending;          /* log finalized for an exec that may still fail; the live file kept */
 	int forked;                /* this image began as a fork child (cap_after_fork_child), not at exec */
 	int exec_no_log;           /* finalized for exec without a log: a forked child that did no counted call */
 	const char *exec_path;     /* the program an exec wrapper is about to run (cap_finalize asks whether
@@ -273,7 +273,8 @@ void cap_aio_reset(void);
 
 /* Build envp for exec that keeps capture on in the new image. Returns envp or a new array in buf.
  * forked: when cap.exec_no_log, IOSTRATA_FORKED is added for the exec'd image (docs/FORMAT.md,
- * "Forked children that exec"); a stale one in envp is always left out. path: the program about to
+ * "Forked children that exec"); IOSTRATA_EXECED is added while this image's exec is pending with
+ * its live file kept (the new image removes that file); stale ones in envp are always left out. path: the program about to
  * run, whose LD_PRELOAD gets the MPI companion when it links MPI and loses it otherwise. */
 char *const *cap_exec_env(char *const envp[], char **buf, size_t nbuf, int forked, const char *path);
 

@@ -80,6 +80,19 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* A live link whose file its image kept through an exec, its final log beside it: that log stands
+ * for the image (log_live_superseded), so the link is no live log to refuse. */
+static int superseded(const char *link)
+{
+	struct log_file lf;
+	char err[512], fin[CLI_PATH];
+	if (log_file_read(link, &lf, err, sizeof err) < 0)
+		return 0;
+	int r = log_live_superseded(&lf, fin, sizeof fin);
+	log_file_free(&lf);
+	return r;
+}
+
 /* A live log found: counted, the first one named in the message. */
 static void note_live(struct merge *m, const char *path)
 {
@@ -158,7 +171,7 @@ static int add_dir(struct merge *m, const char *dir)
 			continue;
 		if (ends_with(de->d_name, ".iost.live")) {
 			/* a link to a live file; a stale one (its process finished meanwhile) is no log */
-			if (stat(p, &st) == 0)
+			if (stat(p, &st) == 0 && !superseded(p))
 				note_live(m, p);
 			continue;
 		}
@@ -369,7 +382,8 @@ int cmd_merge(int argc, char **argv)
 		} else if (S_ISDIR(st.st_mode)) {
 			rc = add_dir(&m, inputs[i]);
 		} else if (ends_with(inputs[i], ".iost.live")) {
-			note_live(&m, inputs[i]);
+			if (!superseded(inputs[i]))
+				note_live(&m, inputs[i]);
 		} else {
 			rc = add_file(&m, inputs[i], &st);
 		}

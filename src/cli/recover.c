@@ -2,7 +2,8 @@
 /*
  * `iostrata recover`: finalize the live logs of processes that died without finishing (SIGKILL,
  * OOM kill, wall-clock limit) into final logs flagged "crashed". A live log whose process still
- * runs is left alone unless --force. Finding the logs and recovering them is src/log/livelog.c's;
+ * runs is left alone unless --force; one its image kept through an exec is removed once its
+ * process is gone, its final log standing for it. Finding the logs and recovering them is src/log/livelog.c's;
  * this file parses the arguments and says what happened.
  */
 #include <errno.h>
@@ -24,6 +25,10 @@ static int recover_one(const char *path, const char *outdir, int force, int *fai
 	int r = log_live_recover(path, outdir, 0, force, dst, sizeof dst, err, sizeof err);
 	if (r == 0)
 		printf("recovered %s -> %s\n", path, dst);
+	else if (r == 2 && dst[0])
+		printf("removed %s: its image exec'd; its final log is %s\n", path, dst);
+	else if (r == 2)
+		printf("removed %s: its image exec'd having counted nothing (no log)\n", path);
 	else if (r == 1)
 		printf("skipped %s: process still running (use --force)\n", path);
 	else {

@@ -1377,6 +1377,14 @@ static int known_log(const struct dmn *d, int32_t pid, uint64_t start_us)
 	return set_has(&d->seen_final, done_key(pid, start_us));
 }
 
+/* Whether the file at path (a live file a final log names) is there; one that cannot be looked at
+ * counts as there. */
+static int live_there(const char *path)
+{
+	struct stat st;
+	return path[0] && (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT);
+}
+
 static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *path)
 {
 	struct log_file lf;
@@ -1394,15 +1402,25 @@ static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *pat
 	    !set_has(&d->done, done_key(h->pid, h->start_ns)) &&
 	    store_proc_find(d->st, d->host, h->pid, h->start_ns, &key, &state) == -ENOENT) {
 		struct dmn_proc *p = proc_new(d, &lf, uid, gid, path);
-		/* an image that ended for an exec: the exec may have failed and the image go on, to
-		 * write this log again at its end (read before the look at its life, this reading
-		 * is a live one: take_ended takes the last once the process is gone) */
+		/* An image that ended for an exec: the exec may have failed and the image go on (read
+		 * before the look at its life, this reading is a live one). The library keeps the live
+		 * file until the exec is known to have succeeded (docs/FORMAT.md, "An exec"):
+		 * while it is there, the image is followed by it, by its name, as any live
+		 * process; gone, its exec succeeded or an older library removed it at the exec, and
+		 * take_ended takes the last reading once the process is gone. */
 		int exec = (h->flags & LOG_F_EXEC) != 0;
+		const char *lp = log_file_string(&lf, h->live_path);
+		char *follow = exec && live_there(lp) ? strdup(lp) : NULL;
 		if (p) {
 			free(p->final_path);
 			p->final_path = strdup(path);
 			p->seen = 1;
-			p->exec_wait = exec;
+			p->exec_wait = exec && !follow;
+			if (follow) {
+				free(p->live_path);
+				p->live_path = follow;
+				follow = NULL;
+			}
 			if (!p->final_path || take_log(d, p, &lf, 1) < 0)
 				dmn_say("out of memory taking %s", path);
 			else if (!exec)
@@ -1412,6 +1430,7 @@ static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *pat
 				p->end_ms = log_wall_ms(h, h->end_ns ? h->end_ns : log_file_last_ns(&lf));
 			}
 		}
+		free(follow);
 	}
 	log_file_free(&lf);
 }
@@ -1492,10 +1511,13 @@ static void scan_dir_refs(struct dmn *d, int64_t now)
 /*
  * A live process whose live file is gone: its final log holds its last counters. Unless its
  * image ended for an exec (its final log says so, or a forked child that counted nothing left
- * none) and the process lives: the exec may have failed, the image gone on counting, to write
- * its final log at its end. Then what the log holds is taken as a live reading, and the last
- * reading waits for the process's end (its pidfd: nothing read meanwhile). Its life is looked
- * at before the log is read, so that a reading taken as the last is one made after the end.
+ * none) and the process lives. The library keeps the live file until the exec is known to have
+ * succeeded, so its exec did; but a library before 2026-11-28 removed it at the exec, when the
+ * exec could still fail and the image go on counting, to write its final log at its end, and
+ * the log does not say which library wrote it. So what the log holds is taken as a live reading,
+ * and the last reading waits for the process's end (its pidfd: nothing read meanwhile): the
+ * stored figures are the same either way (the image's end is its log's). Its life is looked at
+ * before the log is read, so that a reading taken as the last is one made after the end.
  */
 static void take_ended(struct dmn *d, struct dmn_proc *p)
 {
@@ -1508,8 +1530,7 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 	char err[1024];
 	int r = p->final_path[0] ? dmn_read_final(p->final_path, p->uid, p->gid, &d->lim, &lf, err, sizeof err) : -ENOENT;
 	/* (a live file there but unreadable, a hostile one, is not a vanished one) */
-	struct stat lst;
-	if (r == -ENOENT && alive && fstatat(AT_FDCWD, p->live_path, &lst, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+	if (r == -ENOENT && alive && !live_there(p->live_path)) {
 		p->exec_wait = 1;
 		return;
 	}

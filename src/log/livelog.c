@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "iostrata/reader.h"
+#include "log/record.h"
 #include "log/writer.h"
 #include "sys/procstat.h"
 
@@ -110,6 +111,30 @@ int log_live_alive(int pid, uint64_t start_ticks)
 	return start_ticks == 0 || (st.nfields >= SYS_PROC_F_STARTTIME && st.starttime == start_ticks);
 }
 
+int log_live_superseded(const struct log_file *lf, char *fin, size_t finlen)
+{
+	const struct log_header *h = &lf->hdr;
+	const char *live_path = log_file_string(lf, h->live_path);
+	const char *base = strrchr(live_path, '/') ? strrchr(live_path, '/') + 1 : live_path;
+	struct log_file f;
+	char err[256];
+	if (!(h->flags & LOG_F_LIVE_KEPT) || !base[0] ||
+	    snprintf(fin, finlen, "%s/%s", log_file_string(lf, h->outdir), base) >= (int)finlen ||
+	    log_file_read(fin, &f, err, sizeof err) < 0)
+		return 0;
+	int same = !f.live && f.hdr.pid == h->pid && f.hdr.start_ns == h->start_ns && (f.hdr.flags & LOG_F_EXEC);
+	log_file_free(&f);
+	return same;
+}
+
+static void remove_live_files(const char *path, const char *link, const char *live_path)
+{
+	unlink(path);
+	unlink(link);
+	if (live_path[0] && strcmp(live_path, path))
+		unlink(live_path);
+}
+
 int log_live_recover(const char *path, const char *outdir, int term_signal, int force, char *dst, size_t dstlen,
 		     char *err, size_t errlen)
 {
@@ -124,7 +149,8 @@ int log_live_recover(const char *path, const char *outdir, int term_signal, int 
 		r = -EINVAL;
 		goto out;
 	}
-	if (!force && log_live_alive(lf.hdr.pid, lf.hdr.proc_start_ticks)) {
+	int alive = log_live_alive(lf.hdr.pid, lf.hdr.proc_start_ticks);
+	if (!force && alive) {
 		r = 1;
 		goto out;
 	}
@@ -134,6 +160,21 @@ int log_live_recover(const char *path, const char *outdir, int term_signal, int 
 	char link[LOG_LIVE_PATH];
 	snprintf(dst, dstlen, "%s/%s", dir, base);
 	snprintf(link, sizeof link, "%s/%s.live", log_file_string(&lf, lf.hdr.outdir), base);
+	/* Kept through an exec (docs/FORMAT.md, "An exec"), its process gone: the
+	 * exec succeeded into a program without the library, or the process died in it. The final
+	 * log written before the exec stands for the image (or none: it counted nothing), so there is
+	 * nothing to finalize: the kept file and its link go. Without that log (moved, merged away)
+	 * and with counts, it is finalized as any other. */
+	if ((lf.hdr.flags & LOG_F_LIVE_KEPT) && !alive) {
+		char fin[LOG_LIVE_PATH];
+		int has = log_live_superseded(&lf, fin, sizeof fin);
+		if (has || !log_image_counted(&lf.hdr, lf.records, lf.nrecords)) {
+			snprintf(dst, dstlen, "%s", has ? fin : "");
+			remove_live_files(path, link, live_path);
+			r = 2;
+			goto out;
+		}
+	}
 
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && fstat(fd, &st) == 0)
@@ -149,16 +190,13 @@ int log_live_recover(const char *path, const char *outdir, int term_signal, int 
 	struct log_header h;
 	memcpy(&h, m, sizeof h);
 	h.end_ns = log_file_last_ns(&lf);
+	h.flags &= ~(uint32_t)LOG_F_LIVE_KEPT; /* (a live file's flag: what it says is over) */
 	if (term_signal > 0)
 		h.term_signal = term_signal;
 	/* the end is in ns, the counters may still be in ticks: the reader converts those */
 	r = log_write_final(m, (size_t)st.st_size, &h, dst, LOG_F_CRASHED, err, errlen);
-	if (r == 0) {
-		unlink(path);
-		unlink(link);
-		if (live_path[0] && strcmp(live_path, path))
-			unlink(live_path);
-	}
+	if (r == 0)
+		remove_live_files(path, link, live_path);
 out:
 	if (m != MAP_FAILED)
 		munmap(m, (size_t)st.st_size);

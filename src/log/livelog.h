@@ -37,12 +37,22 @@ int log_live_scan(const char *dir, enum log_live_where where, int (*fn)(const ch
  * so a reused pid is no match; start_ticks 0 (unknown) matches any. 0 otherwise. */
 int log_live_alive(int pid, uint64_t start_ticks);
 
+struct log_file;
+/* 1 when lf, a live log its image kept through an exec (LOG_F_LIVE_KEPT), has beside it the final
+ * log that image wrote at the exec (same pid and start, flagged exec; its path in fin): that log
+ * stands for the image, and the live file holds nothing more (docs/FORMAT.md, "Live file and
+ * final log"). 0 otherwise, the log unreadable included. */
+int log_live_superseded(const struct log_file *lf, char *fin, size_t finlen);
+
 /* Finalizes the live log at path into outdir (NULL or "": the job directory its header names)
  * as a crashed process's log (LOG_F_CRASHED), its end the latest time in its counters;
  * term_signal is recorded when > 0. Removes the live file, its job directory's link and the
  * live path its header names. Returns 0 with the final log's path in dst; 1 when the process
- * still runs and force is 0 (nothing done); -errno with a one-line message in err (-EINVAL: not
- * a live log; the reader's errors for a file that is no log or is corrupt). */
+ * still runs and force is 0 (nothing done); 2 when the file was kept through an exec
+ * (LOG_F_LIVE_KEPT) and its process is gone: the final log written at the exec (its path in dst,
+ * "" when the image counted nothing and left none) stands for it, and the file and its link are
+ * removed, nothing written; -errno with a one-line message in err (-EINVAL: not a live log; the
+ * reader's errors for a file that is no log or is corrupt). */
 int log_live_recover(const char *path, const char *outdir, int term_signal, int force, char *dst, size_t dstlen,
 		     char *err, size_t errlen);
 

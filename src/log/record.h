@@ -165,4 +165,20 @@ static inline void log_note_meta(struct log_record *r, enum log_counter which, u
 	}
 }
 
+/* 1 when a process image counted something: a counter of one of its n records (every counted
+ * call, a failed one too, adds to one), or what its tables could not hold (the header's overflow
+ * counters). An image that counted nothing leaves no log at an exec (docs/FORMAT.md, "Forked
+ * children that exec"). Not for the hot path. */
+static inline int log_image_counted(const struct log_header *h, const struct log_record *r, uint32_t n)
+{
+	if (h->overflow_opens || h->untracked_ops || h->mmap_table_full || h->aio_table_full || h->trace_blocks ||
+	    h->trace_dropped || (h->flags & LOG_F_OVERFLOW))
+		return 1;
+	for (uint32_t i = 0; i < n; i++)
+		for (unsigned c = 0; c < LOG_NCOUNTERS; c++)
+			if (r[i].counters[c])
+				return 1;
+	return 0;
+}
+
 #endif

@@ -186,3 +186,35 @@ job_end_check() {
 	eq "$1: $2 (its report)" "$3" "$(job_report "$T/$1")"
 	eq "$1: the interval statistics = its report" "$(job_report "$T/$1")" "$(job_stored "$1")"
 }
+
+# The daemon's openat calls, for the tests that wait for it to read a given log (signs, not delays):
+# strace_on JOB: strace follows the daemon into $T/st.JOB (ST; SPID its pid), once it prints the
+# first; strace_off stops it; opened DIR PID [FROM]: ST (from line FROM on) shows an openat of PID's
+# log (live or final, $HOST-PID-...) in DIR that returned (a descriptor, or an error).
+strace_on() {
+	ST=$T/st.$1
+	: >"$ST"
+	strace -qq -y -o "$ST" -e trace=openat -p "$DPID" &
+	SPID=$!
+	wait_for '[ -s "$ST" ]' || fail "$1: strace follows the daemon" "no openat in 10 s"
+}
+strace_off() {
+	kill "$SPID"
+	wait "$SPID" 2>/dev/null
+	SPID=
+}
+opened() { tail -n +"${3:-1}" "$ST" | grep -F "<$1>, \"$HOST-$2-" | grep -q ' = '; }
+
+# hold_exec JOB SECONDS: strace holds the stepper PPID_ (waiting for SIGUSR1 before an exec) in its
+# execve for SECONDS (delay injection; AT its output, APID its pid), then the SIGUSR1; returns once
+# the image's final log of the exec is in $T/JOB (its live file kept beside it, the exec held).
+hold_exec() {
+	AT=$T/at.$1
+	: >"$AT"
+	strace -qq -o "$AT" -e trace=execve -e inject=execve:delay_enter="$2"000000 -p "$PPID_" &
+	APID=$!
+	wait_for "grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/$PPID_/status" || fail "$1: strace follows the stepper" "no tracer"
+	kill -USR1 "$PPID_"
+	wait_for "[ -n \"\$(find '$T/$1' -name '$HOST-$PPID_-*.iost')\" ]" ||
+		fail "$1: the final log written before the exec" "none in 10 s"
+}

@@ -9,6 +9,8 @@
  *   K      ends at once by SIGKILL (no close: its live file stays, as a killed process's does)
  *   x      an exec that fails (a path that does not exist): the image goes on
  *   F      forks: the parent waits for the child and exits 0; the child goes on with the steps
+ *   =PROG  an exec of PROG (a stepper: live_steps, or live_steps_static, which no preload library
+ *          sees) with FILE and the steps after this one: the new image opens FILE and goes on
  * then (with no end step) it sleeps for 120 s without another call. Exit 2 on a bad step, 1 on a failed call. */
 #include <fcntl.h>
 #include <signal.h>
@@ -58,6 +60,16 @@ int main(int argc, char **argv)
 			char *const av[] = {"iostrata-no-such-program", NULL};
 			if (execve("/nonexistent/iostrata-no-such-program", av, environ) == 0)
 				return 1;
+		} else if (s[0] == '=') {
+			char **av = calloc((size_t)(argc - i + 2), sizeof *av);
+			if (!av)
+				return 1;
+			av[0] = (char *)s + 1;
+			av[1] = argv[1];
+			for (int k = i + 1; k < argc; k++)
+				av[k - i + 1] = argv[k];
+			execve(s + 1, av, environ);
+			return 1;
 		} else if (!strcmp(s, "F")) {
 			pid_t c = fork();
 			if (c < 0)

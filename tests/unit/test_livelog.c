@@ -24,6 +24,7 @@
 #include "iostrata/reader.h"
 #include "log/live.h"
 #include "log/livelog.h"
+#include "log/writer.h"
 #include "sys/procstat.h"
 
 static char tmp[64], livedir[128], jobdir[128];
@@ -143,6 +144,35 @@ static void expect_recovered(const char *what, const char *live, const char *dst
 	check(name, !exists(live) && !exists(link), "live %d link %d", exists(live), exists(link));
 }
 
+/* The live file at path kept through an exec (LOG_F_LIVE_KEPT), its end set, its record's counts
+ * zeroed when zero (a forked child that counted nothing); with fin, the final log of its exec
+ * written beside it first (flagged exec), as the capture library does. */
+static void keep_for_exec(const char *path, int zero, int fin)
+{
+	int fd = open(path, O_RDWR);
+	struct stat st;
+	char *m = fd >= 0 && fstat(fd, &st) == 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+						  : MAP_FAILED;
+	if (m == MAP_FAILED) {
+		perror(path);
+		exit(2);
+	}
+	close(fd);
+	struct log_header *h = (struct log_header *)m;
+	struct log_record *r = (struct log_record *)(m + h->sections[1].offset);
+	if (zero)
+		memset(r->counters, 0, sizeof r->counters);
+	h->end_ns = 9500000;
+	char dst[512], err[512];
+	snprintf(dst, sizeof dst, "%s/%s", jobdir, strrchr(path, '/') + 1);
+	if (fin && log_write_final(m, (size_t)st.st_size, NULL, dst, LOG_F_FINISHED | LOG_F_EXEC, err, sizeof err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		exit(2);
+	}
+	h->flags |= LOG_F_LIVE_KEPT;
+	munmap(m, (size_t)st.st_size);
+}
+
 static int count_path(const char *path, void *arg)
 {
 	(void)path;
@@ -223,6 +253,50 @@ int main(void)
 	expect_recovered("forced", b, dst, 0);
 	r = log_live_recover(a, NULL, 0, 0, dst, sizeof dst, err, sizeof err);
 	check("a live file that is gone: an error naming it", r < 0 && strstr(err, a), "r %d: %s", r, err);
+
+	/* kept through an exec (docs/FORMAT.md, "An exec"): its process gone, the final log of the
+	 * exec beside it stands for it, or none when it counted nothing: removed, nothing written;
+	 * without that log and with counts: recovered, the flag cleared. Its process alive: left. */
+	char k1[256], k2[256], k3[256], k4[256], want[512], link[512];
+	make_live("node1-110-1.iost", dead_pid(), 0, k1, sizeof k1);
+	keep_for_exec(k1, 0, 1);
+	snprintf(want, sizeof want, "%s/node1-110-1.iost", jobdir);
+	struct stat fst;
+	int had = stat(want, &fst) == 0;
+	r = log_live_recover(k1, NULL, 0, 0, dst, sizeof dst, err, sizeof err);
+	snprintf(link, sizeof link, "%s.live", want);
+	check("kept, its exec's final log beside: removed, the log named, kept as it was",
+	      had && r == 2 && !strcmp(dst, want) && !exists(k1) && !exists(link) && exists(want), "r %d dst %s: %s", r, dst, err);
+	struct log_file kf;
+	check("kept: the final log of the exec untouched (exec, not crashed)",
+	      log_file_read(want, &kf, err, sizeof err) == 0 && (kf.hdr.flags & LOG_F_EXEC) && !(kf.hdr.flags & LOG_F_CRASHED),
+	      "%s", err);
+	log_file_free(&kf);
+	make_live("node1-111-1.iost", dead_pid(), 0, k2, sizeof k2);
+	keep_for_exec(k2, 1, 0);
+	r = log_live_recover(k2, NULL, 0, 0, dst, sizeof dst, err, sizeof err);
+	snprintf(want, sizeof want, "%s/node1-111-1.iost", jobdir);
+	check("kept, no log, nothing counted: removed, nothing written", r == 2 && !dst[0] && !exists(k2) && !exists(want),
+	      "r %d dst %s: %s", r, dst, err);
+	make_live("node1-112-1.iost", dead_pid(), 0, k3, sizeof k3);
+	keep_for_exec(k3, 0, 0);
+	r = log_live_recover(k3, NULL, 0, 0, dst, sizeof dst, err, sizeof err);
+	check("kept, no log, counts: recovered", r == 0, "r %d: %s", r, err);
+	expect_recovered("kept without its log", k3, dst, 0);
+	check("kept without its log: the flag cleared in the crashed log",
+	      log_file_read(dst, &kf, err, sizeof err) == 0 && !(kf.hdr.flags & LOG_F_LIVE_KEPT), "%s", err);
+	log_file_free(&kf);
+	make_live("node1-113-1.iost", getpid(), me, k4, sizeof k4);
+	keep_for_exec(k4, 0, 1);
+	r = log_live_recover(k4, NULL, 0, 0, dst, sizeof dst, err, sizeof err);
+	check("kept, its process alive: left alone", r == 1 && exists(k4), "r %d", r);
+	struct log_file lk;
+	check("kept, superseded: the final log of its exec found",
+	      log_file_read(k4, &lk, err, sizeof err) == 0 && log_live_superseded(&lk, fin, sizeof fin) == 1 &&
+		      strstr(fin, "/job/node1-113-1.iost"), "%s", err);
+	log_file_free(&lk);
+	r = log_live_recover(k4, NULL, 0, 1, dst, sizeof dst, err, sizeof err);
+	check("kept, its process alive, --force: recovered as a snapshot", r == 0, "r %d: %s", r, err);
 	n = 0;
 	eq_u64("after recovery, no live log left in the directories",
 	       (uint64_t)(log_live_scan(livedir, LOG_LIVE_IN_LIVEDIR, count_path, &n) +

@@ -296,6 +296,20 @@ static void test_roundtrip_parse(void)
 	free(buf);
 }
 
+/* tl_init's log as a live one whose clock is the TSC, calibrated by the pairs given. */
+static void tl_init_tsc(struct test_log *t, uint64_t tsc_ref, uint64_t ns_ref, uint64_t calib_tsc, uint64_t calib_ns)
+{
+	tl_init(t);
+	t->h.flags = LOG_F_LIVE;
+	t->h.end_ns = 0;
+	t->h.clock_kind = LOG_CLOCK_TSC;
+	t->h.tsc_ref = tsc_ref;
+	t->h.ns_ref = ns_ref;
+	t->h.calib_seq = 4;
+	t->h.calib_tsc = calib_tsc;
+	t->h.calib_ns = calib_ns;
+}
+
 /* Every tick counter of every record, converted by the parse, equals log_ticks_to_ns of the
  * file's header for its kind, at a slope that is not a short binary fraction (7 ns per 3 ticks:
  * the parse makes the slope once per log, the function once per call; they must agree to the ns). */
@@ -307,15 +321,7 @@ static void test_tsc_every_counter(void)
 	size_t size;
 	int rc;
 
-	tl_init(&t);
-	t.h.flags = LOG_F_LIVE;
-	t.h.end_ns = 0;
-	t.h.clock_kind = LOG_CLOCK_TSC;
-	t.h.tsc_ref = 123456789;
-	t.h.ns_ref = 987654321;
-	t.h.calib_seq = 2;
-	t.h.calib_tsc = t.h.tsc_ref + 3 * 1000003ull;
-	t.h.calib_ns = t.h.ns_ref + 7 * 1000003ull;
+	tl_init_tsc(&t, 123456789, 987654321, 123456789 + 3 * 1000003ull, 987654321 + 7 * 1000003ull);
 	uint64_t want[2][LOG_NCOUNTERS];
 	for (int k = 0; k < 2; k++)
 		for (unsigned c = 0; c < LOG_NCOUNTERS; c++) {
@@ -359,15 +365,7 @@ static void test_tsc_live(void)
 	unsigned char *buf;
 	int rc;
 
-	tl_init(&t);
-	t.h.flags = LOG_F_LIVE;
-	t.h.end_ns = 0;
-	t.h.clock_kind = LOG_CLOCK_TSC;
-	t.h.tsc_ref = 1000;
-	t.h.ns_ref = 5000;
-	t.h.calib_seq = 4;
-	t.h.calib_tsc = 3000;
-	t.h.calib_ns = 9000;
+	tl_init_tsc(&t, 1000, 5000, 3000, 9000);
 	r = &t.recs[0];
 	r->counters[LOG_C_TIME_READ] = 10;
 	r->counters[LOG_C_TIME_META] = 0;

@@ -296,6 +296,65 @@ static void test_roundtrip_parse(void)
 	free(buf);
 }
 
+/* tl_init's log as a live one whose clock is the TSC, calibrated by the pairs given. */
+static void tl_init_tsc(struct test_log *t, uint64_t tsc_ref, uint64_t ns_ref, uint64_t calib_tsc, uint64_t calib_ns)
+{
+	tl_init(t);
+	t->h.flags = LOG_F_LIVE;
+	t->h.end_ns = 0;
+	t->h.clock_kind = LOG_CLOCK_TSC;
+	t->h.tsc_ref = tsc_ref;
+	t->h.ns_ref = ns_ref;
+	t->h.calib_seq = 4;
+	t->h.calib_tsc = calib_tsc;
+	t->h.calib_ns = calib_ns;
+}
+
+/* Every tick counter of every record, converted by the parse, equals log_ticks_to_ns of the
+ * file's header for its kind, at a slope that is not a short binary fraction (7 ns per 3 ticks:
+ * the parse makes the slope once per log, the function once per call; they must agree to the ns). */
+static void test_tsc_every_counter(void)
+{
+	struct test_log t;
+	struct log_file lf;
+	char err[512];
+	size_t size;
+	int rc;
+
+	tl_init_tsc(&t, 123456789, 987654321, 123456789 + 3 * 1000003ull, 987654321 + 7 * 1000003ull);
+	uint64_t want[2][LOG_NCOUNTERS];
+	for (int k = 0; k < 2; k++)
+		for (unsigned c = 0; c < LOG_NCOUNTERS; c++) {
+			/* durations and timestamps of many sizes, 0 and values before the reference too */
+			uint64_t v = c % 11 == 0 ? 0 : (t.h.tsc_ref / 3) * (c % 5) + 1000003ull * c * (k + 1) + c * c;
+			t.recs[k].counters[c] = v;
+			enum log_counter_kind kind = (enum log_counter_kind)log_counter_kinds[c];
+			want[k][c] = kind == LOG_K_TIME || kind == LOG_K_TMAX	  ? log_ticks_to_ns(&t.h, v, 0)
+				     : kind == LOG_K_FIRST || kind == LOG_K_LAST ? log_ticks_to_ns(&t.h, v, 1)
+										 : v;
+		}
+	/* and two figures by hand: 300 ticks are 700 ns; 30 ticks after the reference, 70 ns after it */
+	t.recs[1].counters[LOG_C_TIME_WRITE] = 300;
+	want[1][LOG_C_TIME_WRITE] = 700;
+	t.recs[1].counters[LOG_C_WRITE_LAST] = t.h.tsc_ref + 30;
+	want[1][LOG_C_WRITE_LAST] = t.h.ns_ref + 70;
+	unsigned char *buf = tl_build(&t, &size);
+	rc = log_file_parse(buf, size, "tsc-all.iost", &lf, err, sizeof err);
+	if (check(rc == 0 && lf.nrecords == 2, "tsc every counter: parsed", "rc %d: %s", rc, err)) {
+		unsigned bad = 0, converted = 0;
+		for (int k = 0; k < 2; k++)
+			for (unsigned c = 0; c < LOG_NCOUNTERS; c++) {
+				bad += lf.records[k].counters[c] != want[k][c];
+				converted += want[k][c] != t.recs[k].counters[c];
+			}
+		check_u64("tsc every counter: each as log_ticks_to_ns converts it", bad, 0);
+		/* (the test converts: 16 tick counters a record, the zeros and sums unchanged) */
+		check(converted >= 20, "tsc every counter: counters converted", "%u", converted);
+	}
+	log_file_free(&lf);
+	free(buf);
+}
+
 static void test_tsc_live(void)
 {
 	struct test_log t;
@@ -306,15 +365,7 @@ static void test_tsc_live(void)
 	unsigned char *buf;
 	int rc;
 
-	tl_init(&t);
-	t.h.flags = LOG_F_LIVE;
-	t.h.end_ns = 0;
-	t.h.clock_kind = LOG_CLOCK_TSC;
-	t.h.tsc_ref = 1000;
-	t.h.ns_ref = 5000;
-	t.h.calib_seq = 4;
-	t.h.calib_tsc = 3000;
-	t.h.calib_ns = 9000;
+	tl_init_tsc(&t, 1000, 5000, 3000, 9000);
 	r = &t.recs[0];
 	r->counters[LOG_C_TIME_READ] = 10;
 	r->counters[LOG_C_TIME_META] = 0;
@@ -1145,6 +1196,7 @@ int main(void)
 	test_hist();
 	test_roundtrip_parse();
 	test_tsc_live();
+	test_tsc_every_counter();
 	test_write_read();
 	test_events();
 	test_read_errors();

@@ -10,8 +10,9 @@
 # is counted is the jobs' own work from their first I/O to their exit (under iostrata the capture
 # library's final log included; its start at fork is not, and is not in fio's throughput either).
 # Counters run only while a task runs on a CPU: time spent descheduled by the host or waiting for
-# a CPU is not counted, which is why the loss by cycles resolves more than the wall clock on a
-# shared machine (cache misses caused by neighbours still land in it).
+# a CPU is not counted. What the host runs beside the VM still moves the cycles a call takes (by
+# up to 2x for cached reads here, docs/BENCHMARKS.md "The jobs' own cycles"); the instructions
+# repeat to ±0.1 % and say what was added, not what it cost.
 #
 # Use: pmu_setup DIR once; add "$PMU_FIO_OPT" to the fio command line; run it with pmu_run.
 

@@ -405,24 +405,26 @@ int BPF_PROG(ks_rq_requeue, struct request *rq)
 }
 
 /* Where a completion for the block record (pid, dev, ino) is counted: this CPU's run of that
- * record (struct ks_blk_run), taking the slot from another record's run if need be (*run: that
- * run, for plain adds); the record itself while a reader's flush is in progress on this CPU (or
- * while the table has no room for the slot's record): atomic adds. NULL when the table is full. */
-static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino, struct ks_blk_run **run)
+ * record (struct ks_blk_run; `kind` KS_BLK_RUN_DEV: a file's run that holds its device's figures
+ * too, else 1), taking the slot from another record's run if need be (*run: that run, for plain
+ * adds); the record itself while a reader's flush is in progress on this CPU (or while the table
+ * has no room for the slot's record): atomic adds, and *run NULL, so the caller counts the device
+ * apart. NULL when the table is full. */
+static __always_inline struct ks_file_val *blk_val(__u32 pid, __u64 dev, __u64 ino, __u32 kind, struct ks_blk_run **run)
 {
 	__u32 i = (__u32)(((dev ^ ino ^ pid) * 0x9E3779B97F4A7C15ULL) >> 62) + (ino ? KS_BLK_SLOTS : 0);
 	struct ks_blk_run *r = bpf_map_lookup_elem(&blk_runs, &i);
 	*run = NULL;
 	if (!r || r->busy)
 		return ks_file(pid, LOG_LAYER_BLOCK, dev, ino);
-	if (!r->active || r->key.pid != pid || r->key.dev != dev || r->key.ino != ino) {
+	if (r->active != kind || r->key.pid != pid || r->key.dev != dev || r->key.ino != ino) {
 		if (!ks_blk_flush(r))
 			return ks_file(pid, LOG_LAYER_BLOCK, dev, ino);
 		r->key.pid = pid;
 		r->key.layer = LOG_LAYER_BLOCK;
 		r->key.dev = dev;
 		r->key.ino = ino;
-		r->active = 1;
+		r->active = kind;
 	}
 	*run = r;
 	return &r->v;
@@ -536,6 +538,27 @@ static __always_inline bool rq_own_times(struct request *rq, __u32 rqf, __u64 no
 	return true;
 }
 
+/* The completion d on its device's totals (pid 0, dev, ino 0) and, when ino is set, on the
+ * file's block record (pid, dev, ino) on that same device: counted once, in the file's run,
+ * which carries the device's figures to its totals when it is flushed (KS_BLK_RUN_DEV); where
+ * no run can take it, on the file's record and the device's apart. The device's `devdist` in a
+ * pinned session goes with it. */
+static __always_inline void blk_count(__u32 pid, __u64 dev, __u64 ino, const struct done *d)
+{
+	struct ks_blk_run *run = NULL;
+	struct ks_file_val *v;
+	if (ino) {
+		v = blk_val(pid, dev, ino, KS_BLK_RUN_DEV, &run);
+		count(v, run, d);
+	}
+	if (!run) {
+		v = blk_val(0, dev, 0, 1, &run);
+		count(v, run, d);
+	}
+	if (d->last && d->timed && cfg.aggregates) /* devdist: read by the pinned session's sampler alone */
+		dist(run, dev, d->op, ks_bucket(d->queue), d->dev_b);
+}
+
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
@@ -573,7 +596,7 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 			rq_own_times(rq, rqf, now, &d);
 		else if (d.last)
 			ks_stat(KS_STAT_BLOCK_UNMATCHED);
-		v = blk_val(0, rd, 0, &run);
+		v = blk_val(0, rd, 0, 1, &run);
 		count(v, run, &d);
 		if (d.timed && cfg.aggregates)
 			dist(run, rd, op, ks_bucket(d.queue), d.dev_b);
@@ -600,19 +623,13 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 		d.timed = true;
 		d.dev_b = ks_bucket(d.device);
 	}
-	v = blk_val(0, dev, 0, &run);
-	count(v, run, &d);
-	if (d.last && d.timed && cfg.aggregates) /* devdist: read by the pinned session's sampler alone */
-		dist(run, dev, op, ks_bucket(d.queue), d.dev_b);
-	if (ri.flags & KS_RQ_DEV_ONLY)
-		return 0;
 	/* A file is charged at its own device only: a stacked device's lower requests (loop, dm)
 	 * carry the same pages and would count its bytes twice. */
-	if (ri.ino && ri.dev == dev) {
-		v = blk_val(ri.pid, ri.dev, ri.ino, &run);
-		count(v, run, &d);
-	}
-	if (!cfg.events)
+	if (!(ri.flags & KS_RQ_DEV_ONLY) && ri.ino && ri.dev == dev)
+		blk_count(ri.pid, dev, ri.ino, &d);
+	else
+		blk_count(0, dev, 0, &d);
+	if (!cfg.events || (ri.flags & KS_RQ_DEV_ONLY))
 		return 0;
 	__u8 eop = op == REQ_OP_READ ? LOG_OP_BLK_READ : op == REQ_OP_WRITE ? LOG_OP_BLK_WRITE
 		 : op == REQ_OP_FLUSH ? LOG_OP_BLK_FLUSH : op == REQ_OP_DISCARD ? LOG_OP_BLK_DISCARD : LOG_OP_BLK_OTHER;
@@ -669,11 +686,6 @@ int BPF_PROG(ks_rq_done, struct request *rq, blk_status_t error, unsigned int nr
 	if (d.last)
 		rq_own_times(rq, rqf, now, &d);
 	__u64 dev = rq_dev(rq);
-	struct ks_blk_run *run;
-	struct ks_file_val *v = blk_val(0, dev, 0, &run);
-	count(v, run, &d);
-	if (d.timed && d.last && cfg.aggregates)
-		dist(run, dev, op, ks_bucket(d.queue), d.dev_b);
 	/* the file: direct I/O's through iomap, else the first page's owner; charged at its own
 	 * device only (a loop or dm device's lower requests carry the same pages) */
 	struct rq_info ri = {};
@@ -689,12 +701,14 @@ int BPF_PROG(ks_rq_done, struct request *rq, blk_status_t error, unsigned int nr
 	} else {
 		page_file(bio, &ri);
 	}
-	if (!ri.ino || (!pid && !ks_inode_wanted(ri.dev, ri.ino)))
+	if (!ri.ino || (!pid && !ks_inode_wanted(ri.dev, ri.ino))) {
+		blk_count(0, dev, 0, &d);
 		return 0;
+	}
 	ks_dev_used(dev);
-	if (ri.dev != dev)
-		return 0;
-	v = blk_val(pid, ri.dev, ri.ino, &run);
-	count(v, run, &d);
+	if (ri.dev == dev)
+		blk_count(pid, dev, ri.ino, &d);
+	else
+		blk_count(0, dev, 0, &d);
 	return 0;
 }

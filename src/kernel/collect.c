@@ -235,7 +235,8 @@ static int runs_merge(int runs_fd, const unsigned char *reached, int ncpu, struc
 	return 0;
 }
 
-/* The same for the block completions' runs (struct ks_blk_run). */
+/* The same for the block completions' runs (struct ks_blk_run): a file's run that holds its
+ * device's figures (KS_BLK_RUN_DEV) to the device's record too. */
 static int blk_runs_merge(int fd, const unsigned char *reached, int ncpu, struct ks_rec **recs, size_t *n,
 			  size_t *cap)
 {
@@ -249,7 +250,14 @@ static int blk_runs_merge(int fd, const unsigned char *reached, int ncpu, struct
 		for (int cpu = 0; cpu < ncpu; cpu++) {
 			if (reached[cpu] || !per[cpu].active)
 				continue;
-			struct ks_rec *r = rec_find(recs, n, cap, &per[cpu].key);
+			struct ks_rec *r = NULL;
+			if (per[cpu].active == KS_BLK_RUN_DEV) { /* a file's run holding its device's figures too */
+				struct ks_file_key dk = {.layer = LOG_LAYER_BLOCK, .dev = per[cpu].key.dev};
+				if ((r = rec_find(recs, n, cap, &dk)))
+					ks_val_fold(&r->val, &per[cpu].v, 0);
+			}
+			if (per[cpu].active != KS_BLK_RUN_DEV || r)
+				r = rec_find(recs, n, cap, &per[cpu].key);
 			if (!r) {
 				free(per);
 				return -ENOMEM;

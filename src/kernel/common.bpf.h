@@ -446,6 +446,15 @@ __noinline int ks_val_move_global(struct ks_file_val *d, struct ks_file_val *s)
 	return 1;
 }
 
+/* The same, s left as it is: a file's block run (KS_BLK_RUN_DEV) added to its device first. */
+__noinline int ks_val_add_global(struct ks_file_val *d, struct ks_file_val *s)
+{
+	if (!d || !s)
+		return 0;
+	ks_val_fold(d, s, 0);
+	return 1;
+}
+
 /* The `devdist` entry of (dev, cls), created on first use; NULL (counted) when the map is full. */
 static __always_inline struct ks_dist_val *ks_dist_of(__u64 dev, __u32 cls)
 {
@@ -489,17 +498,28 @@ static __noinline void ks_dist_flush(struct ks_blk_run *r)
 }
 
 /* A block run to its record (created if need be); the slot is then free. False when the table
- * has no room for the record (counted as files_full): the run stays in its slot. A device's run
- * in a pinned session takes its distributions to `devdist` too. */
+ * has no room for the record (counted as files_full): the run stays in its slot. A run holding
+ * its device's figures too (KS_BLK_RUN_DEV) goes to the device's totals first, and there alone
+ * when its file's record cannot be had (the device's totals are never what a full `files`
+ * drops). A device's run in a pinned session takes its distributions to `devdist` too. */
 static __noinline bool ks_blk_flush(struct ks_blk_run *r)
 {
 	if (!r->active)
 		return true;
-	if (cfg.aggregates && !r->key.ino)
+	bool dev = r->active == KS_BLK_RUN_DEV;
+	if (cfg.aggregates && (!r->key.ino || dev))
 		ks_dist_flush(r);
-	struct ks_file_val *v = ks_file(r->key.pid, LOG_LAYER_BLOCK, r->key.dev, r->key.ino);
-	if (!v)
+	struct ks_file_val *d = NULL;
+	if (dev && !(d = ks_file(0, LOG_LAYER_BLOCK, r->key.dev, 0)))
 		return false;
+	struct ks_file_val *v = ks_file(r->key.pid, LOG_LAYER_BLOCK, r->key.dev, r->key.ino);
+	if (!v) {
+		if (!dev)
+			return false;
+		v = d; /* the file's figures lost, counted in files_full; its device's kept */
+	} else if (dev) {
+		ks_val_add_global(d, &r->v);
+	}
 	r->active = 0;
 	ks_val_move_global(v, &r->v);
 	return true;

@@ -370,12 +370,16 @@ static inline void ks_run_to_fs(struct ks_file_val *v, const struct ks_run *s)
 /* `blk_runs` (block layer): per CPU, slots [0, KS_BLK_SLOTS) for devices' totals and
  * [KS_BLK_SLOTS, 2 KS_BLK_SLOTS) for files' block records, a record's slot chosen by a hash of
  * its key: the completions on this CPU for one record in a row, added to it (ks_val_move) when a
- * completion for another record takes the slot or a reader flushes (ks_runs_flush). Completions
- * run in interrupt context and may interrupt that flush in sys_exit: `busy` is set around it, and a
- * completion that finds it set goes to the record directly. */
+ * completion for another record takes the slot or a reader flushes (ks_runs_flush). A file's run
+ * (`active` KS_BLK_RUN_DEV) holds its device's figures too: a completion charged to a file is
+ * counted once, in its file's run, and the flush adds the run to the device's totals (pid 0, the
+ * file's device, ino 0) as well as to the file's record. Completions run in interrupt context and
+ * may interrupt that flush in sys_exit: `busy` is set around it, and a completion that finds it
+ * set goes to the records directly. */
 #define KS_BLK_SLOTS 4
+#define KS_BLK_RUN_DEV 2
 struct ks_blk_run {
-	__u32 busy, active;
+	__u32 busy, active; /* active: 0 free, 1 a record's run, KS_BLK_RUN_DEV its device's too */
 	struct ks_file_key key;
 	struct ks_file_val v;
 	/* a device's run, in a pinned session (cfg.aggregates): its completions' `devdist` by class
@@ -394,8 +398,8 @@ struct ks_fault_run {
 	__u64 dev, ino, faults;
 };
 
-/* All of s added to d, each counter as its kind merges (counters.h), then s zeroed. */
-static inline void ks_val_move(struct ks_file_val *d, struct ks_file_val *s)
+/* All of s added to d, each counter as its kind merges (counters.h); s zeroed when `clear`. */
+static inline void ks_val_fold(struct ks_file_val *d, struct ks_file_val *s, int clear)
 {
 #define KS_KIND_(name, kind, doc) LOG_K_##kind,
 	static const unsigned char kinds[LOG_NCOUNTERS] = {LOG_COUNTERS(KS_KIND_)};
@@ -405,7 +409,8 @@ static inline void ks_val_move(struct ks_file_val *d, struct ks_file_val *s)
 		unsigned char k = kinds[i];
 		if (!x || k == LOG_K_SIZE) /* a SIZE goes with the TMAX before it */
 			continue;
-		s->c[i] = 0;
+		if (clear)
+			s->c[i] = 0;
 		if (k == LOG_K_SUM || k == LOG_K_TIME) {
 			KS_RUN_ADD(&d->c[i], x);
 		} else if (k == LOG_K_FIRST) {
@@ -416,7 +421,8 @@ static inline void ks_val_move(struct ks_file_val *d, struct ks_file_val *s)
 				d->c[i] = x;
 				d->c[i + 1] = s->c[i + 1];
 			}
-			s->c[i + 1] = 0;
+			if (clear)
+				s->c[i + 1] = 0;
 		} else if (d->c[i] < x) { /* MAX, LAST */
 			d->c[i] = x;
 		}
@@ -427,7 +433,8 @@ static inline void ks_val_move(struct ks_file_val *d, struct ks_file_val *s)
 				KS_RUN_ADD(&d->size_hist[w][b], s->size_hist[w][b]);
 			if (s->lat_hist[w][b])
 				KS_RUN_ADD(&d->lat_hist[w][b], s->lat_hist[w][b]);
-			s->size_hist[w][b] = s->lat_hist[w][b] = 0;
+			if (clear)
+				s->size_hist[w][b] = s->lat_hist[w][b] = 0;
 		}
 	}
 	for (int i = 0; i < 3; i++) {
@@ -435,13 +442,21 @@ static inline void ks_val_move(struct ks_file_val *d, struct ks_file_val *s)
 			KS_RUN_ADD(&d->unseen[i], s->unseen[i]);
 		if (s->timed[i])
 			KS_RUN_ADD(&d->timed[i], s->timed[i]);
-		s->unseen[i] = s->timed[i] = 0;
+		if (clear)
+			s->unseen[i] = s->timed[i] = 0;
 	}
 	if (s->discard_bytes)
 		KS_RUN_ADD(&d->discard_bytes, s->discard_bytes);
 	if (s->untimed)
 		KS_RUN_ADD(&d->untimed, s->untimed);
-	s->discard_bytes = s->untimed = 0;
+	if (clear)
+		s->discard_bytes = s->untimed = 0;
+}
+
+/* All of s added to d, each counter as its kind merges, then s zeroed. */
+static inline void ks_val_move(struct ks_file_val *d, struct ks_file_val *s)
+{
+	ks_val_fold(d, s, 1);
 }
 
 /* pread64(-1, NULL, 0, KS_RUN_FLUSH_MAGIC) ("iostrata"): its sys_exit adds the calling CPU's runs to

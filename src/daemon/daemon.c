@@ -2018,7 +2018,7 @@ static void node_cursor_stored(struct dmn *d)
 	d->node_put = NULL;
 }
 
-/* interval rows handed to the store at once: a multiple of SQLite's 16 to a statement */
+/* interval rows handed to the store at once: a multiple of SQLite's 64 to a statement */
 #define ROW_GROUP 64
 
 static int store_interval(struct dmn *d, int64_t now)
@@ -2065,7 +2065,7 @@ static int store_interval(struct dmn *d, int64_t now)
 		if ((p->stats && p->changed) || p->next_state != p->state || !p->key)
 			r = put_proc(d, p);
 	}
-	/* the rows go to the store a group at a time (SQLite writes 16 to a statement) */
+	/* the rows go to the store a group at a time (SQLite writes 64 to a statement) */
 	struct store_interval grp[ROW_GROUP];
 	for (size_t i0 = 0; i0 < rb->n && r >= 0; i0 += ROW_GROUP) {
 		size_t n = rb->n - i0 < ROW_GROUP ? rb->n - i0 : ROW_GROUP;

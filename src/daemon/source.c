@@ -520,14 +520,12 @@ __attribute__((noinline)) static int live_sum(struct dmn_live_map *m, struct dmn
 	return 0;
 }
 
-int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
+/* fn(m, arg) run inside the SIGBUS guard of m's mapping: its result, or -EFAULT when the file was
+ * cut under it (fn is not inlined, so that nothing it computes lives in registers the unwinding
+ * would lose). */
+static int guarded(struct dmn_live_map *m, int (*fn)(struct dmn_live_map *m, void *arg), void *arg)
 {
 	sigjmp_buf jb;
-	if (!m->hdr)
-		return -ESTALE;
-	/* (out of memory: every summing from the start) */
-	if (!m->tot && !m->memo && (m->memo = malloc(sizeof *m->memo + (size_t)m->rec_cap * sizeof m->memo->r[0])))
-		m->memo->fast = 0;
 	if (sigsetjmp(jb, 0)) {
 		guard_jmp = NULL;
 		guard_map = NULL;
@@ -536,11 +534,26 @@ int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
 	guard_map = m;
 	guard_jmp = &jb;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	int r = live_sum(m, out);
+	int r = fn(m, arg);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	guard_jmp = NULL;
 	guard_map = NULL;
 	return r;
+}
+
+static int live_sum_fn(struct dmn_live_map *m, void *out)
+{
+	return live_sum(m, out);
+}
+
+int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
+{
+	if (!m->hdr)
+		return -ESTALE;
+	/* (out of memory: every summing from the start) */
+	if (!m->tot && !m->memo && (m->memo = malloc(sizeof *m->memo + (size_t)m->rec_cap * sizeof m->memo->r[0])))
+		m->memo->fast = 0;
+	return guarded(m, live_sum_fn, out);
 }
 
 size_t dmn_live_pages(const struct dmn_live_map *m)
@@ -717,28 +730,11 @@ int dmn_live_read(struct dmn_live_map *m, const char *name, int want_trace, stru
 	return r;
 }
 
-/* The header copied from a mapping, inside the guard as live_sum reads (not inlined for the
- * same reason): 0, or -EFAULT when the file was cut under it. */
-__attribute__((noinline)) static void header_copy_in(const struct dmn_live_map *m, struct log_header *h)
+/* The header copied from a mapping, inside the guard as live_sum reads: 0, or -EFAULT when the
+ * file was cut under it. */
+__attribute__((noinline)) static int header_copy_fn(struct dmn_live_map *m, void *h)
 {
-	memcpy(h, m->hdr, sizeof *h);
-}
-
-static int header_copy(const struct dmn_live_map *m, struct log_header *h)
-{
-	sigjmp_buf jb;
-	if (sigsetjmp(jb, 0)) {
-		guard_jmp = NULL;
-		guard_map = NULL;
-		return -EFAULT;
-	}
-	guard_map = m;
-	guard_jmp = &jb;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	header_copy_in(m, h);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_jmp = NULL;
-	guard_map = NULL;
+	memcpy(h, m->hdr, sizeof(struct log_header));
 	return 0;
 }
 
@@ -746,7 +742,7 @@ static int header_copy(const struct dmn_live_map *m, struct log_header *h)
  * *traced set when ta was filled (the caller gives it a descriptor). */
 static int read_live_fd(int fd, const char *name, const struct stat *st, const struct dmn_limits *lim,
 			struct log_file *out, struct dmn_trace_area *ta, int *traced, struct dmn_live_map *map,
-			const struct dmn_live_map *kept, char *err, size_t errlen)
+			struct dmn_live_map *kept, char *err, size_t errlen)
 {
 	struct log_header h;
 	unsigned char *buf = NULL;
@@ -758,7 +754,7 @@ static int read_live_fd(int fd, const char *name, const struct stat *st, const s
 		goto out;
 	}
 	/* a file kept mapped: its header page is in the mapping (the same page of the same file) */
-	if (kept ? (r = header_copy(kept, &h)) < 0 : (r = dmn_pread(fd, &h, sizeof h, 0)) < 0) {
+	if (kept ? (r = guarded(kept, header_copy_fn, &h)) < 0 : (r = dmn_pread(fd, &h, sizeof h, 0)) < 0) {
 		snprintf(err, errlen, "%s: reading the header: %s", name,
 			 r == -ESTALE || r == -EFAULT ? "cut short" : strerror(-r));
 		goto out;

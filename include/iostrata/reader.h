@@ -67,6 +67,11 @@ int log_file_read(const char *path, struct log_file *out, char *err, size_t errl
 /* The same for a log already in memory (a mapping, a fuzz input). buf may change underneath. */
 int log_file_parse(const void *buf, size_t size, const char *name, struct log_file *out, char *err,
 		   size_t errlen);
+/* The same for a buffer that is the caller's alone (a private copy of a file: nothing writes it
+ * while it is read): the same checks and result, its header and records copied once each by
+ * memcpy, not word by word and then again (the daemon's full readings). */
+int log_file_parse_own(const void *buf, size_t size, const char *name, struct log_file *out, char *err,
+		       size_t errlen);
 void log_file_free(struct log_file *lf);
 
 /* The latest timestamp the log holds: its start, or the last "when it ended" counter (LOG_K_LAST:

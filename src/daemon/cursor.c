@@ -184,17 +184,20 @@ int dmn_cursor_zero(const struct dmn_cursor *c)
 /* ---- histograms' stored form: a count of non-zero buckets, then (bucket, value) pairs,
  * buckets ascending; varints ---- */
 
+/* (one pass: the count, at most 32, is a varint of one byte, written once the pairs are) */
+_Static_assert(LOG_HIST_BUCKETS < 128, "a histogram's count of buckets is one varint byte");
 static void put_hist(unsigned char **p, const uint64_t h[LOG_HIST_BUCKETS])
 {
+	unsigned char *count = *p, *q = *p + 1;
 	unsigned nz = 0;
 	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
-		nz += h[b] != 0;
-	*p += sys_varint_put(*p, nz);
-	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
 		if (h[b]) {
-			*p += sys_varint_put(*p, b);
-			*p += sys_varint_put(*p, h[b]);
+			*q++ = (unsigned char)b;
+			q += sys_varint_put(q, h[b]);
+			nz++;
 		}
+	*count = (unsigned char)nz;
+	*p = q;
 }
 
 static int get_hist(const unsigned char **p, const unsigned char *end, uint64_t h[LOG_HIST_BUCKETS])
@@ -465,26 +468,49 @@ int dmn_cursor_sums(const struct dmn_cursor *c, struct dmn_aheads *out)
 	return 0;
 }
 
-static void advance(uint64_t now, uint64_t *last, uint64_t *grow)
+/* what now holds beyond *last (0 when nothing), *last moved up to it */
+static uint64_t advance(uint64_t now, uint64_t *last, uint64_t *grow)
 {
-	*grow = now > *last ? now - *last : 0;
+	uint64_t g = now > *last ? now - *last : 0;
+	*grow = g;
 	if (now > *last)
 		*last = now;
+	return g;
 }
 
-int dmn_ahead_advance(struct dmn_aheads *last, const struct dmn_ahead *now, struct dmn_ahead *grow)
+/* The figures of an ahead, v, rh and wh: one run of words (a layer that did not move is found
+ * so by one comparison, not figure by figure) */
+#define AHEAD_FIGS(a) ((const unsigned char *)(a)->v)
+#define AHEAD_FIGS_LEN (sizeof(struct dmn_ahead) - offsetof(struct dmn_ahead, v))
+_Static_assert(offsetof(struct dmn_ahead, rh) == offsetof(struct dmn_ahead, v) + sizeof(uint64_t) * DMN_NA &&
+		       offsetof(struct dmn_ahead, wh) == offsetof(struct dmn_ahead, rh) + sizeof(uint64_t) * LOG_HIST_BUCKETS &&
+		       sizeof(struct dmn_ahead) == offsetof(struct dmn_ahead, wh) + sizeof(uint64_t) * LOG_HIST_BUCKETS,
+	       "an ahead's figures are one run of words");
+
+int dmn_ahead_grow(struct dmn_aheads *last, const struct dmn_ahead *now, struct dmn_ahead *grow)
 {
 	struct dmn_ahead *l = ahead_get(last, now->layer);
 	if (!l)
 		return -ENOMEM;
 	grow->layer = now->layer;
-	for (unsigned k = 0; k < DMN_NA; k++)
-		advance(now->v[k], &l->v[k], &grow->v[k]);
-	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
-		advance(now->rh[b], &l->rh[b], &grow->rh[b]);
-		advance(now->wh[b], &l->wh[b], &grow->wh[b]);
+	if (!memcmp(AHEAD_FIGS(now), AHEAD_FIGS(l), AHEAD_FIGS_LEN)) {
+		memset(grow->v, 0, AHEAD_FIGS_LEN);
+		return 0;
 	}
-	return 0;
+	uint64_t any = 0;
+	for (unsigned k = 0; k < DMN_NA; k++)
+		any |= advance(now->v[k], &l->v[k], &grow->v[k]);
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+		any |= advance(now->rh[b], &l->rh[b], &grow->rh[b]);
+		any |= advance(now->wh[b], &l->wh[b], &grow->wh[b]);
+	}
+	return any != 0;
+}
+
+int dmn_ahead_advance(struct dmn_aheads *last, const struct dmn_ahead *now, struct dmn_ahead *grow)
+{
+	int r = dmn_ahead_grow(last, now, grow);
+	return r < 0 ? r : 0;
 }
 
 int dmn_aheads_add(struct dmn_aheads *x, const struct dmn_ahead *a)

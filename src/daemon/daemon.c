@@ -494,10 +494,9 @@ static int node_take(struct dmn *d, struct dmn_proc *p, const struct dmn_ahead s
 		if (!sums[l].layer)
 			continue;
 		struct dmn_ahead grow;
-		if ((r = dmn_ahead_advance(&p->sums_next, &sums[l], &grow)) < 0)
+		if ((r = dmn_ahead_grow(&p->sums_next, &sums[l], &grow)) < 0)
 			return r;
-		struct dmn_aheads one = {&grow, 1, 1};
-		if (dmn_aheads_zero(&one))
+		if (!r)
 			continue; /* nothing moved: no node-second of this layer */
 		struct dmn_ahead *owed = dmn_ahead_find(&p->owed_next, l);
 		if (owed)
@@ -1176,17 +1175,49 @@ static void listings_prune(struct dmn *d)
 	d->nlists = k;
 }
 
+/* The interned copy of the directory dir (len bytes): one pointer for one directory; NULL when
+ * out of memory. The live directories a daemon meets are few (a root's users). */
+static const char *dir_intern(struct dmn *d, const char *dir, size_t len)
+{
+	for (size_t i = 0; i < d->nidirs; i++)
+		if (!strncmp(d->idirs[i], dir, len) && !d->idirs[i][len])
+			return d->idirs[i];
+	char *c = strndup(dir, len);
+	if (!c || grow(&d->idirs, &d->capidirs, d->nidirs, sizeof *d->idirs) < 0) {
+		free(c);
+		return NULL;
+	}
+	d->idirs[d->nidirs++] = c;
+	return c;
+}
+
+/* p's live directory (its live_path up to the last '/'), interned: found once, and again when its
+ * live_path is another string (a process followed by another live file) */
+static const char *live_dir_of(struct dmn *d, struct dmn_proc *p)
+{
+	if (p->dir_for != p->live_path || !p->live_dir) {
+		const char *slash = p->live_path ? strrchr(p->live_path, '/') : NULL;
+		p->live_dir = slash ? dir_intern(d, p->live_path, (size_t)(slash - p->live_path)) : NULL;
+		p->dir_for = p->live_path;
+	}
+	return p->live_dir;
+}
+
 /* A live directory whose listing would find what the last one found: its processes' live files
- * taken by name. 1 when one of them is to be tried again (as take_live_file). */
+ * taken by name. 1 when one of them is to be tried again (as take_live_file). A process is the
+ * directory's when its interned live directory is the directory's: a pointer compared, not its
+ * path read (1,000 strings, a cache miss each, every interval). */
 static int take_known(struct scan_ctx *sc)
 {
 	struct dmn *d = sc->d;
 	size_t dl = strlen(sc->dir), n = 0;
+	const char *dir = dir_intern(d, sc->dir, dl);
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dmn_proc *p = d->procs[i];
-		const char *lp = p->live_path;
-		if (p->seen || p->next_state != STORE_PROC_LIVE || p->exec_wait || strncmp(lp, sc->dir, dl) || lp[dl] != '/' ||
-		    strchr(lp + dl + 1, '/'))
+		if (p->seen || p->next_state != STORE_PROC_LIVE || p->exec_wait)
+			continue;
+		const char *pd = live_dir_of(d, p), *lp = p->live_path;
+		if (pd && dir ? pd != dir : strncmp(lp, sc->dir, dl) || lp[dl] != '/' || strchr(lp + dl + 1, '/'))
 			continue;
 		if (grow(&d->known, &d->capknown, n, sizeof *d->known) < 0)
 			return 1;
@@ -1798,14 +1829,19 @@ static void ask_scheduler(struct dmn *d, int64_t now)
 
 /* ---------- storing the interval ---------- */
 
-static const char *user_name(uid_t uid, char *buf, size_t len)
+/* The job's owner's name: asked of the user database until it gives one, then kept. */
+static const char *job_user(struct dmn_job *j, char *buf, size_t len)
 {
+	if (j->user[0])
+		return j->user;
 	struct passwd pw, *res = NULL;
 	char tmp[4096];
-	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
-		snprintf(buf, len, "%s", res->pw_name);
-	else
-		snprintf(buf, len, "%u", (unsigned)uid);
+	if (getpwuid_r(j->uid, &pw, tmp, sizeof tmp, &res) == 0 && res && res->pw_name[0] &&
+	    strlen(res->pw_name) < sizeof j->user) {
+		memcpy(j->user, res->pw_name, strlen(res->pw_name) + 1);
+		return j->user;
+	}
+	snprintf(buf, len, "%u", (unsigned)j->uid);
 	return buf;
 }
 
@@ -1821,7 +1857,7 @@ static int put_job(struct dmn *d, struct dmn_job *j, int64_t now)
 		j->end_ms = now;
 	struct store_job sj = {
 		.key = j->key, .job = j->job, .host = d->host, .uid = j->uid,
-		.user = user_name(j->uid, user, sizeof user), .exe = j->exe, .jobdir = j->jobdir,
+		.user = job_user(j, user, sizeof user), .exe = j->exe, .jobdir = j->jobdir,
 		.start_ms = j->start_ms, .end_ms = ending || j->ended ? j->end_ms : 0,
 		.running = !ending && !j->ended,
 	};
@@ -1982,7 +2018,7 @@ static void node_cursor_stored(struct dmn *d)
 	d->node_put = NULL;
 }
 
-/* interval rows handed to the store at once: a multiple of SQLite's 16 to a statement */
+/* interval rows handed to the store at once: a multiple of SQLite's 64 to a statement */
 #define ROW_GROUP 64
 
 static int store_interval(struct dmn *d, int64_t now)
@@ -2029,7 +2065,7 @@ static int store_interval(struct dmn *d, int64_t now)
 		if ((p->stats && p->changed) || p->next_state != p->state || !p->key)
 			r = put_proc(d, p);
 	}
-	/* the rows go to the store a group at a time (SQLite writes 16 to a statement) */
+	/* the rows go to the store a group at a time (SQLite writes 64 to a statement) */
 	struct store_interval grp[ROW_GROUP];
 	for (size_t i0 = 0; i0 < rb->n && r >= 0; i0 += ROW_GROUP) {
 		size_t n = rb->n - i0 < ROW_GROUP ? rb->n - i0 : ROW_GROUP;
@@ -2769,6 +2805,9 @@ void dmn_fini(struct dmn *d)
 	}
 	free(d->lists);
 	free(d->known);
+	for (size_t i = 0; i < d->nidirs; i++)
+		free(d->idirs[i]);
+	free(d->idirs);
 	for (size_t i = 0; i < d->njobs; i++)
 		job_free(d->jobs[i]);
 	free(d->procs);

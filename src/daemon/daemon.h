@@ -42,25 +42,42 @@ struct dmn_job {
 	/* what the sinks' batches last carried of it (running, end): a change is sent, not the rest */
 	int batched, batched_running;
 	int64_t batched_end_ms;
+	/* its owner's name, once the user database gave it: asked once, not every interval (a
+	 * getpwuid_r reads /etc/passwd: four system calls and its parse a second) */
+	char user[256];
 };
 
 struct dmn_proc {
+	/* What every interval reads of each process (its loops over them, the per-second summing)
+	 * comes first, in its first cache lines: 1,000 processes are 1,000 misses a line after the
+	 * workers ran, and the fields one interval touches lay on ten lines of 1.9 KB. */
 	struct dmn_job *job;
 	int32_t pid, rank;
-	uint64_t start_ns, start_ticks, start_wall_ns;
-	uid_t uid;
-	gid_t gid;
-	char *exe, *live_path, *final_path;
-	int64_t key;
-	int64_t start_ms, end_ms;
+	uint64_t start_ns, start_ticks;
+	int has_next;           /* counted_next, owed_next and sums_next hold this interval's */
+	int has_next_rec;       /* next holds this interval's readings (a full reading) */
+	int seen;
+	int stats;              /* its statistics are taken this interval (stats_interval, or its end) */
+	int changed;            /* its statistics moved (or runs were taken): its cursor is stored */
+	/* its image ended (its live file removed) while the process went on: an exec, which may
+	 * fail and go on counting; its final log is taken for the last time once the process is gone */
+	int exec_wait;
+	/* liveness (daemon.c, "Liveness"): watch 0 until first asked, 1 when pidfd is in the
+	 * daemon's epoll set, 2 when it was found ended at that asking, -1 when asked of /proc and
+	 * kill(0) instead (no pidfd could be had); exited: its pidfd said it ended */
+	int watch, pidfd, exited;
+	unsigned alive_checks;
 	enum store_proc_state state, next_state;
-	/* Two cadences (docs/STORE.md): cur is the cursor of the statistics stored (every
-	 * stats_interval, and at the process's end), node the readings the node-seconds counted up
-	 * to (every interval), next this interval's readings until they are stored. counted: what
-	 * its node-seconds counted beyond cur, per layer (stored every interval in the node's
-	 * cursor); owed: what a restart found counted beyond cur and not read again yet, taken out
-	 * of the next differences. *_next: this interval's, until stored. */
-	struct dmn_cursor cur, node, next;
+	int pread_only;
+	char *live_path;
+	/* the directory of live_path (up to its last '/'), interned (daemon.c, live_dir_of): the
+	 * same pointer for every process of one directory; dir_for: the live_path it was found for */
+	const char *live_dir;
+	const char *dir_for;
+	int64_t key;
+	int64_t end_ms;
+	size_t resident;        /* its record pages kept mapped after its summing (0: dropped) */
+	/* counted, owed (below: "Two cadences"), every interval */
 	struct dmn_aheads counted, owed, counted_next, owed_next;
 	/* per layer, what the last reading of its log summed to (cursor.h, dmn_ahead_advance): its
 	 * node-seconds are what the sums grew by; *_next: this interval's, until stored */
@@ -70,8 +87,18 @@ struct dmn_proc {
 	 * the mapping; a mount monitor's, whose distributions need every reading in full; one that
 	 * cannot be mapped, or whose records in use lie far apart) */
 	struct dmn_live_map map;
-	size_t resident;        /* its record pages kept mapped after its summing (0: dropped) */
-	int pread_only;
+	uint64_t start_wall_ns;
+	uid_t uid;
+	gid_t gid;
+	char *exe, *final_path;
+	int64_t start_ms;
+	/* Two cadences (docs/STORE.md): cur is the cursor of the statistics stored (every
+	 * stats_interval, and at the process's end), node the readings the node-seconds counted up
+	 * to (every interval), next this interval's readings until they are stored. counted: what
+	 * its node-seconds counted beyond cur, per layer (stored every interval in the node's
+	 * cursor); owed: what a restart found counted beyond cur and not read again yet, taken out
+	 * of the next differences. *_next: this interval's, until stored. */
+	struct dmn_cursor cur, node, next;
 	/* a file mapped with its slots, as the summing just before its last statistics reading saw
 	 * it (has: that reading was such, of a live process without a trace): its slots' figures
 	 * per user layer and its header's signature. Statistics that find both the same take no
@@ -92,19 +119,6 @@ struct dmn_proc {
 	size_t npaths, cappaths;
 	int paths_all;
 	struct dmn_trace *trace; /* where its live file's runs were decoded to (trace.h) */
-	int has_next;           /* counted_next, owed_next and sums_next hold this interval's */
-	int has_next_rec;       /* next holds this interval's readings (a full reading) */
-	int seen;
-	/* liveness (daemon.c, "Liveness"): watch 0 until first asked, 1 when pidfd is in the
-	 * daemon's epoll set, 2 when it was found ended at that asking, -1 when asked of /proc and
-	 * kill(0) instead (no pidfd could be had); exited: its pidfd said it ended */
-	int watch, pidfd, exited;
-	/* its image ended (its live file removed) while the process went on: an exec, which may
-	 * fail and go on counting; its final log is taken for the last time once the process is gone */
-	int exec_wait;
-	int stats;              /* its statistics are taken this interval (stats_interval, or its end) */
-	int changed;            /* its statistics moved (or runs were taken): its cursor is stored */
-	unsigned alive_checks;
 	/* a mount monitor's requests at its last distribution record (base) and now (next): its
 	 * service-time distributions every dist_every requests (not kept across a restart) */
 	struct dmn_mdist {
@@ -170,6 +184,8 @@ struct dmn {
 	size_t nlists, caplists;
 	struct dmn_proc **known;   /* a directory's processes, when its listing is skipped */
 	size_t capknown;
+	char **idirs;              /* the live directories met, interned (struct dmn_proc, live_dir) */
+	size_t nidirs, capidirs;
 	int pid_ep;                /* the epoll set of the live processes' pidfds (-1: none) */
 	size_t resident_pages;     /* the live files' record pages kept mapped (cfg.resident_mb at most) */
 	int keep_off;              /* none kept this interval: 1 the ones kept leave as read, 2 all

@@ -520,14 +520,12 @@ __attribute__((noinline)) static int live_sum(struct dmn_live_map *m, struct dmn
 	return 0;
 }
 
-int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
+/* fn(m, arg) run inside the SIGBUS guard of m's mapping: its result, or -EFAULT when the file was
+ * cut under it (fn is not inlined, so that nothing it computes lives in registers the unwinding
+ * would lose). */
+static int guarded(struct dmn_live_map *m, int (*fn)(struct dmn_live_map *m, void *arg), void *arg)
 {
 	sigjmp_buf jb;
-	if (!m->hdr)
-		return -ESTALE;
-	/* (out of memory: every summing from the start) */
-	if (!m->tot && !m->memo && (m->memo = malloc(sizeof *m->memo + (size_t)m->rec_cap * sizeof m->memo->r[0])))
-		m->memo->fast = 0;
 	if (sigsetjmp(jb, 0)) {
 		guard_jmp = NULL;
 		guard_map = NULL;
@@ -536,11 +534,26 @@ int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
 	guard_map = m;
 	guard_jmp = &jb;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	int r = live_sum(m, out);
+	int r = fn(m, arg);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	guard_jmp = NULL;
 	guard_map = NULL;
 	return r;
+}
+
+static int live_sum_fn(struct dmn_live_map *m, void *out)
+{
+	return live_sum(m, out);
+}
+
+int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
+{
+	if (!m->hdr)
+		return -ESTALE;
+	/* (out of memory: every summing from the start) */
+	if (!m->tot && !m->memo && (m->memo = malloc(sizeof *m->memo + (size_t)m->rec_cap * sizeof m->memo->r[0])))
+		m->memo->fast = 0;
+	return guarded(m, live_sum_fn, out);
 }
 
 size_t dmn_live_pages(const struct dmn_live_map *m)
@@ -636,7 +649,7 @@ static int parse_used(struct log_header h, unsigned char *buf, uint64_t sused, u
 	h.nrecords = (uint32_t)nrec;
 	h.string_used = (uint32_t)sused;
 	memcpy(buf, &h, sizeof h);
-	return log_file_parse(buf, len, name, out, err, errlen);
+	return log_file_parse_own(buf, len, name, out, err, errlen);
 }
 
 /* The header and records copied from the mapping, inside the guard as live_sum reads (not
@@ -717,11 +730,19 @@ int dmn_live_read(struct dmn_live_map *m, const char *name, int want_trace, stru
 	return r;
 }
 
+/* The header copied from a mapping, inside the guard as live_sum reads: 0, or -EFAULT when the
+ * file was cut under it. */
+__attribute__((noinline)) static int header_copy_fn(struct dmn_live_map *m, void *h)
+{
+	memcpy(h, m->hdr, sizeof(struct log_header));
+	return 0;
+}
+
 /* The reading itself of a live file open at fd (st: its status), as dmn_read_live describes it;
  * *traced set when ta was filled (the caller gives it a descriptor). */
 static int read_live_fd(int fd, const char *name, const struct stat *st, const struct dmn_limits *lim,
 			struct log_file *out, struct dmn_trace_area *ta, int *traced, struct dmn_live_map *map,
-			char *err, size_t errlen)
+			struct dmn_live_map *kept, char *err, size_t errlen)
 {
 	struct log_header h;
 	unsigned char *buf = NULL;
@@ -732,8 +753,10 @@ static int read_live_fd(int fd, const char *name, const struct stat *st, const s
 		r = -EINVAL;
 		goto out;
 	}
-	if ((r = dmn_pread(fd, &h, sizeof h, 0)) < 0) {
-		snprintf(err, errlen, "%s: reading the header: %s", name, r == -ESTALE ? "cut short" : strerror(-r));
+	/* a file kept mapped: its header page is in the mapping (the same page of the same file) */
+	if (kept ? (r = guarded(kept, header_copy_fn, &h)) < 0 : (r = dmn_pread(fd, &h, sizeof h, 0)) < 0) {
+		snprintf(err, errlen, "%s: reading the header: %s", name,
+			 r == -ESTALE || r == -EFAULT ? "cut short" : strerror(-r));
 		goto out;
 	}
 	static const char unset[8];
@@ -785,7 +808,12 @@ static int read_live_fd(int fd, const char *name, const struct stat *st, const s
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((r = dmn_pread(fd, buf + soff, sused, ss->offset)) < 0 ||
+	/* the strings as the last full reading kept them when none was added since (strings are
+	 * only ever added: the same count is the same bytes) */
+	int strs_kept = kept && kept->strs && kept->nstrs == sused && kept->ss_off == ss->offset;
+	if (strs_kept)
+		memcpy(buf + soff, kept->strs, sused);
+	if ((!strs_kept && (r = dmn_pread(fd, buf + soff, sused, ss->offset)) < 0) ||
 	    (r = dmn_pread(fd, buf + roff, rbytes, rs->offset)) < 0) {
 		snprintf(err, errlen, "%s: %s", name, r == -ESTALE ? "cut short while read" : strerror(-r));
 		goto out;
@@ -801,8 +829,8 @@ static int read_live_fd(int fd, const char *name, const struct stat *st, const s
 	}
 	r = parse_used(h, buf, sused, nrec, name, out, err, errlen);
 	/* a mapping that cannot be made costs nothing but the per-second path; its strings are kept
-	 * for the statistics' readings from it (none kept: those open the file, or read the
-	 * descriptor a mapping of the slots keeps) */
+	 * for the statistics' readings from it (a mapping of the slots: kept by dmn_read_live once
+	 * it keeps the descriptor, for the readings by it) */
 	if (r == 0 && map && live_map(map, fd, st, &fh, &frs, lim, dmn_log_user_only(out)) < 0) {
 		memset(map, 0, sizeof *map);
 		map->fd = -1;
@@ -833,7 +861,7 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 	}
 	if (fd < 0)
 		return fd;
-	int r = read_live_fd(fd, name, st, lim, out, ta, &traced, map, err, errlen);
+	int r = read_live_fd(fd, name, st, lim, out, ta, &traced, map, NULL, err, errlen);
 	if (r == 0 && traced) {
 		ta->fd = fd;
 		fd = -1;
@@ -848,6 +876,10 @@ int dmn_read_live(int dirfd, const char *name, uid_t uid, const struct dmn_limit
 		}
 		map->has_fd = map->fd >= 0;
 		kept_fds += map->has_fd;
+		/* its next full readings take the strings from here while none is added (and the
+		 * header from the mapping) */
+		if (map->has_fd)
+			dmn_live_keep_strings(map, out);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -883,7 +915,9 @@ int dmn_read_live_kept(struct dmn_live_map *m, const char *name, const struct dm
 		return -errno;
 	if (st.st_nlink == 0)
 		return 1; /* removed: the process ended (its final log), or another file is under its name */
-	r = read_live_fd(m->fd, name, &st, lim, out, ta, &traced, NULL, err, errlen);
+	r = read_live_fd(m->fd, name, &st, lim, out, ta, &traced, NULL, m, err, errlen);
+	if (r == 0)
+		dmn_live_keep_strings(m, out); /* (a string added: kept anew) */
 	if (r == 0 && out->hdr.end_ns) {
 		log_file_free(out);
 		memset(out, 0, sizeof *out);
@@ -938,7 +972,7 @@ int dmn_read_final(const char *path, uid_t uid, gid_t gid, const struct dmn_limi
 		snprintf(err, errlen, "%s: %s", path, r == -ESTALE ? "cut short while read" : strerror(-r));
 		goto out;
 	}
-	r = log_file_parse(buf, (size_t)st.st_size, path, out, err, errlen);
+	r = log_file_parse_own(buf, (size_t)st.st_size, path, out, err, errlen);
 out:
 	free(buf);
 	close(fd);

@@ -769,8 +769,10 @@ out:
 	return rc;
 }
 
-int log_file_parse(const void *buf, size_t size, const char *name, struct log_file *out, char *err,
-		   size_t errlen)
+/* own: buf is the caller's alone (a private copy nobody writes while it is read), so the header
+ * and the records are copied with memcpy, each once, not word by word and then again. */
+static int parse(const void *buf, size_t size, const char *name, struct log_file *out, char *err, size_t errlen,
+		 int own)
 {
 	const unsigned char *p = buf;
 	const struct log_section *strs, *recs;
@@ -829,7 +831,7 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
-		rc = log_file_parse(img, imgsize, name, out, err, errlen);
+		rc = parse(img, imgsize, name, out, err, errlen, 1);
 		free(img);
 		if (rc == 0) { /* tools show the file's own section table, not the image's */
 			struct log_header fh;
@@ -838,7 +840,10 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 		}
 		return rc;
 	}
-	copy_shared(&h, p, sizeof h);
+	if (own)
+		memcpy(&h, p, sizeof h);
+	else
+		copy_shared(&h, p, sizeof h);
 	/* The copy is what gets checked; the fields checked above are re-checked on it because the
 	 * buffer may have changed since. */
 	if (memcmp(h.magic, LOG_MAGIC, 8) != 0 || h.endian != LOG_ENDIAN_MARK || h.version != LOG_VERSION) {
@@ -889,9 +894,13 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
 		flags = load_u16(src + offsetof(struct log_record, flags));
 		if (!(flags & LOG_R_USED) || (flags & LOG_R_DEAD))
 			continue;
+		slots[out->nrecords] = i;
+		if (own) {
+			memcpy(&out->records[out->nrecords++], src, sizeof r);
+			continue;
+		}
 		copy_shared(&r, src, sizeof r);
 		r.flags = (uint16_t)flags;
-		slots[out->nrecords] = i;
 		out->records[out->nrecords++] = r;
 	}
 
@@ -1059,6 +1068,18 @@ err:
 	if (fd >= 0)
 		close(fd);
 	return rc;
+}
+
+int log_file_parse(const void *buf, size_t size, const char *name, struct log_file *out, char *err,
+		   size_t errlen)
+{
+	return parse(buf, size, name, out, err, errlen, 0);
+}
+
+int log_file_parse_own(const void *buf, size_t size, const char *name, struct log_file *out, char *err,
+		       size_t errlen)
+{
+	return parse(buf, size, name, out, err, errlen, 1);
 }
 
 void log_file_free(struct log_file *lf)

@@ -618,6 +618,60 @@ static void check_grouped(struct store *s, int64_t kb)
 
 /* The beginning of a report: a short text cut where asked; a long one (packed by SQLite) given
  * from its first frames, the same bytes as the whole report's start, far fewer of them. */
+/* A process put again inside a transaction (SQLite holds its row's update until the commit and
+ * writes it with the window its rows give, one UPDATE): a read inside the transaction sees the
+ * update, the last one given is stored, and the window holds the rows before and after the read. */
+static void check_put_in_tx(struct store *s, int64_t kb, int64_t fk)
+{
+	struct store_proc p = proc(kb, 51, 3000, "", STORE_PROC_LIVE);
+	int r = store_begin(s);
+	r |= store_proc_put(s, &p);
+	r |= store_commit(s);
+	ok_r("put in a transaction: a process", r, s);
+	int64_t t = T0 + 3 * DAY;
+	struct store_proc q = p;
+	q.cursor = "first";
+	q.cursor_len = 5;
+	struct store_interval iv = interval(t, p.key, fk, STORE_CAT_WRITE, 10);
+	r = store_begin(s);
+	r |= store_proc_put(s, &q);
+	r |= store_interval_add(s, &iv);
+	q.state = STORE_PROC_ENDED;
+	q.end_ms = t + 1000;
+	q.cursor = "second";
+	q.cursor_len = 6;
+	r |= store_proc_put(s, &q);
+	iv.t_ms = t + 1000;
+	r |= store_interval_add(s, &iv);
+	ok_r("put in a transaction: two puts, two rows", r, s);
+	int64_t key = 0;
+	enum store_proc_state st = STORE_PROC_LIVE;
+	ok_r("put in a transaction: found inside it", store_proc_find(s, "n1", 51, p.start_ns, &key, &st), s);
+	eq_i64("put in a transaction: its last state, seen inside it", st, STORE_PROC_ENDED);
+	iv.t_ms = t + 2000;
+	ok_r("put in a transaction: a row after the read", store_interval_add(s, &iv), s);
+	ok_r("put in a transaction: commit", store_commit(s), s);
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT first_ms FROM processes WHERE id = %lld", (long long)p.key);
+	eq_i64("put in a transaction: window's first end", direct_int(sql), t);
+	snprintf(sql, sizeof sql, "SELECT last_ms FROM processes WHERE id = %lld", (long long)p.key);
+	eq_i64("put in a transaction: window's last end", direct_int(sql), t + 2000);
+	snprintf(sql, sizeof sql, "SELECT length(cursor) FROM processes WHERE id = %lld", (long long)p.key);
+	eq_i64("put in a transaction: the last cursor given", direct_int(sql), 6);
+	snprintf(sql, sizeof sql, "SELECT end_ms FROM processes WHERE id = %lld AND state = %d", (long long)p.key,
+		 (int)STORE_PROC_ENDED);
+	eq_i64("put in a transaction: the last end and state given", direct_int(sql), t + 1000);
+	/* a rollback forgets what was held */
+	q.cursor = "third!!";
+	q.cursor_len = 7;
+	r = store_begin(s);
+	r |= store_proc_put(s, &q);
+	ok_r("put in a transaction: a put rolled back", r, s);
+	store_rollback(s);
+	snprintf(sql, sizeof sql, "SELECT length(cursor) FROM processes WHERE id = %lld", (long long)p.key);
+	eq_i64("put in a transaction: a rollback keeps the stored cursor", direct_int(sql), 6);
+}
+
 static void check_report_head(struct store *s, int64_t key)
 {
 	char *h = NULL;
@@ -1253,6 +1307,8 @@ int main(int argc, char **argv)
 	check_seq(s, ka);
 	check_retention(s, archive);
 	proc_sums_compare("after retention");
+	check_put_in_tx(s, kb, fk[1]);
+	proc_sums_compare("after a process put in a transaction");
 	store_close(s);
 	check_rollups();
 	check_rollups_wide();

@@ -100,7 +100,10 @@ struct dmn_proc {
 	 * kill(0) instead (no pidfd could be had); exited: its pidfd said it ended */
 	int watch, pidfd, exited;
 	/* its image ended (its live file removed) while the process went on: an exec, which may
-	 * fail and go on counting; its final log is taken for the last time once the process is gone */
+	 * fail and go on counting; its final log is taken for the last time once the process is gone.
+	 * Only a log of a library before 2026-11-28 (without LOG_F_EXEC_KEPT) or none (a forked child
+	 * that counted nothing) waits so: a log with the flag is the image's last word once its live
+	 * file is gone (daemon.c, take_ended) */
 	int exec_wait;
 	int stats;              /* its statistics are taken this interval (stats_interval, or its end) */
 	int changed;            /* its statistics moved (or runs were taken): its cursor is stored */

@@ -1592,7 +1592,8 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 		return;
 	keep_none(d);
 	d->keep_hold = DMN_KEEP_HOLD;
-	/* (a live file there but unreadable, a hostile one, is not a vanished one) */
+	/* (a live file there but unreadable is not a vanished one; a path that is no live file of
+	 * the owner's, or a name that holds no regular file of theirs, holds none to follow) */
 	enum live_at at = alive ? live_lookup(d, p->uid, p->pid, p->start_ns, p->live_path, NULL) : LIVE_GONE;
 	struct log_file lf;
 	char err[1024];

@@ -212,6 +212,12 @@ $(B)/tests/progs/%: tests/progs/%.c tests/progs/check.h tests/progs/runs.h bench
 	@$(if $(Q),echo "  CC      $<",true)
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -o $@ $< $(PROG_LIBS) -lpthread -lrt -lm
 
+# tests/progs/log_exec_final writes a hand-made final log of an exec with the log writer: it links the log objects
+$(B)/tests/progs/log_exec_final: tests/progs/log_exec_final.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<",true)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDSAN) $(CORE_LIBS)
+
 $(B)/tests/progs/%: tests/progs/mpi/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $<",true)

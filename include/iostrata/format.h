@@ -68,6 +68,10 @@ enum {
 				     * is known to have succeeded; its final log (flagged exec), if it leaves
 				     * one, holds the same counters and stands for it (docs/FORMAT.md, "Live
 				     * file and final log") */
+	LOG_F_EXEC_KEPT = 1u << 10, /* final log of an exec (with LOG_F_EXEC): its image kept its live file
+				     * through the exec, so that file is gone only once the exec succeeded
+				     * or the image ended (docs/FORMAT.md, "An exec"); 0 from libraries
+				     * before 2026-11-28, which removed it at the exec */
 };
 
 /* header.kernel_flags (a kernel log) */

@@ -134,7 +134,8 @@ static void json_layers(struct ana_jw *w, const struct ana_profile *p)
 }
 
 static const char *const proc_flag_names[] = {"live", "finished", "overflow", "crashed", "exec", "disabled",
-					      "stdio_syscalls", "forked_exec", "argv_cut", "live_kept"};
+					      "stdio_syscalls", "forked_exec", "argv_cut", "live_kept",
+					      "exec_kept"};
 
 static void json_processes(struct ana_jw *w, const struct ana_profile *p)
 {

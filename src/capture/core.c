@@ -1431,7 +1431,9 @@ void cap_finalize(enum cap_end how)
 	if (cap.have_status)
 		h->exit_status = cap.exit_status;
 	char err[512];
-	uint32_t add = LOG_F_FINISHED | (for_exec ? LOG_F_EXEC : 0);
+	/* an exec's log says the live file is kept through it (keep_live_for_exec, just below): a
+	 * reader that finds that file gone knows the exec succeeded or the image ended since */
+	uint32_t add = LOG_F_FINISHED | (for_exec ? LOG_F_EXEC | LOG_F_EXEC_KEPT : 0);
 	int r = -EACCES;
 	if (cap.exec_no_log) {
 		snprintf(forked_env, sizeof forked_env, "IOSTRATA_FORKED=%d:%llu", (int)h->pid,

@@ -23,7 +23,7 @@
 
 static const char *const header_flag_names[] = {
 	"live", "finished", "overflow", "crashed", "exec", "disabled", "stdio_syscalls", "forked_exec", "argv_cut",
-	"live_kept",
+	"live_kept", "exec_kept",
 };
 static const char *const record_flag_names[] = {"used", "overflow", "dead", "pseudo", "dir", "err_expected", "err_fault", "direct", "creat"};
 

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
@@ -1408,12 +1409,71 @@ static int known_log(const struct dmn *d, int32_t pid, uint64_t start_us)
 	return set_has(&d->seen_final, done_key(pid, start_us));
 }
 
-/* Whether the file at path (a live file a final log names) is there; one that cannot be looked at
- * counts as there. */
-static int live_there(const char *path)
+/* A user's string for a line of the daemon's log: at most 160 bytes of it, anything but printable
+ * ASCII as '?', "..." when cut. */
+static const char *said_path(const char *s, char *buf, size_t len)
 {
+	size_t n = 0, max = len < 165 ? len - 4 : 160;
+	for (; s[n] && n < max; n++)
+		buf[n] = s[n] >= ' ' && s[n] < 0x7f ? s[n] : '?';
+	snprintf(buf + n, len - n, "%s", s[n] ? "..." : "");
+	return buf;
+}
+
+/*
+ * The live file a log of pid's image begun at start_ns names (path: the user's string), looked up
+ * the way every live read is. The path must be NAME in uid's live directory under one of the live
+ * roots (the directory part that very string: no "..", no doubled '/'), and NAME that image's own
+ * live name (HOST-PID-START_US.iost), at most NAME_MAX bytes; else it names no live file and
+ * nothing is looked at. The directory is opened as the scan opens it (O_NOFOLLOW, uid's, not
+ * writable by others) and NAME looked at relative to it without following a link: only uid's
+ * regular file is the live file. Nothing is opened under the name, nothing followed.
+ * LIVE_THERE: it is there; LIVE_GONE: nothing is under the name; LIVE_FOREIGN: the path names no
+ * live file of uid's, or what is under the name is not uid's regular file (a link, a FIFO,
+ * another's). who: the log that names it, said once for a foreign one (NULL: say nothing).
+ */
+enum live_at { LIVE_GONE, LIVE_THERE, LIVE_FOREIGN };
+static enum live_at live_lookup(struct dmn *d, uid_t uid, int32_t pid, uint64_t start_ns, const char *path,
+				const char *who)
+{
+	char dir[DMN_PATH + 32], err[256], b1[168], b2[168];
+	const char *name = NULL;
+	for (int k = 0; k < d->cfg.nlive_roots && !name && (d->root || uid == getuid()); k++) {
+		const char *root = d->cfg.live_roots[k];
+		size_t rl = strlen(root);
+		while (rl > 1 && root[rl - 1] == '/')
+			rl--;
+		int n = snprintf(dir, sizeof dir, "%.*s/iostrata-%u", (int)rl, root, (unsigned)uid);
+		if (n > 0 && (size_t)n < sizeof dir && !strncmp(path, dir, (size_t)n) && path[n] == '/')
+			name = path + n + 1;
+	}
+	int32_t npid;
+	uint64_t nus;
+	if (!name || strlen(name) > NAME_MAX || strchr(name, '/') || !is_log_name(name) ||
+	    live_name_key(name, &npid, &nus) < 0 || npid != pid || nus != start_ns / 1000) {
+		if (who)
+			dmn_say_once(d, hash_str(0x11fe, who),
+				     "%s: names %s as its live file, not its own in its owner's live directory: not followed",
+				     said_path(who, b1, sizeof b1), said_path(path, b2, sizeof b2));
+		return LIVE_FOREIGN;
+	}
 	struct stat st;
-	return path[0] && (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT);
+	int dfd = dmn_open_dir(AT_FDCWD, dir, uid, &st, err, sizeof err);
+	if (dfd < 0)
+		return dfd == -ENOENT ? LIVE_GONE : LIVE_FOREIGN; /* (the scan says why, once) */
+	int r = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+	close(dfd);
+	if (r == -ENOENT)
+		return LIVE_GONE;
+	if (r == 0 && S_ISREG(st.st_mode) && st.st_uid == uid)
+		return LIVE_THERE;
+	/* the scan meets it too (a log's name in the live directory): one line, whoever says it */
+	if (who)
+		dmn_say_once(d, hash_str(0xcbf29ce484222325ull, path), "%s: not its owner's regular file (%s): not followed",
+			     said_path(path, b1, sizeof b1),
+			     r < 0 ? strerror(-r) : S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
+			     : S_ISREG(st.st_mode) ? "another user's" : "not a regular file");
+	return LIVE_FOREIGN;
 }
 
 static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *path)
@@ -1437,16 +1497,18 @@ static void take_final_file(struct dmn *d, uid_t uid, gid_t gid, const char *pat
 		 * before the look at its life, this reading is a live one). The library keeps the live
 		 * file until the exec is known to have succeeded (docs/FORMAT.md, "An exec"):
 		 * while it is there, the image is followed by it, by its name, as any live
-		 * process; gone, its exec succeeded or an older library removed it at the exec, and
-		 * take_ended takes the last reading once the process is gone. */
+		 * process. Gone (or none the daemon may follow: live_lookup), take_ended looks again
+		 * before it reads the log again: a log that says the file was kept through the exec
+		 * (LOG_F_EXEC_KEPT) is then the image's last word; one of a library before 2026-11-28,
+		 * which removed it at the exec, waits for the process's end (exec_wait). */
 		int exec = (h->flags & LOG_F_EXEC) != 0;
 		const char *lp = log_file_string(&lf, h->live_path);
-		char *follow = exec && live_there(lp) ? strdup(lp) : NULL;
+		char *follow = exec && live_lookup(d, uid, h->pid, h->start_ns, lp, path) == LIVE_THERE ? strdup(lp) : NULL;
 		if (p) {
 			free(p->final_path);
 			p->final_path = strdup(path);
 			p->seen = 1;
-			p->exec_wait = exec && !follow;
+			p->exec_wait = exec && !(h->flags & LOG_F_EXEC_KEPT) && !follow;
 			if (follow) {
 				free(p->live_path);
 				p->live_path = follow;
@@ -1543,12 +1605,16 @@ static void scan_dir_refs(struct dmn *d, int64_t now)
  * A live process whose live file is gone: its final log holds its last counters. Unless its
  * image ended for an exec (its final log says so, or a forked child that counted nothing left
  * none) and the process lives. The library keeps the live file until the exec is known to have
- * succeeded, so its exec did; but a library before 2026-11-28 removed it at the exec, when the
- * exec could still fail and the image go on counting, to write its final log at its end, and
- * the log does not say which library wrote it. So what the log holds is taken as a live reading,
- * and the last reading waits for the process's end (its pidfd: nothing read meanwhile): the
- * stored figures are the same either way (the image's end is its log's). Its life is looked at
- * before the log is read, so that a reading taken as the last is one made after the end.
+ * succeeded, and its log of the exec says so (LOG_F_EXEC_KEPT): the file gone, the exec
+ * succeeded or the image ended since (its final log written again first), so the log read after
+ * the file was found gone is the image's last word. A library before 2026-11-28 removed the
+ * file at the exec, when the exec could still fail and the image go on counting, to write its
+ * final log at its end; its log lacks the flag, and a forked child that counted nothing leaves no
+ * log to say which library it ran. For those, what the log holds is taken as a live reading, and
+ * the last reading waits for the process's end (exec_wait: its pidfd, nothing read meanwhile):
+ * the stored figures are the same either way (the image's end is its log's). Its life and its
+ * live file are looked at before the log is read, so that a reading taken as the last is one
+ * made after the end.
  */
 static void take_ended(struct dmn *d, struct dmn_proc *p)
 {
@@ -1557,23 +1623,28 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 		return;
 	keep_none(d);
 	d->keep_hold = DMN_KEEP_HOLD;
+	/* (a live file there but unreadable is not a vanished one; a path that is no live file of
+	 * the owner's, or a name that holds no regular file of theirs, holds none to follow) */
+	enum live_at at = alive ? live_lookup(d, p->uid, p->pid, p->start_ns, p->live_path, NULL) : LIVE_GONE;
 	struct log_file lf;
 	char err[1024];
 	int r = p->final_path[0] ? dmn_read_final(p->final_path, p->uid, p->gid, &d->lim, &lf, err, sizeof err) : -ENOENT;
-	/* (a live file there but unreadable, a hostile one, is not a vanished one) */
-	if (r == -ENOENT && alive && !live_there(p->live_path)) {
+	if (r == -ENOENT && alive && at != LIVE_THERE) {
 		p->exec_wait = 1;
 		return;
 	}
 	if (r == 0) {
 		if (lf.hdr.pid == p->pid && lf.hdr.start_ns == p->start_ns) {
-			int wait = alive && (lf.hdr.flags & LOG_F_EXEC);
+			/* a log of an exec that kept the live file, there still: a live reading, the image
+			 * followed by that file again (its reading failed this time) */
+			int kept = (lf.hdr.flags & LOG_F_EXEC_KEPT) != 0;
+			int wait = alive && (lf.hdr.flags & LOG_F_EXEC) && (!kept || at == LIVE_THERE);
 			if (take_log(d, p, &lf, 1) < 0)
 				dmn_say("out of memory taking %s", p->final_path);
 			else if (!wait)
 				take_final_runs(d, p, &lf);
 			if (wait) {
-				p->exec_wait = 1;
+				p->exec_wait = !kept;
 				log_file_free(&lf);
 				return;
 			}

@@ -60,7 +60,10 @@ struct dmn_proc {
 	int stats;              /* its statistics are taken this interval (stats_interval, or its end) */
 	int changed;            /* its statistics moved (or runs were taken): its cursor is stored */
 	/* its image ended (its live file removed) while the process went on: an exec, which may
-	 * fail and go on counting; its final log is taken for the last time once the process is gone */
+	 * fail and go on counting; its final log is taken for the last time once the process is gone.
+	 * Only a log of a library before 2026-11-28 (without LOG_F_EXEC_KEPT) or none (a forked child
+	 * that counted nothing) waits so: a log with the flag is the image's last word once its live
+	 * file is gone (daemon.c, take_ended) */
 	int exec_wait;
 	/* liveness (daemon.c, "Liveness"): watch 0 until first asked, 1 when pidfd is in the
 	 * daemon's epoll set, 2 when it was found ended at that asking, -1 when asked of /proc and

@@ -8,7 +8,7 @@ source "$(dirname "$0")/capture_helpers.sh"
 need_prog exec_chain sys_static
 
 flags() { jq -c .header.flag_names "$(json "$1")"; }
-fin='["finished","stdio_syscalls"]' fin_exec='["finished","exec","stdio_syscalls"]'
+fin='["finished","stdio_syscalls"]' fin_exec='["finished","exec","stdio_syscalls","exec_kept"]'
 
 # ---- a chain of 3 execs: images N = 3, 2, 1, 0 ----
 f="$T/chain.txt"
@@ -122,7 +122,7 @@ mkdir -p "$T/st3"
 eq "forked child execs a static program: run exit status" 0 $?
 "$IOSTRATA" report --json "$T/stj3" >"$T/stj3.json"
 eq "forked child execs a static program: 2 logs (the shell, its child ending in exec)" \
-	"dash finished,exec,stdio_syscalls|dash finished,stdio_syscalls" \
+	"dash finished,exec,stdio_syscalls,exec_kept|dash finished,stdio_syscalls" \
 	"$(jq -r '.processes[] | (.exe | split("/") | last) + " " + (.flag_names | join(","))' "$T/stj3.json" | sort | paste -sd'|' -)"
 kid=$(jq -r '.processes[] | select(.flag_names | index("exec")) | "\(.pid) \(.ppid)"' "$T/stj3.json")
 eq "forked child execs a static program: the child is the shell's" "$(jq -r '.processes[] | select((.flag_names | index("exec")) == null) | .pid' "$T/stj3.json")" "${kid#* }"

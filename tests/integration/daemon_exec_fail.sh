@@ -102,13 +102,6 @@ N=$(wc -l <"$ST")
 # read twice after its end was set: the second reading began after the first had ended
 wait_for "[ \$(tail -n +\$((N + 1)) '$ST' | grep -F '<$LIVE/iostrata-0>, \"$HOST-$PPID_-' | grep -c ' = [0-9]') -ge 2 ]" ||
 	fail "window: the daemon reads the live file with its end set" "not twice in 10 s"
-wait_for "grep -F 'iostrata-no-such-program' '$AT' | grep -q ' = -1 ENOENT'" ||
-	fail "window: the exec fails" "its execve did not return in 10 s"
-kill "$APID"
-wait "$APID" 2>/dev/null
-APID=
-kill -USR1 "$PPID_"
-wait "$RPID"
-strace_off
+exec_fails_then_end window
 job_end_check window "10 writes of 4096 bytes, an open and a close" "0 40960 0 10 2"
 eq "node-seconds = the four reports" "0 163840 0 40 14" "$(node_posix)"

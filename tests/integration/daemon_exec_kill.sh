@@ -105,7 +105,12 @@ kill -USR1 "$PPID_"
 sign okkill
 eq "okkill: the new image removed the old one's live file and link: 1 live file, 1 link, 1 final log" \
 	"1 1 1" "$(files okkill "$PPID_")"
-eq "okkill: the first image's log" '["finished","exec","stdio_syscalls"]' "$(flags "$(ls "$T/okkill"/*.iost)")"
+eq "okkill: the first image's log" '["finished","exec","stdio_syscalls","exec_kept"]' "$(flags "$(ls "$T/okkill"/*.iost)")"
+# its log says the live file was kept through the exec, and the file is gone: the exec succeeded, the
+# first image's row ends at once (not when the process does)
+wait_for '[ "$(states okkill)" = "1 0" ]'
+eq "okkill: the first image ended while its process runs the second" "1 0 yes" \
+	"$(states okkill) $(kill -0 "$PPID_" && echo yes)"
 kill -USR1 "$PPID_"
 wait "$PPID_" 2>/dev/null
 job_end_check okkill "each image's open, 4 + 6 writes, the sign's open and close" "0 40960 0 10 4"
@@ -132,7 +137,7 @@ kill -USR1 "$PPID_"
 wait "$PPID_" 2>/dev/null
 job_end_check staticexec "the first image's open and 4 writes" "0 16384 0 4 1"
 eq "staticexec: stored as ended" 1 "$(states staticexec)"
-recovered staticexec removed '["finished","exec","stdio_syscalls"]'
+recovered staticexec removed '["finished","exec","stdio_syscalls","exec_kept"]'
 eq "staticexec: no live file left" "0 0 1" "$(files staticexec "$PPID_")"
 eq "staticexec: report after recover" "0 16384 0 4 1" "$(job_report "$T/staticexec")"
 
@@ -147,7 +152,7 @@ wait "$APID" 2>/dev/null
 APID=
 eq "pendkill: report: the image's calls once" "0 16384 0 4 1" "$(job_report "$T/pendkill")"
 job_end_check pendkill "the first image's open and 4 writes" "0 16384 0 4 1"
-recovered pendkill removed '["finished","exec","stdio_syscalls"]'
+recovered pendkill removed '["finished","exec","stdio_syscalls","exec_kept"]'
 eq "pendkill: no live file left" "0 0 1" "$(files pendkill "$PPID_")"
 eq "pendkill: report after recover" "0 16384 0 4 1" "$(job_report "$T/pendkill")"
 

@@ -218,3 +218,17 @@ hold_exec() {
 	wait_for "[ -n \"\$(find '$T/$1' -name '$HOST-$PPID_-*.iost')\" ]" ||
 		fail "$1: the final log written before the exec" "none in 10 s"
 }
+
+# exec_fails_then_end JOB: once the exec that hold_exec held has failed (its ENOENT in AT), strace
+# leaves the stepper PPID_, which gets its SIGUSR1 and ends; returns once the run RPID is over and
+# the daemon's strace (strace_on) is stopped.
+exec_fails_then_end() {
+	wait_for "grep -F 'iostrata-no-such-program' '$AT' | grep -q ' = -1 ENOENT'" ||
+		fail "$1: the exec fails" "its execve did not return in 10 s"
+	kill "$APID"
+	wait "$APID" 2>/dev/null
+	APID=
+	kill -USR1 "$PPID_"
+	wait "$RPID"
+	strace_off
+}

@@ -25,7 +25,7 @@ eq "loop: 2,003 logs (2,000 cats, the shell, seq and its forked child)" 2003 "$(
 eq "loop: no live file or link left; one link to the job directory, renewed by each image" "0 $T/job" \
 	"$(ls "$T/job"/*.iost.live 2>/dev/null | wc -l) $(cd "$T/live" && readlink $(ls -A))"
 eq "loop: what each log is" \
-	"2000 /usr/bin/cat finished,stdio_syscalls,forked_exec|1 /usr/bin/dash finished,exec,stdio_syscalls|1 /usr/bin/dash finished,stdio_syscalls|1 /usr/bin/seq finished,stdio_syscalls" \
+	"2000 /usr/bin/cat finished,stdio_syscalls,forked_exec|1 /usr/bin/dash finished,exec,stdio_syscalls,exec_kept|1 /usr/bin/dash finished,stdio_syscalls|1 /usr/bin/seq finished,stdio_syscalls" \
 	"$(jq -r '.header.exe + " " + (.header.flag_names | join(","))' "$T/loop.json" | sort | uniq -c | awk '{print $1 " " $2 " " $3}' | paste -sd'|' -)"
 eq "loop: every log's records and strings are zstd-compressed" "2003" \
 	"$(jq -c '[.sections[] | select(.kind_name == "records" or .kind_name == "strings") | .flags]' "$T/loop.json" | grep -c '^\[1,1\]$')"
@@ -109,7 +109,7 @@ rm -f g.out
 eq "subshell: exit status" 0 $?
 dumps "$T/sub" >"$T/sub.json"
 eq "subshell: 4 logs: the shell, the subshell child, its cat, the second cat" \
-	"/usr/bin/cat finished,stdio_syscalls|/usr/bin/cat finished,stdio_syscalls,forked_exec|/usr/bin/dash finished,exec,stdio_syscalls|/usr/bin/dash finished,stdio_syscalls" \
+	"/usr/bin/cat finished,stdio_syscalls|/usr/bin/cat finished,stdio_syscalls,forked_exec|/usr/bin/dash finished,exec,stdio_syscalls,exec_kept|/usr/bin/dash finished,stdio_syscalls" \
 	"$(jq -r '.header.exe + " " + (.header.flag_names | join(","))' "$T/sub.json" | sort | paste -sd'|' -)"
 eq "subshell child: its open, dup and 2-byte write of g.out are in its own log" "1 1 1 2" \
 	"$(jq -r --arg p "$T/g.out" 'select(.header.exe == "/usr/bin/dash" and (.header.flag_names | index("exec"))) |
@@ -123,7 +123,7 @@ rm -f g.out
 "$IOSTRATA" run -q -o "$T/noforks" -- sh -c 'exec 3>g.out; echo x >&3; exec cat f'  >/dev/null
 dumps "$T/noforks" >"$T/noforks.json"
 eq "exec without fork: the shell's log (with the open and write of g.out) and cat's" \
-	"/usr/bin/cat finished,stdio_syscalls 0|/usr/bin/dash finished,exec,stdio_syscalls 2" \
+	"/usr/bin/cat finished,stdio_syscalls 0|/usr/bin/dash finished,exec,stdio_syscalls,exec_kept 2" \
 	"$(jq -r --arg p "$T/g.out" '.header.exe + " " + (.header.flag_names | join(",")) + " " + ([.records[] | select(.path == $p) | .counters.bytes_written] | add // 0 | tostring)' "$T/noforks.json" | sort | paste -sd'|' -)"
 
 # ---- the whole job's counts equal strace's ------------------------------------------------------

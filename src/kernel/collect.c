@@ -250,23 +250,23 @@ static int blk_runs_merge(int fd, const unsigned char *reached, int ncpu, struct
 		for (int cpu = 0; cpu < ncpu; cpu++) {
 			if (reached[cpu] || !per[cpu].active)
 				continue;
-			struct ks_rec *r = NULL;
+			struct ks_rec *r;
 			if (per[cpu].active == KS_BLK_RUN_DEV) { /* a file's run holding its device's figures too */
 				struct ks_file_key dk = {.layer = LOG_LAYER_BLOCK, .dev = per[cpu].key.dev};
-				if ((r = rec_find(recs, n, cap, &dk)))
-					ks_val_fold(&r->val, &per[cpu].v, 0);
+				if (!(r = rec_find(recs, n, cap, &dk)))
+					goto nomem;
+				ks_val_fold(&r->val, &per[cpu].v, 0);
 			}
-			if (per[cpu].active != KS_BLK_RUN_DEV || r)
-				r = rec_find(recs, n, cap, &per[cpu].key);
-			if (!r) {
-				free(per);
-				return -ENOMEM;
-			}
+			if (!(r = rec_find(recs, n, cap, &per[cpu].key)))
+				goto nomem;
 			ks_val_move(&r->val, &per[cpu].v);
 		}
 	}
 	free(per);
 	return 0;
+nomem:
+	free(per);
+	return -ENOMEM;
 }
 
 /* The same for the page faults' runs (struct ks_fault_run): every CPU's, since a flush may have

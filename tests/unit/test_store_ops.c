@@ -616,6 +616,67 @@ static void check_grouped(struct store *s, int64_t kb)
 	eq_i64("grouped: proc_intervals, one row per time and category", direct_int(sql), 15);
 }
 
+/* Rows handed over in key order, as the daemon hands them (a process's files in order, a group
+ * of one interval: SQLite neither sorts them nor binds their time but once a group), a key
+ * repeated on adjacent rows: the same tables as the same rows one by one. C takes them at once,
+ * D one by one. */
+static void check_grouped_sorted(struct store *s, int64_t kb)
+{
+	enum { N = 1000 };
+	struct store_proc c = proc(kb, 43, 3000, "", STORE_PROC_LIVE), d = proc(kb, 44, 3000, "", STORE_PROC_LIVE);
+	int64_t fk[5];
+	static struct store_interval va[N];
+	int r = store_begin(s);
+	r |= store_proc_put(s, &c);
+	r |= store_proc_put(s, &d);
+	for (int f = 0; f < 5 && r == 0; f++) {
+		char path[64];
+		snprintf(path, sizeof path, "/sorted/file%d", f);
+		r |= store_file_key(s, path, &fk[f]);
+	}
+	int64_t base = T0 + 2 * DAY + 3600000;
+	for (int i = 0; i < N && r == 0; i++) {
+		/* 75 rows an interval: 5 files x 3 categories, each key on 5 rows in a row; the
+		 * groups of 64 straddle the intervals (13 of 15 hold one interval alone) */
+		int j = i % 75;
+		va[i] = interval(base + (i / 75) * 10000, c.key, fk[j / 15], (unsigned)(j / 5 % 3), i);
+		va[i].calls = 1;
+		va[i].dur_ns = 3 * i;
+		struct store_interval vd = va[i];
+		vd.proc_key = d.key;
+		r |= store_interval_add(s, &vd);
+	}
+	r |= store_intervals_add(s, va, N);
+	ok_r("sorted groups: 1,000 rows at once and one by one", r, s);
+	ok_r("sorted groups: commit", store_commit(s), s);
+	char sql[1024], name[128];
+	snprintf(sql, sizeof sql, "SELECT count(*) * 1000000000 + sum(bytes) FROM intervals WHERE proc_id = %lld",
+		 (long long)c.key);
+	eq_i64("sorted groups: one row per key, bytes add up", direct_int(sql), 200 * 1000000000ll + N * (N - 1) / 2);
+	/* the first interval's file 0, category 1: rows 5..9 */
+	snprintf(sql, sizeof sql,
+		 "SELECT bytes * 1000 + calls FROM intervals WHERE proc_id = %lld AND t_ms = %lld AND file_id = %lld"
+		 " AND cat = 1",
+		 (long long)c.key, (long long)base, (long long)fk[0]);
+	eq_i64("sorted groups: a key on adjacent rows", direct_int(sql), 35 * 1000 + 5);
+	static const char *const tables[] = {"intervals", "proc_intervals"};
+	for (int t = 0; t < 2; t++)
+		for (int k = 0; k < 2; k++) {
+			const char *cols = t ? "t_ms, layer, cat, bytes, calls, dur_ns, dt_ms"
+					     : "t_ms, dt_ms, file_id, layer, cat, bytes, calls, dur_ns";
+			snprintf(sql, sizeof sql,
+				 "SELECT count(*) FROM (SELECT %s FROM %s WHERE proc_id = %lld EXCEPT SELECT %s FROM %s"
+				 " WHERE proc_id = %lld) x",
+				 cols, tables[t], (long long)(k ? d.key : c.key), cols, tables[t], (long long)(k ? c.key : d.key));
+			snprintf(name, sizeof name, "sorted groups: %s of %s the same as the other's", tables[t],
+				 k ? "one by one" : "at once");
+			eq_i64(name, direct_int(sql), 0);
+		}
+	/* 14 intervals (the last of 25 rows: files 0 and 1), 3 categories each */
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM proc_intervals WHERE proc_id = %lld", (long long)c.key);
+	eq_i64("sorted groups: proc_intervals, one row per time and category", direct_int(sql), 42);
+}
+
 /* The beginning of a report: a short text cut where asked; a long one (packed by SQLite) given
  * from its first frames, the same bytes as the whole report's start, far fewer of them. */
 /* A process put again inside a transaction (SQLite holds its row's update until the commit and
@@ -1302,6 +1363,7 @@ int main(int argc, char **argv)
 	check_bulk(s, kb, fk[1]);
 	proc_sums_compare("after the bulk rows");
 	check_grouped(s, kb);
+	check_grouped_sorted(s, kb);
 	proc_sums_compare("after the grouped rows");
 	check_report(s, ka, kb);
 	check_seq(s, ka);

@@ -558,62 +558,131 @@ static void check_bulk(struct store *s, int64_t kb, int64_t fk)
 	eq_u64("bulk: writes add up", c.writes, 60006 * 2);
 }
 
+/* The rows of process at (stored at once) and of process one (the same rows one by one) are the
+ * same rows, both ways, in intervals and in proc_intervals (pcols: the columns compared there). */
+static void same_tables(const char *what, int64_t at, int64_t one, const char *pcols)
+{
+	static const char *const tables[] = {"intervals", "proc_intervals"};
+	char sql[1024], name[128];
+	for (int t = 0; t < 2; t++)
+		for (int d = 0; d < 2; d++) {
+			const char *cols = t ? pcols : "t_ms, dt_ms, file_id, layer, cat, bytes, calls, dur_ns";
+			snprintf(sql, sizeof sql,
+				 "SELECT count(*) FROM (SELECT %s FROM %s WHERE proc_id = %lld EXCEPT SELECT %s FROM %s"
+				 " WHERE proc_id = %lld) x",
+				 cols, tables[t], (long long)(d ? one : at), cols, tables[t], (long long)(d ? at : one));
+			snprintf(name, sizeof name, "%s: %s of %s the same as the other's", what, tables[t],
+				 d ? "one by one" : "at once");
+			eq_i64(name, direct_int(sql), 0);
+		}
+}
+
+/* A transaction begun with processes pid and pid + 1 (a, b) and five files /dir/fileN (fk). */
+static int two_procs(struct store *s, int64_t kb, int32_t pid, const char *dir, struct store_proc *a,
+		     struct store_proc *b, int64_t fk[5])
+{
+	*a = proc(kb, pid, 3000, "", STORE_PROC_LIVE);
+	*b = proc(kb, pid + 1, 3000, "", STORE_PROC_LIVE);
+	int r = store_begin(s);
+	r |= store_proc_put(s, a);
+	r |= store_proc_put(s, b);
+	for (int f = 0; f < 5 && r == 0; f++) {
+		char path[64];
+		snprintf(path, sizeof path, "/%s/file%d", dir, f);
+		r |= store_file_key(s, path, &fk[f]);
+	}
+	return r;
+}
+
+/* An intervals row's bytes * 1000 + calls. */
+static int64_t key_row(int64_t proc, int64_t t, int64_t file, unsigned cat)
+{
+	char sql[256];
+	snprintf(sql, sizeof sql,
+		 "SELECT bytes * 1000 + calls FROM intervals WHERE proc_id = %lld AND t_ms = %lld AND file_id = %lld"
+		 " AND cat = %u",
+		 (long long)proc, (long long)t, (long long)file, cat);
+	return direct_int(sql);
+}
+
+/* The rows v stored one by one for process one, then at once as they are. */
+static int store_both(struct store *s, const struct store_interval *v, size_t n, int64_t one)
+{
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct store_interval x = v[i];
+		x.proc_key = one;
+		r |= store_interval_add(s, &x);
+	}
+	return r | store_intervals_add(s, v, n);
+}
+
 /* Rows handed over at once (store_intervals_add: SQLite writes them 16 to a statement) store
  * what the same rows one by one store: keys repeated inside a group of 16 and across groups add
  * up, a tail shorter than a group, one transaction. Process A takes them at once, B one by one. */
 static void check_grouped(struct store *s, int64_t kb)
 {
 	enum { N = 1000 };
-	struct store_proc a = proc(kb, 41, 3000, "", STORE_PROC_LIVE), b = proc(kb, 42, 3000, "", STORE_PROC_LIVE);
+	struct store_proc a, b;
 	int64_t fk[5];
 	static struct store_interval va[N];
-	int r = store_begin(s);
-	r |= store_proc_put(s, &a);
-	r |= store_proc_put(s, &b);
-	for (int f = 0; f < 5 && r == 0; f++) {
-		char path[64];
-		snprintf(path, sizeof path, "/grouped/file%d", f);
-		r |= store_file_key(s, path, &fk[f]);
-	}
+	int r = two_procs(s, kb, 41, "grouped", &a, &b, fk);
 	int64_t base = T0 + 2 * DAY + 3600000; /* the bulk rows' day: no partition of its own */
 	for (int i = 0; i < N && r == 0; i++) {
 		/* 5 times x 5 files x 3 categories: 75 keys, a key again 15 rows later */
 		va[i] = interval(base + (i / 200) * 10000, a.key, fk[i % 5], (unsigned)(i % 3), i);
 		va[i].calls = 1;
 		va[i].dur_ns = 2 * i;
-		struct store_interval vb = va[i];
-		vb.proc_key = b.key;
-		r |= store_interval_add(s, &vb);
 	}
-	r |= store_intervals_add(s, va, N);
+	r |= store_both(s, va, N, b.key);
 	ok_r("grouped: 1,000 rows at once and one by one", r, s);
 	ok_r("grouped: commit", store_commit(s), s);
-	char sql[1024], name[128];
+	char sql[1024];
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM intervals WHERE proc_id = %lld", (long long)a.key);
 	eq_i64("grouped: one row per key", direct_int(sql), 75);
 	snprintf(sql, sizeof sql, "SELECT sum(bytes) + 1000000 * sum(calls) FROM intervals WHERE proc_id = %lld",
 		 (long long)a.key);
 	eq_i64("grouped: bytes and calls add up", direct_int(sql), N * (N - 1) / 2 + 1000000 * N);
 	/* i = 0, 15, ..., 195: 15 * (0 + ... + 13) */
-	snprintf(sql, sizeof sql,
-		 "SELECT bytes * 1000 + calls FROM intervals WHERE proc_id = %lld AND t_ms = %lld AND file_id = %lld"
-		 " AND cat = 0",
-		 (long long)a.key, (long long)base, (long long)fk[0]);
-	eq_i64("grouped: a key repeated inside groups", direct_int(sql), 1365 * 1000 + 14);
-	static const char *const tables[] = {"intervals", "proc_intervals"};
-	for (int t = 0; t < 2; t++)
-		for (int d = 0; d < 2; d++) {
-			const char *cols = t ? "t_ms, layer, cat, bytes, calls, dur_ns"
-					     : "t_ms, dt_ms, file_id, layer, cat, bytes, calls, dur_ns";
-			snprintf(sql, sizeof sql,
-				 "SELECT count(*) FROM (SELECT %s FROM %s WHERE proc_id = %lld EXCEPT SELECT %s FROM %s"
-				 " WHERE proc_id = %lld) x",
-				 cols, tables[t], (long long)(d ? b.key : a.key), cols, tables[t], (long long)(d ? a.key : b.key));
-			snprintf(name, sizeof name, "grouped: %s of %s the same as the other's", tables[t], d ? "one by one" : "at once");
-			eq_i64(name, direct_int(sql), 0);
-		}
+	eq_i64("grouped: a key repeated inside groups", key_row(a.key, base, fk[0], 0), 1365 * 1000 + 14);
+	same_tables("grouped", a.key, b.key, "t_ms, layer, cat, bytes, calls, dur_ns");
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM proc_intervals WHERE proc_id = %lld", (long long)a.key);
 	eq_i64("grouped: proc_intervals, one row per time and category", direct_int(sql), 15);
+}
+
+/* Rows handed over in key order, as the daemon hands them (a process's files in order, a group
+ * of one interval: SQLite neither sorts them nor binds their time but once a group), a key
+ * repeated on adjacent rows: the same tables as the same rows one by one. C takes them at once,
+ * D one by one. */
+static void check_grouped_sorted(struct store *s, int64_t kb)
+{
+	enum { N = 1000 };
+	struct store_proc c, d;
+	int64_t fk[5];
+	static struct store_interval va[N];
+	int r = two_procs(s, kb, 43, "sorted", &c, &d, fk);
+	int64_t base = T0 + 2 * DAY + 3600000;
+	for (int i = 0; i < N && r == 0; i++) {
+		/* 75 rows an interval: 5 files x 3 categories, each key on 5 rows in a row; the
+		 * groups of 64 straddle the intervals (13 of 15 hold one interval alone) */
+		int j = i % 75;
+		va[i] = interval(base + (i / 75) * 10000, c.key, fk[j / 15], (unsigned)(j / 5 % 3), i);
+		va[i].calls = 1;
+		va[i].dur_ns = 3 * i;
+	}
+	r |= store_both(s, va, N, d.key);
+	ok_r("sorted groups: 1,000 rows at once and one by one", r, s);
+	ok_r("sorted groups: commit", store_commit(s), s);
+	char sql[1024];
+	snprintf(sql, sizeof sql, "SELECT count(*) * 1000000000 + sum(bytes) FROM intervals WHERE proc_id = %lld",
+		 (long long)c.key);
+	eq_i64("sorted groups: one row per key, bytes add up", direct_int(sql), 200 * 1000000000ll + N * (N - 1) / 2);
+	/* the first interval's file 0, category 1: rows 5..9 */
+	eq_i64("sorted groups: a key on adjacent rows", key_row(c.key, base, fk[0], 1), 35 * 1000 + 5);
+	same_tables("sorted groups", c.key, d.key, "t_ms, layer, cat, bytes, calls, dur_ns, dt_ms");
+	/* 14 intervals (the last of 25 rows: files 0 and 1), 3 categories each */
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM proc_intervals WHERE proc_id = %lld", (long long)c.key);
+	eq_i64("sorted groups: proc_intervals, one row per time and category", direct_int(sql), 42);
 }
 
 /* The beginning of a report: a short text cut where asked; a long one (packed by SQLite) given
@@ -1302,6 +1371,7 @@ int main(int argc, char **argv)
 	check_bulk(s, kb, fk[1]);
 	proc_sums_compare("after the bulk rows");
 	check_grouped(s, kb);
+	check_grouped_sorted(s, kb);
 	proc_sums_compare("after the grouped rows");
 	check_report(s, ka, kb);
 	check_seq(s, ka);

@@ -1329,6 +1329,14 @@ static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const cha
 	listing_note(l, &st, &before, again);
 }
 
+/* The name of uid's live directory under a live root (the capture library's, src/capture/core.c):
+ * LIVE_DIR_PREFIX and the uid in decimal. */
+#define LIVE_DIR_PREFIX "iostrata-"
+static void live_dir_name(char *name, size_t len, uid_t uid)
+{
+	snprintf(name, len, LIVE_DIR_PREFIX "%u", (unsigned)uid);
+}
+
 static void scan_live(struct dmn *d)
 {
 	for (int k = 0; k < d->cfg.nlive_roots; k++) {
@@ -1338,7 +1346,7 @@ static void scan_live(struct dmn *d)
 			continue;
 		if (!d->root) {
 			char name[64];
-			snprintf(name, sizeof name, "iostrata-%u", (unsigned)getuid());
+			live_dir_name(name, sizeof name, getuid());
 			struct stat st;
 			if (fstatat(rootfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 				scan_user_dir(d, rootfd, root, name, getuid());
@@ -1359,7 +1367,7 @@ static void scan_live(struct dmn *d)
 			l->uids = NULL, l->nuids = l->capuids = 0;
 			char name[64];
 			for (size_t i = 0; i < nuids; i++) {
-				snprintf(name, sizeof name, "iostrata-%u", (unsigned)uids[i]);
+				live_dir_name(name, sizeof name, uids[i]);
 				scan_user_dir(d, rootfd, root, name, uids[i]);
 			}
 		} else {
@@ -1367,9 +1375,10 @@ static void scan_live(struct dmn *d)
 			struct dirent *de;
 			int again = !dir;
 			while (dir && (de = readdir(dir))) {
-				const char *u = de->d_name + 9;
+				const size_t pl = sizeof LIVE_DIR_PREFIX - 1;
+				const char *u = de->d_name + pl;
 				char *end;
-				if (strncmp(de->d_name, "iostrata-", 9) || !*u || u[strspn(u, "0123456789")])
+				if (strncmp(de->d_name, LIVE_DIR_PREFIX, pl) || !*u || u[strspn(u, "0123456789")])
 					continue;
 				unsigned long uid = strtoul(u, &end, 10);
 				if (*end || uid >= UINT32_MAX)
@@ -1436,14 +1445,15 @@ enum live_at { LIVE_GONE, LIVE_THERE, LIVE_FOREIGN };
 static enum live_at live_lookup(struct dmn *d, uid_t uid, int32_t pid, uint64_t start_ns, const char *path,
 				const char *who)
 {
-	char dir[DMN_PATH + 32], err[256], b1[168], b2[168];
+	char dir[DMN_PATH + 32], own[32], err[256], b1[168], b2[168];
 	const char *name = NULL;
+	live_dir_name(own, sizeof own, uid);
 	for (int k = 0; k < d->cfg.nlive_roots && !name && (d->root || uid == getuid()); k++) {
 		const char *root = d->cfg.live_roots[k];
 		size_t rl = strlen(root);
 		while (rl > 1 && root[rl - 1] == '/')
 			rl--;
-		int n = snprintf(dir, sizeof dir, "%.*s/iostrata-%u", (int)rl, root, (unsigned)uid);
+		int n = snprintf(dir, sizeof dir, "%.*s/%s", (int)rl, root, own);
 		if (n > 0 && (size_t)n < sizeof dir && !strncmp(path, dir, (size_t)n) && path[n] == '/')
 			name = path + n + 1;
 	}

@@ -507,12 +507,6 @@ int dmn_ahead_grow(struct dmn_aheads *last, const struct dmn_ahead *now, struct 
 	return any != 0;
 }
 
-int dmn_ahead_advance(struct dmn_aheads *last, const struct dmn_ahead *now, struct dmn_ahead *grow)
-{
-	int r = dmn_ahead_grow(last, now, grow);
-	return r < 0 ? r : 0;
-}
-
 int dmn_aheads_add(struct dmn_aheads *x, const struct dmn_ahead *a)
 {
 	struct dmn_ahead *t = ahead_get(x, a->layer);

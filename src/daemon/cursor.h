@@ -128,10 +128,8 @@ void dmn_ahead_add_counts(struct dmn_ahead *a, const struct log_record *r);
 int dmn_cursor_sums(const struct dmn_cursor *c, struct dmn_aheads *out);
 /* now (a layer's sums) against last (the last reading's sums): grow, figure by figure, what now
  * holds beyond last; last keeps the larger of the two (a figure that went back, which only a
- * hostile file does, counts nothing until it passes where it was). 0 or -ENOMEM. */
-int dmn_ahead_advance(struct dmn_aheads *last, const struct dmn_ahead *now, struct dmn_ahead *grow);
-/* The same, saying whether anything grew: 1, 0 (grow all 0: no node-second of the layer), or
- * -ENOMEM. */
+ * hostile file does, counts nothing until it passes where it was). 1 when anything grew, 0 when
+ * nothing did (grow all 0: no node-second of the layer), or -ENOMEM. */
 int dmn_ahead_grow(struct dmn_aheads *last, const struct dmn_ahead *now, struct dmn_ahead *grow);
 /* a added to x's ahead of its layer: 0 or -ENOMEM. */
 int dmn_aheads_add(struct dmn_aheads *x, const struct dmn_ahead *a);

@@ -82,7 +82,7 @@ struct dmn_proc {
 	size_t resident;        /* its record pages kept mapped after its summing (0: dropped) */
 	/* counted, owed (below: "Two cadences"), every interval */
 	struct dmn_aheads counted, owed, counted_next, owed_next;
-	/* per layer, what the last reading of its log summed to (cursor.h, dmn_ahead_advance): its
+	/* per layer, what the last reading of its log summed to (cursor.h, dmn_ahead_grow): its
 	 * node-seconds are what the sums grew by; *_next: this interval's, until stored */
 	struct dmn_aheads sums, sums_next;
 	/* its live file mapped between full readings (source.h: summed in place every interval

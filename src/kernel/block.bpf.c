@@ -210,13 +210,16 @@ static __always_inline bool attribute(struct request *rq, struct rq_info *ri)
 }
 
 /* Attribution, or a device-only entry when the filters do not want the request. dev: the
- * request's device (0: found here when needed). */
-static __always_inline void want(struct request *rq, struct rq_info *ri, __u64 dev)
+ * request's device (0: found here when needed). s: the request's slot, read before the start
+ * claims it, or NULL: the entry its last request left there (a slot's line, which the start
+ * loads anyway, where `dev_seen` was one more) says whether the device is in `devs` already: a
+ * wanted request to it put it there, and `devs` only grows. */
+static __always_inline void want(struct request *rq, struct rq_info *ri, __u64 dev, const struct ks_rq_slot *s)
 {
 	if (!attribute(rq, ri)) {
 		__builtin_memset(ri, 0, sizeof *ri);
 		ri->flags = KS_RQ_DEV_ONLY;
-	} else if (ks_filtered()) {
+	} else if (ks_filtered() && !(s && dev && s->ri.rdev == dev && !(s->ri.flags & KS_RQ_DEV_ONLY))) {
 		ks_dev_used(dev ? dev : rq_dev(rq));
 	}
 }
@@ -245,21 +248,23 @@ static __always_inline void unseen(const struct rq_info *p)
 }
 
 /* The request's slot: its tag (the scheduler's while it has one, which the request keeps from
- * allocation to its end; else the driver's), after an offset from its queue. A request struct
- * belongs to one tag, so a request always finds the slot it started in; the block layer hands a
- * queue's tags out in turn, so a device's requests in flight sit in neighbouring slots, where a
- * hash of the request's address scattered them over the array's 1 MiB, a TLB and cache miss for
- * each program of each request (docs/KERNEL.md, "Cost"). Two requests of one tag (a flush request
- * borrows its data request's; two queues' tags after their offsets) share the slot: the second
- * goes to the table. The slot holds the request's address, compared and stored as a number
- * (which a root loader's verifier allows). */
+ * allocation to its end; else the driver's), after an offset from its hardware queue. A request
+ * struct belongs to one tag, so a request always finds the slot it started in; the block layer
+ * hands a queue's tags out in turn, so a device's requests in flight sit in neighbouring slots,
+ * where a hash of the request's address scattered them over the array's 1 MiB, a TLB and cache
+ * miss for each program of each request (docs/KERNEL.md, "Cost"). The offset is a hash of the
+ * distance between the request's hardware queue and its queue, two addresses the request's own
+ * first line holds (a pointer difference, which a root loader's verifier allows, as a number):
+ * reading the queue's id and the hardware queue's number cost each program two more cold lines.
+ * Two requests of one tag (a flush request borrows its data request's; two queues' tags after
+ * their offsets) share the slot: the second goes to the table. The slot holds the request's
+ * address, compared and stored as a number. */
 static __always_inline struct ks_rq_slot *rq_slot(struct request *rq)
 {
 	int tag = rq->internal_tag >= 0 ? rq->internal_tag : rq->tag;
-	struct request_queue *q = rq->q;
-	struct blk_mq_hw_ctx *h = rq->mq_hctx;
-	__u32 base = ((q ? (__u32)q->id : 0) * 0x9E3779B1u) ^ ((h ? h->queue_num : 0) * 0x85EBCA77u);
-	__u32 i = ((base >> 8) + (__u32)tag) & ((1u << KS_RQ_SLOT_BITS) - 1);
+	__u64 hq = (__u64)rq->mq_hctx - (__u64)rq->q;
+	__u32 base = (__u32)(((hq >> 6) * 0x9E3779B97F4A7C15ULL) >> 40);
+	__u32 i = (base + (__u32)tag) & ((1u << KS_RQ_SLOT_BITS) - 1);
 	return bpf_map_lookup_elem(&rq_slots, &i);
 }
 
@@ -337,20 +342,21 @@ SEC("tp_btf/block_io_start")
 int BPF_PROG(ks_io_start, struct request *rq)
 {
 	struct rq_info ri = {};
+	struct ks_rq_slot *s = rq_slot(rq);
 	if (blk_no_issue) {
 		/* what the issue would have kept, as the request stands now (KS_RQ_STARTED) */
 		__u64 dev = start_dev(rq);
-		want(rq, &ri, dev);
+		want(rq, &ri, dev, s);
 		ri.rdev = dev;
 		ri.bytes = rq->__data_len;
 		ri.op = rq->cmd_flags & REQ_OP_BITS_MASK;
 		ri.flags |= KS_RQ_ACCOUNTED | KS_RQ_STARTED;
 	} else {
-		want(rq, &ri, ks_filtered() ? start_dev(rq) : 0);
+		want(rq, &ri, ks_filtered() ? start_dev(rq) : 0, s);
 		ri.flags |= KS_RQ_ACCOUNTED;
 		ri.start_ns = bpf_ktime_get_ns();
 	}
-	rq_start(rq, rq_slot(rq), &ri);
+	rq_start(rq, s, &ri);
 	return 0;
 }
 
@@ -388,7 +394,7 @@ int BPF_PROG(ks_rq_issue, struct request *rq)
 	/* not accounted at submission (flushes, passthrough): its wait is unknown; an entry issued
 	 * already is a request before this one whose completion was never seen (rq_start) */
 	struct rq_info ri = {};
-	want(rq, &ri, 0);
+	want(rq, &ri, 0, NULL);
 	ri.start_ns = now;
 	at_issue(rq, &ri, now);
 	rq_start(rq, s, &ri);

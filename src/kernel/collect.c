@@ -474,6 +474,17 @@ out:
 	return r;
 }
 
+/* Whether recs hold a file's block record on dev: a wanted request went to the device, whatever
+ * `devs` says (the start skips its look-up when its slot's last entry names the device, which a
+ * start claiming the slot on another CPU at that moment could tear; block.bpf.c, want). */
+static int dev_has_file(const struct ks_rec *recs, size_t n, uint64_t dev)
+{
+	for (size_t i = 0; i < n; i++)
+		if (recs[i].key.layer == LOG_LAYER_BLOCK && recs[i].key.ino && recs[i].key.dev == dev)
+			return 1;
+	return 0;
+}
+
 int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_log_meta *m, int events_fd,
 		 uint64_t nevents, uint64_t user_drops, char *err, size_t errlen)
 {
@@ -518,7 +529,8 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 		uint8_t used;
 		/* a filtered session's device totals: of the devices its processes used (block.bpf.c) */
 		if (filtered && kr->key.layer == LOG_LAYER_BLOCK && !kr->key.ino &&
-		    (devs_fd < 0 || bpf_map_lookup_elem(devs_fd, &kr->key.dev, &used) < 0))
+		    (devs_fd < 0 || bpf_map_lookup_elem(devs_fd, &kr->key.dev, &used) < 0) &&
+		    !dev_has_file(recs, n, kr->key.dev))
 			continue;
 		char path[KS_PATH_MAX + 64];
 		int pseudo = record_path(&ix, &kr->key, path, sizeof path);

@@ -617,8 +617,8 @@ static int store_both(struct store *s, const struct store_interval *v, size_t n,
 	return r | store_intervals_add(s, v, n);
 }
 
-/* Rows handed over at once (store_intervals_add: SQLite writes them 16 to a statement) store
- * what the same rows one by one store: keys repeated inside a group of 16 and across groups add
+/* Rows handed over at once (store_intervals_add: SQLite writes them 64 to a statement) store
+ * what the same rows one by one store: keys repeated inside a group of 64 and across groups add
  * up, a tail shorter than a group, one transaction. Process A takes them at once, B one by one. */
 static void check_grouped(struct store *s, int64_t kb)
 {

@@ -1318,25 +1318,20 @@ static int sq_intervals_add(struct store *s, const struct store_interval *v, siz
 		 * (qsort's merge sort of a sorted group was 6 % of a statistics' instructions) */
 		if (!sorted)
 			qsort(g, IV_GROUP, sizeof *g, interval_cmp);
-		if (one_t) {
-			col[0] = g[0]->t_ms, col[1] = g[0]->dt_ms;
-			for (int k = 0; k < IV_GROUP; k++) {
-				const struct store_interval *iv = g[k];
-				int64_t *c = &col[2 + k * IV_T_COLS];
-				c[0] = iv->proc_key, c[1] = iv->file_key, c[2] = iv->layer, c[3] = iv->cat, c[4] = iv->bytes;
-				c[5] = iv->calls, c[6] = iv->dur_ns;
-			}
-			r = rowbuf_step(s, s->st[ST_INTERVAL_NT], col, 1, 2 + IV_GROUP * IV_T_COLS,
-					"adding interval statistics");
-		} else {
-			for (int k = 0; k < IV_GROUP; k++) {
-				const struct store_interval *iv = g[k];
-				int64_t *c = &col[k * 9];
-				c[0] = iv->t_ms, c[1] = iv->dt_ms, c[2] = iv->proc_key, c[3] = iv->file_key, c[4] = iv->layer;
-				c[5] = iv->cat, c[6] = iv->bytes, c[7] = iv->calls, c[8] = iv->dur_ns;
-			}
-			r = rowbuf_step(s, s->st[ST_INTERVAL_N], col, IV_GROUP, 9, "adding interval statistics");
+		/* one interval: t_ms and dt_ms once, ahead of the rows' other columns; else in each row */
+		int lead = one_t ? 0 : 2, ncols = IV_T_COLS + lead;
+		int64_t *c = col;
+		if (one_t)
+			*c++ = g[0]->t_ms, *c++ = g[0]->dt_ms;
+		for (int k = 0; k < IV_GROUP; k++, c += ncols) {
+			const struct store_interval *iv = g[k];
+			if (lead)
+				c[0] = iv->t_ms, c[1] = iv->dt_ms;
+			c[lead] = iv->proc_key, c[lead + 1] = iv->file_key, c[lead + 2] = iv->layer, c[lead + 3] = iv->cat;
+			c[lead + 4] = iv->bytes, c[lead + 5] = iv->calls, c[lead + 6] = iv->dur_ns;
 		}
+		r = one_t ? rowbuf_step(s, s->st[ST_INTERVAL_NT], col, 1, 2 + IV_GROUP * IV_T_COLS, "adding interval statistics")
+			  : rowbuf_step(s, s->st[ST_INTERVAL_N], col, IV_GROUP, ncols, "adding interval statistics");
 		if (r < 0)
 			return r;
 		for (int k = 0; k < IV_GROUP && r >= 0; k++)

@@ -11,20 +11,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				  "8081828384858687888990919293949596979899";
+
+/* A number of 2 to 10 digits: two a step, written from the last, their count found first by
+ * compares (32-bit arithmetic: a file key, a count of bytes or calls in 10 s, as a rule). */
+static char *put_u32(char *p, uint32_t u)
+{
+	int n = u < 100 ? 2 : u < 1000 ? 3 : u < 10000 ? 4 : u < 100000 ? 5 : u < 1000000 ? 6 : u < 10000000 ? 7
+		: u < 100000000 ? 8 : u < 1000000000 ? 9 : 10;
+	char *e = p + n;
+	for (; u >= 100; u /= 100) {
+		e -= 2;
+		memcpy(e, &pairs[2 * (u % 100)], 2);
+	}
+	if (u >= 10)
+		memcpy(e - 2, &pairs[2 * u], 2);
+	else
+		e[-1] = (char)('0' + u);
+	return p + n;
+}
+
+/* Written by hand: the statistics' transaction encodes 96,000 numbers every 10 s on bench/daemon
+ * (snprintf: about a thousand instructions a number; a digit a step with a reversal: 94). */
 static char *put_int(char *p, int64_t v)
 {
-	char tmp[24];
-	int n = 0;
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 	if (v < 0)
 		*p++ = '-';
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	if (u < 10) {
+		*p++ = (char)('0' + u);
+		return p;
+	}
+	if (u <= UINT32_MAX)
+		return put_u32(p, (uint32_t)u);
+	/* the digits above the last nine first, then those nine (leading zeros kept) */
+	uint32_t low = (uint32_t)(u % 1000000000);
+	u /= 1000000000;
+	p = u < 10 ? (*p = (char)('0' + u), p + 1) : u <= UINT32_MAX ? put_u32(p, (uint32_t)u) : put_int(p, (int64_t)u);
+	for (int i = 8; i >= 0; i--, low /= 10)
+		p[i] = (char)('0' + low % 10);
+	return p + 9;
 }
 
 size_t ivp_encode(char *buf, const struct ivp_ent *v, size_t n, int64_t row_dt)

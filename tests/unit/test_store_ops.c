@@ -1373,40 +1373,6 @@ static void check_newer(void)
 	store_close(s);
 }
 
-/* An SQLite store of schema 15 made back into schema 14's form: a row a (process, file, layer,
- * category) in intervals and intervals_minute, schema 4's view. 0, or -1 (printed). */
-static int back_to_14(void)
-{
-	static const char *const back[] = {
-		"CREATE TABLE iv14(t_ms INTEGER NOT NULL, dt_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL,"
-		" file_id INTEGER NOT NULL, layer INTEGER NOT NULL, cat INTEGER NOT NULL, bytes INTEGER NOT NULL,"
-		" calls INTEGER NOT NULL, dur_ns INTEGER NOT NULL, PRIMARY KEY(t_ms, proc_id, file_id, layer, cat)) WITHOUT ROWID",
-		"INSERT INTO iv14 SELECT t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns FROM interval_rows",
-		"CREATE TABLE ivm14(t_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL, file_id INTEGER NOT NULL,"
-		" layer INTEGER NOT NULL, cat INTEGER NOT NULL, bytes INTEGER NOT NULL, calls INTEGER NOT NULL,"
-		" dur_ns INTEGER NOT NULL, PRIMARY KEY(t_ms, proc_id, file_id, layer, cat)) WITHOUT ROWID",
-		"INSERT INTO ivm14 SELECT t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns FROM interval_minute_rows",
-		"DROP VIEW interval_stats",
-		"DROP VIEW interval_rows",
-		"DROP VIEW interval_minute_rows",
-		"DROP TABLE intervals",
-		"DROP TABLE intervals_minute",
-		"ALTER TABLE iv14 RENAME TO intervals",
-		"ALTER TABLE ivm14 RENAME TO intervals_minute",
-		"CREATE INDEX intervals_minute_proc ON intervals_minute(proc_id, t_ms)",
-		"CREATE VIEW interval_stats AS SELECT i.t_ms, i.dt_ms, j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe,"
-		" f.path AS file, i.layer, CASE i.cat WHEN 0 THEN 'read' WHEN 1 THEN 'write' ELSE 'metadata' END AS category,"
-		" i.bytes, i.calls, i.dur_ns, CASE WHEN i.calls > 0 THEN i.bytes / i.calls ELSE 0 END AS bytes_per_call"
-		" FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
-		" JOIN files f ON f.id = i.file_id",
-		"PRAGMA user_version = 14",
-	};
-	for (size_t i = 0; i < sizeof back / sizeof back[0]; i++)
-		if (direct_int(back[i]) < 0)
-			return -1;
-	return 0;
-}
-
 /* Every series point of a job (any resolution) folded into one number. */
 static int hash_point(const struct store_series_point *pt, void *ctx)
 {
@@ -1458,7 +1424,7 @@ static void check_migration_15(void)
 	check("migration 15: the series before", before != 0, "none");
 	eq_i64("migration 15: the writer's rows kept",
 	       direct_int("CREATE TABLE m15_rows AS SELECT t_ms, proc_id, dt_ms, stats FROM intervals"), 0);
-	eq_i64("migration 15: back to schema 14", back_to_14(), 0);
+	eq_i64("migration 15: back to schema 14", direct_sqlite_back_to_14(url), 0);
 	/* the last entry of a row given another interval length than its row's others */
 	eq_i64("migration 15: an entry of its own length",
 	       direct_int("UPDATE intervals SET dt_ms = dt_ms + 500 WHERE (t_ms, proc_id, file_id, layer, cat) ="
@@ -1515,7 +1481,7 @@ static void check_migration_12(void)
 	char err[512];
 	/* SQLite: schema 15's rows made back into 14's first (migration 15 packs them again) */
 	if (!is_pg)
-		eq_i64("migration 12: back to schema 14", back_to_14(), 0);
+		eq_i64("migration 12: back to schema 14", direct_sqlite_back_to_14(url), 0);
 	int64_t raw = direct_int("SELECT count(*) FROM intervals WHERE t_ms >= " RAW_SPLIT);
 	check("migration 12: raw rows to sum", raw > 0, "%lld", (long long)raw);
 	/* back to schema 11: 13's diagnosis columns and index go too (test_diagnose_nodes checks 13) */

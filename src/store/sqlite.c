@@ -46,6 +46,7 @@ enum stmt_id {
 	ST_PROC_WINDOW,
 	ST_PROC_UPDATE_WINDOW,
 	ST_PROC_IV_ADD,
+	ST_PROC_MIN_ADD,
 	ST_NODE_OLD,
 	ST_NODE_MINUTE_ADD,
 	ST_NODE_CLOSE,
@@ -122,6 +123,9 @@ static const char *const stmt_sql[ST_NSTMT] = {
 			   " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(proc_id, t_ms, layer, cat) DO UPDATE"
 			   " SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns,"
 			   " dt_ms = max(dt_ms, excluded.dt_ms)",
+	[ST_PROC_MIN_ADD] = "INSERT INTO proc_minutes(proc_id, t_ms, layer, cat, bytes, calls, dur_ns)"
+			    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(proc_id, t_ms, layer, cat) DO UPDATE"
+			    " SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
 	[ST_NODE_OLD] = "SELECT bytes_read, bytes_written, reads, writes, meta_ops FROM node_seconds"
 			" WHERE host = ?1 AND t_ms = ?2 AND layer = ?3",
 	[ST_NODE_MINUTE_ADD] = "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
@@ -437,7 +441,9 @@ static const char *const migrations[] = {
 	 * dt_ms is its first entry's; an entry of another length keeps its own, so that every row
 	 * reads back as it was. The entries are in the old key's order (a window's ORDER BY, which
 	 * group_concat as a window function follows; GROUP BY's would not promise one), as the writer
-	 * puts them and the archive walks them. */
+	 * puts them and the archive walks them. A job's series in whole minutes reads proc_minutes,
+	 * the minutes summed per (process, layer, category) as proc_intervals sums the intervals:
+	 * unpacking the minute rows took 1.4x its instructions, and intervals_minute_proc goes. */
 	"DROP VIEW interval_stats;"
 	"CREATE TABLE intervals_v15(t_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL, dt_ms INTEGER NOT NULL,"
 	" stats TEXT NOT NULL, PRIMARY KEY(t_ms, proc_id)) WITHOUT ROWID;"
@@ -449,6 +455,11 @@ static const char *const migrations[] = {
 	" WINDOW w AS (PARTITION BY t_ms, proc_id ORDER BY file_id, layer, cat)) WHERE n = 1;"
 	"DROP TABLE intervals;"
 	"ALTER TABLE intervals_v15 RENAME TO intervals;"
+	"CREATE TABLE proc_minutes(proc_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, layer INTEGER NOT NULL,"
+	" cat INTEGER NOT NULL, bytes INTEGER NOT NULL, calls INTEGER NOT NULL, dur_ns INTEGER NOT NULL,"
+	" PRIMARY KEY(proc_id, t_ms, layer, cat)) WITHOUT ROWID;"
+	"INSERT INTO proc_minutes SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns)"
+	" FROM intervals_minute GROUP BY 1, 2, 3, 4;"
 	"CREATE TABLE intervals_minute_v15(t_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL, stats TEXT NOT NULL,"
 	" PRIMARY KEY(t_ms, proc_id)) WITHOUT ROWID;"
 	"INSERT INTO intervals_minute_v15 SELECT t_ms, proc_id, '[' || e || ']' FROM (SELECT t_ms, proc_id,"
@@ -458,7 +469,6 @@ static const char *const migrations[] = {
 	"DROP INDEX IF EXISTS intervals_minute_proc;"
 	"DROP TABLE intervals_minute;"
 	"ALTER TABLE intervals_minute_v15 RENAME TO intervals_minute;"
-	"CREATE INDEX intervals_minute_proc ON intervals_minute(proc_id, t_ms);"
 	"CREATE VIEW interval_rows AS SELECT i.t_ms, " JX_DT("i.dt_ms") " AS dt_ms, i.proc_id, " JX(0) " AS file_id,"
 	" " JX(1) " AS layer, " JX(2) " AS cat, " JX(3) " AS bytes, " JX(4) " AS calls, " JX(5) " AS dur_ns"
 	" FROM intervals i, json_each(i.stats) e;"
@@ -1219,6 +1229,28 @@ static int acc_rebuild(struct store *s)
 	return r < 0 ? r : 0;
 }
 
+/* A process's entries of a closed minute summed per (layer, category) into proc_minutes (what a
+ * job's series in whole minutes reads), one row a statement: a process's rows lie apart in its
+ * key, as proc_intervals' do (win_flush). The entries are few kinds: a linear search. */
+static int proc_minute_put(struct store *s, int64_t minute, int64_t proc, struct ivp_ent *v, size_t n)
+{
+	int r = 0;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		if (v[i].dt) /* summed into an earlier entry's already */
+			continue;
+		int64_t bytes = v[i].bytes, calls = v[i].calls, dur = v[i].dur;
+		for (size_t k = i + 1; k < n; k++)
+			if (!v[k].dt && v[k].layer == v[i].layer && v[k].cat == v[i].cat) {
+				bytes += v[k].bytes, calls += v[k].calls, dur += v[k].dur;
+				v[k].dt = 1;
+			}
+		bind(s->st[ST_PROC_MIN_ADD], "iiiiiii", proc, minute, (int64_t)v[i].layer, (int64_t)v[i].cat, bytes, calls,
+		     dur);
+		r = step(s, s->st[ST_PROC_MIN_ADD], "rolling up a minute");
+	}
+	return r < 0 ? r : 0;
+}
+
 /* Writes the minutes before upto (once each; ON CONFLICT adds to what late rows put there) and
  * moves 'intervals' to upto; their tables leave memory. Inside the writer's transaction. */
 static int acc_close(struct store *s, int64_t upto)
@@ -1264,6 +1296,8 @@ static int acc_close(struct store *s, int64_t upto)
 							      .cat = closed[k]->cat, .bytes = closed[k]->bytes,
 							      .calls = closed[k]->calls, .dur = closed[k]->dur};
 			r = pk_put(s, &pb, closed[i]->minute, closed[i]->proc, 0, ent, j - i);
+			if (r >= 0)
+				r = proc_minute_put(s, closed[i]->minute, closed[i]->proc, ent, j - i);
 		}
 		free(closed);
 	}
@@ -1495,7 +1529,11 @@ static int interval_note(struct store *s, const struct store_interval *iv)
 		char txt[IVP_ENT_MAX + 3];
 		ivp_encode(txt, &e, 1, 0);
 		bind(s->st[ST_MINUTE_ROW], "iis", m, iv->proc_key, txt);
-		r = step(s, s->st[ST_MINUTE_ROW], "adding to a minute");
+		if ((r = step(s, s->st[ST_MINUTE_ROW], "adding to a minute")) < 0)
+			return r;
+		bind(s->st[ST_PROC_MIN_ADD], "iiiiiii", iv->proc_key, m, (int64_t)iv->layer, (int64_t)iv->cat, iv->bytes,
+		     iv->calls, iv->dur_ns);
+		r = step(s, s->st[ST_PROC_MIN_ADD], "adding to a minute");
 		return r < 0 ? r : 0;
 	}
 	if (iv->t_ms > s->iv_max_t)
@@ -2231,12 +2269,12 @@ static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_f
 	return r < 0 ? r : node_query(s, sql, f, (int64_t)uid, split, fn, ctx);
 }
 
-/* A job's minute roll-ups, each process's entries unpacked (schema 15): by intervals_minute_proc,
- * the job's processes the outer loop. */
+/* A job's minute roll-ups (schema 15): its processes' minute sums, one range of proc_minutes' key
+ * a process (the processes the outer loop), not their packed rows unpacked (1.4x the
+ * instructions, docs/BENCHMARKS.md "dmn14"). */
 #define SERIES_MINUTES                                                                                       \
-	" SELECT i.t_ms, p.host, p.rank, " JX(1) " AS layer, " JX(2) " AS cat, " JX(3) " AS bytes, " JX(4)        \
-	" AS calls, 0 AS dt_ms FROM processes p JOIN intervals_minute i ON i.proc_id = p.id, json_each(i.stats) e" \
-	" WHERE p.job_id = ?1 AND i.t_ms < ?4"
+	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls, 0 AS dt_ms FROM processes p"         \
+	" CROSS JOIN proc_minutes i ON i.proc_id = p.id WHERE p.job_id = ?1 AND i.t_ms < ?4"
 
 static int sq_job_series(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
 			 int (*fn)(const struct store_series_point *pt, void *ctx), void *ctx)

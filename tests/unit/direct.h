@@ -102,6 +102,7 @@ static inline int direct_sqlite_back_to_14(const char *url)
 		"DROP VIEW interval_stats",
 		"DROP VIEW interval_rows",
 		"DROP VIEW interval_minute_rows",
+		"DROP TABLE proc_minutes",
 		"DROP TABLE intervals",
 		"DROP TABLE intervals_minute",
 		"ALTER TABLE iv14 RENAME TO intervals",

@@ -1104,6 +1104,20 @@ static void rollup_compare(const char *what, int64_t from, int64_t to, int64_t w
 		 (long long)(RM + from), (long long)(RM + to));
 	snprintf(name, sizeof name, "%s: interval minutes hold their bytes", what);
 	eq_i64(name, direct_int(sql), want_bytes);
+	if (!is_pg) { /* SQLite's per-process minute sums (schema 15), what a series in minutes reads */
+		static const char *const both[2] = {
+			"SELECT count(*) FROM (SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns)"
+			" FROM interval_minute_rows GROUP BY 1, 2, 3, 4 EXCEPT SELECT proc_id, t_ms, layer, cat, bytes, calls,"
+			" dur_ns FROM proc_minutes)",
+			"SELECT count(*) FROM (SELECT proc_id, t_ms, layer, cat, bytes, calls, dur_ns FROM proc_minutes EXCEPT"
+			" SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM interval_minute_rows"
+			" GROUP BY 1, 2, 3, 4)"};
+		for (int i = 0; i < 2; i++) {
+			snprintf(name, sizeof name, "%s: proc_minutes: %s", what,
+				 i ? "every row is a minute's sum" : "every minute's sum has its row");
+			eq_i64(name, direct_int(both[i]), 0);
+		}
+	}
 	snprintf(sql, sizeof sql,
 		 "SELECT (SELECT coalesce(sum(bytes_read + 3 * bytes_written + 5 * reads + 7 * writes + 11 * meta_ops), 0)"
 		 " FROM node_minutes WHERE host = 'n9' AND t_ms >= %lld AND t_ms < %lld) - (SELECT coalesce(sum(bytes_read +"

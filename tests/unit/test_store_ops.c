@@ -1387,6 +1387,26 @@ static void check_newer(void)
 	store_close(s);
 }
 
+/* A store made back into schema old: refused read-only, migrated by a read-write open to this
+ * program's version. */
+static void reopen_migrates(const char *what, int old)
+{
+	struct store *s = NULL;
+	char err[512], name[160];
+	int r = store_open(url, STORE_READONLY, &s, err, sizeof err);
+	snprintf(name, sizeof name, "%s: a read-only open of schema %d is refused", what, old);
+	eq_i64(name, r, -EPROTO);
+	store_close(s);
+	s = NULL;
+	r = store_open(url, STORE_CREATE, &s, err, sizeof err);
+	snprintf(name, sizeof name, "%s: a read-write open migrates", what);
+	check(name, r == 0, "%s", err);
+	store_close(s);
+	snprintf(name, sizeof name, "%s: the version", what);
+	eq_i64(name, direct_int(is_pg ? "SELECT max(version) FROM schema_version" : "PRAGMA user_version"),
+	       is_pg ? STORE_SCHEMA_VERSION : STORE_SQLITE_SCHEMA_VERSION);
+}
+
 /* Every series point of a job (any resolution) folded into one number. */
 static int hash_point(const struct store_series_point *pt, void *ctx)
 {
@@ -1432,8 +1452,6 @@ static void check_migration_15(void)
 {
 	if (is_pg)
 		return;
-	struct store *s = NULL;
-	char err[512];
 	uint64_t before = series_hash();
 	check("migration 15: the series before", before != 0, "none");
 	eq_i64("migration 15: the writer's rows kept",
@@ -1452,14 +1470,7 @@ static void check_migration_15(void)
 	       direct_int("CREATE TABLE m15_minutes AS SELECT * FROM intervals_minute"), 0);
 	int64_t rows = direct_int("SELECT count(*) FROM m15_stats"), minutes = direct_int("SELECT count(*) FROM m15_minutes");
 	check("migration 15: rows of both", rows > 1000 && minutes > 1000, "%lld, %lld", (long long)rows, (long long)minutes);
-	int r = store_open(url, STORE_READONLY, &s, err, sizeof err);
-	eq_i64("migration 15: a read-only open of schema 14 is refused", r, -EPROTO);
-	store_close(s);
-	s = NULL;
-	r = store_open(url, STORE_CREATE, &s, err, sizeof err);
-	check("migration 15: a read-write open migrates", r == 0, "%s", err);
-	store_close(s);
-	eq_i64("migration 15: the version", direct_int("PRAGMA user_version"), STORE_SQLITE_SCHEMA_VERSION);
+	reopen_migrates("migration 15", 14);
 	static const char *const same[][2] = {
 		{"interval_stats: every row of schema 14's", "SELECT count(*) FROM (SELECT * FROM m15_stats EXCEPT SELECT * FROM interval_stats)"},
 		{"interval_stats: no other row", "SELECT count(*) FROM (SELECT * FROM interval_stats EXCEPT SELECT * FROM m15_stats)"},
@@ -1491,8 +1502,6 @@ static void check_migration_15(void)
  * per-process sums made from the raw rows there, as the writers make them; and 13's after it. */
 static void check_migration_12(void)
 {
-	struct store *s = NULL;
-	char err[512];
 	/* SQLite: schema 15's rows made back into 14's first (migration 15 packs them again) */
 	if (!is_pg)
 		eq_i64("migration 12: back to schema 14", direct_sqlite_back_to_14(url), 0);
@@ -1504,15 +1513,7 @@ static void check_migration_12(void)
 	for (size_t i = 0; i < sizeof back / sizeof back[0]; i++)
 		eq_i64(back[i], direct_int(back[i]), 0);
 	direct_int(is_pg ? "UPDATE schema_version SET version = 11" : "PRAGMA user_version = 11");
-	int r = store_open(url, STORE_READONLY, &s, err, sizeof err);
-	eq_i64("migration 12: a read-only open of schema 11 is refused", r, -EPROTO);
-	store_close(s);
-	s = NULL;
-	r = store_open(url, STORE_CREATE, &s, err, sizeof err);
-	check("migration 12: a read-write open migrates", r == 0, "%s", err);
-	store_close(s);
-	eq_i64("migration 12: the version", direct_int(is_pg ? "SELECT max(version) FROM schema_version" : "PRAGMA user_version"),
-	       is_pg ? STORE_SCHEMA_VERSION : STORE_SQLITE_SCHEMA_VERSION);
+	reopen_migrates("migration 12", 11);
 	proc_sums_compare("migration 12");
 	check("migration 12: rows made", direct_int("SELECT count(*) FROM proc_intervals") > 0, "none");
 }

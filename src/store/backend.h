@@ -112,12 +112,15 @@ struct store_ops {
 	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls, i.dt_ms FROM processes p " JOIN       \
 	" proc_intervals i ON i.proc_id = p.id WHERE p.job_id = " KEY " AND i.t_ms >= " LO " AND i.t_ms <= " HI
 #define STORE_SERIES_SQL(KEY, RES, BY, SPLIT, LO, HI, JOIN, COLL)                                            \
+	STORE_SERIES_SQL_M(KEY, RES, BY, SPLIT, LO, HI, JOIN, COLL, STORE_SERIES_MINUTES(KEY, SPLIT))
+/* The same with the minutes' part given: SQLite's (schema 15) unpacks a process's row of a minute. */
+#define STORE_SERIES_SQL_M(KEY, RES, BY, SPLIT, LO, HI, JOIN, COLL, MINUTES)                                  \
 	"SELECT CASE WHEN " RES " > 0 THEN i.t_ms / " RES " * " RES " ELSE i.t_ms END AS b,"                    \
 	" (CASE WHEN " BY " = 1 THEN i.host ELSE '' END)" COLL " AS h, CASE WHEN " BY " = 2 THEN i.rank ELSE -1 END AS r,"  \
 	" i.layer, SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"  \
 	" SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"         \
 	" SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END), MAX(i.dt_ms)"                                         \
-	" FROM (" STORE_SERIES_MINUTES(KEY, SPLIT) " UNION ALL" STORE_SERIES_RAW(KEY, LO, HI, JOIN) ") i"         \
+	" FROM (" MINUTES " UNION ALL" STORE_SERIES_RAW(KEY, LO, HI, JOIN) ") i"                                 \
 	" GROUP BY b, h, r, i.layer ORDER BY b, h, r, i.layer"
 /* From the bounds (W, R, first, last; absent as INT64_MIN) and a resolution: SPLIT, LO and HI. */
 static inline void store_series_split(int64_t w, int64_t raw, int64_t first, int64_t last, int64_t resolution_ms,

@@ -22,6 +22,7 @@
 
 #include "log/zstd.h"
 #include "store/archive.h"
+#include "store/ivpack.h"
 
 enum stmt_id {
 	ST_JOB_FIND,
@@ -32,20 +33,20 @@ enum stmt_id {
 	ST_PROC_UPDATE,
 	ST_FILE_FIND,
 	ST_FILE_INSERT,
-	ST_INTERVAL,
-	ST_INTERVAL_N,
-	ST_INTERVAL_NT,
+	ST_IV_ROW,
+	ST_IV_ROWS,
 	ST_NODE_SEC,
 	ST_DEVICE,
 	ST_JOB_TOTALS,
 	ST_SAMPLE,
 	ST_DIST,
 	ST_RUN,
-	ST_MINUTE_ADD,
-	ST_MINUTE_ADD_N,
+	ST_MINUTE_ROW,
+	ST_MINUTE_ROWS,
 	ST_PROC_WINDOW,
 	ST_PROC_UPDATE_WINDOW,
 	ST_PROC_IV_ADD,
+	ST_PROC_MIN_ADD,
 	ST_NODE_OLD,
 	ST_NODE_MINUTE_ADD,
 	ST_NODE_CLOSE,
@@ -55,27 +56,30 @@ enum stmt_id {
 	ST_NSTMT
 };
 
-/* Interval rows go IV_GROUP to a statement: SQLite's cost of a statement's step (its program's
- * start, the upsert's set-up, the reset) is then paid once for 64 rows, not once a row
- * (docs/STORE.md, "The statistics' transaction"; 16 to a statement took 4.5 % more user
- * instructions a statistics than 64). */
-#define IV_GROUP 64
-#define IV_TUPLE "(?,?,?,?,?,?,?,?,?)"
-#define IV_TUPLES4 IV_TUPLE "," IV_TUPLE "," IV_TUPLE "," IV_TUPLE
-#define IV_TUPLES16 IV_TUPLES4 "," IV_TUPLES4 "," IV_TUPLES4 "," IV_TUPLES4
-#define IV_TUPLES64 IV_TUPLES16 "," IV_TUPLES16 "," IV_TUPLES16 "," IV_TUPLES16
-/* the same, the group's rows of one interval (t_ms, dt_ms: ?1, ?2, bound once): 450 values bound
- * a statement, not 576 (a bare ? is numbered one past the highest number so far) */
-#define IV_TUPLE_T "(?1,?2,?,?,?,?,?,?,?)"
-#define IV_TUPLES_T4 IV_TUPLE_T "," IV_TUPLE_T "," IV_TUPLE_T "," IV_TUPLE_T
-#define IV_TUPLES_T16 IV_TUPLES_T4 "," IV_TUPLES_T4 "," IV_TUPLES_T4 "," IV_TUPLES_T4
-#define IV_TUPLES_T64 IV_TUPLES_T16 "," IV_TUPLES_T16 "," IV_TUPLES_T16 "," IV_TUPLES_T16
-#define IV_T_COLS 7 /* the columns of a row after t_ms and dt_ms */
-/* the same for the minutes' rows (8 columns) */
-#define MIN_TUPLE "(?,?,?,?,?,?,?,?)"
-#define MIN_TUPLES4 MIN_TUPLE "," MIN_TUPLE "," MIN_TUPLE "," MIN_TUPLE
-#define MIN_TUPLES16 MIN_TUPLES4 "," MIN_TUPLES4 "," MIN_TUPLES4 "," MIN_TUPLES4
-#define MIN_TUPLES64 MIN_TUPLES16 "," MIN_TUPLES16 "," MIN_TUPLES16 "," MIN_TUPLES16
+/* Rows of intervals and intervals_minute (one a process and interval, schema 15) go PK_GROUP to a
+ * statement: SQLite's cost of a statement's step (its program's start, the upsert's set-up, the
+ * reset) is then paid once for 32 rows, not once a row (docs/STORE.md, "The statistics'
+ * transaction"). 32 rows of a process of 16 files are about 15 KB: a few pages, so that the
+ * statement journal of a multi-row upsert stays in memory (struct pk_batch). */
+#define PK_GROUP 32
+#define PK4 "(?,?,?,?)"
+#define PK4_4 PK4 "," PK4 "," PK4 "," PK4
+#define PK4_16 PK4_4 "," PK4_4 "," PK4_4 "," PK4_4
+#define PK4_32 PK4_16 "," PK4_16
+#define PK3 "(?,?,?)"
+#define PK3_4 PK3 "," PK3 "," PK3 "," PK3
+#define PK3_16 PK3_4 "," PK3_4 "," PK3_4 "," PK3_4
+#define PK3_32 PK3_16 "," PK3_16
+/* A row of a key stored already (a late row, the same interval in two transactions, a daemon
+ * restarted) adds its entries to the stored ones, as the per-file rows' upsert added: the
+ * writer's function iostrata_merge (sql_merge below) sums the two texts by (file, layer, cat). */
+#define PK_IV_UPSERT " ON CONFLICT(t_ms, proc_id) DO UPDATE SET stats = iostrata_merge(stats, dt_ms, excluded.stats, excluded.dt_ms)"
+#define PK_MIN_UPSERT " ON CONFLICT(t_ms, proc_id) DO UPDATE SET stats = iostrata_merge(stats, 0, excluded.stats, 0)"
+
+/* An entry of a packed column (ivpack.h) in SQL: json_each(stats) AS e, its Nth number (the 7th,
+ * an interval length other than its row's, absent as a rule). */
+#define JX(n) "json_extract(e.value, '$[" #n "]')"
+#define JX_DT(row) "coalesce(" JX(6) ", " row ")"
 
 static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_JOB_FIND] = "SELECT id FROM jobs WHERE job = ?1 AND host = ?2 AND uid = ?3",
@@ -92,16 +96,8 @@ static const char *const stmt_sql[ST_NSTMT] = {
 	[ST_PROC_UPDATE] = "UPDATE processes SET end_ms = ?2, state = ?3, cursor = ?4 WHERE id = ?1",
 	[ST_FILE_FIND] = "SELECT id FROM files WHERE path = ?1",
 	[ST_FILE_INSERT] = "INSERT INTO files(path) VALUES(?1)",
-	[ST_INTERVAL] = "INSERT INTO intervals(t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) "
-			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE "
-			"SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
-	/* IV_GROUP rows in one statement (sq_intervals_add) */
-	[ST_INTERVAL_N] = "INSERT INTO intervals(t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) VALUES"
-			  IV_TUPLES64 " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = bytes +"
-			  " excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
-	[ST_INTERVAL_NT] = "INSERT INTO intervals(t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) VALUES"
-			   IV_TUPLES_T64 " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = bytes +"
-			   " excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
+	[ST_IV_ROW] = "INSERT INTO intervals(t_ms, proc_id, dt_ms, stats) VALUES" PK4 PK_IV_UPSERT,
+	[ST_IV_ROWS] = "INSERT INTO intervals(t_ms, proc_id, dt_ms, stats) VALUES" PK4_32 PK_IV_UPSERT,
 	[ST_NODE_SEC] = "INSERT OR REPLACE INTO node_seconds(t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, "
 			"writes, meta_ops, read_hist, write_hist) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[ST_DEVICE] = "INSERT OR REPLACE INTO device_samples(t_ms, dt_ms, host, device, major, minor, reads, "
@@ -114,12 +110,8 @@ static const char *const stmt_sql[ST_NSTMT] = {
 		    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_RUN] = "INSERT OR IGNORE INTO runs(proc_id, tid, idx, t_ms, file_id, layer, op, off, size, count, start_ns, "
 		   "end_ns, busy_ns, min_ns, result) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-	[ST_MINUTE_ADD] = "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) "
-			  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE "
-			  "SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
-	[ST_MINUTE_ADD_N] = "INSERT INTO intervals_minute(t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns) VALUES"
-			    MIN_TUPLES64 " ON CONFLICT(t_ms, proc_id, file_id, layer, cat) DO UPDATE SET bytes = bytes +"
-			    " excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
+	[ST_MINUTE_ROW] = "INSERT INTO intervals_minute(t_ms, proc_id, stats) VALUES" PK3 PK_MIN_UPSERT,
+	[ST_MINUTE_ROWS] = "INSERT INTO intervals_minute(t_ms, proc_id, stats) VALUES" PK3_32 PK_MIN_UPSERT,
 	[ST_PROC_WINDOW] = "UPDATE processes SET first_ms = CASE WHEN first_ms = 0 OR ?2 < first_ms THEN ?2 ELSE first_ms END,"
 			   " last_ms = max(last_ms, ?3) WHERE id = ?1",
 	/* a process's cursor and its window in one UPDATE: the row (its cursor of up to a KB among
@@ -131,6 +123,9 @@ static const char *const stmt_sql[ST_NSTMT] = {
 			   " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(proc_id, t_ms, layer, cat) DO UPDATE"
 			   " SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns,"
 			   " dt_ms = max(dt_ms, excluded.dt_ms)",
+	[ST_PROC_MIN_ADD] = "INSERT INTO proc_minutes(proc_id, t_ms, layer, cat, bytes, calls, dur_ns)"
+			    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(proc_id, t_ms, layer, cat) DO UPDATE"
+			    " SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns",
 	[ST_NODE_OLD] = "SELECT bytes_read, bytes_written, reads, writes, meta_ops FROM node_seconds"
 			" WHERE host = ?1 AND t_ms = ?2 AND layer = ?3",
 	[ST_NODE_MINUTE_ADD] = "INSERT INTO node_minutes(t_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops)"
@@ -201,6 +196,15 @@ struct win_ent {
 	void *cursor;
 	size_t cursor_len;
 };
+/* An interval row handed over, waiting for its process's row of that interval (iv_flush). */
+struct iv_pend {
+	int64_t t, proc;
+	struct ivp_ent e;
+};
+/* Rows that wait at most: 256 KB. The daemon hands a process's rows one after another, so a
+ * flush of all but the last process's rows writes each process's row once. */
+#define PEND_MAX 4096
+
 /* A host's node-seconds: where its minutes stand, the latest row of this transaction. */
 struct node_host {
 	char *host;
@@ -235,6 +239,10 @@ struct store {
 	struct acc_ent *pacc_memo;
 	struct node_host *nh;
 	size_t nh_n, nh_cap;
+	/* this transaction's interval rows, written one row a process and interval at the commit
+	 * (or before a read, or when PEND_MAX wait: iv_flush) */
+	struct iv_pend *pend;
+	size_t pend_n, pend_cap;
 };
 
 /* Version n's statements: migrations[n - 1] takes a store from version n - 1 to n. */
@@ -425,10 +433,57 @@ static const char *const migrations[] = {
 	 * reading (the daemon's interval ran long: two seconds in one row) over the seconds it covers
 	 * (docs/STORE.md, "A job's series"). Rows stored before say 0: one step, as before. */
 	"ALTER TABLE proc_intervals ADD COLUMN dt_ms INTEGER NOT NULL DEFAULT 0;",
+	/* 15: one row a process and interval (docs/STORE.md, "One row a process"): its rows of the
+	 * interval, one per (file, layer, category), packed in stats as JSON text in key order
+	 * (ivpack.h), which json_each unpacks; the views interval_rows and interval_minute_rows give
+	 * the rows as the tables had them, interval_stats its columns as before. 16,000 rows a
+	 * statistics on bench/daemon became 1,000 (and as many a minute in intervals_minute). A row's
+	 * dt_ms is its first entry's; an entry of another length keeps its own, so that every row
+	 * reads back as it was. The entries are in the old key's order (a window's ORDER BY, which
+	 * group_concat as a window function follows; GROUP BY's would not promise one), as the writer
+	 * puts them and the archive walks them. A job's series in whole minutes reads proc_minutes,
+	 * the minutes summed per (process, layer, category) as proc_intervals sums the intervals:
+	 * unpacking the minute rows took 1.4x its instructions, and intervals_minute_proc goes. */
+	"DROP VIEW interval_stats;"
+	"CREATE TABLE intervals_v15(t_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL, dt_ms INTEGER NOT NULL,"
+	" stats TEXT NOT NULL, PRIMARY KEY(t_ms, proc_id)) WITHOUT ROWID;"
+	"INSERT INTO intervals_v15 SELECT t_ms, proc_id, d, '[' || e || ']' FROM (SELECT t_ms, proc_id, d,"
+	" row_number() OVER w AS n, group_concat('[' || file_id || ',' || layer || ',' || cat || ',' || bytes || ','"
+	" || calls || ',' || dur_ns || CASE WHEN dt_ms <> d THEN ',' || dt_ms ELSE '' END || ']', ',')"
+	" OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS e FROM (SELECT *, first_value(dt_ms)"
+	" OVER (PARTITION BY t_ms, proc_id ORDER BY file_id, layer, cat) AS d FROM intervals)"
+	" WINDOW w AS (PARTITION BY t_ms, proc_id ORDER BY file_id, layer, cat)) WHERE n = 1;"
+	"DROP TABLE intervals;"
+	"ALTER TABLE intervals_v15 RENAME TO intervals;"
+	"CREATE TABLE proc_minutes(proc_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, layer INTEGER NOT NULL,"
+	" cat INTEGER NOT NULL, bytes INTEGER NOT NULL, calls INTEGER NOT NULL, dur_ns INTEGER NOT NULL,"
+	" PRIMARY KEY(proc_id, t_ms, layer, cat)) WITHOUT ROWID;"
+	"INSERT INTO proc_minutes SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns)"
+	" FROM intervals_minute GROUP BY 1, 2, 3, 4;"
+	"CREATE TABLE intervals_minute_v15(t_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL, stats TEXT NOT NULL,"
+	" PRIMARY KEY(t_ms, proc_id)) WITHOUT ROWID;"
+	"INSERT INTO intervals_minute_v15 SELECT t_ms, proc_id, '[' || e || ']' FROM (SELECT t_ms, proc_id,"
+	" row_number() OVER w AS n, group_concat('[' || file_id || ',' || layer || ',' || cat || ',' || bytes || ','"
+	" || calls || ',' || dur_ns || ']', ',') OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS e"
+	" FROM intervals_minute WINDOW w AS (PARTITION BY t_ms, proc_id ORDER BY file_id, layer, cat)) WHERE n = 1;"
+	"DROP INDEX IF EXISTS intervals_minute_proc;"
+	"DROP TABLE intervals_minute;"
+	"ALTER TABLE intervals_minute_v15 RENAME TO intervals_minute;"
+	"CREATE VIEW interval_rows AS SELECT i.t_ms, " JX_DT("i.dt_ms") " AS dt_ms, i.proc_id, " JX(0) " AS file_id,"
+	" " JX(1) " AS layer, " JX(2) " AS cat, " JX(3) " AS bytes, " JX(4) " AS calls, " JX(5) " AS dur_ns"
+	" FROM intervals i, json_each(i.stats) e;"
+	"CREATE VIEW interval_minute_rows AS SELECT i.t_ms, i.proc_id, " JX(0) " AS file_id, " JX(1) " AS layer,"
+	" " JX(2) " AS cat, " JX(3) " AS bytes, " JX(4) " AS calls, " JX(5) " AS dur_ns"
+	" FROM intervals_minute i, json_each(i.stats) e;"
+	"CREATE VIEW interval_stats AS SELECT i.t_ms, i.dt_ms, j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe,"
+	" f.path AS file, i.layer, CASE i.cat WHEN 0 THEN 'read' WHEN 1 THEN 'write' ELSE 'metadata' END AS category,"
+	" i.bytes, i.calls, i.dur_ns, CASE WHEN i.calls > 0 THEN i.bytes / i.calls ELSE 0 END AS bytes_per_call"
+	" FROM interval_rows i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
+	" JOIN files f ON f.id = i.file_id;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
-_Static_assert(NMIGRATIONS == STORE_SCHEMA_VERSION, "one migration per schema version");
+_Static_assert(NMIGRATIONS == STORE_SQLITE_SCHEMA_VERSION, "one migration per schema version");
 
 static const char *sq_error(const struct store *s)
 {
@@ -499,15 +554,15 @@ static int migrate(struct store *s)
 	int v, r = schema_version(s, &v);
 	if (r < 0)
 		return r;
-	if (v > STORE_SCHEMA_VERSION) {
+	if (v > STORE_SQLITE_SCHEMA_VERSION) {
 		snprintf(s->err, sizeof s->err, "%s: schema version %d is newer than this program's %d", s->path, v,
-			 STORE_SCHEMA_VERSION);
+			 STORE_SQLITE_SCHEMA_VERSION);
 		return -EPROTO;
 	}
-	for (; v < STORE_SCHEMA_VERSION; v++) {
+	for (; v < STORE_SQLITE_SCHEMA_VERSION; v++) {
 		if (s->readonly) {
 			snprintf(s->err, sizeof s->err, "%s: schema version %d, this program needs %d (open it once read-write)",
-				 s->path, v, STORE_SCHEMA_VERSION);
+				 s->path, v, STORE_SQLITE_SCHEMA_VERSION);
 			return -EPROTO;
 		}
 		char sql[64];
@@ -522,6 +577,36 @@ static int migrate(struct store *s)
 			return r;
 	}
 	return 0;
+}
+
+/* iostrata_merge(old, old_dt, new, new_dt): two packed texts of one row's key summed entry by
+ * entry (ivpack.h), as the stored row's (its dt_ms stays); the writer's upsert of intervals and
+ * intervals_minute. A text not of the packed form is an error, never a guess. */
+static void sql_merge(sqlite3_context *cx, int argc, sqlite3_value **a)
+{
+	struct ivp_ent *v = NULL;
+	size_t n = 0, cap = 0;
+	(void)argc;
+	int64_t old_dt = sqlite3_value_int64(a[1]);
+	const char *t0 = (const char *)sqlite3_value_text(a[0]);
+	int len0 = sqlite3_value_bytes(a[0]);
+	const char *t1 = (const char *)sqlite3_value_text(a[2]);
+	int len1 = sqlite3_value_bytes(a[2]);
+	int r = !t0 || !t1 ? -EINVAL : ivp_parse(t0, (size_t)len0, old_dt, &v, &n, &cap);
+	if (r >= 0)
+		r = ivp_parse(t1, (size_t)len1, sqlite3_value_int64(a[3]), &v, &n, &cap);
+	if (r >= 0)
+		r = ivp_sort_sum(v, &n);
+	char *out = r >= 0 ? malloc(ivp_text_max(n)) : NULL;
+	if (out) {
+		size_t len = ivp_encode(out, v, n, old_dt);
+		sqlite3_result_text(cx, out, (int)len, free);
+	} else if (r == -EINVAL) {
+		sqlite3_result_error(cx, "iostrata_merge: a stats column not of the packed form", -1);
+	} else {
+		sqlite3_result_error_nomem(cx);
+	}
+	free(v);
 }
 
 int store_sqlite_open(const char *url, unsigned flags, struct store **out, char *err, size_t errlen)
@@ -564,6 +649,13 @@ int store_sqlite_open(const char *url, unsigned flags, struct store **out, char 
 		return r ? r : -EIO;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	if ((rc = sqlite3_create_function_v2(s->db, "iostrata_merge", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY,
+					     NULL, sql_merge, NULL, NULL, NULL)) != SQLITE_OK) {
+		r = fail(s, rc, "registering a function");
+		snprintf(err, errlen, "%s", s->err);
+		sq_close(s);
+		return r;
+	}
 	/* a reader (serve) keeps its connection: 64 MiB of pages (the jobs' indexes, recent rows)
 	 * stay with it instead of SQLite's 2 MiB */
 	if (s->readonly)
@@ -608,6 +700,7 @@ static void sq_close(struct store *s)
 	for (size_t i = 0; i < s->nh_n; i++)
 		free(s->nh[i].host);
 	free(s->nh);
+	free(s->pend);
 	for (int i = 0; i < ST_NSTMT; i++)
 		sqlite3_finalize(s->st[i]);
 	sqlite3_close(s->db);
@@ -779,35 +872,76 @@ static int sq_file_key(struct store *s, const char *path, int64_t *key)
 
 /* ---------- roll-ups as the rows arrive, and the processes' windows ---------- */
 
-/* Rows of one statement gathered IV_GROUP at a time: a full group goes in one statement (grp),
- * the last ones one by one (one). A statement of several rows that may fail part-way has SQLite
- * copy every page it changes to a statement journal first, in memory up to 64 KiB and then, for
- * the rest of the transaction, into a temporary file (12,000 writes in 21 s of bench/daemon when
- * a group's rows lay on 16 pages). So the rows go in key order: a group's rows then lie on one
- * or two pages and the journal stays in memory. */
-struct rowbuf {
+/* Packed rows (one a process and interval: ivpack.h) gathered PK_GROUP at a time: a full group
+ * goes in one statement (grp), the last ones one by one (one); ncols 4 (t_ms, proc_id, dt_ms,
+ * stats: intervals) or 3 (t_ms, proc_id, stats: intervals_minute). A statement of several rows
+ * that may fail part-way has SQLite copy every page it changes to a statement journal first, in
+ * memory up to 64 KiB and then, for the rest of the transaction, into a temporary file (12,000
+ * writes in 21 s of bench/daemon when a group's rows lay on 16 pages). So the rows go in key
+ * order and a group is a few pages: the journal stays in memory. */
+struct pk_batch {
 	sqlite3_stmt *one, *grp;
 	int ncols, n;
 	const char *what;
-	int64_t v[IV_GROUP * 9];
+	int64_t t[PK_GROUP], proc[PK_GROUP], dt[PK_GROUP];
+	size_t off[PK_GROUP], len[PK_GROUP];
+	char *txt;
+	size_t txt_n, txt_cap;
 };
 
-static int rowbuf_step(struct store *s, sqlite3_stmt *st, const int64_t *v, int nrows, int ncols, const char *what)
+static int pk_step(struct store *s, struct pk_batch *b, sqlite3_stmt *st, int from, int nrows)
 {
 	sqlite3_reset(st);
-	for (int i = 0; i < nrows * ncols; i++)
-		sqlite3_bind_int64(st, i + 1, v[i]);
-	int r = step(s, st, what);
+	for (int i = 0, c = 1; i < nrows; i++) {
+		sqlite3_bind_int64(st, c++, b->t[from + i]);
+		sqlite3_bind_int64(st, c++, b->proc[from + i]);
+		if (b->ncols == 4)
+			sqlite3_bind_int64(st, c++, b->dt[from + i]);
+		sqlite3_bind_text(st, c++, b->txt + b->off[from + i], (int)b->len[from + i], SQLITE_STATIC);
+	}
+	int r = step(s, st, b->what);
 	return r < 0 ? r : 0;
 }
 
-static int rowbuf_put(struct store *s, struct rowbuf *b, const int64_t *row)
+/* The rows gathered, written: a full group in one statement, fewer one by one. */
+static int pk_flush(struct store *s, struct pk_batch *b)
 {
-	memcpy(&b->v[b->n++ * b->ncols], row, (size_t)b->ncols * sizeof *row);
-	if (b->n < IV_GROUP)
-		return 0;
+	int r = 0;
+	if (b->n == PK_GROUP)
+		r = pk_step(s, b, b->grp, 0, PK_GROUP);
+	else
+		for (int i = 0; i < b->n && r >= 0; i++)
+			r = pk_step(s, b, b->one, i, 1);
 	b->n = 0;
-	return rowbuf_step(s, b->grp, b->v, IV_GROUP, b->ncols, b->what);
+	b->txt_n = 0;
+	return r;
+}
+
+/* A process's row of an interval (its n entries in key order, each key once) gathered. */
+static int pk_put(struct store *s, struct pk_batch *b, int64_t t, int64_t proc, int64_t dt, const struct ivp_ent *v,
+		  size_t n)
+{
+	size_t need = ivp_text_max(n);
+	if (b->txt_cap - b->txt_n < need) {
+		size_t cap = b->txt_cap ? 2 * b->txt_cap : 65536;
+		while (cap - b->txt_n < need)
+			cap *= 2;
+		char *x = realloc(b->txt, cap);
+		if (!x)
+			return -ENOMEM;
+		b->txt = x;
+		b->txt_cap = cap;
+	}
+	b->t[b->n] = t, b->proc[b->n] = proc, b->dt[b->n] = dt;
+	b->off[b->n] = b->txt_n;
+	b->len[b->n] = ivp_encode(b->txt + b->txt_n, v, n, dt);
+	b->txt_n += b->len[b->n] + 1;
+	return ++b->n == PK_GROUP ? pk_flush(s, b) : 0;
+}
+
+static void pk_free(struct pk_batch *b)
+{
+	free(b->txt);
 }
 
 /* Two keys of five integers, in order. */
@@ -828,22 +962,89 @@ static int acc_ent_cmp(const void *pa, const void *pb)
 	return key5_cmp(ka, kb);
 }
 
-/* The intervals' key order: (t_ms, process, file, layer, category). */
-static int interval_cmp(const void *pa, const void *pb)
+/* A run of pending rows of one (t_ms, process), where it starts among them. */
+struct iv_run {
+	int64_t t, proc;
+	size_t at, len;
+};
+
+static int iv_run_cmp(const void *pa, const void *pb)
 {
-	const struct store_interval *a = *(const struct store_interval *const *)pa,
-				    *b = *(const struct store_interval *const *)pb;
-	const int64_t ka[5] = {a->t_ms, a->proc_key, a->file_key, a->layer, a->cat},
-		      kb[5] = {b->t_ms, b->proc_key, b->file_key, b->layer, b->cat};
-	return key5_cmp(ka, kb);
+	const struct iv_run *a = pa, *b = pb;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	return a->at < b->at ? -1 : a->at > b->at;
 }
 
-static int rowbuf_flush(struct store *s, struct rowbuf *b)
+/* The pending interval rows written, one row a (t_ms, process): its entries summed by key (a key
+ * handed twice adds up, its first dt_ms kept), the row's dt_ms its first row's. All of them, or
+ * (keep_last) all but the last process's run, which the next rows handed over may continue. */
+static int iv_flush(struct store *s, int keep_last)
 {
-	int r = 0;
-	for (int i = 0; i < b->n && r >= 0; i++)
-		r = rowbuf_step(s, b->one, &b->v[i * b->ncols], 1, b->ncols, b->what);
-	b->n = 0;
+	size_t lim = s->pend_n;
+	if (keep_last)
+		while (lim && s->pend[lim - 1].t == s->pend[s->pend_n - 1].t && s->pend[lim - 1].proc == s->pend[s->pend_n - 1].proc)
+			lim--;
+	if (!lim)
+		return 0;
+	struct pk_batch b = {.one = s->st[ST_IV_ROW], .grp = s->st[ST_IV_ROWS], .ncols = 4,
+			     .what = "adding interval statistics"};
+	struct iv_run *run = NULL;
+	struct ivp_ent *ent = NULL;
+	size_t nrun = 0, cap_ent = 0;
+	int sorted = 1, r = 0;
+	for (size_t i = 0; i < lim; i++) {
+		const struct iv_pend *p = &s->pend[i];
+		if (nrun && run[nrun - 1].t == p->t && run[nrun - 1].proc == p->proc) {
+			run[nrun - 1].len++;
+			continue;
+		}
+		if (!run && !(run = malloc(lim * sizeof *run))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		run[nrun] = (struct iv_run){.t = p->t, .proc = p->proc, .at = i, .len = 1};
+		nrun++;
+	}
+	/* the daemon's processes come in their keys' order as a rule; two runs of one key (its rows
+	 * handed apart) sort together, in the order handed */
+	for (size_t i = 1; i < nrun && sorted; i++)
+		if (run[i - 1].t > run[i].t || (run[i - 1].t == run[i].t && run[i - 1].proc >= run[i].proc))
+			sorted = 0;
+	if (!sorted)
+		qsort(run, nrun, sizeof *run, iv_run_cmp);
+	for (size_t i = 0; i < nrun && r >= 0;) {
+		size_t j = i, n = 0;
+		for (; j < nrun && run[j].t == run[i].t && run[j].proc == run[i].proc; j++)
+			n += run[j].len;
+		if (n > cap_ent) {
+			struct ivp_ent *x = realloc(ent, n * sizeof *x);
+			if (!x) {
+				r = -ENOMEM;
+				break;
+			}
+			ent = x;
+			cap_ent = n;
+		}
+		n = 0;
+		for (size_t k = i; k < j; k++)
+			for (size_t q = 0; q < run[k].len; q++)
+				ent[n++] = s->pend[run[k].at + q].e;
+		int64_t dt = ent[0].dt;
+		if ((r = ivp_sort_sum(ent, &n)) >= 0)
+			r = pk_put(s, &b, run[i].t, run[i].proc, dt, ent, n);
+		i = j;
+	}
+	if (r >= 0)
+		r = pk_flush(s, &b);
+out:
+	free(run);
+	free(ent);
+	pk_free(&b);
+	memmove(s->pend, s->pend + lim, (s->pend_n - lim) * sizeof *s->pend);
+	s->pend_n -= lim;
 	return r;
 }
 
@@ -1006,8 +1207,9 @@ static int acc_rebuild(struct store *s)
 		return r;
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db,
-				    "SELECT t_ms / 60000 * 60000, proc_id, file_id, layer, cat, sum(bytes), sum(calls), sum(dur_ns),"
-				    " max(t_ms) FROM intervals WHERE t_ms >= ?1 GROUP BY 1, 2, 3, 4, 5",
+				    "SELECT i.t_ms / 60000 * 60000, i.proc_id, " JX(0) ", " JX(1) ", " JX(2) ", sum(" JX(3) "),"
+				    " sum(" JX(4) "), sum(" JX(5) "), max(i.t_ms) FROM intervals i, json_each(i.stats) e"
+				    " WHERE i.t_ms >= ?1 GROUP BY 1, 2, 3, 4, 5",
 				    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "reading the open minutes");
@@ -1027,6 +1229,28 @@ static int acc_rebuild(struct store *s)
 	return r < 0 ? r : 0;
 }
 
+/* A process's entries of a closed minute summed per (layer, category) into proc_minutes (what a
+ * job's series in whole minutes reads), one row a statement: a process's rows lie apart in its
+ * key, as proc_intervals' do (win_flush). The entries are few kinds: a linear search. */
+static int proc_minute_put(struct store *s, int64_t minute, int64_t proc, struct ivp_ent *v, size_t n)
+{
+	int r = 0;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		if (v[i].dt) /* summed into an earlier entry's already */
+			continue;
+		int64_t bytes = v[i].bytes, calls = v[i].calls, dur = v[i].dur;
+		for (size_t k = i + 1; k < n; k++)
+			if (!v[k].dt && v[k].layer == v[i].layer && v[k].cat == v[i].cat) {
+				bytes += v[k].bytes, calls += v[k].calls, dur += v[k].dur;
+				v[k].dt = 1;
+			}
+		bind(s->st[ST_PROC_MIN_ADD], "iiiiiii", proc, minute, (int64_t)v[i].layer, (int64_t)v[i].cat, bytes, calls,
+		     dur);
+		r = step(s, s->st[ST_PROC_MIN_ADD], "rolling up a minute");
+	}
+	return r < 0 ? r : 0;
+}
+
 /* Writes the minutes before upto (once each; ON CONFLICT adds to what late rows put there) and
  * moves 'intervals' to upto; their tables leave memory. Inside the writer's transaction. */
 static int acc_close(struct store *s, int64_t upto)
@@ -1034,8 +1258,10 @@ static int acc_close(struct store *s, int64_t upto)
 	int r = 0;
 	if (upto <= s->iv_upto)
 		return 0;
-	struct rowbuf rb = {.one = s->st[ST_MINUTE_ADD], .grp = s->st[ST_MINUTE_ADD_N], .ncols = 8,
-			    .what = "rolling up a minute"};
+	struct pk_batch pb = {.one = s->st[ST_MINUTE_ROW], .grp = s->st[ST_MINUTE_ROWS], .ncols = 3,
+			      .what = "rolling up a minute"};
+	struct ivp_ent *ent = NULL;
+	size_t cap_ent = 0;
 	/* in key order: minute by minute, each minute's entries sorted */
 	if (s->nmins) /* (none open: no table at all, which qsort may not be given) */
 		qsort(s->mins, s->nmins, sizeof *s->mins, acc_min_cmp);
@@ -1052,15 +1278,33 @@ static int acc_close(struct store *s, int64_t upto)
 			if (t->v[i].used)
 				closed[n++] = &t->v[i];
 		qsort(closed, n, sizeof *closed, acc_ent_cmp);
-		for (size_t i = 0; i < n && r >= 0; i++) {
-			const struct acc_ent *e = closed[i];
-			const int64_t row[8] = {e->minute, e->proc, e->file, e->layer, e->cat, e->bytes, e->calls, e->dur};
-			r = rowbuf_put(s, &rb, row);
+		/* a process's entries of the minute in one row */
+		for (size_t i = 0, j; i < n && r >= 0; i = j) {
+			for (j = i; j < n && closed[j]->proc == closed[i]->proc; j++)
+				;
+			if (j - i > cap_ent) {
+				struct ivp_ent *x = realloc(ent, (j - i) * sizeof *x);
+				if (!x) {
+					r = -ENOMEM;
+					break;
+				}
+				ent = x;
+				cap_ent = j - i;
+			}
+			for (size_t k = i; k < j; k++)
+				ent[k - i] = (struct ivp_ent){.file = closed[k]->file, .layer = closed[k]->layer,
+							      .cat = closed[k]->cat, .bytes = closed[k]->bytes,
+							      .calls = closed[k]->calls, .dur = closed[k]->dur};
+			r = pk_put(s, &pb, closed[i]->minute, closed[i]->proc, 0, ent, j - i);
+			if (r >= 0)
+				r = proc_minute_put(s, closed[i]->minute, closed[i]->proc, ent, j - i);
 		}
 		free(closed);
 	}
+	free(ent);
 	if (r >= 0)
-		r = rowbuf_flush(s, &rb);
+		r = pk_flush(s, &pb);
+	pk_free(&pb);
 	if (r < 0 || (r = rollup_set(s, "intervals", upto)) < 0) {
 		s->acc_stale = 1;
 		return r;
@@ -1156,6 +1400,7 @@ static void win_clear(struct store *s)
 	}
 	s->win_n = 0;
 	acc_clear(&s->pacc);
+	s->pend_n = 0;
 }
 
 /* The host's state (loaded from rollup the first time; a new host starts where retention left
@@ -1213,7 +1458,7 @@ static int node_close(struct store *s, struct node_host *h, int64_t upto)
  * proc_intervals (at the commit, or before a read). */
 static int win_flush(struct store *s)
 {
-	int r = 0;
+	int r = iv_flush(s, 0);
 	for (size_t i = 0; i < s->win_cap && s->win_n && r >= 0; i++) {
 		struct win_ent *w = &s->win[i];
 		if (!w->proc)
@@ -1279,9 +1524,16 @@ static int interval_note(struct store *s, const struct store_interval *iv)
 		return r; /* a row outside a transaction is a transaction of its own */
 	int64_t m = minute_of(iv->t_ms);
 	if (m < s->iv_upto) { /* a late row: its minute was written already */
-		bind(s->st[ST_MINUTE_ADD], "iiiiiiii", m, iv->proc_key, iv->file_key, (int64_t)iv->layer, (int64_t)iv->cat,
-		     iv->bytes, iv->calls, iv->dur_ns);
-		r = step(s, s->st[ST_MINUTE_ADD], "adding to a minute");
+		const struct ivp_ent e = {.file = iv->file_key, .layer = (int32_t)iv->layer, .cat = (int32_t)iv->cat,
+					  .bytes = iv->bytes, .calls = iv->calls, .dur = iv->dur_ns};
+		char txt[IVP_ENT_MAX + 3];
+		ivp_encode(txt, &e, 1, 0);
+		bind(s->st[ST_MINUTE_ROW], "iis", m, iv->proc_key, txt);
+		if ((r = step(s, s->st[ST_MINUTE_ROW], "adding to a minute")) < 0)
+			return r;
+		bind(s->st[ST_PROC_MIN_ADD], "iiiiiii", iv->proc_key, m, (int64_t)iv->layer, (int64_t)iv->cat, iv->bytes,
+		     iv->calls, iv->dur_ns);
+		r = step(s, s->st[ST_PROC_MIN_ADD], "adding to a minute");
 		return r < 0 ? r : 0;
 	}
 	if (iv->t_ms > s->iv_max_t)
@@ -1290,56 +1542,39 @@ static int interval_note(struct store *s, const struct store_interval *iv)
 			   iv->dur_ns);
 }
 
-static int sq_interval_add(struct store *s, const struct store_interval *iv)
+/* A row handed over waits for its process's other rows of the interval (iv_flush: at the commit,
+ * before a read, or when PEND_MAX wait); outside a transaction it is written at once. */
+static int iv_pend_add(struct store *s, const struct store_interval *iv)
 {
-	bind(s->st[ST_INTERVAL], "iiiiiiiii", iv->t_ms, iv->dt_ms, iv->proc_key, iv->file_key, (int64_t)iv->layer,
-	     (int64_t)iv->cat, iv->bytes, iv->calls, iv->dur_ns);
-	int r = step(s, s->st[ST_INTERVAL], "adding interval statistics");
-	return r < 0 ? r : interval_note(s, iv);
+	if (s->pend_n == s->pend_cap) {
+		size_t cap = s->pend_cap ? 2 * s->pend_cap : 1024;
+		struct iv_pend *v = realloc(s->pend, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		s->pend = v;
+		s->pend_cap = cap;
+	}
+	s->pend[s->pend_n++] = (struct iv_pend){
+		.t = iv->t_ms, .proc = iv->proc_key,
+		.e = {.file = iv->file_key, .layer = (int32_t)iv->layer, .cat = (int32_t)iv->cat, .bytes = iv->bytes,
+		      .calls = iv->calls, .dur = iv->dur_ns, .dt = iv->dt_ms}};
+	return 0;
 }
 
-/* Rows IV_GROUP to a statement, the rest one by one; each row as sq_interval_add stores it (two
- * rows of one key, in one statement or not, add up: the second meets the first's conflict). */
 static int sq_intervals_add(struct store *s, const struct store_interval *v, size_t n)
 {
-	int64_t col[IV_GROUP * 9];
-	size_t i = 0;
 	int r = 0;
-	for (; n - i >= IV_GROUP && r >= 0; i += IV_GROUP) {
-		const struct store_interval *g[IV_GROUP]; /* in key order (rowbuf above) */
-		int sorted = 1, one_t = 1;
-		for (int k = 0; k < IV_GROUP; k++) {
-			g[k] = &v[i + k];
-			if (k && sorted && interval_cmp(&g[k - 1], &g[k]) > 0)
-				sorted = 0;
-			one_t &= g[k]->t_ms == g[0]->t_ms && g[k]->dt_ms == g[0]->dt_ms;
-		}
-		/* the daemon hands a process's rows in its files' order: sorted already, as a rule
-		 * (qsort's merge sort of a sorted group was 6 % of a statistics' instructions) */
-		if (!sorted)
-			qsort(g, IV_GROUP, sizeof *g, interval_cmp);
-		/* one interval: t_ms and dt_ms once, ahead of the rows' other columns; else in each row */
-		int lead = one_t ? 0 : 2, ncols = IV_T_COLS + lead;
-		int64_t *c = col;
-		if (one_t)
-			*c++ = g[0]->t_ms, *c++ = g[0]->dt_ms;
-		for (int k = 0; k < IV_GROUP; k++, c += ncols) {
-			const struct store_interval *iv = g[k];
-			if (lead)
-				c[0] = iv->t_ms, c[1] = iv->dt_ms;
-			c[lead] = iv->proc_key, c[lead + 1] = iv->file_key, c[lead + 2] = iv->layer, c[lead + 3] = iv->cat;
-			c[lead + 4] = iv->bytes, c[lead + 5] = iv->calls, c[lead + 6] = iv->dur_ns;
-		}
-		r = one_t ? rowbuf_step(s, s->st[ST_INTERVAL_NT], col, 1, 2 + IV_GROUP * IV_T_COLS, "adding interval statistics")
-			  : rowbuf_step(s, s->st[ST_INTERVAL_N], col, IV_GROUP, ncols, "adding interval statistics");
-		if (r < 0)
-			return r;
-		for (int k = 0; k < IV_GROUP && r >= 0; k++)
-			r = interval_note(s, &v[i + k]);
-	}
-	for (; i < n && r >= 0; i++)
-		r = sq_interval_add(s, &v[i]);
+	for (size_t i = 0; i < n && r >= 0; i++)
+		if ((r = iv_pend_add(s, &v[i])) >= 0)
+			r = interval_note(s, &v[i]);
+	if (r >= 0 && s->pend_n >= PEND_MAX)
+		r = iv_flush(s, 1);
 	return r < 0 ? r : 0;
+}
+
+static int sq_interval_add(struct store *s, const struct store_interval *iv)
+{
+	return sq_intervals_add(s, iv, 1);
 }
 
 static int sq_job_totals_add(struct store *s, int64_t job_key, const int64_t bytes[STORE_NCATS],
@@ -2015,15 +2250,17 @@ static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_f
 	int held = puts_flush(s);
 	if (held < 0)
 		return held;
-	char w[128], sql[1536];
+	char w[128], sql[2048];
 	node_where(w, sizeof w, f, "p.host", "i.t_ms");
 	snprintf(sql, sizeof sql,
 		 "SELECT i.t_ms, MAX(i.dt_ms), p.host, i.layer,"
 		 " SUM(CASE i.cat WHEN 0 THEN i.bytes ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.bytes ELSE 0 END),"
 		 " SUM(CASE i.cat WHEN 0 THEN i.calls ELSE 0 END), SUM(CASE i.cat WHEN 1 THEN i.calls ELSE 0 END),"
 		 " SUM(CASE i.cat WHEN 2 THEN i.calls ELSE 0 END), NULL, NULL"
-		 " FROM (SELECT t_ms, dt_ms, proc_id, layer, cat, bytes, calls FROM intervals WHERE t_ms >= ?6 UNION ALL"
-		 " SELECT t_ms, 60000, proc_id, layer, cat, bytes, calls FROM intervals_minute WHERE t_ms < ?6) i"
+		 " FROM (SELECT i.t_ms, " JX_DT("i.dt_ms") " AS dt_ms, i.proc_id, " JX(1) " AS layer, " JX(2) " AS cat,"
+		 " " JX(3) " AS bytes, " JX(4) " AS calls FROM intervals i, json_each(i.stats) e WHERE i.t_ms >= ?6 UNION ALL"
+		 " SELECT i.t_ms, 60000, i.proc_id, " JX(1) ", " JX(2) ", " JX(3) ", " JX(4) " FROM intervals_minute i,"
+		 " json_each(i.stats) e WHERE i.t_ms < ?6) i"
 		 " JOIN processes p ON p.id = i.proc_id"
 		 " WHERE p.uid = ?4 AND %s GROUP BY p.host, i.t_ms, i.layer ORDER BY p.host, i.t_ms, i.layer",
 		 w);
@@ -2031,6 +2268,13 @@ static int sq_user_secs(struct store *s, uint32_t uid, const struct store_node_f
 	int r = rollup_read(s, "raw:intervals", &split);
 	return r < 0 ? r : node_query(s, sql, f, (int64_t)uid, split, fn, ctx);
 }
+
+/* A job's minute roll-ups (schema 15): its processes' minute sums, one range of proc_minutes' key
+ * a process (the processes the outer loop), not their packed rows unpacked (1.4x the
+ * instructions, docs/BENCHMARKS.md "dmn14"). */
+#define SERIES_MINUTES                                                                                       \
+	" SELECT i.t_ms, p.host, p.rank, i.layer, i.cat, i.bytes, i.calls, 0 AS dt_ms FROM processes p"         \
+	" CROSS JOIN proc_minutes i ON i.proc_id = p.id WHERE p.job_id = ?1 AND i.t_ms < ?4"
 
 static int sq_job_series(struct store *s, int64_t job_key, enum store_series_by by, int64_t resolution_ms,
 			 int (*fn)(const struct store_series_point *pt, void *ctx), void *ctx)
@@ -2051,7 +2295,8 @@ static int sq_job_series(struct store *s, int64_t job_key, enum store_series_by 
 	if (r != 1)
 		return r < 0 ? r : -EIO;
 	store_series_split(b[0], b[1], b[2], b[3], resolution_ms, &split, &lo, &hi);
-	rc = sqlite3_prepare_v2(s->db, STORE_SERIES_SQL("?1", "?2", "?3", "?4", "?5", "?6", "CROSS JOIN", ""), -1, &st, NULL);
+	rc = sqlite3_prepare_v2(s->db, STORE_SERIES_SQL_M("?1", "?2", "?3", "?4", "?5", "?6", "CROSS JOIN", "", SERIES_MINUTES),
+				-1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "reading a job's series");
 	sqlite3_bind_int64(st, 1, job_key);
@@ -2129,6 +2374,8 @@ static int sq_devices(struct store *s, const struct store_node_filter *f,
 
 struct table_spec {
 	const char *name;
+	const char *rows;    /* where its rows are counted for the limit (intervals: a view, a row per file) */
+	const char *count;   /* its rows t_ms < ?1 (NULL: the deleted rows SQLite counts) */
 	const char *select;  /* the archive's columns, self-contained (names, not keys); ?1: before, ?2: limit */
 	const char *header;
 	const char *rollup;  /* its raw rows' name in rollup ("raw:" ...; NULL: none): rolled up as they came */
@@ -2136,28 +2383,30 @@ struct table_spec {
 };
 
 static const struct table_spec tables[] = {
-	{"intervals",
-	 "SELECT i.t_ms, i.dt_ms, j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe, f.path, i.layer, i.cat, i.bytes,"
-	 " i.calls, i.dur_ns FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
-	 " JOIN files f ON f.id = i.file_id WHERE i.t_ms < ?1 ORDER BY i.t_ms",
+	{"intervals", "interval_rows", "SELECT coalesce(sum(json_array_length(stats)), 0) FROM intervals WHERE t_ms < ?1",
+	 /* one line a file row, as before schema 15: each process's entries in their key's order */
+	 "SELECT i.t_ms, " JX_DT("i.dt_ms") ", j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe, f.path, " JX(1) ","
+	 " " JX(2) ", " JX(3) ", " JX(4) ", " JX(5) " FROM intervals i CROSS JOIN json_each(i.stats) e"
+	 " JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id JOIN files f ON f.id = " JX(0)
+	 " WHERE i.t_ms < ?1 ORDER BY i.t_ms",
 	 STORE_ARCHIVE_INTERVALS, "intervals", "DELETE FROM intervals WHERE t_ms < ?1"},
-	{"node_seconds",
+	{"node_seconds", "node_seconds", NULL,
 	 "SELECT t_ms, dt_ms, host, layer, bytes_read, bytes_written, reads, writes, meta_ops, read_hist, write_hist"
 	 " FROM node_seconds WHERE t_ms < ?1 ORDER BY t_ms",
 	 STORE_ARCHIVE_NODE_SECONDS, "node_seconds", "DELETE FROM node_seconds WHERE t_ms < ?1"},
-	{"device_samples",
+	{"device_samples", "device_samples", NULL,
 	 "SELECT t_ms, dt_ms, host, device, major, minor, reads, reads_merged, sectors_read, ms_reading, writes,"
 	 " writes_merged, sectors_written, ms_writing, in_flight, ms_io, ms_weighted, discards, sectors_discarded, flushes"
 	 " FROM device_samples WHERE t_ms < ?1 ORDER BY t_ms",
 	 STORE_ARCHIVE_DEVICE_SAMPLES,
 	 NULL, "DELETE FROM device_samples WHERE t_ms < ?1"},
-	{"samples",
+	{"samples", "samples", NULL,
 	 "SELECT t_ms, dt_ms, host, source, instance, metric, value, gauge FROM samples WHERE t_ms < ?1 ORDER BY t_ms",
 	 STORE_ARCHIVE_SAMPLES, NULL, "DELETE FROM samples WHERE t_ms < ?1"},
-	{"server_dists",
+	{"server_dists", "server_dists", NULL,
 	 "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists WHERE t_ms < ?1 ORDER BY t_ms",
 	 STORE_ARCHIVE_SERVER_DISTS, NULL, "DELETE FROM server_dists WHERE t_ms < ?1"},
-	{"runs",
+	{"runs", "runs", NULL,
 	 "SELECT r.t_ms, j.job, p.host, p.uid, p.pid, p.rank, r.tid, r.idx, f.path, r.layer, r.op, r.off, r.size, r.count,"
 	 " r.start_ns, r.end_ns, r.busy_ns, r.min_ns, r.result FROM runs r JOIN processes p ON p.id = r.proc_id"
 	 " JOIN jobs j ON j.id = p.job_id JOIN files f ON f.id = r.file_id WHERE r.t_ms < ?1"
@@ -2294,6 +2543,20 @@ static int cut_to_minute(struct store *s, const char *table, int64_t *cut)
 	return r;
 }
 
+/* A count of a table's rows t_ms < cut (sql: ?1 the cut). */
+static int count_rows(struct store *s, const char *sql, int64_t cut, int64_t *n)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail(s, rc, "retention");
+	sqlite3_bind_int64(st, 1, cut);
+	*n = 0;
+	int r = find_id(s, st, n, "retention");
+	sqlite3_finalize(st);
+	return r < 0 ? r : 0;
+}
+
 static int sq_retain(struct store *s, int64_t before_ms, const char *archive_dir, size_t max_rows, uint64_t *moved)
 {
 	int held = puts_flush(s);
@@ -2305,11 +2568,11 @@ static int sq_retain(struct store *s, int64_t before_ms, const char *archive_dir
 		return r;
 	for (size_t i = 0; r >= 0 && i < sizeof tables / sizeof tables[0]; i++) {
 		const struct table_spec *t = &tables[i];
-		int64_t cut;
+		int64_t cut = before_ms;
 		uint64_t n = 0;
 		/* the archive is written before the rows go: a crash between the two writes the same
 		 * file again next time (its name is its rows' range), never loses them */
-		if ((r = cutoff(s, t->name, before_ms, max_rows, &cut)) < 0)
+		if ((r = cutoff(s, t->rows, before_ms, max_rows, &cut)) < 0)
 			break;
 		if (t->rollup && (r = cut_to_minute(s, t->rollup, &cut)) < 0)
 			break;
@@ -2319,9 +2582,12 @@ static int sq_retain(struct store *s, int64_t before_ms, const char *archive_dir
 		if (t->rollup && ((r = rollup_get(s, "raw:intervals", 0, &raw_before)) < 0 ||
 				  (r = close_before(s, t->rollup, cut)) < 0))
 			break;
+		int64_t rows = 0;
+		if (t->count && (r = count_rows(s, t->count, cut, &rows)) < 0)
+			break;
 		if ((r = run_once(s, t->del, "removing raw rows", "i", cut)) < 0)
 			break;
-		*moved += (uint64_t)sqlite3_changes(s->db);
+		*moved += t->count ? (uint64_t)rows : (uint64_t)sqlite3_changes(s->db);
 		/* the per-process sums before where the raw rows now start (never read: a series reads
 		 * the minutes there) go too, of the processes the last call left rows of (it took
 		 * those before where the raw rows then started), by their key; not counted in moved */

@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #define STORE_SCHEMA_VERSION 14
+/* SQLite's: schema 15 keeps one interval row a process (docs/STORE.md); PostgreSQL's stays 14 */
+#define STORE_SQLITE_SCHEMA_VERSION 15
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;

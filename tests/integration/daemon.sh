@@ -216,31 +216,31 @@ for job in jobA jobB jobC; do
 		got=$(q "SELECT coalesce(sum(CASE cat WHEN 0 THEN bytes END),0), coalesce(sum(CASE cat WHEN 1 THEN bytes END),0),
 			coalesce(sum(CASE cat WHEN 0 THEN calls END),0), coalesce(sum(CASE cat WHEN 1 THEN calls END),0),
 			coalesce(sum(CASE cat WHEN 2 THEN calls END),0)
-			FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
+			FROM interval_rows i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
 			WHERE j.job = '$job' AND i.layer = $lid" | tr '|' ' ')
 		eq "$job $layer: intervals add up to the report (bytes read, written, reads, writes, meta ops)" "$want" "$got"
 	done
 done
 eq "job A: 1,228,800 bytes appended by 6 dd" 1228800 \
 	"$(jq -r --arg p "$T/a.dat" '[.files[] | select(.layer == "posix" and .path == $p) | .counters.bytes_written] | add' "$T/jobA.json")"
-eq "job A spans several intervals" yes "$([ "$(q "SELECT count(DISTINCT t_ms) FROM intervals i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id WHERE j.job='jobA'")" -ge 4 ] && echo yes || echo no)"
+eq "job A spans several intervals" yes "$([ "$(q "SELECT count(DISTINCT t_ms) FROM interval_rows i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id WHERE j.job='jobA'")" -ge 4 ] && echo yes || echo no)"
 eq "job A: one process row per log, none twice" "$(ls "$T/jA"/*.iost | wc -l)" \
 	"$(q "SELECT count(*) FROM processes p JOIN jobs j ON j.id = p.job_id WHERE j.job = 'jobA'")"
 eq "job B: its file's bytes as the report has them" \
 	"$(jq -r --arg p "$T/jB/b.dat" '[.files[] | select(.layer == "posix" and .path == $p) | .counters.bytes_written] | add // 0' "$T/jobB.json")" \
-	"$(q "SELECT sum(bytes) FROM intervals i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id JOIN files f ON f.id=i.file_id WHERE j.job='jobB' AND i.layer=1 AND i.cat=1 AND f.path='$T/jB/b.dat'" | sed 's/^$/0/')"
+	"$(q "SELECT sum(bytes) FROM interval_rows i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id JOIN files f ON f.id=i.file_id WHERE j.job='jobB' AND i.layer=1 AND i.cat=1 AND f.path='$T/jB/b.dat'" | sed 's/^$/0/')"
 eq "job B belongs to nobody" "$NOBODY" "$(q "SELECT uid FROM jobs WHERE job='jobB'")"
 eq "job C: its killed shell is stored as killed" 1 "$(q "SELECT count(*) FROM processes p JOIN jobs j ON j.id=p.job_id WHERE j.job='jobC' AND p.state=2")"
 for i in 1 2 3 4 5; do
 	eq "one-write job E$i stored: 7 bytes to its file" 7 \
-		"$(q "SELECT sum(bytes) FROM intervals i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id JOIN files f ON f.id=i.file_id WHERE j.job='jobE$i' AND i.layer=1 AND i.cat=1 AND f.path='$T/e$i.dat'")"
+		"$(q "SELECT sum(bytes) FROM interval_rows i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id JOIN files f ON f.id=i.file_id WHERE j.job='jobE$i' AND i.layer=1 AND i.cat=1 AND f.path='$T/e$i.dat'")"
 done
 eq "every job ended" 0 "$(q "SELECT count(*) FROM jobs WHERE running = 1 AND job IN ('jobA','jobB','jobC')")"
 
 # --- node-seconds: the node's per-layer seconds add up to every interval row of the node ---
 for lid in 1 2; do
 	eq "node-seconds of layer $lid add up to the intervals (bytes read+written, reads, writes, meta)" \
-		"$(q "SELECT sum(CASE cat WHEN 0 THEN bytes ELSE 0 END), sum(CASE cat WHEN 1 THEN bytes ELSE 0 END), sum(CASE cat WHEN 0 THEN calls ELSE 0 END), sum(CASE cat WHEN 1 THEN calls ELSE 0 END), sum(CASE cat WHEN 2 THEN calls ELSE 0 END) FROM intervals WHERE layer = $lid")" \
+		"$(q "SELECT sum(CASE cat WHEN 0 THEN bytes ELSE 0 END), sum(CASE cat WHEN 1 THEN bytes ELSE 0 END), sum(CASE cat WHEN 0 THEN calls ELSE 0 END), sum(CASE cat WHEN 1 THEN calls ELSE 0 END), sum(CASE cat WHEN 2 THEN calls ELSE 0 END) FROM interval_rows WHERE layer = $lid")" \
 		"$(q "SELECT sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds WHERE layer = $lid")"
 done
 
@@ -327,7 +327,7 @@ eq "full store: said (once per time it could not write), then written again" "ye
 "$IOSTRATA" report --json "$T/jD" >"$T/jD.json" 2>/dev/null
 eq "full store: job D's intervals still add up to its report" \
 	"$(jq -r '.layers.posix | "\(.bytes_written) \(.writes)"' "$T/jD.json")" \
-	"$(sqlite3 -batch "$T/full/store.db" "SELECT sum(bytes), sum(calls) FROM intervals i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id WHERE j.job='jobD' AND i.layer=1 AND i.cat=1" | tr '|' ' ')"
+	"$(sqlite3 -batch "$T/full/store.db" "SELECT sum(bytes), sum(calls) FROM interval_rows i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id WHERE j.job='jobD' AND i.layer=1 AND i.cat=1" | tr '|' ' ')"
 
 # --- a packed report that is not zstd (a damaged store): one line naming it, exit 1 ---
 mkdir -p "$T/gx"

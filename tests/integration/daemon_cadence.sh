@@ -58,7 +58,7 @@ gcc -O1 -o "$T/writer" "$T/writer.c" || { fail "the writer builds" "gcc failed";
 WPID=$!
 
 # the statistics were stored once (the first kill comes between two statistics commits)
-stats_stored() { [ "$(q "SELECT count(*) FROM intervals")" -gt 0 ] 2>/dev/null; }
+stats_stored() { [ "$(q "SELECT count(*) FROM interval_rows")" -gt 0 ] 2>/dev/null; }
 for _ in $(seq 200); do stats_stored && break; sleep 0.05; done
 # between statistics its live file is summed in place (docs/DAEMON.md, "the per-second path")
 eq "the writer's live file is mapped (header page and records)" yes \
@@ -88,7 +88,7 @@ eq "node-seconds (posix) equal the report (bytes read, written, reads, writes, m
 eq "interval statistics (posix) equal the report" "$want" \
 	"$(q "SELECT coalesce(sum(CASE cat WHEN 0 THEN bytes END),0), coalesce(sum(CASE cat WHEN 1 THEN bytes END),0),
 		coalesce(sum(CASE cat WHEN 0 THEN calls END),0), coalesce(sum(CASE cat WHEN 1 THEN calls END),0),
-		coalesce(sum(CASE cat WHEN 2 THEN calls END),0) FROM intervals WHERE layer = 1" | tr '|' ' ')"
+		coalesce(sum(CASE cat WHEN 2 THEN calls END),0) FROM interval_rows WHERE layer = 1" | tr '|' ' ')"
 # the request sizes: every write the node-seconds counted once in a bucket, the writer's 100-byte
 # ones in [64, 128) (bucket 7)
 hist=$(q "SELECT write_hist FROM node_seconds WHERE layer = 1" |
@@ -96,8 +96,8 @@ hist=$(q "SELECT write_hist FROM node_seconds WHERE layer = 1" |
 eq "node-seconds' write sizes: one count per write, the writer's in [64, 128)" \
 	"$(echo "$want" | awk '{print $4}') $N" "$hist"
 eq "statistics rows every 3 s, not every 0.5 s" yes \
-	"$([ "$(q "SELECT count(DISTINCT t_ms) FROM intervals")" -lt $(($(q "SELECT count(DISTINCT t_ms) FROM node_seconds") / 3)) ] && echo yes || echo no)"
+	"$([ "$(q "SELECT count(DISTINCT t_ms) FROM interval_rows")" -lt $(($(q "SELECT count(DISTINCT t_ms) FROM node_seconds") / 3)) ] && echo yes || echo no)"
 eq "interval rows span their statistics interval (dt_ms 3000 but for a restart's first or a process's end)" yes \
-	"$([ "$(q "SELECT count(*) FROM intervals WHERE dt_ms BETWEEN 2900 AND 3100")" -gt 0 ] && echo yes || echo no)"
+	"$([ "$(q "SELECT count(*) FROM interval_rows WHERE dt_ms BETWEEN 2900 AND 3100")" -gt 0 ] && echo yes || echo no)"
 eq "SIGTERM: the statistics stored, nothing left ahead" 0 "$(q "SELECT coalesce(length(data), 0) FROM node_cursor")"
 eq "the daemon said nothing amiss" "" "$(grep -v 'started:\|stopped after' "$T/daemon.err" | head -3)"

@@ -121,7 +121,7 @@ check_job() {
 	eq "$1: iostrata_job = the report's user layers" "$(add5 "$posix" "$stdio")" \
 		"$(influx_sum iostrata_job "job = '$1'")"
 	eq "$1: iostrata_interval points = the store's (interval, rank, layer, category)" \
-		"$(q "SELECT count(*) FROM (SELECT DISTINCT i.t_ms, max(p.rank, -1), i.layer, i.cat FROM intervals i
+		"$(q "SELECT count(*) FROM (SELECT DISTINCT i.t_ms, max(p.rank, -1), i.layer, i.cat FROM interval_rows i
 			JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id WHERE j.job = '$1')")" \
 		"$(iq "SELECT count(bytes) FROM iostrata_interval WHERE job = '$1'" | jq -r '.results[0].series[0].values[0][1] // 0')"
 }

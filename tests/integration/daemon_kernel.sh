@@ -23,7 +23,7 @@ for layer in syscall:4 block:8 posix:1; do
 		"$(jq -r --arg l "$name" '.layers[$l] | "\(.bytes_read) \(.bytes_written) \(.reads) \(.writes)"' "$T/r.json")" \
 		"$(q "SELECT coalesce(sum(CASE cat WHEN 0 THEN bytes END),0), coalesce(sum(CASE cat WHEN 1 THEN bytes END),0),
 			coalesce(sum(CASE cat WHEN 0 THEN calls END),0), coalesce(sum(CASE cat WHEN 1 THEN calls END),0)
-			FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
+			FROM interval_rows i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
 			WHERE j.job = 'kjob' AND i.layer = $id" | tr '|' ' ')"
 done
 eq "the system-call layer saw dd's 262,144 bytes" yes \

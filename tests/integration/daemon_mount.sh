@@ -28,12 +28,12 @@ eq "mount layer: stored bytes read, written, reads, writes equal the report" \
 	"$(jq -r '.layers.mount | "\(.bytes_read) \(.bytes_written) \(.reads) \(.writes)"' "$T/r.json")" \
 	"$(q "SELECT coalesce(sum(CASE cat WHEN 0 THEN bytes END),0), coalesce(sum(CASE cat WHEN 1 THEN bytes END),0),
 		coalesce(sum(CASE cat WHEN 0 THEN calls END),0), coalesce(sum(CASE cat WHEN 1 THEN calls END),0)
-		FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
+		FROM interval_rows i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
 		WHERE j.job = 'mjob' AND i.layer = 5" | tr '|' ' ')"
 eq "mount layer: the 163,840 bytes dd wrote" 163840 \
-	"$(q "SELECT sum(bytes) FROM intervals i JOIN files f ON f.id = i.file_id WHERE i.layer = 5 AND i.cat = 1 AND f.path = '$MNT/a.dat'")"
+	"$(q "SELECT sum(bytes) FROM interval_rows i JOIN files f ON f.id = i.file_id WHERE i.layer = 5 AND i.cat = 1 AND f.path = '$MNT/a.dat'")"
 eq "mount layer: in more than one interval" yes \
-	"$([ "$(q "SELECT count(DISTINCT t_ms) FROM intervals WHERE layer = 5")" -ge 2 ] && echo yes || echo no)"
+	"$([ "$(q "SELECT count(DISTINCT t_ms) FROM interval_rows WHERE layer = 5")" -ge 2 ] && echo yes || echo no)"
 W=$(jq '.layers.mount.writes' "$T/r.json")
 eq "distributions: the monitor's writes in records of 10 or more, < 10 not yet in one" yes \
 	"$(q "SELECT CASE WHEN count(*) >= 1 AND min(requests) >= 10 AND sum(requests) <= $W AND $W - sum(requests) < 10 THEN 'yes' ELSE 'no' END FROM server_dists WHERE server = 'mount $MNT' AND op = 'write'")"

@@ -80,7 +80,7 @@ eq "both processes stored once, as killed" "2 2" \
 for f in "a 3584 7" "b 500 5"; do
 	set -- $f
 	eq "interval statistics of $1.dat: its writes, once" "$2 $3" \
-		"$(q "SELECT sum(i.bytes), sum(i.calls) FROM intervals i JOIN files f ON f.id = i.file_id
+		"$(q "SELECT sum(i.bytes), sum(i.calls) FROM interval_rows i JOIN files f ON f.id = i.file_id
 			WHERE f.path = '$T/$1.dat' AND i.layer = 1 AND i.cat = 1" | tr '|' ' ')"
 done
 eq "node-seconds: the 12 writes, once" "4084 12" \

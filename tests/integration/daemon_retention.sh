@@ -20,9 +20,9 @@ sleep 8 # the job's rows are older than 3 s, and retention has run
 want=$(jq -r '.layers.posix | "\(.bytes_written) \(.writes)"' "$T/r.json")
 q() { sqlite3 -batch "$T/store/store.db" "$1"; }
 eq "no raw interval row of the job is left" 0 \
-	"$(q "SELECT count(*) FROM intervals i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id WHERE j.job='rjob'")"
+	"$(q "SELECT count(*) FROM interval_rows i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id WHERE j.job='rjob'")"
 eq "minute roll-ups: the job's posix bytes written and writes equal the report" "$want" \
-	"$(q "SELECT sum(bytes), sum(calls) FROM intervals_minute i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id WHERE j.job='rjob' AND i.layer=1 AND i.cat=1" | tr '|' ' ')"
+	"$(q "SELECT sum(bytes), sum(calls) FROM interval_minute_rows i JOIN processes p ON p.id=i.proc_id JOIN jobs j ON j.id=p.job_id WHERE j.job='rjob' AND i.layer=1 AND i.cat=1" | tr '|' ' ')"
 n=$(ls "$T/archive"/intervals-*.csv.zst 2>/dev/null | wc -l)
 eq "archive files of interval statistics were written" yes "$([ "$n" -ge 1 ] && echo yes || echo no)"
 for f in "$T"/archive/intervals-*.csv.zst; do "$IOSTRATA" node --archive "$f" | tail -n +3; done >"$T/rows.csv"

@@ -50,21 +50,21 @@ wait_for '[ "$(mapped "$LIVEF")" = 2 ]'
 eq "its live file is mapped (header page and slots)" 2 "$(mapped "$LIVEF")"
 # two statistics after its last call: the last of them read it in full after a summing that saw it still
 sleep 2.2
-rows=$(q "SELECT count(*) FROM intervals")
+rows=$(q "SELECT count(*) FROM interval_rows")
 daemon_strace "$T/reads" 3 open,openat,openat2,pread64
 eq "strace saw the daemon" yes "$([ -e "$T/reads" ] && echo yes || echo no)"
 eq "3 s of statistics of a file that did not move: neither opened nor read" 0 \
 	"$(grep -c -F "$(basename "$LIVEF")" "$T/reads")"
 eq "statistics taken meanwhile (the writer's 50 writes, stored once)" "50 5000" \
-	"$(q "SELECT sum(calls), sum(bytes) FROM intervals WHERE layer = 1 AND cat = 1" | tr "|" " ")"
-eq "no statistics row while it did not move" "$rows" "$(q "SELECT count(*) FROM intervals")"
+	"$(q "SELECT sum(calls), sum(bytes) FROM interval_rows WHERE layer = 1 AND cat = 1" | tr "|" " ")"
+eq "no statistics row while it did not move" "$rows" "$(q "SELECT count(*) FROM interval_rows")"
 
 kill -USR1 "$WPID"
 wait_file "$T/h/done" || { fail "the writer's second phase" "no $T/h/done"; exit 1; }
 # the slots moved: the next statistics read it in full while it still runs
-wait_for '[ "$(q "SELECT coalesce(sum(calls), 0) FROM intervals WHERE layer = 1 AND cat = 1")" = 80 ]'
+wait_for '[ "$(q "SELECT coalesce(sum(calls), 0) FROM interval_rows WHERE layer = 1 AND cat = 1")" = 80 ]'
 eq "its 30 later writes taken while it runs (80 writes, 11000 bytes)" "80 11000" \
-	"$(q "SELECT sum(calls), sum(bytes) FROM intervals WHERE layer = 1 AND cat = 1" | tr "|" " ")"
+	"$(q "SELECT sum(calls), sum(bytes) FROM interval_rows WHERE layer = 1 AND cat = 1" | tr "|" " ")"
 eq "the writer still runs" yes "$(kill -0 "$WPID" 2>/dev/null && echo yes || echo no)"
 sleep 1.2
 kill -USR1 "$WPID"
@@ -80,7 +80,7 @@ eq "the report: 80 writes, 11000 bytes" "11000 80" "$(jq -r '.layers.posix | "\(
 eq "interval statistics (posix) equal the report" "$want" \
 	"$(q "SELECT coalesce(sum(CASE cat WHEN 0 THEN bytes END),0), coalesce(sum(CASE cat WHEN 1 THEN bytes END),0),
 		coalesce(sum(CASE cat WHEN 0 THEN calls END),0), coalesce(sum(CASE cat WHEN 1 THEN calls END),0),
-		coalesce(sum(CASE cat WHEN 2 THEN calls END),0) FROM intervals WHERE layer = 1" | tr '|' ' ')"
+		coalesce(sum(CASE cat WHEN 2 THEN calls END),0) FROM interval_rows WHERE layer = 1" | tr '|' ' ')"
 eq "node-seconds (posix) equal the report" "$want" \
 	"$(q "SELECT sum(bytes_read), sum(bytes_written), sum(reads), sum(writes), sum(meta_ops) FROM node_seconds WHERE layer = 1" |
 		tr '|' ' ')"

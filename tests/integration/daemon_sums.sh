@@ -83,7 +83,7 @@ eq "killed: read in full, the raised bucket summed once" "9 2 5 16" \
 	"$(bucket write 7) $(bucket write 12) $(bucket write 20) $(hist_total write)"
 eq "read sizes still 4 in [8, 16)" "4 4" "$(bucket read 4) $(hist_total read)"
 eq "interval statistics: 11 writes, 6900 bytes; 4 reads, 40 bytes" "1 6900 11|0 40 4" \
-	"$(q "SELECT i.cat, sum(i.bytes), sum(i.calls) FROM intervals i JOIN files f ON f.id = i.file_id
+	"$(q "SELECT i.cat, sum(i.bytes), sum(i.calls) FROM interval_rows i JOIN files f ON f.id = i.file_id
 		WHERE f.path = '$T/h/f.dat' AND i.layer = 1 AND i.cat IN (0, 1) GROUP BY i.cat ORDER BY i.cat DESC" |
 		tr '|' ' ' | paste -sd'|')"
 eq "daemon lives" yes "$(kill -0 "$DPID" 2>/dev/null && echo yes || echo no)"

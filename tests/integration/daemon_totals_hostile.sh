@@ -49,7 +49,7 @@ map_offs() {
 }
 # writes_of NAME: its holder's writes in the interval statistics (bytes calls)
 writes_of() {
-	q "SELECT coalesce(sum(i.bytes), 0), coalesce(sum(i.calls), 0) FROM intervals i JOIN files f ON f.id = i.file_id
+	q "SELECT coalesce(sum(i.bytes), 0), coalesce(sum(i.calls), 0) FROM interval_rows i JOIN files f ON f.id = i.file_id
 		WHERE f.path = '$T/h/$1.dat' AND i.layer = 1 AND i.cat = 1" | tr '|' ' '
 }
 

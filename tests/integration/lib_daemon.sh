@@ -136,7 +136,7 @@ holder_writes_eq() {
 	done
 	sleep 1
 	eq "interval statistics: the holder's 7 writes of 512 bytes, once" "3584 7" \
-		"$(q "SELECT sum(i.bytes), sum(i.calls) FROM intervals i JOIN files f ON f.id = i.file_id
+		"$(q "SELECT sum(i.bytes), sum(i.calls) FROM interval_rows i JOIN files f ON f.id = i.file_id
 			WHERE f.path = '$2' AND i.layer = 1 AND i.cat = 1" | tr '|' ' ')"
 	eq "node-seconds: the same 7 writes of 512 bytes, once" "3584 7" \
 		"$(q "SELECT sum(bytes_written), sum(writes) FROM node_seconds WHERE layer = 1" | tr '|' ' ')"
@@ -162,7 +162,7 @@ job_stored() {
 	q "SELECT coalesce(sum(CASE WHEN i.cat = 0 THEN i.bytes END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.bytes END), 0),
 		coalesce(sum(CASE WHEN i.cat = 0 THEN i.calls END), 0), coalesce(sum(CASE WHEN i.cat = 1 THEN i.calls END), 0),
 		coalesce(sum(CASE WHEN i.cat = 2 THEN i.calls END), 0)
-		FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
+		FROM interval_rows i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id
 		WHERE j.job = '$1' AND i.layer = 1" | tr '|' ' '
 }
 

@@ -39,7 +39,7 @@ if ! pg_start; then
 fi
 out=$("$ROOT/scripts/sqlite-to-pg" "$T/store/store.db" "$PG_INGEST_URL" "$IOSTRATA" 2>&1)
 eq "the SQLite store copied into PostgreSQL" "0 " "$? $out"
-eq "PostgreSQL holds SQLite's interval rows" "$(sqlite3 "$T/store/store.db" 'SELECT count(*) FROM intervals')" \
+eq "PostgreSQL holds SQLite's interval rows" "$(sqlite3 "$T/store/store.db" 'SELECT count(*) FROM interval_rows')" \
 	"$(pg_q 'SELECT count(*) FROM intervals')"
 
 # --- the same answers, byte for byte ---

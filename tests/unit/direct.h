@@ -85,4 +85,40 @@ static inline int direct_sql_plan(const char *url, const char *sql, char *buf, s
 	return r;
 }
 
+/* An SQLite store of schema 15 made back into schema 14's form (the tests of older schemas' migrations):
+ * a row a (process, file, layer, category) in intervals and intervals_minute, schema 4's view. 0, or -1
+ * (printed). */
+static inline int direct_sqlite_back_to_14(const char *url)
+{
+	static const char *const back[] = {
+		"CREATE TABLE iv14(t_ms INTEGER NOT NULL, dt_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL,"
+		" file_id INTEGER NOT NULL, layer INTEGER NOT NULL, cat INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+		" calls INTEGER NOT NULL, dur_ns INTEGER NOT NULL, PRIMARY KEY(t_ms, proc_id, file_id, layer, cat)) WITHOUT ROWID",
+		"INSERT INTO iv14 SELECT t_ms, dt_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns FROM interval_rows",
+		"CREATE TABLE ivm14(t_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL, file_id INTEGER NOT NULL,"
+		" layer INTEGER NOT NULL, cat INTEGER NOT NULL, bytes INTEGER NOT NULL, calls INTEGER NOT NULL,"
+		" dur_ns INTEGER NOT NULL, PRIMARY KEY(t_ms, proc_id, file_id, layer, cat)) WITHOUT ROWID",
+		"INSERT INTO ivm14 SELECT t_ms, proc_id, file_id, layer, cat, bytes, calls, dur_ns FROM interval_minute_rows",
+		"DROP VIEW interval_stats",
+		"DROP VIEW interval_rows",
+		"DROP VIEW interval_minute_rows",
+		"DROP TABLE proc_minutes",
+		"DROP TABLE intervals",
+		"DROP TABLE intervals_minute",
+		"ALTER TABLE iv14 RENAME TO intervals",
+		"ALTER TABLE ivm14 RENAME TO intervals_minute",
+		"CREATE INDEX intervals_minute_proc ON intervals_minute(proc_id, t_ms)",
+		"CREATE VIEW interval_stats AS SELECT i.t_ms, i.dt_ms, j.job, p.host, j.user, p.uid, p.pid, p.rank, p.exe,"
+		" f.path AS file, i.layer, CASE i.cat WHEN 0 THEN 'read' WHEN 1 THEN 'write' ELSE 'metadata' END AS category,"
+		" i.bytes, i.calls, i.dur_ns, CASE WHEN i.calls > 0 THEN i.bytes / i.calls ELSE 0 END AS bytes_per_call"
+		" FROM intervals i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
+		" JOIN files f ON f.id = i.file_id",
+		"PRAGMA user_version = 14",
+	};
+	for (size_t i = 0; i < sizeof back / sizeof back[0]; i++)
+		if (direct_sql_int(url, back[i]) < 0)
+			return -1;
+	return 0;
+}
+
 #endif

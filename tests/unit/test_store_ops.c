@@ -39,6 +39,9 @@
 
 static const char *url;
 static int is_pg;
+/* Where the interval rows are read one a (process, file, layer, category), as before SQLite's
+ * schema 15: PostgreSQL's tables, SQLite's views that unpack a process's row (docs/STORE.md). */
+static const char *IV = "intervals", *IVM = "intervals_minute";
 
 static int ok_r(const char *name, int r, struct store *s)
 {
@@ -562,7 +565,7 @@ static void check_bulk(struct store *s, int64_t kb, int64_t fk)
  * same rows, both ways, in intervals and in proc_intervals (pcols: the columns compared there). */
 static void same_tables(const char *what, int64_t at, int64_t one, const char *pcols)
 {
-	static const char *const tables[] = {"intervals", "proc_intervals"};
+	const char *const tables[] = {IV, "proc_intervals"};
 	char sql[1024], name[128];
 	for (int t = 0; t < 2; t++)
 		for (int d = 0; d < 2; d++) {
@@ -599,9 +602,9 @@ static int64_t key_row(int64_t proc, int64_t t, int64_t file, unsigned cat)
 {
 	char sql[256];
 	snprintf(sql, sizeof sql,
-		 "SELECT bytes * 1000 + calls FROM intervals WHERE proc_id = %lld AND t_ms = %lld AND file_id = %lld"
+		 "SELECT bytes * 1000 + calls FROM %s WHERE proc_id = %lld AND t_ms = %lld AND file_id = %lld"
 		 " AND cat = %u",
-		 (long long)proc, (long long)t, (long long)file, cat);
+		 IV, (long long)proc, (long long)t, (long long)file, cat);
 	return direct_int(sql);
 }
 
@@ -638,9 +641,9 @@ static void check_grouped(struct store *s, int64_t kb)
 	ok_r("grouped: 1,000 rows at once and one by one", r, s);
 	ok_r("grouped: commit", store_commit(s), s);
 	char sql[1024];
-	snprintf(sql, sizeof sql, "SELECT count(*) FROM intervals WHERE proc_id = %lld", (long long)a.key);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE proc_id = %lld", IV, (long long)a.key);
 	eq_i64("grouped: one row per key", direct_int(sql), 75);
-	snprintf(sql, sizeof sql, "SELECT sum(bytes) + 1000000 * sum(calls) FROM intervals WHERE proc_id = %lld",
+	snprintf(sql, sizeof sql, "SELECT sum(bytes) + 1000000 * sum(calls) FROM %s WHERE proc_id = %lld", IV,
 		 (long long)a.key);
 	eq_i64("grouped: bytes and calls add up", direct_int(sql), N * (N - 1) / 2 + 1000000 * N);
 	/* i = 0, 15, ..., 195: 15 * (0 + ... + 13) */
@@ -674,7 +677,7 @@ static void check_grouped_sorted(struct store *s, int64_t kb)
 	ok_r("sorted groups: 1,000 rows at once and one by one", r, s);
 	ok_r("sorted groups: commit", store_commit(s), s);
 	char sql[1024];
-	snprintf(sql, sizeof sql, "SELECT count(*) * 1000000000 + sum(bytes) FROM intervals WHERE proc_id = %lld",
+	snprintf(sql, sizeof sql, "SELECT count(*) * 1000000000 + sum(bytes) FROM %s WHERE proc_id = %lld", IV,
 		 (long long)c.key);
 	eq_i64("sorted groups: one row per key, bytes add up", direct_int(sql), 200 * 1000000000ll + N * (N - 1) / 2);
 	/* the first interval's file 0, category 1: rows 5..9 */
@@ -683,6 +686,93 @@ static void check_grouped_sorted(struct store *s, int64_t kb)
 	/* 14 intervals (the last of 25 rows: files 0 and 1), 3 categories each */
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM proc_intervals WHERE proc_id = %lld", (long long)c.key);
 	eq_i64("sorted groups: proc_intervals, one row per time and category", direct_int(sql), 42);
+}
+
+/* A key handed over in two transactions (the daemon restarted, or a process's end in the
+ * interval its statistics were just stored in): its figures add up and its first interval length
+ * stays; a key new in the second keeps its own length. SQLite merges the process's row of the
+ * interval (iostrata_merge) and keeps one row. */
+static void check_key_twice(struct store *s, int64_t kb)
+{
+	struct store_proc p = proc(kb, 53, 3000, "", STORE_PROC_LIVE);
+	int64_t fk[3] = {0};
+	const int64_t t = T0 + 4 * DAY + 5000;
+	int r = store_begin(s);
+	r |= store_proc_put(s, &p);
+	for (int f = 0; f < 3 && r == 0; f++) {
+		char path[64];
+		snprintf(path, sizeof path, "/twice/file%d", f);
+		r |= store_file_key(s, path, &fk[f]);
+	}
+	const struct store_interval first[2] = {interval(t, p.key, fk[0], STORE_CAT_READ, 100),
+						interval(t, p.key, fk[1], STORE_CAT_WRITE, 200)};
+	r |= store_intervals_add(s, first, 2);
+	r |= store_commit(s);
+	ok_r("key twice: the first transaction", r, s);
+	struct store_interval again[2] = {interval(t, p.key, fk[2], STORE_CAT_META, 0),
+					  interval(t, p.key, fk[0], STORE_CAT_READ, 11)};
+	again[0].dt_ms = again[1].dt_ms = 400;
+	again[1].calls = 1;
+	r = store_begin(s);
+	r |= store_intervals_add(s, again, 2);
+	r |= store_commit(s);
+	ok_r("key twice: the second transaction", r, s);
+	char sql[512];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE proc_id = %lld", IV, (long long)p.key);
+	eq_i64("key twice: three keys", direct_int(sql), 3);
+	eq_i64("key twice: the key given twice adds up", key_row(p.key, t, fk[0], STORE_CAT_READ), 111 * 1000 + 3);
+	eq_i64("key twice: the other key as given", key_row(p.key, t, fk[1], STORE_CAT_WRITE), 200 * 1000 + 2);
+	snprintf(sql, sizeof sql, "SELECT sum(CASE file_id WHEN %lld THEN dt_ms * 1000000 WHEN %lld THEN dt_ms * 1000"
+		 " ELSE dt_ms END) FROM %s WHERE proc_id = %lld", (long long)fk[0], (long long)fk[1], IV, (long long)p.key);
+	eq_i64("key twice: its first interval length stays, the new key's is its own", direct_int(sql),
+	       1000 * 1000000 + 1000 * 1000 + 400);
+	if (is_pg)
+		return;
+	snprintf(sql, sizeof sql, "SELECT stats = '[[%lld,1,0,111,3,100],[%lld,1,1,200,2,50],[%lld,1,2,0,2,50,400]]'"
+		 " FROM intervals WHERE proc_id = %lld AND t_ms = %lld", (long long)fk[0], (long long)fk[1], (long long)fk[2],
+		 (long long)p.key, (long long)t);
+	eq_i64("key twice: one row, its entries in key order, the new key's length its own", direct_int(sql), 1);
+}
+
+/* An interval of one process with many files (2,000, on two layers): the view interval_stats
+ * gives every row with its file's name and exact figures; SQLite keeps one row. */
+static void check_many_files(struct store *s, int64_t kb)
+{
+	enum { NF = 2000 };
+	static struct store_interval v[2 * NF];
+	struct store_proc p = proc(kb, 55, 3000, "", STORE_PROC_LIVE);
+	const int64_t t = T0 + 4 * DAY + 9000;
+	int r = store_begin(s);
+	r |= store_proc_put(s, &p);
+	for (int f = 0; f < NF && r == 0; f++) {
+		char path[64];
+		int64_t key;
+		snprintf(path, sizeof path, "/many/f%04d", f);
+		r |= store_file_key(s, path, &key);
+		v[2 * f] = interval(t, p.key, key, STORE_CAT_READ, f);
+		v[2 * f + 1] = interval(t, p.key, key, STORE_CAT_WRITE, 2 * f);
+		v[2 * f + 1].layer = 2;
+		v[2 * f + 1].calls = 4;
+	}
+	r |= store_intervals_add(s, v, 2 * NF);
+	r |= store_commit(s);
+	ok_r("many files: 4,000 rows of one interval", r, s);
+	char sql[512];
+	snprintf(sql, sizeof sql, "SELECT count(*) * 1000000000000 + sum(bytes) FROM interval_stats WHERE pid = 55 AND t_ms = %lld",
+		 (long long)t);
+	eq_i64("many files: interval_stats, every row and its bytes", direct_int(sql),
+	       2 * NF * INT64_C(1000000000000) + 3 * (int64_t)NF * (NF - 1) / 2);
+	snprintf(sql, sizeof sql, "SELECT count(DISTINCT file) * 1000000 + sum(calls) * 100 + sum(layer) FROM interval_stats"
+		 " WHERE pid = 55 AND category = 'write' AND file LIKE '/many/f%%'");
+	eq_i64("many files: the writes' files, calls and layer", direct_int(sql), NF * 1000000 + NF * 4 * 100 + 2 * NF);
+	snprintf(sql, sizeof sql, "SELECT sum(bytes_per_call) FROM interval_stats WHERE pid = 55 AND category = 'write'");
+	/* (2 f) / 4, rounded down as the view divides */
+	eq_i64("many files: bytes per call", direct_int(sql), (int64_t)(NF / 2) * (NF / 2 - 1));
+	if (is_pg)
+		return;
+	snprintf(sql, sizeof sql, "SELECT count(*) * 1000000 + sum(json_array_length(stats)) FROM intervals WHERE proc_id = %lld",
+		 (long long)p.key);
+	eq_i64("many files: one row a process and interval, an entry a row", direct_int(sql), 1000000 + 2 * NF);
 }
 
 /* The beginning of a report: a short text cut where asked; a long one (packed by SQLite) given
@@ -1005,15 +1095,29 @@ static void rollup_compare(const char *what, int64_t from, int64_t to, int64_t w
 	char sql[1024], name[160];
 	snprintf(sql, sizeof sql,
 		 "SELECT (SELECT coalesce(sum(bytes), 0) + coalesce(sum(calls), 0) * 1000000 + coalesce(sum(dur_ns), 0) * 7"
-		 " FROM intervals_minute WHERE t_ms >= %lld AND t_ms < %lld) - (SELECT coalesce(sum(bytes), 0) +"
-		 " coalesce(sum(calls), 0) * 1000000 + coalesce(sum(dur_ns), 0) * 7 FROM intervals WHERE t_ms >= %lld AND t_ms < %lld)",
-		 (long long)(RM + from), (long long)(RM + to), (long long)(RM + from), (long long)(RM + to));
+		 " FROM %s WHERE t_ms >= %lld AND t_ms < %lld) - (SELECT coalesce(sum(bytes), 0) +"
+		 " coalesce(sum(calls), 0) * 1000000 + coalesce(sum(dur_ns), 0) * 7 FROM %s WHERE t_ms >= %lld AND t_ms < %lld)",
+		 IVM, (long long)(RM + from), (long long)(RM + to), IV, (long long)(RM + from), (long long)(RM + to));
 	snprintf(name, sizeof name, "%s: interval minutes = their raw rows", what);
 	eq_i64(name, direct_int(sql), 0);
-	snprintf(sql, sizeof sql, "SELECT coalesce(sum(bytes), 0) FROM intervals_minute WHERE t_ms >= %lld AND t_ms < %lld",
+	snprintf(sql, sizeof sql, "SELECT coalesce(sum(bytes), 0) FROM %s WHERE t_ms >= %lld AND t_ms < %lld", IVM,
 		 (long long)(RM + from), (long long)(RM + to));
 	snprintf(name, sizeof name, "%s: interval minutes hold their bytes", what);
 	eq_i64(name, direct_int(sql), want_bytes);
+	if (!is_pg) { /* SQLite's per-process minute sums (schema 15), what a series in minutes reads */
+		static const char *const both[2] = {
+			"SELECT count(*) FROM (SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns)"
+			" FROM interval_minute_rows GROUP BY 1, 2, 3, 4 EXCEPT SELECT proc_id, t_ms, layer, cat, bytes, calls,"
+			" dur_ns FROM proc_minutes)",
+			"SELECT count(*) FROM (SELECT proc_id, t_ms, layer, cat, bytes, calls, dur_ns FROM proc_minutes EXCEPT"
+			" SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM interval_minute_rows"
+			" GROUP BY 1, 2, 3, 4)"};
+		for (int i = 0; i < 2; i++) {
+			snprintf(name, sizeof name, "%s: proc_minutes: %s", what,
+				 i ? "every row is a minute's sum" : "every minute's sum has its row");
+			eq_i64(name, direct_int(both[i]), 0);
+		}
+	}
 	snprintf(sql, sizeof sql,
 		 "SELECT (SELECT coalesce(sum(bytes_read + 3 * bytes_written + 5 * reads + 7 * writes + 11 * meta_ops), 0)"
 		 " FROM node_minutes WHERE host = 'n9' AND t_ms >= %lld AND t_ms < %lld) - (SELECT coalesce(sum(bytes_read +"
@@ -1029,20 +1133,21 @@ static void rollup_compare(const char *what, int64_t from, int64_t to, int64_t w
 static void proc_sums_compare(const char *what)
 {
 	static const char *const sql[] = {
-		"SELECT count(*) FROM (SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals"
+		"SELECT count(*) FROM (SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM %s"
 		" WHERE t_ms >= " RAW_SPLIT " GROUP BY 1, 2, 3, 4 EXCEPT SELECT proc_id, t_ms, layer, cat, bytes, calls, dur_ns"
 		" FROM proc_intervals) x",
 		"SELECT count(*) FROM (SELECT proc_id, t_ms, layer, cat, bytes, calls, dur_ns FROM proc_intervals EXCEPT"
-		" SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM intervals WHERE t_ms >= " RAW_SPLIT
+		" SELECT proc_id, t_ms, layer, cat, sum(bytes), sum(calls), sum(dur_ns) FROM %s WHERE t_ms >= " RAW_SPLIT
 		" GROUP BY 1, 2, 3, 4) x",
 		"SELECT count(*) FROM proc_intervals WHERE t_ms < " RAW_SPLIT,
 	};
 	static const char *const says[] = {"every raw sum has its row", "every row is a raw sum",
 					   "none before where the raw rows start"};
 	for (size_t i = 0; i < 3; i++) {
-		char name[200];
+		char name[200], q[1024];
 		snprintf(name, sizeof name, "%s: proc_intervals: %s", what, says[i]);
-		eq_i64(name, direct_int(sql[i]), 0);
+		snprintf(q, sizeof q, sql[i], IV);
+		eq_i64(name, direct_int(q), 0);
 	}
 }
 
@@ -1135,7 +1240,7 @@ static void check_rollups(void)
 	rollup_compare("roll-ups after SIGKILL, minute 0 (closed)", 0, 60000, 5 * 200 + 9 * (1 + 2 + 3 + 4 + 5));
 	proc_sums_compare("roll-ups after SIGKILL");
 	char q[160];
-	snprintf(q, sizeof q, "SELECT count(*) FROM intervals_minute WHERE t_ms = %lld", (long long)(RM + 60000));
+	snprintf(q, sizeof q, "SELECT count(*) FROM %s WHERE t_ms = %lld", IVM, (long long)(RM + 60000));
 	eq_i64("roll-ups after SIGKILL: minute 1 not rolled up yet", direct_int(q), 0);
 	if (!ok_r("roll-ups: reopened", store_open(url, STORE_CREATE, &s, err, sizeof err), NULL))
 		return;
@@ -1258,7 +1363,7 @@ static void check_rollups_wide(void)
 	rollup_compare("wide roll-ups, minute 5", 300000, 360000, 5 * sum);
 	rollup_compare("wide roll-ups, minute 6", 360000, 420000, 5 * sum);
 	char q[200];
-	snprintf(q, sizeof q, "SELECT count(*) FROM intervals_minute WHERE t_ms >= %lld AND t_ms < %lld", (long long)(RM + 180000),
+	snprintf(q, sizeof q, "SELECT count(*) FROM %s WHERE t_ms >= %lld AND t_ms < %lld", IVM, (long long)(RM + 180000),
 		 (long long)(RM + 420000));
 	eq_i64("wide roll-ups: one minute row per file, category and minute", direct_int(q), 5 * WIDE_FILES);
 	proc_sums_compare("wide roll-ups");
@@ -1275,18 +1380,131 @@ static void check_newer(void)
 	eq_i64("newer schema: refused with -EPROTO", r, -EPROTO);
 	check("newer schema: one line that says so", strstr(err, "newer") && !strchr(err, '\n'), "got \"%s\"", err);
 	store_close(s);
-	direct_int(is_pg ? "UPDATE schema_version SET version = " STR(STORE_SCHEMA_VERSION) : "PRAGMA user_version = " STR(STORE_SCHEMA_VERSION));
+	direct_int(is_pg ? "UPDATE schema_version SET version = " STR(STORE_SCHEMA_VERSION)
+			 : "PRAGMA user_version = " STR(STORE_SQLITE_SCHEMA_VERSION));
 	r = store_open(url, STORE_READONLY, &s, err, sizeof err);
 	check("schema back at this version: opens read-only", r == 0, "%s", err);
 	store_close(s);
+}
+
+/* A store made back into schema old: refused read-only, migrated by a read-write open to this
+ * program's version. */
+static void reopen_migrates(const char *what, int old)
+{
+	struct store *s = NULL;
+	char err[512], name[160];
+	int r = store_open(url, STORE_READONLY, &s, err, sizeof err);
+	snprintf(name, sizeof name, "%s: a read-only open of schema %d is refused", what, old);
+	eq_i64(name, r, -EPROTO);
+	store_close(s);
+	s = NULL;
+	r = store_open(url, STORE_CREATE, &s, err, sizeof err);
+	snprintf(name, sizeof name, "%s: a read-write open migrates", what);
+	check(name, r == 0, "%s", err);
+	store_close(s);
+	snprintf(name, sizeof name, "%s: the version", what);
+	eq_i64(name, direct_int(is_pg ? "SELECT max(version) FROM schema_version" : "PRAGMA user_version"),
+	       is_pg ? STORE_SCHEMA_VERSION : STORE_SQLITE_SCHEMA_VERSION);
+}
+
+/* Every series point of a job (any resolution) folded into one number. */
+static int hash_point(const struct store_series_point *pt, void *ctx)
+{
+	uint64_t *h = ctx;
+	const uint64_t v[] = {(uint64_t)pt->t_ms, (uint64_t)pt->rank, pt->layer, pt->bytes_read, pt->bytes_written,
+			      pt->reads, pt->writes, pt->meta_ops, (uint64_t)pt->dt_ms};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		*h = (*h ^ v[i]) * 0x100000001b3ull;
+	for (const char *c = pt->host; c && *c; c++)
+		*h = (*h ^ (unsigned char)*c) * 0x100000001b3ull;
+	return 0;
+}
+
+/* The series of every job at every interval, by minute and by hour and rank, hashed (0 on an error). */
+static uint64_t series_hash(void)
+{
+	struct store *s = NULL;
+	char err[512];
+	uint64_t h = 0xcbf29ce484222325ull;
+	if (store_open(url, STORE_READONLY, &s, err, sizeof err) < 0) {
+		printf("# %s\n", err);
+		return 0;
+	}
+	int64_t n = direct_int("SELECT max(id) FROM jobs");
+	for (int64_t k = 1; k <= n; k++)
+		if (store_job_series(s, k, STORE_SERIES_LAYER, 0, hash_point, &h) < 0 ||
+		    store_job_series(s, k, STORE_SERIES_LAYER, 60000, hash_point, &h) < 0 ||
+		    store_job_series(s, k, STORE_SERIES_RANK, 3600000, hash_point, &h) < 0) {
+			printf("# %s\n", store_error(s));
+			h = 0;
+			break;
+		}
+	store_close(s);
+	return h;
+}
+
+/* Schema 15's migration (SQLite: one row a process and interval) on this program's rows made back
+ * into schema 14's form, an entry of another interval length among them: the view interval_stats
+ * and the minutes give the same rows as schema 14's tables did, every series is the same, and
+ * each packed row is the text the writer made (its entries in key order: what the archive walks),
+ * but the row whose entry was given another length. */
+static void check_migration_15(void)
+{
+	if (is_pg)
+		return;
+	uint64_t before = series_hash();
+	check("migration 15: the series before", before != 0, "none");
+	eq_i64("migration 15: the writer's rows kept",
+	       direct_int("CREATE TABLE m15_rows AS SELECT t_ms, proc_id, dt_ms, stats FROM intervals"), 0);
+	eq_i64("migration 15: back to schema 14", direct_sqlite_back_to_14(url), 0);
+	/* the last entry of a row given another interval length than its row's others */
+	eq_i64("migration 15: an entry of its own length",
+	       direct_int("UPDATE intervals SET dt_ms = dt_ms + 500 WHERE (t_ms, proc_id, file_id, layer, cat) ="
+			  " (SELECT t_ms, proc_id, file_id, layer, cat FROM intervals WHERE (t_ms, proc_id) IN"
+			  " (SELECT t_ms, proc_id FROM intervals GROUP BY 1, 2 HAVING count(*) > 3)"
+			  " ORDER BY t_ms, proc_id, file_id DESC, layer DESC, cat DESC LIMIT 1)"),
+	       0);
+	eq_i64("migration 15: schema 14's view kept",
+	       direct_int("CREATE TABLE m15_stats AS SELECT * FROM interval_stats"), 0);
+	eq_i64("migration 15: schema 14's minutes kept",
+	       direct_int("CREATE TABLE m15_minutes AS SELECT * FROM intervals_minute"), 0);
+	int64_t rows = direct_int("SELECT count(*) FROM m15_stats"), minutes = direct_int("SELECT count(*) FROM m15_minutes");
+	check("migration 15: rows of both", rows > 1000 && minutes > 1000, "%lld, %lld", (long long)rows, (long long)minutes);
+	reopen_migrates("migration 15", 14);
+	static const char *const same[][2] = {
+		{"interval_stats: every row of schema 14's", "SELECT count(*) FROM (SELECT * FROM m15_stats EXCEPT SELECT * FROM interval_stats)"},
+		{"interval_stats: no other row", "SELECT count(*) FROM (SELECT * FROM interval_stats EXCEPT SELECT * FROM m15_stats)"},
+		{"interval_stats: as many rows", "SELECT (SELECT count(*) FROM interval_stats) - (SELECT count(*) FROM m15_stats)"},
+		{"minutes: every row of schema 14's", "SELECT count(*) FROM (SELECT * FROM m15_minutes EXCEPT SELECT * FROM interval_minute_rows)"},
+		{"minutes: no other row", "SELECT count(*) FROM (SELECT * FROM interval_minute_rows EXCEPT SELECT * FROM m15_minutes)"},
+		{"minutes: as many rows", "SELECT (SELECT count(*) FROM interval_minute_rows) - (SELECT count(*) FROM m15_minutes)"},
+		{"one row a process and interval", "SELECT (SELECT count(*) FROM intervals) - (SELECT count(*) FROM m15_rows)"},
+		{"each row the writer's text but the one given another length",
+		 "SELECT count(*) - 1 FROM (SELECT * FROM m15_rows EXCEPT SELECT t_ms, proc_id, dt_ms, stats FROM intervals)"},
+		{"that row's entry keeps its length, as a seventh number",
+		 "SELECT (SELECT count(*) FROM intervals i, json_each(i.stats) e WHERE json_array_length(e.value) = 7) -"
+		 " (SELECT count(*) FROM m15_rows i, json_each(i.stats) e WHERE json_array_length(e.value) = 7) - 1"},
+	};
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+		char name[160];
+		snprintf(name, sizeof name, "migration 15: %s", same[i][0]);
+		eq_i64(name, direct_int(same[i][1]), 0);
+	}
+	eq_i64("migration 15: every series the same", (int64_t)(series_hash() == before), 1);
+	for (const char *t = "m15_rows\0m15_stats\0m15_minutes\0"; *t; t += strlen(t) + 1) {
+		char q[64];
+		snprintf(q, sizeof q, "DROP TABLE %s", t);
+		direct_int(q);
+	}
 }
 
 /* Schema 12's migration on a store of schema 11 (its table dropped, the version put back): the
  * per-process sums made from the raw rows there, as the writers make them; and 13's after it. */
 static void check_migration_12(void)
 {
-	struct store *s = NULL;
-	char err[512];
+	/* SQLite: schema 15's rows made back into 14's first (migration 15 packs them again) */
+	if (!is_pg)
+		eq_i64("migration 12: back to schema 14", direct_sqlite_back_to_14(url), 0);
 	int64_t raw = direct_int("SELECT count(*) FROM intervals WHERE t_ms >= " RAW_SPLIT);
 	check("migration 12: raw rows to sum", raw > 0, "%lld", (long long)raw);
 	/* back to schema 11: 13's diagnosis columns and index go too (test_diagnose_nodes checks 13) */
@@ -1295,15 +1513,7 @@ static void check_migration_12(void)
 	for (size_t i = 0; i < sizeof back / sizeof back[0]; i++)
 		eq_i64(back[i], direct_int(back[i]), 0);
 	direct_int(is_pg ? "UPDATE schema_version SET version = 11" : "PRAGMA user_version = 11");
-	int r = store_open(url, STORE_READONLY, &s, err, sizeof err);
-	eq_i64("migration 12: a read-only open of schema 11 is refused", r, -EPROTO);
-	store_close(s);
-	s = NULL;
-	r = store_open(url, STORE_CREATE, &s, err, sizeof err);
-	check("migration 12: a read-write open migrates", r == 0, "%s", err);
-	store_close(s);
-	eq_i64("migration 12: the version", direct_int(is_pg ? "SELECT max(version) FROM schema_version" : "PRAGMA user_version"),
-	       STORE_SCHEMA_VERSION);
+	reopen_migrates("migration 12", 11);
 	proc_sums_compare("migration 12");
 	check("migration 12: rows made", direct_int("SELECT count(*) FROM proc_intervals") > 0, "none");
 }
@@ -1343,6 +1553,8 @@ int main(int argc, char **argv)
 	if (!url)
 		url = file;
 	is_pg = !strncmp(url, "postgres", 8);
+	if (!is_pg)
+		IV = "interval_rows", IVM = "interval_minute_rows";
 	struct store *s = NULL;
 	char err[512];
 	int r;
@@ -1379,9 +1591,13 @@ int main(int argc, char **argv)
 	proc_sums_compare("after retention");
 	check_put_in_tx(s, kb, fk[1]);
 	proc_sums_compare("after a process put in a transaction");
+	check_key_twice(s, kb);
+	check_many_files(s, kb);
+	proc_sums_compare("after a key twice and many files");
 	store_close(s);
 	check_rollups();
 	check_rollups_wide();
+	check_migration_15();
 	check_migration_12();
 	check_newer();
 	r = failures ? 1 : 0;

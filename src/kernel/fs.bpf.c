@@ -96,7 +96,7 @@ static __always_inline bool cache_write(struct inode *in, __u64 pos, __u64 len)
 {
 	struct ks_batch b = {};
 	__u64 dev, ino;
-	if (ks_call_batch(in, &b)) {
+	if (ks_call_batch(in, &b, true)) {
 		struct ks_run *s = b.s;
 		if (s) { /* the run's times: its last call's exit, to a timer tick */
 			s->fs_writes++;

@@ -668,6 +668,16 @@ static __always_inline struct pt_regs *ks_task_regs(struct task_struct *t)
 	return bpf_rdonly_cast((void *)(stack + off), bpf_core_type_id_kernel(struct pt_regs));
 }
 
+/* Is t inside the write whose page last passed ks_call_batch's check into run s: the same thread
+ * (task address, tid) and no write of it ended since (ioac.syscw, which the kernel moves at the end
+ * of every write)? A kernel without task I/O accounting says no: every page is then checked. */
+static __always_inline bool ks_run_chk(const struct ks_run *s, struct task_struct *t)
+{
+	if (!bpf_core_field_exists(t->ioac))
+		return false;
+	return s->chk_task == (__u64)t && s->chk_syscw == t->ioac.syscw && s->chk_tid == (__u32)t->pid && s->file;
+}
+
 /* Is this CPU's run of writes s the file of host, by the identity its records are keyed by (device,
  * inode number and generation, with the inode's address first)? Then a page of host that the run's
  * process dirties or writes into belongs on the run's records whatever call it comes in: the
@@ -690,6 +700,32 @@ static __always_inline bool ks_writing(struct inode *host, struct task_struct *t
 	if (!bpf_core_field_exists(host->i_rwsem.owner))
 		return false;
 	return (__u64)host->i_rwsem.owner.counter == (__u64)t;
+}
+
+/* This CPU's run of writes, when a filesystem's copy into the cache of host is the run's process
+ * writing the run's file, found without asking which task is running (bpf_get_current_task_btf, a
+ * helper call, is most of what such a program costs above its dispatch here): the task holding
+ * host's i_rwsem for writing. Every buffered write of a regular file's cache (write(2) and its
+ * family, splice, copy_file_range, a kernel writer) holds it from before its first folio to after
+ * its last, and these programs (ext4's write_end, xfs's buffered write) run inside it, so the
+ * holder is the task copying. NULL: ks_call_batch decides (no run of host, a holder of another
+ * process, io_uring's workers, a kernel without the owner field). */
+static __always_inline struct ks_run *ks_run_of_writer(struct inode *host)
+{
+	__u32 one = 1;
+	if (cfg.lat_every <= 1 || !bpf_core_field_exists(host->i_rwsem.owner))
+		return NULL;
+	struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
+	if (!s || s->inode != (__u64)host)
+		return NULL;
+	__u64 o = host->i_rwsem.owner.counter;
+	if (!o || (o & 7)) /* none, or readers' */
+		return NULL;
+	struct task_struct *w = KS_TYPED(struct task_struct, (void *)o);
+	if ((w->flags & (PF_KTHREAD | PF_IO_WORKER)) || s->tgid != w->tgid ||
+	    !(ks_run_chk(s, w) || ks_run_is(s, host, w)))
+		return NULL;
+	return s;
 }
 
 /* The call the current thread is inside, when it is on host, the inode of the page-cache or
@@ -730,48 +766,33 @@ static __always_inline bool ks_call_batch(struct inode *host, struct ks_batch *b
 	if (cfg.lat_every > 1) {
 		struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
 		if (s && s->inode == (__u64)host && s->tgid == t->tgid) {
-			if (any) {
-				if (ks_run_is(s, host, t)) {
+			/* a write whose earlier page passed the check below, still in that call (the
+			 * other two programs of a 4 KiB append), takes its answer without reading
+			 * the identity again; `any` work on the run's file whatever the call */
+			if (ks_run_chk(s, t) || (any && ks_run_is(s, host, t))) {
+				b->s = s;
+				b->rw = 2;
+				return true;
+			}
+			bool lock = bpf_core_field_exists(host->i_rwsem.owner);
+			if (!any && (lock ? ks_writing(host, t) : s->files == (__u64)t->files)) {
+				regs = ks_task_regs(t);
+				k = ks_rw_of(regs->orig_ax);
+				fd = (__u32)regs->di;
+				__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
+				__u64 *g;
+				if (k == 2 &&
+				    (lock ? ks_run_is(s, host, t)
+					  : (s->fd == fd && (g = bpf_map_lookup_elem(&fdtab, &slot)) && *g == s->fdgen &&
+					     (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)))) {
+					if (bpf_core_field_exists(t->ioac)) { /* the rest of this call's pages */
+						s->chk_task = (__u64)t;
+						s->chk_syscw = t->ioac.syscw;
+						s->chk_tid = (__u32)t->pid;
+					}
 					b->s = s;
 					b->rw = 2;
 					return true;
-				}
-			} else {
-				/* a write whose earlier page passed the check below, still in that
-				 * call: its thread, and no write of the thread has ended since
-				 * (ioac.syscw). No helper, no registers. */
-				__u64 syscw = 0;
-				bool chk = bpf_core_field_exists(t->ioac);
-				if (chk) {
-					syscw = t->ioac.syscw;
-					if (s->chk_task == (__u64)t && s->chk_syscw == syscw &&
-					    s->chk_tid == (__u32)t->pid && s->file) {
-						b->s = s;
-						b->rw = 2;
-						return true;
-					}
-				}
-				bool lock = bpf_core_field_exists(host->i_rwsem.owner);
-				if (lock ? ks_writing(host, t) : s->files == (__u64)t->files) {
-					regs = ks_task_regs(t);
-					k = ks_rw_of(regs->orig_ax);
-					fd = (__u32)regs->di;
-					__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
-					__u64 *g;
-					if (k == 2 &&
-					    (lock ? ks_run_is(s, host, t)
-						  : (s->fd == fd && (g = bpf_map_lookup_elem(&fdtab, &slot)) &&
-						     *g == s->fdgen &&
-						     (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)))) {
-						if (chk) { /* the rest of this call's pages: the test above */
-							s->chk_task = (__u64)t;
-							s->chk_syscw = syscw;
-							s->chk_tid = (__u32)t->pid;
-						}
-						b->s = s;
-						b->rw = 2;
-						return true;
-					}
 				}
 			}
 		}

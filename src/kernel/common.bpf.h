@@ -651,17 +651,98 @@ static __always_inline bool ks_inode_id(struct inode *in, __u64 *dev, __u64 *ino
 	return true;
 }
 
+/* Where a task's saved user registers lie from its stack's base: a constant of the kernel's build
+ * (THREAD_SIZE less the registers' size and the stack's top padding), asked of bpf_task_pt_regs
+ * once per loaded object and kept here. A page of a write asks the registers for the system call:
+ * with the helper's call the page-cache program of a 4 KiB write took about 40 ns a run more
+ * under bpf_stats (kern17) than with two loads and an add. */
+static __u64 ks_regs_off;
+
+static __always_inline struct pt_regs *ks_task_regs(struct task_struct *t)
+{
+	__u64 off = ks_regs_off, stack = (__u64)t->stack;
+	if (!off) {
+		off = (__u64)bpf_task_pt_regs(t) - stack;
+		ks_regs_off = off;
+	}
+	return bpf_rdonly_cast((void *)(stack + off), bpf_core_type_id_kernel(struct pt_regs));
+}
+
+/* Is t inside the write whose page last passed ks_call_batch's check into run s: the same thread
+ * (task address, tid) and no write of it ended since (ioac.syscw, which the kernel moves at the end
+ * of every write)? A kernel without task I/O accounting says no: every page is then checked. */
+static __always_inline bool ks_run_chk(const struct ks_run *s, struct task_struct *t)
+{
+	if (!bpf_core_field_exists(t->ioac))
+		return false;
+	return s->chk_task == (__u64)t && s->chk_syscw == t->ioac.syscw && s->chk_tid == (__u32)t->pid && s->file;
+}
+
+/* Is this CPU's run of writes s the file of host, by the identity its records are keyed by (device,
+ * inode number and generation, with the inode's address first)? Then a page of host that the run's
+ * process dirties or writes into belongs on the run's records whatever call it comes in: the
+ * records are per file and process, not per call. The super block's line read here cost dirty
+ * and write_end 10-15 ns a run when read first (kern17): ks_run_chk is asked before. */
+static __always_inline bool ks_run_is(const struct ks_run *s, struct inode *host, struct task_struct *t)
+{
+	struct super_block *sb = host->i_sb;
+	return s->inode == (__u64)host && s->tgid == t->tgid && s->file && sb && s->ino == host->i_ino &&
+	       s->gen == host->i_generation && s->dev == ks_udev(sb->s_dev) &&
+	       (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id);
+}
+
+/* Does the current task hold host's i_rwsem for writing? A buffered write holds it from before its
+ * first page to after its last (ext4, xfs's IOLOCK, the generic write path); a read of ext4 takes
+ * none, one of xfs takes it shared (the reader bit set in `owner`). A kernel built without the
+ * owner field (PREEMPT_RT's rwsem) says no, and the caller checks the descriptor instead. */
+static __always_inline bool ks_writing(struct inode *host, struct task_struct *t)
+{
+	if (!bpf_core_field_exists(host->i_rwsem.owner))
+		return false;
+	return (__u64)host->i_rwsem.owner.counter == (__u64)t;
+}
+
+/* This CPU's run of writes, when a filesystem's copy into the cache of host is the run's process
+ * writing the run's file, found without asking which task is running (bpf_get_current_task_btf,
+ * a helper call): the task holding host's i_rwsem for writing. Every buffered write of a regular file's cache (write(2) and its
+ * family, splice, copy_file_range, a kernel writer) holds it from before its first folio to after
+ * its last, and these programs (ext4's write_end, xfs's buffered write) run inside it, so the
+ * holder is the task copying. NULL: ks_call_batch decides (no run of host, a holder of another
+ * process, io_uring's workers, a kernel without the owner field). */
+static __always_inline struct ks_run *ks_run_of_writer(struct inode *host)
+{
+	__u32 one = 1;
+	if (cfg.lat_every <= 1 || !bpf_core_field_exists(host->i_rwsem.owner))
+		return NULL;
+	struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
+	if (!s || s->inode != (__u64)host)
+		return NULL;
+	__u64 o = host->i_rwsem.owner.counter;
+	if (!o || (o & 7)) /* none, or readers' */
+		return NULL;
+	struct task_struct *w = KS_TYPED(struct task_struct, (void *)o);
+	if ((w->flags & (PF_KTHREAD | PF_IO_WORKER)) || s->tgid != w->tgid ||
+	    !(ks_run_chk(s, w) || ks_run_is(s, host, w)))
+		return NULL;
+	return s;
+}
+
 /* The call the current thread is inside, when it is on host, the inode of the page-cache or
  * filesystem work being seen: that work is batched into the call and counted at its exit
  * (syscall.bpf.c), instead of once per page. False: count it now.
- *  - (cfg.lat_every > 1: full depth samples its timing as the default depth does) a write through
- *    the descriptor of this CPU's run of writes, checked as sys_exit checks it (same process,
- *    table and number, the table's `fdtab` slot unmoved, the run's inode the page's), adds
- *    straight to the run: the figures are per file and process, and the call is the run's at its
- *    exit (on another CPU, another run of the same file). The run's fields are compared before
- *    the system call is read (the number in the task's saved user registers, orig_ax: an exception
- *    or interrupt stores -1 there, so a page fault is never taken for a call), so a page of
- *    another file or process costs no helper call here.
+ *  - (cfg.lat_every > 1: full depth samples its timing as the default depth does) work on the file
+ *    of this CPU's run of writes by the run's process (ks_run_is) goes straight to the run, which
+ *    adds it to the same records at its end as counting it now would: `any` (pages dirtied, bytes
+ *    a filesystem copies into the cache) takes that alone, in whatever call or fault it comes; a
+ *    page added (not `any`) is one of a write only inside a write(2) of the family while the thread
+ *    holds host's i_rwsem for writing (ks_writing: a write to another file whose buffer faults
+ *    host's page in does not), else a page read in. The first page that passes leaves in the run
+ *    its thread (task address, tid) and the thread's count of write calls ended (`ioac.syscw`,
+ *    which the kernel moves at the end of every write): the call's later pages take that answer
+ *    without the registers' helper. The system call is the number in the task's saved user
+ *    registers (orig_ax: an exception or interrupt stores -1 there, so a page fault is never taken
+ *    for a call). Without i_rwsem's owner, a write through the descriptor of the run, checked as
+ *    sys_exit checks it (same process, table and number, the table's `fdtab` slot unmoved), is.
  *  - A call sys_enter timed (`active` in the thread's slot): its file is the one sys_enter found.
  *  - Otherwise a read or write sys_enter did not see: the descriptor is walked to its file,
  *    compared by inode with the page's, and the work goes to the thread's slot, marked `batched`,
@@ -672,7 +753,7 @@ static __always_inline bool ks_inode_id(struct inode *in, __u64 *dev, __u64 *ino
  * sys_enter made, no run): it leaves before the registers and the thread's slot are read.
  * A descriptor another thread replaces (dup2) while the call is inside the kernel leaves the
  * call's file behind the old number: its pages are then counted now, as work outside a call. */
-static __always_inline bool ks_call_batch(struct inode *host, struct ks_batch *b)
+static __always_inline bool ks_call_batch(struct inode *host, struct ks_batch *b, bool any)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	if (t->flags & (PF_KTHREAD | PF_IO_WORKER))
@@ -684,31 +765,28 @@ static __always_inline bool ks_call_batch(struct inode *host, struct ks_batch *b
 	if (cfg.lat_every > 1) {
 		struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
 		if (s && s->inode == (__u64)host && s->tgid == t->tgid) {
-			/* a write whose earlier page passed the check below, still in that call: its
-			 * thread, and no write of the thread has ended since (ioac.syscw); the same file
-			 * and process as the run, which is all the run's figures need. No helper, no
-			 * registers, no fdtab. */
-			__u64 syscw = 0;
-			bool chk = bpf_core_field_exists(t->ioac);
-			if (chk) {
-				syscw = t->ioac.syscw;
-				if (s->chk_task == (__u64)t && s->chk_syscw == syscw && s->chk_tid == (__u32)t->pid && s->file) {
-					b->s = s;
-					b->rw = 2;
-					return true;
-				}
+			/* a write whose earlier page passed the check below, still in that call (the
+			 * other two programs of a 4 KiB append), takes its answer without reading
+			 * the identity again; `any` work on the run's file whatever the call */
+			if (ks_run_chk(s, t) || (any && ks_run_is(s, host, t))) {
+				b->s = s;
+				b->rw = 2;
+				return true;
 			}
-			if (s->files == (__u64)t->files) {
-				regs = (struct pt_regs *)bpf_task_pt_regs(t);
+			bool lock = bpf_core_field_exists(host->i_rwsem.owner);
+			if (!any && (lock ? ks_writing(host, t) : s->files == (__u64)t->files)) {
+				regs = ks_task_regs(t);
 				k = ks_rw_of(regs->orig_ax);
 				fd = (__u32)regs->di;
 				__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
 				__u64 *g;
-				if (k == 2 && s->fd == fd && (g = bpf_map_lookup_elem(&fdtab, &slot)) && *g == s->fdgen &&
-				    (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)) {
-					if (chk) { /* the rest of this call's pages: the test above */
+				if (k == 2 &&
+				    (lock ? ks_run_is(s, host, t)
+					  : (s->fd == fd && (g = bpf_map_lookup_elem(&fdtab, &slot)) && *g == s->fdgen &&
+					     (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id)))) {
+					if (bpf_core_field_exists(t->ioac)) { /* the rest of this call's pages */
 						s->chk_task = (__u64)t;
-						s->chk_syscw = syscw;
+						s->chk_syscw = t->ioac.syscw;
 						s->chk_tid = (__u32)t->pid;
 					}
 					b->s = s;
@@ -729,7 +807,7 @@ static __always_inline bool ks_call_batch(struct inode *host, struct ks_batch *b
 		return true;
 	}
 	if (cfg.lat_every > 1 && !regs) {
-		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		regs = ks_task_regs(t);
 		k = ks_rw_of(regs->orig_ax);
 		fd = (__u32)regs->di;
 	}

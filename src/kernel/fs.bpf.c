@@ -96,8 +96,10 @@ static __always_inline bool cache_write(struct inode *in, __u64 pos, __u64 len)
 {
 	struct ks_batch b = {};
 	__u64 dev, ino;
-	if (ks_call_batch(in, &b)) {
-		struct ks_run *s = b.s;
+	struct ks_run *s = ks_run_of_writer(in);
+	if (s || ks_call_batch(in, &b, true)) {
+		if (!s)
+			s = b.s;
 		if (s) { /* the run's times: its last call's exit, to a timer tick */
 			s->fs_writes++;
 			s->fs_bytes += len;

@@ -117,9 +117,14 @@ struct fd_key {
 };
 
 struct fd_val {
-	__u64 file; /* the struct file's address when recorded */
-	__u64 dev, ino;
-	__u32 gen, pad;
+	__u64 lock;       /* 1 while a program changes the entry (fd_lock): they are changed in place */
+	__u64 file;       /* the struct file's address when recorded */
+	__u64 dev, ino;   /* its identity; ino 0: none */
+	__u64 pdev, pino; /* a close of this number still inside the kernel when another file was put
+			   * on it (another thread's open): the file that close drops; pino 0: none */
+	__u32 gen, pgen;
+	__u32 lost;       /* more closes in flight than that: counted, named by none */
+	__u32 pad;
 };
 
 struct {
@@ -413,28 +418,89 @@ static __always_inline bool fd_follow(struct task_struct *t)
 	return fs && sig && fs->count.counter > sig->live.counter;
 }
 
-/* Descriptor fd of the table at `files` holds the struct file at faddr (0: none): its entry. */
-static __noinline void fd_keep(__u64 files, int fd, __u64 faddr)
+/* An entry's lock: programs on other CPUs change the same entry (a close's exit and another
+ * thread's open of the number), and tracing programs have no bpf_spin_lock. Held for a few
+ * stores by a program that does not sleep: a bounded spin. */
+static __always_inline bool fd_lock(struct fd_val *v)
 {
+	for (int i = 0; i < 1024; i++)
+		if (__sync_val_compare_and_swap(&v->lock, 0, 1) == 0)
+			return true;
+	return false;
+}
+
+static __always_inline void fd_unlock(struct fd_val *v)
+{
+	__sync_val_compare_and_swap(&v->lock, 1, 0);
+}
+
+static const struct fd_val fd_zero;
+
+/* How fd_keep finds the number: */
+enum {
+	FD_INSTALL, /* taken free by this call (open, dup ...): a file still in its entry is that of a
+		     * close of the number another thread has not returned from (every other way a
+		     * number is freed changes its entry at its exit): kept for that close's exit */
+	FD_REPLACE, /* what it held is gone with no close(2) (dup2, dup3, close_range's read again) */
+	FD_FRESH,   /* a table read whole, no call of it in flight (fork's new table, exec, attach) */
+};
+
+/* Descriptor fd of the table at `files` holds the struct file at faddr (0: none): its entry.
+ * Entries are changed in place under their lock, never replaced or deleted while their table
+ * lives (a program holding one would change a freed copy): an empty one stays until the table's
+ * last task exits. */
+static __noinline void fd_keep(__u64 files, int fd, __u64 faddr, __u32 how)
+{
+	if (fd < 0)
+		return;
 	struct fd_key k = {.files = files, .fd = fd};
 	struct file *f = faddr ? bpf_rdonly_cast((void *)faddr, bpf_core_type_id_kernel(struct file)) : NULL;
 	struct ident id = {};
-	if (!identify(f, &id, false)) {
-		bpf_map_delete_elem(&fdfiles, &k);
+	bool traced = identify(f, &id, false);
+	if (fd >= KS_FDMAP_FDS) {
+		if (traced)
+			ks_stat(KS_STAT_FD_UNFOLLOWED);
 		return;
 	}
-	if (fd < 0 || fd >= KS_FDMAP_FDS) {
-		ks_stat(KS_STAT_FD_UNFOLLOWED);
+	struct fd_val *v = bpf_map_lookup_elem(&fdfiles, &k);
+	if (!v && traced) {
+		bpf_map_update_elem(&fdfiles, &k, &fd_zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&fdfiles, &k);
+	}
+	if (!v) {
+		if (traced) /* the map is full */
+			ks_stat(KS_STAT_FD_UNFOLLOWED);
 		return;
 	}
-	struct fd_val v = {.file = faddr, .dev = id.dev, .ino = id.ino, .gen = id.gen};
-	if (bpf_map_update_elem(&fdfiles, &k, &v, BPF_ANY))
-		ks_stat(KS_STAT_FD_UNFOLLOWED);
+	if (!fd_lock(v)) {
+		if (traced)
+			ks_stat(KS_STAT_FD_UNFOLLOWED);
+		return;
+	}
+	if (how == FD_INSTALL && v->ino) {
+		if (v->pino) { /* two closes in flight: one of them will be named by none */
+			v->lost++;
+			ks_stat(KS_STAT_CLOSE_UNNAMED);
+		}
+		v->pdev = v->dev;
+		v->pino = v->ino;
+		v->pgen = v->gen;
+	} else if (how == FD_FRESH) {
+		v->pino = 0;
+		v->lost = 0;
+	}
+	v->file = traced ? faddr : 0;
+	v->dev = id.dev;
+	v->ino = traced ? id.ino : 0;
+	v->gen = id.gen;
+	fd_unlock(v);
 }
+
+#define FD_DROP 3 /* fd_scan: the table's last task exits, its entries go */
 
 struct fd_scan_ctx {
 	__u64 files, arr;
-	__u32 n, drop;
+	__u32 n, how;
 };
 
 static long fd_scan_one(__u32 i, void *ctx)
@@ -442,16 +508,21 @@ static long fd_scan_one(__u32 i, void *ctx)
 	struct fd_scan_ctx *x = ctx;
 	if (i >= x->n || i >= KS_FDMAP_FDS)
 		return 1;
+	if (x->how == FD_DROP) {
+		struct fd_key k = {.files = x->files, .fd = (int)i};
+		bpf_map_delete_elem(&fdfiles, &k);
+		return 0;
+	}
 	__u64 f = 0;
-	if (!x->drop)
-		bpf_probe_read_kernel(&f, sizeof f, (void *)(x->arr + (__u64)i * 8));
-	fd_keep(x->files, (int)i, f);
+	bpf_probe_read_kernel(&f, sizeof f, (void *)(x->arr + (__u64)i * 8));
+	fd_keep(x->files, (int)i, f, x->how);
 	return 0;
 }
 
-/* The table's descriptors below KS_FDMAP_FDS read again into the map (drop: emptied, the table's
- * last task exits): after a change no exit brackets, what the map held for it is replaced. */
-static __noinline void fd_scan(__u64 files, __u32 drop)
+/* The table's descriptors below KS_FDMAP_FDS read again into the map (how: FD_REPLACE,
+ * FD_FRESH; FD_DROP: its entries deleted, its last task exits): after a change no exit
+ * brackets, what the map held for it is replaced. */
+static __noinline void fd_scan(__u64 files, __u32 how)
 {
 	if (!files)
 		return;
@@ -459,49 +530,64 @@ static __noinline void fd_scan(__u64 files, __u32 drop)
 	struct fdtable *fdt = fs->fdt;
 	if (!fdt)
 		return;
-	struct fd_scan_ctx x = {.files = files, .arr = (__u64)fdt->fd, .n = fdt->max_fds, .drop = drop};
+	struct fd_scan_ctx x = {.files = files, .arr = (__u64)fdt->fd, .n = fdt->max_fds, .how = how};
 	if (x.n > KS_FDMAP_FDS) {
-		if (!drop) /* a descriptor above may hold a file: its close would be counted on none */
+		if (how != FD_DROP) /* a descriptor above may hold a file: its close would be counted on none */
 			ks_stat(KS_STAT_FD_UNFOLLOWED);
 		x.n = KS_FDMAP_FDS;
 	}
 	bpf_loop(x.n, fd_scan_one, &x, 0);
 }
 
-/* A close's exit (fd, its result): its file from the map, into *out (out->ino 0: not named),
- * and the entry removed. Not named, and counted: another thread has put a file at the number
- * since (the entry may be that file's: then counted as unfollowed too), or io_uring or seccomp
- * changed the table with no call of its own (`fdtab` sticky). */
-static __noinline int fd_close(int fd, long ret, struct fd_val *out)
+/* A close's exit (fd, its result): its file from the map, into this CPU's `untimed` slot
+ * (dev2, ino2, gen2; ino2 0: not named: the slot's fields a close has no other use for, and a
+ * map value rather than the stack, which would multiply sys_exit's states in the verifier).
+ * A close whose number another thread took before this exit finds that file in the entry and
+ * its own kept beside it (fd_keep): it takes that one. Not named, and counted: io_uring or
+ * seccomp changed the table with no call of its own (`fdtab` sticky); more closes of the number
+ * in flight at once than the entry keeps (counted when the file was dropped). */
+static __noinline int fd_close(int fd, long ret)
 {
+	__u32 zero = 0;
+	struct ks_inflight *out = bpf_map_lookup_elem(&untimed, &zero);
+	if (!out)
+		return 0;
+	out->ino2 = 0;
 	struct task_struct *t = bpf_get_current_task_btf();
-	if (!fd_follow(t))
+	if (ret == -9 /* EBADF: it held nothing */ || !fd_follow(t))
 		return 0;
 	__u64 fa = files_addr(t);
 	struct fd_key k = {.files = fa, .fd = fd};
 	struct fd_val *v = bpf_map_lookup_elem(&fdfiles, &k);
 	if (!v)
 		return 0;
-	__u64 now = fd_now(t->files, fd);
 	__u32 slot = fdtab_slot(fa);
 	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
-	if (ret == -9 /* EBADF: it held nothing */) {
-		if (now != v->file)
-			bpf_map_delete_elem(&fdfiles, &k);
-		return 0;
-	}
-	if (now || !g || (*g & KS_FDTAB_STICKY)) {
+	bool sticky = !g || (*g & KS_FDTAB_STICKY);
+	if (!fd_lock(v)) {
 		ks_stat(KS_STAT_CLOSE_UNNAMED);
-		if (now && now == v->file)
-			ks_stat(KS_STAT_FD_UNFOLLOWED);
-		bpf_map_delete_elem(&fdfiles, &k);
 		return 0;
 	}
-	out->dev = v->dev;
-	out->ino = v->ino;
-	out->gen = v->gen;
-	bpf_map_delete_elem(&fdfiles, &k);
-	return 1;
+	if (v->pino) { /* the file put on the number after this close began stays */
+		out->dev2 = v->pdev;
+		out->ino2 = v->pino;
+		out->gen2 = v->pgen;
+		v->pino = 0;
+	} else if (v->lost) { /* counted when its file was dropped */
+		v->lost--;
+	} else {
+		out->dev2 = v->dev;
+		out->ino2 = v->ino;
+		out->gen2 = v->gen;
+		v->ino = 0;
+		v->file = 0;
+	}
+	fd_unlock(v);
+	if (out->ino2 && sticky) {
+		out->ino2 = 0;
+		ks_stat(KS_STAT_CLOSE_UNNAMED);
+	}
+	return out->ino2 != 0;
 }
 
 /* Does the message header at msg (user memory) hold control data after the call? */
@@ -523,7 +609,8 @@ static __noinline void fd_exit(__u32 kind, long nr, long ret, __u64 a0, __u64 a1
 		return;
 	__u64 files = files_addr(t);
 	if (kind == KS_NEWFD_RET || (kind == KS_NEWFD_FCNTL && ((__u32)a1 == KS_F_DUPFD || (__u32)a1 == KS_F_DUPFD_CLOEXEC))) {
-		fd_keep(files, (int)ret, fd_now(t->files, (int)ret));
+		fd_keep(files, (int)ret, fd_now(t->files, (int)ret),
+			nr == KS_NR_dup2 || nr == KS_NR_dup3 ? FD_REPLACE : FD_INSTALL);
 	} else if (kind == KS_NEWFD_MSG) {
 		/* SCM_RIGHTS may have installed descriptors: not followed, counted (one per message) */
 		if (nr == KS_NR_recvmsg) {
@@ -535,7 +622,7 @@ static __noinline void fd_exit(__u32 kind, long nr, long ret, __u64 a0, __u64 a1
 			if (msg_control(a1 + (__u64)i * sizeof(struct mmsghdr)))
 				ks_stat(KS_STAT_FD_UNFOLLOWED);
 	} else if (kind == KS_NEWFD_RESCAN && (nr != KS_NR_unshare || (a0 & KS_CLONE_FILES))) {
-		fd_scan(files, 0);
+		fd_scan(files, nr == KS_NR_unshare ? FD_FRESH : FD_REPLACE);
 	}
 }
 
@@ -683,7 +770,7 @@ int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child)
 {
 	fdtab_bump(files_addr(child)); /* a new table (or a thread's, the same: harmless) */
 	if (exit_only && child->files != parent->files && fd_follow(bpf_get_current_task_btf()))
-		fd_scan(files_addr(child), 0); /* the descriptors it inherits */
+		fd_scan(files_addr(child), FD_FRESH); /* the descriptors it inherits */
 	if (!cfg.by_pid)
 		return 0;
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
@@ -775,6 +862,8 @@ static __always_inline int enter(struct pt_regs *regs, long nr, const struct cal
 		if (!enter_ident(c, t, k.op == LOG_OP_URING))
 			return 0;
 		c->tracked_file = 1;
+		if (k.op == LOG_OP_CLOSE) /* named while it can be: a file opened before tracing began */
+			remember_path(fd_file(c->fd), c->dev, c->ino, c->gen);
 	}
 	c->has_src = 0;
 	c->uring_ino = 0;
@@ -873,7 +962,7 @@ int BPF_PROG(ks_exec, struct task_struct *p)
 	struct task_struct *t = bpf_get_current_task_btf();
 	fdtab_bump(files_addr(t));
 	if (exit_only && fd_follow(t)) /* what close-on-exec left */
-		fd_scan(files_addr(t), 0);
+		fd_scan(files_addr(t), FD_FRESH);
 	return 0;
 }
 
@@ -885,7 +974,7 @@ int BPF_PROG(ks_exit_fds, struct task_struct *p)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct files_struct *fs = t->files;
 	if (fs && fs->count.counter == 1 && fd_follow(t))
-		fd_scan((__u64)fs, 1);
+		fd_scan((__u64)fs, FD_DROP);
 	return 0;
 }
 
@@ -897,7 +986,7 @@ int ks_fd_iter(struct bpf_iter__task_file *ctx)
 	struct file *f = ctx->file;
 	if (!t || !f || t->tgid == cfg.self_tgid || (cfg.by_pid && !ks_tgid_tracked(t->tgid)))
 		return 0;
-	fd_keep((__u64)t->files, (int)ctx->fd, (__u64)f);
+	fd_keep((__u64)t->files, (int)ctx->fd, (__u64)f, FD_FRESH);
 	struct ident id = {};
 	if (cfg.by_pid && identify(f, &id, false)) /* named now: its close may be all that is seen */
 		remember_path(f, id.dev, id.ino, id.gen);
@@ -920,6 +1009,24 @@ SEC("tracepoint/syscalls/sys_enter_ioctl")
 int ks_enter_ioctl(struct trace_event_raw_sys_enter *ctx)
 {
 	fdtab_ioctl(ctx->args[1]);
+	return 0;
+}
+
+/* The default depth's descriptor map at a call's exit (nr, its result and first two arguments):
+ * an install, a seccomp addfd, a close (its file into this CPU's `untimed` slot, fd_close). A
+ * global function: the verifier checks it once, not inside every path of sys_exit (inline, it
+ * took sys_exit past the verifier's million instructions with seed 000's aggregates). */
+__noinline int fd_upkeep(long nr, long ret, __u64 a0, __u64 a1)
+{
+	struct call_kind k;
+	if (!classify(nr, &k) || (!k.newfd && k.fdtab != 2 && nr != KS_NR_close))
+		return 0;
+	if (k.newfd)
+		fd_exit(k.newfd, nr, ret, a0, a1);
+	else if (k.fdtab == 2 && ret >= 0)
+		fdtab_ioctl(a1);
+	else if (nr == KS_NR_close)
+		fd_close((int)a0, ret);
 	return 0;
 }
 
@@ -1066,8 +1173,7 @@ static __noinline void call_take_batch(struct ks_inflight *c)
 /* A call sys_enter did not time (default depth): what sys_exit can still tell of it, in this
  * CPU's slot. The descriptor is still open and its position has moved past what the call read or
  * wrote, so the file and the offset are exact. NULL: not a call we trace. */
-static __always_inline struct ks_inflight *untimed_call(struct pt_regs *regs, const struct call_kind *k, long ret,
-						    const struct fd_val *closed)
+static __always_inline struct ks_inflight *untimed_call(struct pt_regs *regs, const struct call_kind *k, long ret)
 {
 	if (!ks_task_wanted())
 		return NULL;
@@ -1087,12 +1193,12 @@ static __always_inline struct ks_inflight *untimed_call(struct pt_regs *regs, co
 	c->fd = k->fd_arg != NO_ARG ? (int)arg_of(regs, k->fd_arg) : -1;
 	if (k->fd_arg != NO_ARG) {
 		struct ident id = {};
-		if (exit_only && k->op == LOG_OP_CLOSE) { /* the descriptor is gone: the map's file */
-			if (!closed->ino)
+		if (exit_only && k->op == LOG_OP_CLOSE) { /* the descriptor is gone: the map's (fd_close) */
+			if (!c->ino2)
 				return NULL;
-			id.dev = closed->dev;
-			id.ino = closed->ino;
-			id.gen = closed->gen;
+			id.dev = c->dev2;
+			id.ino = c->ino2;
+			id.gen = c->gen2;
 		} else if (!identify(fd_file(c->fd), &id, k->op == LOG_OP_URING)) {
 			return NULL;
 		}
@@ -1532,15 +1638,8 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (k.fdtab == 1)
 		fdtab_exit(bpf_get_current_task_btf());
-	struct fd_val closed = {};
-	if (exit_only) {
-		if (k.newfd)
-			fd_exit(k.newfd, nr, ret, regs->di, regs->si);
-		else if (k.fdtab == 2 && ret >= 0)
-			fdtab_ioctl(regs->si);
-		else if (nr == KS_NR_close)
-			fd_close((int)regs->di, ret, &closed);
-	}
+	if (exit_only)
+		fd_upkeep(nr, ret, regs->di, regs->si);
 	if (!k.op)
 		return 0;
 	if (ret == -9 /* EBADF */ && nr == KS_NR_pread64 && regs->r10 == KS_RUN_FLUSH_MAGIC) {
@@ -1558,7 +1657,7 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		if (c->counted)
 			lat_count(c, 0);
 	} else if (cfg.lat_every <= 1 || (k.rw && run_count(regs, t, &k, ret)) ||
-		   !(c = untimed_call(regs, &k, ret, &closed)))
+		   !(c = untimed_call(regs, &k, ret)))
 		return 0;
 	__u64 end = bpf_ktime_get_ns(), start = timed ? c->start_ns : end, dur = end - start;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;

@@ -813,9 +813,12 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child)
 {
 	fdtab_bump(files_addr(child)); /* a new table (or a thread's, the same: harmless) */
-	if (exit_only && child->files != parent->files && fd_follow(bpf_get_current_task_btf()))
-		/* the descriptors it inherits: of the parent's table, those that have had entries */
-		fd_scan(files_addr(child), FD_FRESH, fd_top(files_addr(parent)));
+	if (exit_only && child->files != parent->files && fd_follow(bpf_get_current_task_btf())) {
+		/* the descriptors it inherits: of the parent's table, those that have had entries, and
+		 * those a table freed without its last exit left at this address (unshare) */
+		__u32 pt = fd_top(files_addr(parent)), ct = fd_top(files_addr(child));
+		fd_scan(files_addr(child), FD_FRESH, pt > ct ? pt : ct);
+	}
 	if (!cfg.by_pid)
 		return 0;
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;

@@ -1552,8 +1552,12 @@ static __always_inline bool run_fd_same(const struct ks_run *s, struct task_stru
 	if (!exit_only)
 		return true;
 	/* no close, dup2, dup3 or close_range marked the table busy at its entry: the descriptor
-	 * still holds the run's struct file, on the run's inode (the lines the call itself read) */
-	__u64 now = fd_now(t->files, (int)fd);
+	 * still holds the run's struct file, on the run's inode (the lines the call itself read).
+	 * A table only this thread holds changes only in its own calls, whose exits move `gen`. */
+	struct files_struct *files = t->files;
+	if (files && files->count.counter == 1)
+		return true;
+	__u64 now = fd_now(files, (int)fd);
 	if (now != s->file)
 		return false;
 	struct file *f = bpf_rdonly_cast((void *)now, bpf_core_type_id_kernel(struct file));

@@ -324,7 +324,11 @@ struct log_header {
 					     * those beyond it share the last slot) */
 	uint32_t totals_slot_size;          /* 576: bytes per TOTALS slot (0: no TOTALS section) */
 	uint32_t totals_flags;              /* 580: reserved (0) */
-	uint8_t reserved[LOG_HEADER_SIZE - 584];
+	uint64_t kernel_closes_unnamed;     /* 584: kernel default depth: closes counted on no file (the
+					     * descriptor map could not name their file) */
+	uint64_t kernel_fds_unfollowed;     /* 592: kernel default depth: descriptors the map could not
+					     * follow (their closes, if of a file, are counted on none) */
+	uint8_t reserved[LOG_HEADER_SIZE - 600];
 };
 
 _Static_assert(sizeof(struct log_header) == LOG_HEADER_SIZE, "header is 4096 bytes");
@@ -337,6 +341,7 @@ _Static_assert(offsetof(struct log_header, trace_blocks) == 520, "trace fields a
 _Static_assert(offsetof(struct log_header, fork_start_ns) == 552, "fork_start_ns at 552");
 _Static_assert(offsetof(struct log_header, argc_total) == 560, "argc_total at 560");
 _Static_assert(offsetof(struct log_header, totals_claimed) == 568, "totals fields at 568");
+_Static_assert(offsetof(struct log_header, kernel_closes_unnamed) == 584, "descriptor map counts at 584");
 _Static_assert(sizeof(struct log_record) % 64 == 0, "records are whole cache lines");
 
 /*

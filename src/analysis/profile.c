@@ -1302,6 +1302,8 @@ int ana_profile_add_header(struct ana_profile *p, const struct log_file *lf, siz
 		p->kernel_events_dropped += lf->hdr.events_dropped;
 		p->kernel_table_full += lf->hdr.kernel_table_full;
 		p->kernel_prog_misses += lf->hdr.kernel_prog_misses;
+		p->kernel_closes_unnamed += lf->hdr.kernel_closes_unnamed;
+		p->kernel_fds_unfollowed += lf->hdr.kernel_fds_unfollowed;
 		return 0;
 	}
 	if (ana_grow(&p->procs, &b->cap_procs, p->nprocs + 1, sizeof *p->procs) < 0)

@@ -206,6 +206,7 @@ struct ana_profile {
 	uint32_t kernel_lat_every; /* system calls timed 1 in N (a default-depth kernel log); 0: every one */
 	uint32_t kernel_flags;     /* LOG_KF_* of any kernel log (the block layer's completion alone) */
 	uint64_t kernel_events_dropped, kernel_table_full, kernel_prog_misses;
+	uint64_t kernel_closes_unnamed, kernel_fds_unfollowed; /* the default depth's descriptor map */
 	/* The system calls of the kernel-only processes: what their user layer would have shown,
 	 * for the rules made for the POSIX layer. */
 	struct ana_layer standin;

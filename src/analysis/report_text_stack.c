@@ -261,6 +261,16 @@ void ana_text_stack(FILE *f, const struct ana_profile *p, const struct ana_stack
 			    ana_fmt_count(a, U, p->kernel_events_dropped), ana_fmt_count(b, U, p->kernel_table_full),
 			    ana_fmt_count(c, U, p->kernel_prog_misses));
 		ana_text_wrap(f, "  ! ", 4, line);
+		n = 0;
+	}
+	if (p->kernel_closes_unnamed || p->kernel_fds_unfollowed) {
+		ana_appendf(line, sizeof line, &n, "closes counted on no file: %s (another thread reused the "
+			    "descriptor before the close returned, or io_uring or seccomp changed the table); "
+			    "descriptors not followed: %s (received over a socket, numbered 1024 or above: "
+			    "KS_FDMAP_FDS, or the map was full): a close of one of them is counted on no file",
+			    ana_fmt_count(a, U, p->kernel_closes_unnamed), ana_fmt_count(b, U, p->kernel_fds_unfollowed));
+		ana_text_wrap(f, "  ! ", 4, line);
+		n = 0;
 	}
 }
 

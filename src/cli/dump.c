@@ -447,6 +447,8 @@ static void json_header(struct ana_jw *w, const struct log_file *lf)
 	ana_jw_u64(w, "mem_alignment", h->mem_alignment);
 	ana_jw_u64(w, "events_dropped", h->events_dropped);
 	ana_jw_u64(w, "kernel_prog_misses", h->kernel_prog_misses);
+	ana_jw_u64(w, "kernel_closes_unnamed", h->kernel_closes_unnamed);
+	ana_jw_u64(w, "kernel_fds_unfollowed", h->kernel_fds_unfollowed);
 	ana_jw_u64(w, "trace_blocks", h->trace_blocks);
 	ana_jw_u64(w, "trace_dropped", h->trace_dropped);
 	ana_jw_u64(w, "trace_block_size", h->trace_block_size);

@@ -605,6 +605,8 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	h->kernel_flags = (ks->block_one ? LOG_KF_BLOCK_NO_PROC : 0) |
 			  (ks->block_no_issue && no_file ? LOG_KF_BLOCK_UNSEEN_NO_FILE : 0);
 	h->kernel_prog_misses = ks_prog_misses(ks);
+	h->kernel_closes_unnamed = ks_stats[KS_STAT_CLOSE_UNNAMED];
+	h->kernel_fds_unfollowed = ks_stats[KS_STAT_FD_UNFOLLOWED];
 	if (h->kernel_table_full)
 		h->flags |= LOG_F_OVERFLOW;
 	if (!st.buf) {

@@ -27,6 +27,8 @@
 #define KS_RINGBUF_BYTES (8u << 20)
 #define KS_MAX_DEVS 256         /* entries of `devdist` ((device, class) pairs) and of `devfiles` */
 #define KS_FDTAB_SLOTS 4096     /* entries of `fdtab`: descriptor tables, hashed by address */
+#define KS_FDMAP_MAX 65536      /* entries of `fdfiles` (default depth): (table, descriptor) -> file */
+#define KS_FDMAP_FDS 1024       /* descriptors below this number are kept in `fdfiles` */
 
 /* Slots of the `kstats` array: what the kernel side lost or refused, never silently. */
 enum ks_stat {
@@ -38,6 +40,12 @@ enum ks_stat {
 	KS_STAT_INFLIGHT_FULL, /* a syscall could not be timed: too many threads inside one */
 	KS_STAT_PIDS_FULL,     /* a forked child could not be followed: `tracked` full */
 	KS_STAT_BLOCK_UNMATCHED, /* block completions without a matching issue */
+	KS_STAT_CLOSE_UNNAMED, /* default depth: a close the descriptor map could not name (another
+				* thread reused its number before its exit; a table io_uring or seccomp
+				* changed): counted on no file */
+	KS_STAT_FD_UNFOLLOWED, /* default depth: a descriptor the map could not record (map full, number
+				* >= KS_FDMAP_FDS, received over a socket, installed by io_uring or
+				* seccomp): its close, if a file's, is counted on no file */
 	KS_NSTATS
 };
 

@@ -15,6 +15,7 @@
 
 const char *const kern_kstat_names[KS_NSTATS] = {
 	"events", "event_drops", "files_full", "paths_full", "agg_full", "inflight_full", "pids_full", "block_unmatched",
+	"closes_unnamed", "fds_unfollowed",
 };
 
 int ks_runs_flush(unsigned char *reached)

@@ -242,7 +242,7 @@ int ks_track_pid(struct ks_session *ks, pid_t pid)
 		bits |= 1ull << (k % 64);
 		bpf_map_update_elem(bfd, &w, &bits, BPF_ANY);
 	}
-	return 0;
+	return ks_syscall_note_fds(ks); /* the descriptors it holds already */
 }
 
 static int rb_note(void *ctx, void *data, size_t size);

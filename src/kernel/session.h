@@ -84,6 +84,7 @@ struct ks_session {
 	int (*on_event)(void *ctx, const struct log_event *e);
 	void *event_ctx;
 	struct ks_sampler *sampler; /* default depth: the thread opening sampling windows (syscall.c) */
+	int fd_map;                 /* default depth: closes named from `fdfiles` (syscall.bpf.c) */
 };
 
 /* Can this process load tracing programs? Mounts tracefs and the BPF filesystem when root and

@@ -95,6 +95,58 @@ struct {
  * untimed call is taken for its run's without the walk. */
 volatile __u32 fdtab_ready;
 
+/* The default depth (sampled, no page-cache or filesystem layer; set by the loader): no program
+ * at any system call's entry outside the sampling windows, not even the rare calls'. A close then
+ * finds its file at its exit in `fdfiles` (close(2) has dropped it there), and the descriptor
+ * check compares the descriptor's struct file with the run's, as no close, dup2, dup3 or
+ * close_range marks its table busy at entry. */
+const volatile __u32 exit_only;
+
+/* `fdfiles` (default depth): per descriptor table and number below KS_FDMAP_FDS, the traced file
+ * it holds (a regular file or block device passing the filters; other descriptors have no entry),
+ * kept at the exits of what installs one (open, creat, openat, openat2, dup, dup2, dup3,
+ * F_DUPFD, memfd_create, open_by_handle_at, pidfd_getfd), read again for the whole table where a
+ * change has no exit of its own (fork's new table, exec after close-on-exec, unshare,
+ * close_range), filled at attach from a task_file iterator, emptied at a close's exit and as a
+ * table's last task exits. A close's exit takes its file from here. What cannot be kept is
+ * counted (KS_STAT_FD_UNFOLLOWED), a close it cannot name too (KS_STAT_CLOSE_UNNAMED). */
+struct fd_key {
+	__u64 files; /* the table's address */
+	__s32 fd;
+	__u32 pad;
+};
+
+struct fd_val {
+	__u64 lock;       /* 1 while a program changes the entry (fd_lock): they are changed in place */
+	__u64 file;       /* the struct file's address when recorded */
+	__u64 dev, ino;   /* its identity; ino 0: none */
+	__u64 pdev, pino; /* a close of this number still inside the kernel when another file was put
+			   * on it (another thread's open): the file that close drops; pino 0: none */
+	__u32 gen, pgen;
+	__u32 lost;       /* more closes in flight than that: counted, named by none */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_FDMAP_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fd_key);
+	__type(value, struct fd_val);
+} fdfiles SEC(".maps");
+
+/* Per table with entries in `fdfiles`: one above the highest number that has had one, so that
+ * reading a table again (fork, exec, close_range) and emptying it (its last exit) visit those
+ * numbers only, not the table's whole capacity (64 numbers or more: 20-24 us a process at load
+ * 10-20 here, where a few numbers take a fraction). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KS_FDMAP_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, __u64); /* 64 bits: the compare-and-swap clang 14 emits for BPF */
+} fdtop SEC(".maps");
+
 /* A task's descriptor table's address as a number (a typed pointer cannot be hashed). */
 static __always_inline __u64 files_addr(struct task_struct *t)
 {
@@ -183,8 +235,11 @@ static long stick_one(__u32 i, void *ctx)
 #define KS_SECCOMP_IOCTL_NOTIF_ADDFD 0x40182103u /* _IOW('!', 3, struct seccomp_notif_addfd) */
 static __always_inline void fdtab_ioctl(__u64 cmd)
 {
-	if ((__u32)cmd == KS_SECCOMP_IOCTL_NOTIF_ADDFD)
-		bpf_loop(KS_FDTAB_SLOTS, stick_one, NULL, 0);
+	if ((__u32)cmd != KS_SECCOMP_IOCTL_NOTIF_ADDFD)
+		return;
+	bpf_loop(KS_FDTAB_SLOTS, stick_one, NULL, 0);
+	if (exit_only) /* the descriptor it installed, in another process's table */
+		ks_stat(KS_STAT_FD_UNFOLLOWED);
 }
 
 static __always_inline void lat_count(struct ks_inflight *c, int on)
@@ -205,6 +260,7 @@ static __always_inline bool lat_none_inflight(void)
 }
 
 #define KIND(o, fd, sz, off, fd2, r) {.op = o, .fd_arg = fd, .size_arg = sz, .off_arg = off, .fd2_arg = fd2, .rw = r}
+#define OPEN_KIND {.op = LOG_OP_OPEN, .fd_arg = NO_ARG, .size_arg = NO_ARG, .off_arg = NO_ARG, .fd2_arg = NO_ARG, .newfd = KS_NEWFD_RET}
 /* Indexed by syscall number. A table rather than a switch: the verifier then sees one unknown
  * kind instead of exploring the whole program once per system call. */
 const struct call_kind kinds[KS_NR_MAX] = {
@@ -218,17 +274,25 @@ const struct call_kind kinds[KS_NR_MAX] = {
 	[KS_NR_pwritev] = KIND(LOG_OP_WRITE, 0, NO_ARG, 3, NO_ARG, 2),
 	[KS_NR_preadv2] = KIND(LOG_OP_READ, 0, NO_ARG, 3, NO_ARG, 1),
 	[KS_NR_pwritev2] = KIND(LOG_OP_WRITE, 0, NO_ARG, 3, NO_ARG, 2),
-	[KS_NR_open] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
-	[KS_NR_creat] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
-	[KS_NR_openat] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
-	[KS_NR_openat2] = KIND(LOG_OP_OPEN, NO_ARG, NO_ARG, NO_ARG, NO_ARG, 0),
+	[KS_NR_open] = OPEN_KIND,
+	[KS_NR_creat] = OPEN_KIND,
+	[KS_NR_openat] = OPEN_KIND,
+	[KS_NR_openat2] = OPEN_KIND,
 	[KS_NR_close] = {.op = LOG_OP_CLOSE, .fd_arg = 0, .size_arg = NO_ARG, .off_arg = NO_ARG, .fd2_arg = NO_ARG, .fdtab = 1},
-	/* only for `fdtab` (their entries: ks_enter_dup2 ...; unshare's exit alone) */
-	[KS_NR_dup2] = {.fdtab = 1},
-	[KS_NR_dup3] = {.fdtab = 1},
-	[KS_NR_close_range] = {.fdtab = 1},
-	[KS_NR_unshare] = {.fdtab = 1},
-	[KS_NR_ioctl] = {.fdtab = 2}, /* entry only: seccomp's addfd (fdtab_ioctl) */
+	/* only for `fdtab` (their entries: ks_enter_dup2 ...; unshare's exit alone) and `fdfiles` */
+	[KS_NR_dup2] = {.fdtab = 1, .newfd = KS_NEWFD_RET},
+	[KS_NR_dup3] = {.fdtab = 1, .newfd = KS_NEWFD_RET},
+	[KS_NR_close_range] = {.fdtab = 1, .newfd = KS_NEWFD_RESCAN},
+	[KS_NR_unshare] = {.fdtab = 1, .newfd = KS_NEWFD_RESCAN},
+	[KS_NR_ioctl] = {.fdtab = 2}, /* seccomp's addfd (fdtab_ioctl): entry, or exit at the default depth */
+	/* only for `fdfiles` (default depth) */
+	[KS_NR_dup] = {.newfd = KS_NEWFD_RET},
+	[KS_NR_fcntl] = {.newfd = KS_NEWFD_FCNTL},
+	[KS_NR_memfd_create] = {.newfd = KS_NEWFD_RET},
+	[KS_NR_open_by_handle_at] = {.newfd = KS_NEWFD_RET},
+	[KS_NR_pidfd_getfd] = {.newfd = KS_NEWFD_RET},
+	[KS_NR_recvmsg] = {.newfd = KS_NEWFD_MSG},
+	[KS_NR_recvmmsg] = {.newfd = KS_NEWFD_MSG},
 	[KS_NR_lseek] = KIND(LOG_OP_SEEK, 0, NO_ARG, NO_ARG, NO_ARG, 0),
 	[KS_NR_fsync] = KIND(LOG_OP_SYNC, 0, NO_ARG, NO_ARG, NO_ARG, 0),
 	[KS_NR_fdatasync] = KIND(LOG_OP_SYNC, 0, NO_ARG, NO_ARG, NO_ARG, 0),
@@ -245,7 +309,7 @@ static __always_inline bool classify(long nr, struct call_kind *k)
 	if (nr < 0 || nr >= KS_NR_MAX)
 		return false;
 	*k = kinds[nr];
-	return k->op != 0 || k->fdtab;
+	return k->op != 0 || k->fdtab || k->newfd;
 }
 
 /* Syscall argument i (x86_64 order), read straight from the typed pt_regs. */
@@ -338,6 +402,272 @@ static __always_inline bool identify(struct file *f, struct ident *id, bool any)
 	if (cfg.ino && id->ino != cfg.ino && !under_ino(BPF_CORE_READ(f, f_path.dentry)))
 		return false;
 	return true;
+}
+
+/* What descriptor fd of a table holds now: a struct file's address, 0 for none. Typed loads
+ * only, no helper call (the descriptor check makes it on every call of a run). */
+static __always_inline __u64 fd_now(struct files_struct *files, int fd)
+{
+	if (!files || fd < 0)
+		return 0;
+	struct fdtable *fdt = files->fdt;
+	if (!fdt || (unsigned)fd >= fdt->max_fds)
+		return 0;
+	/* the array's slot read as the one pointer of a struct that has nothing else */
+	struct llist_node *slot = bpf_rdonly_cast((void *)((__u64)fdt->fd + (__u64)(unsigned)fd * 8),
+						  bpf_core_type_id_kernel(struct llist_node));
+	return (__u64)slot->next;
+}
+
+/* Does the map follow this task's table: a traced process's, or one it shares with another
+ * process (which the filters may leave out: its changes are the table's). */
+static __always_inline bool fd_follow(struct task_struct *t)
+{
+	if (ks_tgid_wanted(t->tgid))
+		return true;
+	struct files_struct *fs = t->files;
+	struct signal_struct *sig = t->signal;
+	return fs && sig && fs->count.counter > sig->live.counter;
+}
+
+/* An entry's lock: programs on other CPUs change the same entry (a close's exit and another
+ * thread's open of the number), and tracing programs have no bpf_spin_lock. Held for a few
+ * stores by a program that does not sleep: a bounded spin. */
+static __always_inline bool fd_lock(struct fd_val *v)
+{
+	for (int i = 0; i < 1024; i++)
+		if (__sync_val_compare_and_swap(&v->lock, 0, 1) == 0)
+			return true;
+	return false;
+}
+
+static __always_inline void fd_unlock(struct fd_val *v)
+{
+	__sync_val_compare_and_swap(&v->lock, 1, 0);
+}
+
+static const struct fd_val fd_zero;
+
+/* The table's `fdtop` (0: it has no entry). */
+static __always_inline __u32 fd_top(__u64 files)
+{
+	__u64 *t = bpf_map_lookup_elem(&fdtop, &files);
+	return t ? (__u32)*t : 0;
+}
+
+/* `fdtop` raised to n (before the entry at n - 1 is made: a scan never misses one). */
+static __always_inline void fd_top_raise(__u64 files, __u32 n)
+{
+	__u64 *t = bpf_map_lookup_elem(&fdtop, &files);
+	if (!t) {
+		__u64 zero = 0;
+		bpf_map_update_elem(&fdtop, &files, &zero, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&fdtop, &files);
+		if (!t)
+			return; /* full: the entry's own insert fails too (as many entries) and is counted */
+	}
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *(volatile __u64 *)t;
+		if (old >= n || __sync_val_compare_and_swap(t, old, n) == old)
+			return;
+	}
+}
+
+/* How fd_keep finds the number: */
+enum {
+	FD_INSTALL, /* taken free by this call (open, dup ...): a file still in its entry is that of a
+		     * close of the number another thread has not returned from (every other way a
+		     * number is freed changes its entry at its exit): kept for that close's exit */
+	FD_REPLACE, /* what it held is gone with no close(2) (dup2, dup3, close_range's read again) */
+	FD_FRESH,   /* a table read whole, no call of it in flight (fork's new table, exec, attach) */
+};
+
+/* Descriptor fd of the table at `files` holds the struct file at faddr (0: none): its entry.
+ * Entries are changed in place under their lock, never replaced or deleted while their table
+ * lives (a program holding one would change a freed copy): an empty one stays until the table's
+ * last task exits. */
+static __noinline void fd_keep(__u64 files, int fd, __u64 faddr, __u32 how)
+{
+	if (fd < 0)
+		return;
+	struct fd_key k = {.files = files, .fd = fd};
+	struct file *f = faddr ? bpf_rdonly_cast((void *)faddr, bpf_core_type_id_kernel(struct file)) : NULL;
+	struct ident id = {};
+	bool traced = identify(f, &id, false);
+	if (fd >= KS_FDMAP_FDS) {
+		if (traced)
+			ks_stat(KS_STAT_FD_UNFOLLOWED);
+		return;
+	}
+	struct fd_val *v = bpf_map_lookup_elem(&fdfiles, &k);
+	if (!v && traced) {
+		fd_top_raise(files, (__u32)fd + 1);
+		bpf_map_update_elem(&fdfiles, &k, &fd_zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&fdfiles, &k);
+	}
+	if (!v) {
+		if (traced) /* the map is full */
+			ks_stat(KS_STAT_FD_UNFOLLOWED);
+		return;
+	}
+	if (!fd_lock(v)) {
+		if (traced)
+			ks_stat(KS_STAT_FD_UNFOLLOWED);
+		return;
+	}
+	if (how == FD_INSTALL && v->ino) {
+		if (v->pino) { /* two closes in flight: one of them will be named by none */
+			v->lost++;
+			ks_stat(KS_STAT_CLOSE_UNNAMED);
+		}
+		v->pdev = v->dev;
+		v->pino = v->ino;
+		v->pgen = v->gen;
+	} else if (how == FD_FRESH) {
+		v->pino = 0;
+		v->lost = 0;
+	}
+	v->file = traced ? faddr : 0;
+	v->dev = id.dev;
+	v->ino = traced ? id.ino : 0;
+	v->gen = id.gen;
+	fd_unlock(v);
+}
+
+#define FD_DROP 3 /* fd_scan: the table's last task exits, its entries go */
+
+struct fd_scan_ctx {
+	__u64 files, arr;
+	__u32 n, how;
+};
+
+static long fd_scan_one(__u32 i, void *ctx)
+{
+	struct fd_scan_ctx *x = ctx;
+	if (i >= x->n || i >= KS_FDMAP_FDS)
+		return 1;
+	if (x->how == FD_DROP) {
+		struct fd_key k = {.files = x->files, .fd = (int)i};
+		bpf_map_delete_elem(&fdfiles, &k);
+		return 0;
+	}
+	__u64 f = 0;
+	bpf_probe_read_kernel(&f, sizeof f, (void *)(x->arr + (__u64)i * 8));
+	fd_keep(x->files, (int)i, f, x->how);
+	return 0;
+}
+
+/* The table's descriptors below `top` (and KS_FDMAP_FDS) read again into the map (how:
+ * FD_REPLACE, FD_FRESH; FD_DROP: its entries deleted, its last task exits): after a change no
+ * exit brackets, what the map held for it is replaced. */
+static __noinline void fd_scan(__u64 files, __u32 how, __u32 top)
+{
+	if (!files || !top)
+		return;
+	struct files_struct *fs = bpf_rdonly_cast((void *)files, bpf_core_type_id_kernel(struct files_struct));
+	struct fdtable *fdt = fs->fdt;
+	if (!fdt)
+		return;
+	struct fd_scan_ctx x = {.files = files, .arr = (__u64)fdt->fd, .n = fdt->max_fds, .how = how};
+	if (x.n > top)
+		x.n = top;
+	if (x.n > KS_FDMAP_FDS) {
+		if (how != FD_DROP) /* a descriptor above may hold a file: its close would be counted on none */
+			ks_stat(KS_STAT_FD_UNFOLLOWED);
+		x.n = KS_FDMAP_FDS;
+	}
+	bpf_loop(x.n, fd_scan_one, &x, 0);
+	if (how == FD_DROP)
+		bpf_map_delete_elem(&fdtop, &files);
+}
+
+/* A close's exit (fd, its result): its file from the map, into this CPU's `untimed` slot
+ * (dev2, ino2, gen2; ino2 0: not named: the slot's fields a close has no other use for, and a
+ * map value rather than the stack, which would multiply sys_exit's states in the verifier).
+ * A close whose number another thread took before this exit finds that file in the entry and
+ * its own kept beside it (fd_keep): it takes that one. Not named, and counted: io_uring or
+ * seccomp changed the table with no call of its own (`fdtab` sticky); more closes of the number
+ * in flight at once than the entry keeps (counted when the file was dropped). */
+static __noinline int fd_close(int fd, long ret)
+{
+	__u32 zero = 0;
+	struct ks_inflight *out = bpf_map_lookup_elem(&untimed, &zero);
+	if (!out)
+		return 0;
+	out->ino2 = 0;
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (ret == -9 /* EBADF: it held nothing */ || !fd_follow(t))
+		return 0;
+	__u64 fa = files_addr(t);
+	struct fd_key k = {.files = fa, .fd = fd};
+	struct fd_val *v = bpf_map_lookup_elem(&fdfiles, &k);
+	if (!v)
+		return 0;
+	__u32 slot = fdtab_slot(fa);
+	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
+	bool sticky = !g || (*g & KS_FDTAB_STICKY);
+	if (!fd_lock(v)) {
+		ks_stat(KS_STAT_CLOSE_UNNAMED);
+		return 0;
+	}
+	if (v->pino) { /* the file put on the number after this close began stays */
+		out->dev2 = v->pdev;
+		out->ino2 = v->pino;
+		out->gen2 = v->pgen;
+		v->pino = 0;
+	} else if (v->lost) { /* counted when its file was dropped */
+		v->lost--;
+	} else {
+		out->dev2 = v->dev;
+		out->ino2 = v->ino;
+		out->gen2 = v->gen;
+		v->ino = 0;
+		v->file = 0;
+	}
+	fd_unlock(v);
+	if (out->ino2 && sticky) {
+		out->ino2 = 0;
+		ks_stat(KS_STAT_CLOSE_UNNAMED);
+	}
+	return out->ino2 != 0;
+}
+
+/* Does the message header at msg (user memory) hold control data after the call? */
+static __always_inline bool msg_control(__u64 msg)
+{
+	__u64 len = 0;
+	bpf_probe_read_user(&len, sizeof len, (void *)(msg + offsetof(struct user_msghdr, msg_controllen)));
+	return len != 0;
+}
+
+#define KS_F_DUPFD 0
+#define KS_F_DUPFD_CLOEXEC 1030
+#define KS_CLONE_FILES 0x400
+/* The default depth's map at the exit of a call installing a descriptor (call_kind.newfd). */
+static __noinline void fd_exit(__u32 kind, long nr, long ret, __u64 a0, __u64 a1)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (ret < 0 || !fd_follow(t))
+		return;
+	__u64 files = files_addr(t);
+	if (kind == KS_NEWFD_RET || (kind == KS_NEWFD_FCNTL && ((__u32)a1 == KS_F_DUPFD || (__u32)a1 == KS_F_DUPFD_CLOEXEC))) {
+		fd_keep(files, (int)ret, fd_now(t->files, (int)ret),
+			nr == KS_NR_dup2 || nr == KS_NR_dup3 ? FD_REPLACE : FD_INSTALL);
+	} else if (kind == KS_NEWFD_MSG) {
+		/* SCM_RIGHTS may have installed descriptors: not followed, counted (one per message) */
+		if (nr == KS_NR_recvmsg) {
+			if (msg_control(a1))
+				ks_stat(KS_STAT_FD_UNFOLLOWED);
+			return;
+		}
+		for (int i = 0; i < 8 && i < ret; i++)
+			if (msg_control(a1 + (__u64)i * sizeof(struct mmsghdr)))
+				ks_stat(KS_STAT_FD_UNFOLLOWED);
+	} else if (kind == KS_NEWFD_RESCAN && (nr != KS_NR_unshare || (a0 & KS_CLONE_FILES))) {
+		/* unshare's new table: its old one's numbers are not known here, all are read */
+		fd_scan(files, nr == KS_NR_unshare ? FD_FRESH : FD_REPLACE,
+			nr == KS_NR_unshare ? KS_FDMAP_FDS : fd_top(files));
+	}
 }
 
 static __always_inline struct path_scratch *scratch(void)
@@ -472,16 +802,23 @@ static __always_inline bool rare_op(__u8 op)
 	return op == LOG_OP_OPEN || op == LOG_OP_CLOSE || op == LOG_OP_URING;
 }
 
-/* Is the call's time measured exactly (rather than stood for by sampled calls)? */
+/* Is the call's time measured exactly (rather than stood for by sampled calls)? At the default
+ * depth the rare calls are timed in the windows as the rest are. */
 static __always_inline bool always_timed(__u8 op)
 {
-	return cfg.lat_every <= 1 || rare_op(op);
+	return cfg.lat_every <= 1 || (!exit_only && rare_op(op));
 }
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ks_fork, struct task_struct *parent, struct task_struct *child)
 {
 	fdtab_bump(files_addr(child)); /* a new table (or a thread's, the same: harmless) */
+	if (exit_only && child->files != parent->files && fd_follow(bpf_get_current_task_btf())) {
+		/* the descriptors it inherits: of the parent's table, those that have had entries, and
+		 * those a table freed without its last exit left at this address (unshare) */
+		__u32 pt = fd_top(files_addr(parent)), ct = fd_top(files_addr(child));
+		fd_scan(files_addr(child), FD_FRESH, pt > ct ? pt : ct);
+	}
 	if (!cfg.by_pid)
 		return 0;
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
@@ -504,7 +841,9 @@ static __noinline int enter_ident(struct ks_inflight *c, struct task_struct *t, 
 	__u32 slot = c->id_slot & (KS_FDTAB_SLOTS - 1);
 	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
 	struct file *f;
-	if (g && !any && c->id_file && c->id_fd == c->fd && c->id_files == (__u64)t->files && *g == c->id_fdgen) {
+	/* (at the default depth no close or dup2 marks its table busy: no shortcut, in the windows) */
+	if (!exit_only && g && !any && c->id_file && c->id_fd == c->fd && c->id_files == (__u64)t->files &&
+	    *g == c->id_fdgen) {
 		f = bpf_rdonly_cast((void *)c->id_file, bpf_core_type_id_kernel(struct file));
 		c->dev = c->id_dev;
 		c->ino = c->id_ino;
@@ -571,6 +910,8 @@ static __always_inline int enter(struct pt_regs *regs, long nr, const struct cal
 		if (!enter_ident(c, t, k.op == LOG_OP_URING))
 			return 0;
 		c->tracked_file = 1;
+		if (k.op == LOG_OP_CLOSE) /* named while it can be: a file opened before tracing began */
+			remember_path(fd_file(c->fd), c->dev, c->ino, c->gen);
 	}
 	c->has_src = 0;
 	c->uring_ino = 0;
@@ -586,7 +927,7 @@ static __always_inline int enter(struct pt_regs *regs, long nr, const struct cal
 	c->nr = nr;
 	c->start_ns = bpf_ktime_get_ns();
 	c->active = 1;
-	if (cfg.lat_every > 1 && !rare_op(k.op))
+	if (cfg.lat_every > 1 && (exit_only || !rare_op(k.op)))
 		lat_count(c, 1);
 	return 0;
 }
@@ -605,7 +946,7 @@ int BPF_PROG(ks_sys_enter, struct pt_regs *regs, long nr)
 		else
 			fdtab_enter();
 	}
-	if (!k.op || (cfg.lat_every > 1 && rare_op(k.op)) || !ks_task_wanted())
+	if (!k.op || (cfg.lat_every > 1 && !exit_only && rare_op(k.op)) || !ks_task_wanted())
 		return 0;
 	return enter(regs, nr, &k);
 }
@@ -666,7 +1007,37 @@ int ks_enter_close_range(void *ctx)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ks_exec, struct task_struct *p)
 {
-	fdtab_bump(files_addr(bpf_get_current_task_btf()));
+	struct task_struct *t = bpf_get_current_task_btf();
+	fdtab_bump(files_addr(t));
+	if (exit_only && fd_follow(t)) /* what close-on-exec left */
+		fd_scan(files_addr(t), FD_FRESH, fd_top(files_addr(t)));
+	return 0;
+}
+
+/* Default depth: the table's last task leaves (before its descriptors are dropped, which no
+ * close's exit sees): its entries in `fdfiles` go. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ks_exit_fds, struct task_struct *p)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct files_struct *fs = t->files;
+	if (fs && fs->count.counter == 1 && fd_follow(t))
+		fd_scan(files_addr(t), FD_DROP, fd_top(files_addr(t)));
+	return 0;
+}
+
+/* Default depth, at attach (syscall.c): the descriptors the traced processes hold already. */
+SEC("iter/task_file")
+int ks_fd_iter(struct bpf_iter__task_file *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct file *f = ctx->file;
+	if (!t || !f || t->tgid == cfg.self_tgid || (cfg.by_pid && !ks_tgid_tracked(t->tgid)))
+		return 0;
+	fd_keep((__u64)t->files, (int)ctx->fd, (__u64)f, FD_FRESH);
+	struct ident id = {};
+	if (cfg.by_pid && identify(f, &id, false)) /* named now: its close may be all that is seen */
+		remember_path(f, id.dev, id.ino, id.gen);
 	return 0;
 }
 
@@ -677,6 +1048,8 @@ int BPF_PROG(ks_uring_fdtab, struct io_kiocb *req)
 {
 	if (req->opcode == IORING_OP_CLOSE)
 		fdtab_stick(fdtab_slot(files_addr(bpf_get_current_task_btf())));
+	else if (exit_only && req->opcode == IORING_OP_FIXED_FD_INSTALL)
+		ks_stat(KS_STAT_FD_UNFOLLOWED); /* a descriptor no exit of ours sees */
 	return 0;
 }
 
@@ -684,6 +1057,24 @@ SEC("tracepoint/syscalls/sys_enter_ioctl")
 int ks_enter_ioctl(struct trace_event_raw_sys_enter *ctx)
 {
 	fdtab_ioctl(ctx->args[1]);
+	return 0;
+}
+
+/* The default depth's descriptor map at a call's exit (nr, its result and first two arguments):
+ * an install, a seccomp addfd, a close (its file into this CPU's `untimed` slot, fd_close). A
+ * global function: the verifier checks it once, not inside every path of sys_exit (inline, it
+ * took sys_exit past the verifier's million instructions with seed 000's aggregates). */
+__noinline int fd_upkeep(long nr, long ret, __u64 a0, __u64 a1)
+{
+	struct call_kind k;
+	if (!classify(nr, &k) || (!k.newfd && k.fdtab != 2 && nr != KS_NR_close))
+		return 0;
+	if (k.newfd)
+		fd_exit(k.newfd, nr, ret, a0, a1);
+	else if (k.fdtab == 2 && ret >= 0)
+		fdtab_ioctl(a1);
+	else if (nr == KS_NR_close)
+		fd_close((int)a0, ret);
 	return 0;
 }
 
@@ -850,8 +1241,15 @@ static __always_inline struct ks_inflight *untimed_call(struct pt_regs *regs, co
 	c->fd = k->fd_arg != NO_ARG ? (int)arg_of(regs, k->fd_arg) : -1;
 	if (k->fd_arg != NO_ARG) {
 		struct ident id = {};
-		if (!identify(fd_file(c->fd), &id, k->op == LOG_OP_URING))
+		if (exit_only && k->op == LOG_OP_CLOSE) { /* the descriptor is gone: the map's (fd_close) */
+			if (!c->ino2)
+				return NULL;
+			id.dev = c->dev2;
+			id.ino = c->ino2;
+			id.gen = c->gen2;
+		} else if (!identify(fd_file(c->fd), &id, k->op == LOG_OP_URING)) {
 			return NULL;
+		}
 		c->dev = id.dev;
 		c->ino = id.ino;
 		c->gen = id.gen;
@@ -1149,7 +1547,21 @@ static __always_inline bool run_fd_same(const struct ks_run *s, struct task_stru
 		return false;
 	__u32 slot = s->fdslot & (KS_FDTAB_SLOTS - 1);
 	__u64 *g = bpf_map_lookup_elem(&fdtab, &slot);
-	return g && *g == s->fdgen && (!cfg.cgroup_id || bpf_get_current_cgroup_id() == cfg.cgroup_id);
+	if (!g || *g != s->fdgen || (cfg.cgroup_id && bpf_get_current_cgroup_id() != cfg.cgroup_id))
+		return false;
+	if (!exit_only)
+		return true;
+	/* no close, dup2, dup3 or close_range marked the table busy at its entry: the descriptor
+	 * still holds the run's struct file, on the run's inode (the lines the call itself read).
+	 * A table only this thread holds changes only in its own calls, whose exits move `gen`. */
+	struct files_struct *files = t->files;
+	if (files && files->count.counter == 1)
+		return true;
+	__u64 now = fd_now(files, (int)fd);
+	if (now != s->file)
+		return false;
+	struct file *f = bpf_rdonly_cast((void *)now, bpf_core_type_id_kernel(struct file));
+	return (__u64)f->f_inode == s->inode;
 }
 
 /* One more call in the run: the clock read once per timer tick of a run, for its last time. */
@@ -1278,6 +1690,8 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (k.fdtab == 1)
 		fdtab_exit(bpf_get_current_task_btf());
+	if (exit_only)
+		fd_upkeep(nr, ret, regs->di, regs->si);
 	if (!k.op)
 		return 0;
 	if (ret == -9 /* EBADF */ && nr == KS_NR_pread64 && regs->r10 == KS_RUN_FLUSH_MAGIC) {
@@ -1294,7 +1708,8 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 		c->active = 0;
 		if (c->counted)
 			lat_count(c, 0);
-	} else if (cfg.lat_every <= 1 || (k.rw && run_count(regs, t, &k, ret)) || !(c = untimed_call(regs, &k, ret)))
+	} else if (cfg.lat_every <= 1 || (k.rw && run_count(regs, t, &k, ret)) ||
+		   !(c = untimed_call(regs, &k, ret)))
 		return 0;
 	__u64 end = bpf_ktime_get_ns(), start = timed ? c->start_ns : end, dur = end - start;
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
@@ -1313,10 +1728,13 @@ int BPF_PROG(ks_sys_exit, struct pt_regs *regs, long ret)
 			remember_path(f, id.dev, id.ino, id.gen);
 			if (cfg.watch_mpi)
 				watch_mpi_library(f, &id);
-			if (c->mpi_open) { /* the file MPI_File_open opens (mpiio.bpf.c) */
-				c->mpi_dev = id.dev;
-				c->mpi_ino = id.ino;
-				c->mpi_gen = id.gen;
+			/* the file MPI_File_open opens (mpiio.bpf.c): in the thread's slot, also when
+			 * the open was not entered (c is then this CPU's) */
+			struct ks_inflight *mc = timed || !cfg.watch_mpi ? c : bpf_task_storage_get(&task_call, t, 0, 0);
+			if (mc && mc->mpi_open) {
+				mc->mpi_dev = id.dev;
+				mc->mpi_ino = id.ino;
+				mc->mpi_gen = id.gen;
 			}
 		}
 	} else if (k.op == LOG_OP_MSYNC) {

@@ -7,6 +7,7 @@
 
 #include "kernel/syscall.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kernel/session.h"
 #include "syscall.skel.h"
@@ -60,14 +62,28 @@ int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 	enum { FDTAB_SAMPLED = 5 };
 	const size_t nfdtab = sizeof fdtab / sizeof fdtab[0];
 	int sampled = ks->opt.filter.lat_every > 1;
+	/* The default depth (sampled, no page-cache or filesystem layer: ks_call_batch's descriptor
+	 * check needs the entries) enters no call at all outside the windows: opens, closes and
+	 * io_uring_enter are counted at their exit, a close's file taken from `fdfiles`, kept by
+	 * sys_exit, fork, exec, the last exit of a table and a task_file iterator. */
+	/* fork, exec and a process's exit keep the map too: without one of them, the enter events
+	 * as before */
+	int exit_only = sampled && !(ks->opt.layers & ((1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS))) &&
+			ks_have_tracepoint(ks, NULL, "sched_process_fork") &&
+			ks_have_tracepoint(ks, NULL, "sched_process_exec") &&
+			ks_have_tracepoint(ks, NULL, "sched_process_exit");
 	for (size_t i = 0; i < sizeof rare / sizeof rare[0]; i++)
-		bpf_program__set_autoload(rare[i], sampled);
+		bpf_program__set_autoload(rare[i], sampled && !exit_only);
 	for (size_t i = 0; i < nfdtab; i++)
-		bpf_program__set_autoload(fdtab[i], sampled || i >= FDTAB_SAMPLED);
+		bpf_program__set_autoload(fdtab[i], (sampled && !exit_only) || i >= FDTAB_SAMPLED);
+	bpf_program__set_autoload(s->progs.ks_exit_fds, exit_only);
+	bpf_program__set_autoload(s->progs.ks_fd_iter, exit_only);
+	s->rodata->exit_only = exit_only;
+	bpf_program__set_autoattach(s->progs.ks_fd_iter, false);
 	bpf_program__set_autoattach(s->progs.ks_sys_enter, !sampled);
 	int r = ks_before_load(ks, s->obj);
 	int lacking = 0;
-	for (size_t i = 0; sampled && i < sizeof rare / sizeof rare[0]; i++)
+	for (size_t i = 0; sampled && !exit_only && i < sizeof rare / sizeof rare[0]; i++)
 		lacking |= !bpf_program__autoload(rare[i]);
 	if (lacking) {
 		/* a kernel without the per-syscall tracepoints (no CONFIG_FTRACE_SYSCALLS): sys_enter
@@ -83,7 +99,7 @@ int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 		ks_note_missing(ks, "system-call sampling: every call timed instead");
 	}
 	int fdtab_ok = 1;
-	for (size_t i = sampled ? 0 : FDTAB_SAMPLED; i < nfdtab; i++)
+	for (size_t i = sampled && !exit_only ? 0 : FDTAB_SAMPLED; i < nfdtab; i++)
 		fdtab_ok &= bpf_program__autoload(fdtab[i]);
 	if (!fdtab_ok) {
 		/* io_uring's tracepoint missing, say: every call walks its descriptor to its file */
@@ -103,11 +119,38 @@ int ks_syscall_load(struct ks_session *ks, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot attach the syscall tracepoints: %s", ks->missing);
 		return r < 0 ? r : -ENOENT;
 	}
-	for (size_t i = sampled ? 0 : FDTAB_SAMPLED; fdtab_ok && i < nfdtab; i++)
+	for (size_t i = sampled && !exit_only ? 0 : FDTAB_SAMPLED; fdtab_ok && i < nfdtab; i++)
 		fdtab_ok = attached(ks, fdtab[i]);
 	if (fdtab_ok && attached(ks, s->progs.ks_sys_exit) && (sampled || attached(ks, s->progs.ks_sys_enter)))
 		s->bss->fdtab_ready = 1;
+	ks->fd_map = exit_only;
+	if (exit_only && !ks->opt.filter.by_pid)
+		ks_syscall_note_fds(ks);
 	return 0;
+}
+
+int ks_syscall_note_fds(struct ks_session *ks)
+{
+	struct ks_syscall *s = ks->skel[SKEL_SLOT];
+	if (!s || !ks->fd_map)
+		return 0;
+	struct bpf_link *l = bpf_program__attach_iter(s->progs.ks_fd_iter, NULL);
+	if (!l)
+		return -errno;
+	int r = 0, fd = bpf_iter_create(bpf_link__fd(l));
+	if (fd < 0) {
+		r = -errno;
+	} else {
+		char buf[64];
+		ssize_t n;
+		while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+			;
+		if (n < 0)
+			r = -errno;
+		close(fd);
+	}
+	bpf_link__destroy(l);
+	return r;
 }
 
 struct ks_sampler {

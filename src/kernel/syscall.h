@@ -11,6 +11,9 @@
 #define KS_NR_open 2
 #define KS_NR_close 3
 #define KS_NR_ioctl 16
+#define KS_NR_dup 32
+#define KS_NR_recvmsg 47
+#define KS_NR_fcntl 72
 #define KS_NR_lseek 8
 #define KS_NR_mmap 9
 #define KS_NR_pread64 17
@@ -29,12 +32,16 @@
 #define KS_NR_dup3 292
 #define KS_NR_preadv 295
 #define KS_NR_pwritev 296
+#define KS_NR_recvmmsg 299
+#define KS_NR_open_by_handle_at 304
+#define KS_NR_memfd_create 319
 #define KS_NR_copy_file_range 326
 #define KS_NR_preadv2 327
 #define KS_NR_pwritev2 328
 #define KS_NR_io_uring_enter 426
 #define KS_NR_close_range 436
 #define KS_NR_openat2 437
+#define KS_NR_pidfd_getfd 438
 #define KS_NR_MAX 448
 
 /* What a traced call is (the `kinds` table of syscall.bpf.c, indexed by syscall number): op, the
@@ -48,6 +55,15 @@ struct call_kind {
 	__u8 rw;      /* 1 read, 2 write, 0 neither */
 	__u8 fdtab;   /* may replace a descriptor or the descriptor table (`fdtab`, kernel.h); op 0
 		       * when that is all the call is to us */
+	__u8 newfd;   /* the default depth's descriptor map (`fdfiles`, syscall.bpf.c), at its exit:
+		       * KS_NEWFD_* */
+};
+/* What a call's exit does to the descriptor map (call_kind.newfd). */
+enum {
+	KS_NEWFD_RET = 1,     /* its result is a descriptor it installed (open, dup, memfd_create ...) */
+	KS_NEWFD_FCNTL,       /* the same for F_DUPFD and F_DUPFD_CLOEXEC */
+	KS_NEWFD_MSG,         /* recvmsg, recvmmsg: control data may carry descriptors (SCM_RIGHTS) */
+	KS_NEWFD_RESCAN,      /* close_range, unshare: the table is read again */
 };
 #define NO_ARG 7
 
@@ -62,6 +78,9 @@ void ks_syscall_destroy(struct ks_session *ks);
  * KS_LAT_WINDOW_MS every cfg.lat_every windows, the first at once. Stop detaches and joins it. */
 int ks_syscall_sampling_start(struct ks_session *ks);
 void ks_syscall_sampling_stop(struct ks_session *ks);
+/* The default depth's descriptor map: the descriptors the traced processes hold now (a task_file
+ * iterator), at attach and for each process traced later (ks_track_pid). 0 or -errno. */
+int ks_syscall_note_fds(struct ks_session *ks);
 #endif
 
 #endif

@@ -41,12 +41,25 @@ if full; then
 	"$IOSTRATA" report --json "$T/ev" >"$T/evr.json"
 	eq "sampling: with events, the report says every call was timed" 1 "$(jq .kernel.latency_sampling.one_in "$T/evr.json")"
 fi
-if ! full; then
+if full; then
 	# a kernel without the per-syscall entry tracepoints: every call timed rather than a close lost
+	# (full depth enters the rare calls; the default depth enters none: kern16)
 	IOSTRATA_KERNEL_HIDE=sys_enter_close "$IOSTRATA" run -q -o "$T/h" $KRUN -- "$PROGS/pwrite_static" "$FS_MNT/q" 64 2>"$T/h.err"
 	eq "sampling: without sys_enter_close, exit status" 0 $?
 	"$IOSTRATA" dump --json "$(ls "$T/h"/kernel-*.iost)" >"$T/h.json"
 	eq "sampling: without sys_enter_close, the close is counted and every write timed" "64 1 1 64 0" \
 		"$(jq -r --arg p "$FS_MNT/q" '[.records[] | select(.layer == "syscall" and .path == $p)][0] as $r | "\($r.counters.writes) \($r.counters.opens) \($r.counters.closes) \($r.write_lat_hist | add) \(.header.kernel_lat_every)"' "$T/h.json")"
 	eq "sampling: without sys_enter_close, stderr says so" 1 "$(grep -c 'every call timed instead' "$T/h.err")"
+else
+	# the default depth enters no call outside its windows: a kernel without sys_enter_close
+	# changes nothing (the close's file comes from the descriptor map); one without
+	# sched_process_exit (which keeps that map) gets the enter events back, still sampled
+	for hide in sys_enter_close sched_process_exit; do
+		IOSTRATA_KERNEL_HIDE=$hide "$IOSTRATA" run -q -o "$T/h-$hide" $KRUN -- "$PROGS/pwrite_static" "$FS_MNT/q-$hide" 64 2>"$T/h.err"
+		eq "sampling: without $hide, exit status" 0 $?
+		"$IOSTRATA" dump --json "$(ls "$T/h-$hide"/kernel-*.iost)" >"$T/h.json"
+		eq "sampling: without $hide, the open and close counted, still sampled" "64 1 1 64" \
+			"$(jq -r --arg p "$FS_MNT/q-$hide" '[.records[] | select(.layer == "syscall" and .path == $p)][0] as $r | "\($r.counters.writes) \($r.counters.opens) \($r.counters.closes) \(.header.kernel_lat_every)"' "$T/h.json")"
+		eq "sampling: without $hide, stderr does not say every call is timed" 0 "$(grep -c 'every call timed instead' "$T/h.err")"
+	done
 fi

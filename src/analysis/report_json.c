@@ -505,8 +505,8 @@ static int json_kernel(struct ana_jw *w, const struct ana_profile *p, const stru
 	ana_jw_u64(w, "events_dropped", p->kernel_events_dropped);
 	ana_jw_u64(w, "kernel_table_full", p->kernel_table_full);
 	ana_jw_u64(w, "kernel_prog_misses", p->kernel_prog_misses);
-	ana_jw_u64(w, "closes_unnamed", p->kernel_closes_unnamed);
-	ana_jw_u64(w, "fds_unfollowed", p->kernel_fds_unfollowed);
+	ana_jw_u64(w, "kernel_closes_unnamed", p->kernel_closes_unnamed);
+	ana_jw_u64(w, "kernel_fds_unfollowed", p->kernel_fds_unfollowed);
 	ana_jw_bool(w, "kernel_only", p->kernel_only);
 	ana_jw_u64(w, "kernel_only_processes", p->nkernel_procs);
 	ana_jw_u64(w, "page_size", p->page_size);

@@ -72,6 +72,13 @@ int log_file_parse(const void *buf, size_t size, const char *name, struct log_fi
  * memcpy, not word by word and then again (the daemon's full readings). */
 int log_file_parse_own(const void *buf, size_t size, const char *name, struct log_file *out, char *err,
 		       size_t errlen);
+/* The same for a private copy whose records lie apart: buf holds the header and the strings, and
+ * its header's records section is at offset size, nrecs records, held in recs (malloc'd). On
+ * success recs becomes out->records (the records in use moved down in place: no copy of them);
+ * on failure it stays the caller's. Only a header of strings and records (at most 2 sections,
+ * uncompressed). The daemon's full readings pread the records straight into recs. */
+int log_file_parse_own_records(const void *buf, size_t size, struct log_record *recs, size_t nrecs, const char *name,
+			       struct log_file *out, char *err, size_t errlen);
 void log_file_free(struct log_file *lf);
 
 /* The latest timestamp the log holds: its start, or the last "when it ended" counter (LOG_K_LAST:

@@ -615,41 +615,56 @@ void dmn_live_drop(const struct dmn_live_map *m)
 		dmn_live_drop_flush();
 }
 
-/* The layout both full readings hand to the log reader: header | strings in use | records in
- * use. Where the strings and the records go in a buffer of *len bytes (len: the whole). */
-static void used_layout(uint64_t sused, uint64_t nrec, uint64_t *soff, uint64_t *roff, uint64_t *len)
+/* What both full readings hand to the log reader: a buffer of the header and the strings in use
+ * (padded to 64 bytes: *roff bytes in all), and the records in use apart, in an array of their
+ * own that the log_file keeps (log_file_parse_own_records): read straight into it, never copied
+ * again (docs/BENCHMARKS.md, "dmn16"). */
+static void used_layout(uint64_t sused, uint64_t *soff, uint64_t *roff)
 {
 	*soff = LOG_HEADER_SIZE;
 	*roff = *soff + ((sused + 63) & ~63ull);
-	*len = *roff + nrec * sizeof(struct log_record);
 }
 
-/* A buffer laid out by used_layout for sused string bytes: every byte is written by the reading
+/* The two buffers for sused string bytes and nrec records: every byte is written by the reading
  * (the header by parse_used, the strings and records by the copies) but the strings' padding,
- * zeroed here. Not calloc: zeroing the 35 KB a file of 16 records takes before it is overwritten
+ * zeroed here. Not calloc: zeroing the 47 KB a file of 23 records takes before it is overwritten
  * was a memset of every file's records at each statistics (docs/BENCHMARKS.md, "Daemon"). */
-static unsigned char *used_alloc(uint64_t sused, uint64_t soff, uint64_t roff, uint64_t len)
+static int used_alloc(uint64_t sused, uint64_t nrec, unsigned char **buf, struct log_record **recs)
 {
-	unsigned char *buf = malloc(len ? len : 1);
-	if (buf)
-		memset(buf + soff + sused, 0, roff - soff - sused);
-	return buf;
+	uint64_t soff, roff;
+	used_layout(sused, &soff, &roff);
+	*buf = malloc(roff);
+	*recs = malloc(nrec ? nrec * sizeof(struct log_record) : 1);
+	if (!*buf || !*recs) {
+		free(*buf);
+		free(*recs);
+		*buf = NULL;
+		*recs = NULL;
+		return -ENOMEM;
+	}
+	memset(*buf + soff + sused, 0, roff - soff - sused);
+	return 0;
 }
 
-/* buf (laid out by used_layout) parsed with a header h that says just what it holds. */
-static int parse_used(struct log_header h, unsigned char *buf, uint64_t sused, uint64_t nrec, const char *name,
-		      struct log_file *out, char *err, size_t errlen)
+/* buf and recs (from used_alloc) parsed with a header h that says just what they hold; recs is
+ * the log_file's on success, freed here on failure. */
+static int parse_used(const struct log_header *h, unsigned char *buf, struct log_record *recs, uint64_t sused,
+		      uint64_t nrec, const char *name, struct log_file *out, char *err, size_t errlen)
 {
-	uint64_t soff, roff, len;
-	used_layout(sused, nrec, &soff, &roff, &len);
-	h.nsections = 2;
-	memset(h.sections, 0, sizeof h.sections);
-	h.sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, soff, sused, sused};
-	h.sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, roff, nrec * sizeof(struct log_record), nrec};
-	h.nrecords = (uint32_t)nrec;
-	h.string_used = (uint32_t)sused;
-	memcpy(buf, &h, sizeof h);
-	return log_file_parse_own(buf, len, name, out, err, errlen);
+	uint64_t soff, roff;
+	used_layout(sused, &soff, &roff);
+	/* (the copy in buf changed in place: h is the caller's, unchanged) */
+	struct log_header *bh = memcpy(buf, h, sizeof *h);
+	bh->nsections = 2;
+	memset(bh->sections, 0, sizeof bh->sections);
+	bh->sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, soff, sused, sused};
+	bh->sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, roff, nrec * sizeof(struct log_record), nrec};
+	bh->nrecords = (uint32_t)nrec;
+	bh->string_used = (uint32_t)sused;
+	int r = log_file_parse_own_records(buf, roff, recs, nrec, name, out, err, errlen);
+	if (r < 0)
+		free(recs);
+	return r;
 }
 
 /* The header and records copied from the mapping, inside the guard as live_sum reads (not
@@ -699,10 +714,11 @@ int dmn_live_read(struct dmn_live_map *m, const char *name, int want_trace, stru
 	memset(out, 0, sizeof *out);
 	if (!m->hdr || !m->strs || !m->rec_map)
 		return 1;
-	uint64_t soff, roff, len;
-	used_layout(m->nstrs, m->rec_seen, &soff, &roff, &len);
-	unsigned char *buf = used_alloc(m->nstrs, soff, roff, len);
-	if (!buf) {
+	uint64_t soff, roff;
+	used_layout(m->nstrs, &soff, &roff);
+	unsigned char *buf;
+	struct log_record *recs;
+	if (used_alloc(m->nstrs, m->rec_seen, &buf, &recs) < 0) {
 		snprintf(err, errlen, "%s: out of memory", name);
 		return -ENOMEM;
 	}
@@ -712,19 +728,21 @@ int dmn_live_read(struct dmn_live_map *m, const char *name, int want_trace, stru
 		guard_jmp = NULL;
 		guard_map = NULL;
 		free(buf);
+		free(recs);
 		return -EFAULT;
 	}
 	guard_map = m;
 	guard_jmp = &jb;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	int r = live_copy(m, want_trace, &h, buf + roff, &n);
+	int r = live_copy(m, want_trace, &h, (unsigned char *)recs, &n);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	guard_jmp = NULL;
 	guard_map = NULL;
 	if (r == 0) {
-		/* (the records right after the strings, as used_layout places them for n) */
 		memcpy(buf + soff, m->strs, m->nstrs);
-		r = parse_used(h, buf, m->nstrs, n, name, out, err, errlen);
+		r = parse_used(&h, buf, recs, m->nstrs, n, name, out, err, errlen);
+	} else {
+		free(recs);
 	}
 	free(buf);
 	return r;
@@ -746,6 +764,7 @@ static int read_live_fd(int fd, const char *name, const struct stat *st, const s
 {
 	struct log_header h;
 	unsigned char *buf = NULL;
+	struct log_record *recs = NULL;
 	int r;
 	*traced = 0;
 	if ((uint64_t)st->st_size < LOG_HEADER_SIZE) {
@@ -797,15 +816,13 @@ static int read_live_fd(int fd, const char *name, const struct stat *st, const s
 		r = -EINVAL;
 		goto out;
 	}
-	struct log_header fh = h;             /* the file's own, for a mapping */
+	/* (h stays the file's own, for a mapping: parse_used changes its copy in buf) */
 	struct log_section frs = *rs;
 	/* header | strings in use | records in use, and a header that says just that */
-	uint64_t soff, roff, len;
-	used_layout(sused, nrec, &soff, &roff, &len);
-	buf = used_alloc(sused, soff, roff, len);
-	if (!buf) {
+	uint64_t soff, roff;
+	used_layout(sused, &soff, &roff);
+	if ((r = used_alloc(sused, nrec, &buf, &recs)) < 0) {
 		snprintf(err, errlen, "%s: out of memory", name);
-		r = -ENOMEM;
 		goto out;
 	}
 	/* the strings as the last full reading kept them when none was added since (strings are
@@ -814,7 +831,7 @@ static int read_live_fd(int fd, const char *name, const struct stat *st, const s
 	if (strs_kept)
 		memcpy(buf + soff, kept->strs, sused);
 	if ((!strs_kept && (r = dmn_pread(fd, buf + soff, sused, ss->offset)) < 0) ||
-	    (r = dmn_pread(fd, buf + roff, rbytes, rs->offset)) < 0) {
+	    (r = dmn_pread(fd, recs, rbytes, rs->offset)) < 0) {
 		snprintf(err, errlen, "%s: %s", name, r == -ESTALE ? "cut short while read" : strerror(-r));
 		goto out;
 	}
@@ -827,11 +844,12 @@ static int read_live_fd(int fd, const char *name, const struct stat *st, const s
 		ta->count = ts->count;
 		ta->fsize = fsize;
 	}
-	r = parse_used(h, buf, sused, nrec, name, out, err, errlen);
+	r = parse_used(&h, buf, recs, sused, nrec, name, out, err, errlen);
+	recs = NULL; /* (the log_file's now, or freed) */
 	/* a mapping that cannot be made costs nothing but the per-second path; its strings are kept
 	 * for the statistics' readings from it (a mapping of the slots: kept by dmn_read_live once
 	 * it keeps the descriptor, for the readings by it) */
-	if (r == 0 && map && live_map(map, fd, st, &fh, &frs, lim, dmn_log_user_only(out)) < 0) {
+	if (r == 0 && map && live_map(map, fd, st, &h, &frs, lim, dmn_log_user_only(out)) < 0) {
 		memset(map, 0, sizeof *map);
 		map->fd = -1;
 	}
@@ -845,6 +863,7 @@ out:
 	if (r < 0)
 		*traced = 0;
 	free(buf);
+	free(recs);
 	return r;
 }
 

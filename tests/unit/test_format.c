@@ -219,6 +219,63 @@ static void expect_warning(const char *name, const void *buf, size_t size, uint6
 	log_file_free(&lf);
 }
 
+/* log_file_parse_own_records of the same log laid out as the daemon's full readings hand it:
+ * the header and the strings in one buffer, the records apart (taken by the log_file, the ones
+ * in use moved down in place) gives what log_file_parse gave (lf), its section table aside. And
+ * a header that does not place the records right after the buffer is refused, the records left
+ * to the caller. */
+static void same_as_apart(const char *name, const unsigned char *buf, size_t size, const struct log_file *lf)
+{
+	struct log_header h;
+	struct log_file own;
+	char err[512], what[256];
+	memcpy(&h, buf, sizeof h);
+	const struct log_section *ss = NULL, *rs = NULL;
+	for (uint32_t i = 0; i < h.nsections; i++) {
+		if (h.sections[i].kind == LOG_SEC_STRINGS)
+			ss = &h.sections[i];
+		if (h.sections[i].kind == LOG_SEC_RECORDS)
+			rs = &h.sections[i];
+	}
+	snprintf(what, sizeof what, "%s, records apart", name);
+	if (!check(ss && rs && ss->offset + ss->size <= size && rs->offset + rs->count * sizeof(struct log_record) <= size,
+		   what, "the test log has no sound sections"))
+		return;
+	size_t hsize = LOG_HEADER_SIZE + ((ss->size + 63) & ~(size_t)63);
+	unsigned char *hb = calloc(1, hsize);
+	struct log_record *recs = malloc(rs->count ? rs->count * sizeof *recs : 1);
+	memcpy(hb + LOG_HEADER_SIZE, buf + ss->offset, ss->size);
+	memcpy(recs, buf + rs->offset, rs->count * sizeof *recs);
+	struct log_header nh = h;
+	memset(nh.sections, 0, sizeof nh.sections);
+	nh.nsections = 2;
+	nh.sections[0] = (struct log_section){LOG_SEC_STRINGS, 0, LOG_HEADER_SIZE, ss->size, ss->count};
+	nh.sections[1] = (struct log_section){LOG_SEC_RECORDS, 0, hsize, rs->count * sizeof *recs, rs->count};
+	/* the records one record further than the buffer ends: refused, recs still the caller's */
+	nh.sections[1].offset = hsize + sizeof *recs;
+	memcpy(hb, &nh, sizeof nh);
+	int rc = log_file_parse_own_records(hb, hsize, recs, rs->count, "apart.iost", &own, err, sizeof err);
+	check(rc == -EINVAL && own.records == NULL, what, "records placed apart wrongly: rc %d", rc);
+	nh.sections[1].offset = hsize;
+	memcpy(hb, &nh, sizeof nh);
+	rc = log_file_parse_own_records(hb, hsize, recs, rs->count, "apart.iost", &own, err, sizeof err);
+	if (check(rc == 0, what, "rc %d: %s", rc, err)) {
+		struct log_header a = own.hdr, b = lf->hdr;
+		memset(a.sections, 0, sizeof a.sections);
+		memset(b.sections, 0, sizeof b.sections);
+		a.nsections = b.nsections = 0;
+		int same = own.records == recs && own.nrecords == lf->nrecords && !memcmp(&a, &b, sizeof a) &&
+			   own.strings_size == lf->strings_size &&
+			   !memcmp(own.strings, lf->strings, own.strings_size + 1) &&
+			   (!own.nrecords || !memcmp(own.records, lf->records, own.nrecords * sizeof *own.records));
+		check(same, what, "a different result (%u against %u records)", own.nrecords, lf->nrecords);
+		log_file_free(&own);
+	} else {
+		free(recs);
+	}
+	free(hb);
+}
+
 /* log_file_parse_own of the same bytes (a private buffer) gives what log_file_parse gave (lf):
  * its header, records byte for byte, strings. */
 static void same_as_own(const char *name, const unsigned char *buf, size_t size, const struct log_file *lf)
@@ -237,6 +294,7 @@ static void same_as_own(const char *name, const unsigned char *buf, size_t size,
 	}
 	log_file_free(&own);
 	free(copy);
+	same_as_apart(name, buf, size, lf);
 }
 
 static void test_roundtrip_parse(void)

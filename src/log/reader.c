@@ -780,10 +780,9 @@ out:
 }
 
 /* own: buf is the caller's alone (a private copy nobody writes while it is read), so the header
- * and the records are copied with memcpy, each once, not word by word and then again. */
-/* own: buf is the caller's alone (copied by memcpy). recs: the records section is not in buf but
- * follows it, at offset size, its nrecs records held in recs (the caller's, taken as out->records
- * on success: see log_file_parse_own_records). */
+ * and the records are copied with memcpy, each once, not word by word and then again. recs_own:
+ * the records section is not in buf but follows it, at offset size, its nrecs_own records held
+ * there (the caller's, taken as out->records on success: log_file_parse_own_records). */
 static int parse(const void *buf, size_t size, const char *name, struct log_file *out, char *err, size_t errlen,
 		 int own, struct log_record *recs_own, size_t nrecs_own)
 {

@@ -31,6 +31,9 @@ enum stmt_id {
 	ST_PROC_FIND,
 	ST_PROC_INSERT,
 	ST_PROC_UPDATE,
+	ST_PROC_UPDATES,
+	ST_PROC_CURSOR,
+	ST_PROC_CURSORS,
 	ST_FILE_FIND,
 	ST_FILE_INSERT,
 	ST_IV_ROW,
@@ -43,8 +46,6 @@ enum stmt_id {
 	ST_RUN,
 	ST_MINUTE_ROW,
 	ST_MINUTE_ROWS,
-	ST_PROC_WINDOW,
-	ST_PROC_UPDATE_WINDOW,
 	ST_PROC_IV_ADD,
 	ST_PROC_MIN_ADD,
 	ST_NODE_OLD,
@@ -91,9 +92,28 @@ static const char *const stmt_sql[ST_NSTMT] = {
 			  "jobdir = CASE WHEN jobdir = '' THEN ?6 ELSE jobdir END WHERE id = ?1",
 	[ST_PROC_FIND] = "SELECT id FROM processes WHERE host = ?1 AND pid = ?2 AND start_ns = ?3",
 	[ST_PROC_INSERT] = "INSERT INTO processes(job_id, host, pid, rank, start_ns, start_ticks, uid, exe, live_path, "
-			   "final_path, start_ms, end_ms, state, cursor) "
-			   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-	[ST_PROC_UPDATE] = "UPDATE processes SET end_ms = ?2, state = ?3, cursor = ?4 WHERE id = ?1",
+			   "final_path, start_ms, end_ms, state) "
+			   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+	/* only when they changed (schema 16): SQLite rewrites the row and the entry of processes_state
+	 * for an UPDATE that names state, even to the value it has */
+	[ST_PROC_UPDATE] = "UPDATE processes SET end_ms = ?2, state = ?3 WHERE id = ?1 AND (end_ms <> ?2 OR state <> ?3)",
+	/* what changes every statistics, in a row of its own a process (schema 16): its window grown
+	 * (?5: the transaction had rows of it; the window's first end moves back, its last forward) and
+	 * its cursor replaced (?6: the transaction gave one) */
+	[ST_PROC_CURSOR] = "INSERT INTO proc_cursors(proc_id, first_ms, last_ms, cursor) VALUES(?1, ?2, ?3, ?4)"
+			   " ON CONFLICT(proc_id) DO UPDATE SET"
+			   " first_ms = CASE WHEN ?5 AND (first_ms = 0 OR ?2 < first_ms) THEN ?2 ELSE first_ms END,"
+			   " last_ms = CASE WHEN ?5 THEN max(last_ms, ?3) ELSE last_ms END,"
+			   " cursor = CASE WHEN ?6 THEN ?4 ELSE cursor END",
+	/* the same, PK_GROUP processes to a statement (win_flush): ST_PROC_UPDATE's (id, end_ms, state),
+	 * and ST_PROC_CURSOR's (proc_id, first_ms, last_ms, cursor) of processes with a window and a
+	 * cursor (the daemon's statistics: every live process) */
+	[ST_PROC_UPDATES] = "UPDATE processes SET end_ms = v.column2, state = v.column3 FROM (VALUES" PK3_32 ") AS v"
+			    " WHERE processes.id = v.column1 AND (processes.end_ms <> v.column2 OR processes.state <> v.column3)",
+	[ST_PROC_CURSORS] = "INSERT INTO proc_cursors(proc_id, first_ms, last_ms, cursor) VALUES" PK4_32
+			    " ON CONFLICT(proc_id) DO UPDATE SET first_ms = CASE WHEN first_ms = 0 OR excluded.first_ms < first_ms"
+			    " THEN excluded.first_ms ELSE first_ms END, last_ms = max(last_ms, excluded.last_ms),"
+			    " cursor = excluded.cursor",
 	[ST_FILE_FIND] = "SELECT id FROM files WHERE path = ?1",
 	[ST_FILE_INSERT] = "INSERT INTO files(path) VALUES(?1)",
 	[ST_IV_ROW] = "INSERT INTO intervals(t_ms, proc_id, dt_ms, stats) VALUES" PK4 PK_IV_UPSERT,
@@ -112,13 +132,6 @@ static const char *const stmt_sql[ST_NSTMT] = {
 		   "end_ns, busy_ns, min_ns, result) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 	[ST_MINUTE_ROW] = "INSERT INTO intervals_minute(t_ms, proc_id, stats) VALUES" PK3 PK_MIN_UPSERT,
 	[ST_MINUTE_ROWS] = "INSERT INTO intervals_minute(t_ms, proc_id, stats) VALUES" PK3_32 PK_MIN_UPSERT,
-	[ST_PROC_WINDOW] = "UPDATE processes SET first_ms = CASE WHEN first_ms = 0 OR ?2 < first_ms THEN ?2 ELSE first_ms END,"
-			   " last_ms = max(last_ms, ?3) WHERE id = ?1",
-	/* a process's cursor and its window in one UPDATE: the row (its cursor of up to a KB among
-	 * it) is written once a transaction, not twice (win_flush) */
-	[ST_PROC_UPDATE_WINDOW] = "UPDATE processes SET end_ms = ?2, state = ?3, cursor = ?4,"
-				  " first_ms = CASE WHEN first_ms = 0 OR ?5 < first_ms THEN ?5 ELSE first_ms END,"
-				  " last_ms = max(last_ms, ?6) WHERE id = ?1",
 	[ST_PROC_IV_ADD] = "INSERT INTO proc_intervals(proc_id, t_ms, layer, cat, bytes, calls, dur_ns, dt_ms)"
 			   " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(proc_id, t_ms, layer, cat) DO UPDATE"
 			   " SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls, dur_ns = dur_ns + excluded.dur_ns,"
@@ -187,8 +200,9 @@ struct acc_min {
 	struct acc_tab t;
 };
 /* A process's interval ends in this transaction (its window grows at the commit), and its row's
- * update (end, state, cursor: a copy) when the transaction gave one: both go in one UPDATE at the
- * commit, which writes the row once, not twice (docs/STORE.md, "The statistics' transaction"). */
+ * update (end, state, cursor: a copy) when the transaction gave one: at the commit its window and
+ * cursor go in its row of proc_cursors, its end and state in its row of processes where they
+ * changed (win_puts_write; docs/STORE.md, "A process's cursor and window (schema 16)"). */
 struct win_ent {
 	int64_t proc, lo, hi;
 	int has_win, has_put;
@@ -480,6 +494,18 @@ static const char *const migrations[] = {
 	" i.bytes, i.calls, i.dur_ns, CASE WHEN i.calls > 0 THEN i.bytes / i.calls ELSE 0 END AS bytes_per_call"
 	" FROM interval_rows i JOIN processes p ON p.id = i.proc_id JOIN jobs j ON j.id = p.job_id"
 	" JOIN files f ON f.id = i.file_id;",
+	/* 16: what changes in a process every statistics, its cursor (the last cumulative counters
+	 * stored, up to a KB) and its window (first_ms, last_ms), in a narrow row of its own keyed by
+	 * the process (docs/STORE.md, "A process's cursor and window"): the statistics' transaction
+	 * updated every live process's row, and SQLite rewrote the whole row, paths and all, and its
+	 * entry in processes_state (the UPDATE named state): 18.8 of its 55.5 million instructions
+	 * (docs/BENCHMARKS.md "dmn15"). A process's row now changes with its end and state only. */
+	"CREATE TABLE proc_cursors(proc_id INTEGER PRIMARY KEY, first_ms INTEGER NOT NULL DEFAULT 0,"
+	" last_ms INTEGER NOT NULL DEFAULT 0, cursor BLOB);"
+	"INSERT INTO proc_cursors SELECT id, first_ms, last_ms, cursor FROM processes;"
+	"ALTER TABLE processes DROP COLUMN cursor;"
+	"ALTER TABLE processes DROP COLUMN first_ms;"
+	"ALTER TABLE processes DROP COLUMN last_ms;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -840,20 +866,35 @@ static int sq_proc_put(struct store *s, struct store_proc *p)
 		if ((r = find_id(s, s->st[ST_PROC_FIND], &p->key, "finding a process")) < 0)
 			return r;
 	}
-	if (!p->key) {
-		bind(s->st[ST_PROC_INSERT], "isiiuuisssiiib", p->job_key, p->host, (int64_t)p->pid, (int64_t)p->rank,
-		     p->start_ns, p->start_ticks, (int64_t)p->uid, nz(p->exe), nz(p->live_path), nz(p->final_path),
-		     p->start_ms, p->end_ms, (int64_t)p->state, p->cursor, p->cursor_len);
-		if ((r = step(s, s->st[ST_PROC_INSERT], "adding a process")) < 0)
-			return r;
-		p->key = sqlite3_last_insert_rowid(s->db);
-		return 0;
-	}
-	/* inside a transaction: at its commit, with the window its rows give (win_flush) */
-	if (!sqlite3_get_autocommit(s->db))
+	/* inside a transaction, an update: at its commit, with the window its rows give (win_flush) */
+	if (p->key && !sqlite3_get_autocommit(s->db))
 		return win_put(s, p);
-	bind(s->st[ST_PROC_UPDATE], "iiib", p->key, p->end_ms, (int64_t)p->state, p->cursor, p->cursor_len);
-	r = step(s, s->st[ST_PROC_UPDATE], "updating a process");
+	/* the process's row and its cursor's (schema 16) together: outside a transaction, in one of
+	 * their own */
+	int own = sqlite3_get_autocommit(s->db);
+	if (own && (r = exec_sql(s, "SAVEPOINT proc_put")) < 0)
+		return r;
+	if (!p->key) {
+		bind(s->st[ST_PROC_INSERT], "isiiuuisssiii", p->job_key, p->host, (int64_t)p->pid, (int64_t)p->rank,
+		     p->start_ns, p->start_ticks, (int64_t)p->uid, nz(p->exe), nz(p->live_path), nz(p->final_path),
+		     p->start_ms, p->end_ms, (int64_t)p->state);
+		if ((r = step(s, s->st[ST_PROC_INSERT], "adding a process")) >= 0)
+			p->key = sqlite3_last_insert_rowid(s->db);
+	} else {
+		bind(s->st[ST_PROC_UPDATE], "iii", p->key, p->end_ms, (int64_t)p->state);
+		r = step(s, s->st[ST_PROC_UPDATE], "updating a process");
+	}
+	if (r >= 0) {
+		bind(s->st[ST_PROC_CURSOR], "iiibii", p->key, INT64_C(0), INT64_C(0), p->cursor, p->cursor_len,
+		     INT64_C(0), INT64_C(1));
+		r = step(s, s->st[ST_PROC_CURSOR], "storing a process's cursor");
+	}
+	if (own && r < 0) {
+		sqlite3_exec(s->db, "ROLLBACK TO proc_put; RELEASE proc_put", NULL, NULL, NULL);
+		return r;
+	}
+	if (own && (r = exec_sql(s, "RELEASE proc_put")) < 0)
+		return r;
 	return r < 0 ? r : 0;
 }
 
@@ -1454,26 +1495,97 @@ static int node_close(struct store *s, struct node_host *h, int64_t upto)
 	return 0;
 }
 
-/* The processes' windows grown by this transaction's rows, and its rows summed per process into
- * proc_intervals (at the commit, or before a read). */
+static int win_proc_cmp(const void *pa, const void *pb)
+{
+	const struct win_ent *a = *(const struct win_ent *const *)pa, *b = *(const struct win_ent *const *)pb;
+	return a->proc < b->proc ? -1 : a->proc > b->proc;
+}
+
+/* A process's cursor and window (proc_cursors), alone. */
+static int win_cursor_one(struct store *s, const struct win_ent *w)
+{
+	sqlite3_stmt *st = s->st[ST_PROC_CURSOR];
+	bind(st, "iii", w->proc, w->has_win ? w->lo : 0, w->has_win ? w->hi : 0);
+	if (w->has_put)
+		sqlite3_bind_blob64(st, 4, w->cursor ? w->cursor : "", w->cursor_len, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 4);
+	sqlite3_bind_int64(st, 5, w->has_win);
+	sqlite3_bind_int64(st, 6, w->has_put);
+	return step(s, st, "updating a process's cursor and window");
+}
+
+/* The held updates of n processes, in their keys' order: their end and state where they changed,
+ * their cursors and windows. Statements of PK_GROUP rows (a statement's own cost, about 4,400
+ * instructions, paid once for 32; docs/BENCHMARKS.md "dmn15"); 32 rows of proc_cursors lie on a
+ * few pages (its rowid is the process's key), so the statement journal of a multi-row upsert
+ * stays in memory (struct pk_batch), and processes' rows change only at a process's end. */
+static int win_puts_write(struct store *s, struct win_ent **v, size_t n)
+{
+	struct win_ent *upd[PK_GROUP], *cur[PK_GROUP];
+	int nu = 0, nc = 0, r = 0;
+	for (size_t i = 0; i <= n && r >= 0; i++) {
+		struct win_ent *w = i < n ? v[i] : NULL;
+		if (w && w->has_put)
+			upd[nu++] = w;
+		if (w && w->has_put && w->has_win)
+			cur[nc++] = w;
+		else if (w && (r = win_cursor_one(s, w)) < 0)
+			break;
+		if (nu == PK_GROUP) {
+			sqlite3_stmt *st = s->st[ST_PROC_UPDATES];
+			sqlite3_reset(st);
+			for (int k = 0; k < nu; k++) {
+				sqlite3_bind_int64(st, 3 * k + 1, upd[k]->proc);
+				sqlite3_bind_int64(st, 3 * k + 2, upd[k]->end_ms);
+				sqlite3_bind_int64(st, 3 * k + 3, upd[k]->state);
+			}
+			r = step(s, st, "updating processes");
+			nu = 0;
+		} else if (!w) {
+			for (int k = 0; k < nu && r >= 0; k++) {
+				bind(s->st[ST_PROC_UPDATE], "iii", upd[k]->proc, upd[k]->end_ms, upd[k]->state);
+				r = step(s, s->st[ST_PROC_UPDATE], "updating a process");
+			}
+		}
+		if (r >= 0 && nc == PK_GROUP) {
+			sqlite3_stmt *st = s->st[ST_PROC_CURSORS];
+			sqlite3_reset(st);
+			for (int k = 0; k < nc; k++) {
+				sqlite3_bind_int64(st, 4 * k + 1, cur[k]->proc);
+				sqlite3_bind_int64(st, 4 * k + 2, cur[k]->lo);
+				sqlite3_bind_int64(st, 4 * k + 3, cur[k]->hi);
+				sqlite3_bind_blob64(st, 4 * k + 4, cur[k]->cursor ? cur[k]->cursor : "", cur[k]->cursor_len,
+						    SQLITE_STATIC);
+			}
+			r = step(s, st, "updating processes' cursors and windows");
+			nc = 0;
+		} else if (r >= 0 && !w) {
+			for (int k = 0; k < nc && r >= 0; k++)
+				r = win_cursor_one(s, cur[k]);
+		}
+	}
+	return r < 0 ? r : 0;
+}
+
+/* The processes' windows grown by this transaction's rows, their held updates, and its rows summed
+ * per process into proc_intervals (at the commit, or before a read). */
 static int win_flush(struct store *s)
 {
 	int r = iv_flush(s, 0);
-	for (size_t i = 0; i < s->win_cap && s->win_n && r >= 0; i++) {
-		struct win_ent *w = &s->win[i];
-		if (!w->proc)
-			continue;
-		if (w->has_put && w->has_win) {
-			bind(s->st[ST_PROC_UPDATE_WINDOW], "iiibii", w->proc, w->end_ms, w->state, w->cursor,
-			     w->cursor_len, w->lo, w->hi);
-			r = step(s, s->st[ST_PROC_UPDATE_WINDOW], "updating a process");
-		} else if (w->has_put) {
-			bind(s->st[ST_PROC_UPDATE], "iiib", w->proc, w->end_ms, w->state, w->cursor, w->cursor_len);
-			r = step(s, s->st[ST_PROC_UPDATE], "updating a process");
-		} else {
-			bind(s->st[ST_PROC_WINDOW], "iii", w->proc, w->lo, w->hi);
-			r = step(s, s->st[ST_PROC_WINDOW], "noting a process's interval ends");
+	struct win_ent **v = NULL;
+	size_t n = 0;
+	if (r >= 0 && s->win_n) {
+		if (!(v = malloc(s->win_n * sizeof *v)))
+			r = -ENOMEM;
+		for (size_t i = 0; i < s->win_cap && v; i++)
+			if (s->win[i].proc)
+				v[n++] = &s->win[i];
+		if (v) {
+			qsort(v, n, sizeof *v, win_proc_cmp);
+			r = win_puts_write(s, v, n);
 		}
+		free(v);
 	}
 	/* one by one: each process's row lies elsewhere in the key, so 16 to a statement would
 	 * touch 16 pages, and a statement of many rows journals every page it touches (below) */
@@ -1869,8 +1981,8 @@ static int sq_procs_open(struct store *s, const char *host, int (*fn)(const stru
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db,
 				    "SELECT id, job_id, host, pid, rank, start_ns, start_ticks, uid, exe, live_path,"
-				    " final_path, start_ms, end_ms, state, cursor FROM processes"
-				    " WHERE state = 0 AND host = ?1 ORDER BY id",
+				    " final_path, start_ms, end_ms, state, c.cursor FROM processes"
+				    " LEFT JOIN proc_cursors c ON c.proc_id = processes.id WHERE state = 0 AND host = ?1 ORDER BY id",
 				    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "listing open processes");
@@ -2284,7 +2396,13 @@ static int sq_job_series(struct store *s, int64_t job_key, enum store_series_by 
 	int r = win_flush(s);
 	if (r < 0)
 		return r;
-	int rc = sqlite3_prepare_v2(s->db, STORE_SERIES_BOUNDS_SQL("?1"), -1, &st, NULL);
+	/* STORE_SERIES_BOUNDS_SQL, the windows read from proc_cursors (schema 16) */
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT (SELECT upto_ms FROM rollup WHERE name = 'intervals'),"
+				    " (SELECT upto_ms FROM rollup WHERE name = 'raw:intervals'),"
+				    " min(CASE WHEN c.first_ms > 0 THEN c.first_ms END), max(c.last_ms)"
+				    " FROM processes p JOIN proc_cursors c ON c.proc_id = p.id WHERE p.job_id = ?1",
+				    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc, "reading a job's series");
 	sqlite3_bind_int64(st, 1, job_key);
@@ -2593,7 +2711,7 @@ static int sq_retain(struct store *s, int64_t before_ms, const char *archive_dir
 		 * those before where the raw rows then started), by their key; not counted in moved */
 		if (!strcmp(t->name, "intervals") &&
 		    (r = run_once(s,
-				  "DELETE FROM proc_intervals WHERE proc_id IN (SELECT id FROM processes WHERE first_ms > 0"
+				  "DELETE FROM proc_intervals WHERE proc_id IN (SELECT proc_id FROM proc_cursors WHERE first_ms > 0"
 				  " AND first_ms < ?1 AND last_ms >= ?2) AND t_ms < ?1",
 				  "removing raw rows", "ii", s->iv_raw, raw_before)) < 0)
 			break;

@@ -19,8 +19,9 @@
 #include <stdint.h>
 
 #define STORE_SCHEMA_VERSION 14
-/* SQLite's: schema 15 keeps one interval row a process (docs/STORE.md); PostgreSQL's stays 14 */
-#define STORE_SQLITE_SCHEMA_VERSION 15
+/* SQLite's: schema 15 keeps one interval row a process, 16 the processes' cursors in a table of their
+ * own (docs/STORE.md); PostgreSQL's stays 14 */
+#define STORE_SQLITE_SCHEMA_VERSION 16
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;

@@ -85,11 +85,38 @@ static inline int direct_sql_plan(const char *url, const char *sql, char *buf, s
 	return r;
 }
 
-/* An SQLite store of schema 15 made back into schema 14's form (the tests of older schemas' migrations):
- * a row a (process, file, layer, category) in intervals and intervals_minute, schema 4's view. 0, or -1
- * (printed). */
+/* Each of n statements run: 0, or -1 at the first that fails (printed). */
+static inline int direct_sql_all(const char *url, const char *const *sql, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (direct_sql_int(url, sql[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* SQLite's schema 16 made back into 15: the processes' cursors and windows in their rows again. 0, or
+ * -1 (printed). */
+static inline int direct_sqlite_back_to_15(const char *url)
+{
+	static const char *const back[] = {
+		"ALTER TABLE processes ADD COLUMN cursor BLOB",
+		"ALTER TABLE processes ADD COLUMN first_ms INTEGER NOT NULL DEFAULT 0",
+		"ALTER TABLE processes ADD COLUMN last_ms INTEGER NOT NULL DEFAULT 0",
+		"UPDATE processes SET cursor = c.cursor, first_ms = c.first_ms, last_ms = c.last_ms FROM proc_cursors c"
+		" WHERE c.proc_id = processes.id",
+		"DROP TABLE proc_cursors",
+		"PRAGMA user_version = 15",
+	};
+	return direct_sql_all(url, back, sizeof back / sizeof back[0]);
+}
+
+/* An SQLite store of schema 16 made back into schema 14's form (the tests of older schemas' migrations):
+ * 15's first, then a row a (process, file, layer, category) in intervals and intervals_minute, schema
+ * 4's view. 0, or -1 (printed). */
 static inline int direct_sqlite_back_to_14(const char *url)
 {
+	if (direct_sqlite_back_to_15(url) < 0)
+		return -1;
 	static const char *const back[] = {
 		"CREATE TABLE iv14(t_ms INTEGER NOT NULL, dt_ms INTEGER NOT NULL, proc_id INTEGER NOT NULL,"
 		" file_id INTEGER NOT NULL, layer INTEGER NOT NULL, cat INTEGER NOT NULL, bytes INTEGER NOT NULL,"
@@ -115,10 +142,7 @@ static inline int direct_sqlite_back_to_14(const char *url)
 		" JOIN files f ON f.id = i.file_id",
 		"PRAGMA user_version = 14",
 	};
-	for (size_t i = 0; i < sizeof back / sizeof back[0]; i++)
-		if (direct_sql_int(url, back[i]) < 0)
-			return -1;
-	return 0;
+	return direct_sql_all(url, back, sizeof back / sizeof back[0]);
 }
 
 #endif

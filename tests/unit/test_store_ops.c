@@ -811,11 +811,13 @@ static void check_put_in_tx(struct store *s, int64_t kb, int64_t fk)
 	ok_r("put in a transaction: a row after the read", store_interval_add(s, &iv), s);
 	ok_r("put in a transaction: commit", store_commit(s), s);
 	char sql[160];
-	snprintf(sql, sizeof sql, "SELECT first_ms FROM processes WHERE id = %lld", (long long)p.key);
+	/* SQLite's schema 16 keeps a process's window and cursor in proc_cursors */
+	const char *pc = is_pg ? "processes WHERE id" : "proc_cursors WHERE proc_id";
+	snprintf(sql, sizeof sql, "SELECT first_ms FROM %s = %lld", pc, (long long)p.key);
 	eq_i64("put in a transaction: window's first end", direct_int(sql), t);
-	snprintf(sql, sizeof sql, "SELECT last_ms FROM processes WHERE id = %lld", (long long)p.key);
+	snprintf(sql, sizeof sql, "SELECT last_ms FROM %s = %lld", pc, (long long)p.key);
 	eq_i64("put in a transaction: window's last end", direct_int(sql), t + 2000);
-	snprintf(sql, sizeof sql, "SELECT length(cursor) FROM processes WHERE id = %lld", (long long)p.key);
+	snprintf(sql, sizeof sql, "SELECT length(cursor) FROM %s = %lld", pc, (long long)p.key);
 	eq_i64("put in a transaction: the last cursor given", direct_int(sql), 6);
 	snprintf(sql, sizeof sql, "SELECT end_ms FROM processes WHERE id = %lld AND state = %d", (long long)p.key,
 		 (int)STORE_PROC_ENDED);
@@ -827,8 +829,64 @@ static void check_put_in_tx(struct store *s, int64_t kb, int64_t fk)
 	r |= store_proc_put(s, &q);
 	ok_r("put in a transaction: a put rolled back", r, s);
 	store_rollback(s);
-	snprintf(sql, sizeof sql, "SELECT length(cursor) FROM processes WHERE id = %lld", (long long)p.key);
+	snprintf(sql, sizeof sql, "SELECT length(cursor) FROM %s = %lld", pc, (long long)p.key);
 	eq_i64("put in a transaction: a rollback keeps the stored cursor", direct_int(sql), 6);
+}
+
+/* Many processes put in one transaction, each with its rows (SQLite writes their cursors and
+ * windows 32 to a statement, their ends and states 32 to one that changes only what changed):
+ * every process's cursor, window, end and state as given, over two transactions, some processes
+ * ending in the second, one with a cursor and no rows, one with rows and no cursor. */
+static void check_puts_grouped(struct store *s, int64_t kb, int64_t fk)
+{
+	enum { NP = 75, PID0 = 800 };
+	static struct store_proc p[NP];
+	static char cur[NP][32];
+	const int64_t t = T0 + 5 * DAY;
+	int r = store_begin(s);
+	for (int i = 0; i < NP; i++) {
+		p[i] = proc(kb, PID0 + i, 3000, "", STORE_PROC_LIVE);
+		r |= store_proc_put(s, &p[i]);
+	}
+	r |= store_commit(s);
+	ok_r("grouped puts: the processes", r, s);
+	for (int k = 0; k < 2; k++) {
+		r = store_begin(s);
+		for (int i = 0; i < NP; i++) {
+			struct store_interval iv = interval(t + k * 10000, p[i].key, fk, STORE_CAT_WRITE, 100 + i);
+			if (!(k == 1 && i == 40)) /* a cursor and no rows */
+				r |= store_interval_add(s, &iv);
+			if (k == 1 && i == 41) /* rows and no cursor */
+				continue;
+			snprintf(cur[i], sizeof cur[i], "cursor %d of %d", k, PID0 + i);
+			p[i].cursor = cur[i];
+			p[i].cursor_len = strlen(cur[i]);
+			if (k == 1 && i % 7 == 3) {
+				p[i].state = STORE_PROC_ENDED;
+				p[i].end_ms = t + 10000 + i;
+			}
+			r |= store_proc_put(s, &p[i]);
+		}
+		r |= store_commit(s);
+		ok_r(k ? "grouped puts: the second transaction" : "grouped puts: the first transaction", r, s);
+	}
+	/* SQLite's schema 16 keeps windows and cursors in proc_cursors, PostgreSQL in processes */
+	const char *from = is_pg ? "processes p JOIN processes c ON c.id = p.id"
+				 : "processes p JOIN proc_cursors c ON c.proc_id = p.id";
+	char sql[1024];
+	snprintf(sql, sizeof sql,
+		 "SELECT count(*) FROM %s WHERE p.job_id = %lld AND p.pid >= %d AND p.pid < %d AND c.first_ms = %lld"
+		 " AND c.last_ms = CASE p.pid - %d WHEN 40 THEN %lld ELSE %lld END"
+		 " AND c.cursor = %s'cursor ' || CASE p.pid - %d WHEN 41 THEN 0 ELSE 1 END || ' of ' || p.pid%s"
+		 " AND p.state = CASE (p.pid - %d) %% 7 WHEN 3 THEN 1 ELSE 0 END"
+		 " AND p.end_ms = CASE (p.pid - %d) %% 7 WHEN 3 THEN %lld + p.pid - %d ELSE 0 END",
+		 from, (long long)kb, PID0, PID0 + NP, (long long)t, PID0, (long long)t, (long long)(t + 10000),
+		 is_pg ? "convert_to(" : "CAST(", PID0, is_pg ? ", 'UTF8')" : " AS BLOB)", PID0, PID0,
+		 (long long)(t + 10000), PID0);
+	eq_i64("grouped puts: every process's window, cursor, end and state as given", direct_int(sql), NP);
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM processes WHERE job_id = %lld AND pid >= %d AND pid < %d AND state = 1",
+		 (long long)kb, PID0, PID0 + NP);
+	eq_i64("grouped puts: the ones that ended", direct_int(sql), (NP + 3) / 7);
 }
 
 static void check_report_head(struct store *s, int64_t key)
@@ -1420,16 +1478,26 @@ static int hash_point(const struct store_series_point *pt, void *ctx)
 	return 0;
 }
 
-/* The series of every job at every interval, by minute and by hour and rank, hashed (0 on an error). */
-static uint64_t series_hash(void)
+/* The store opened read-only (NULL, printed, on an error). */
+static struct store *open_ro(void)
 {
 	struct store *s = NULL;
 	char err[512];
-	uint64_t h = 0xcbf29ce484222325ull;
 	if (store_open(url, STORE_READONLY, &s, err, sizeof err) < 0) {
 		printf("# %s\n", err);
-		return 0;
+		store_close(s);
+		return NULL;
 	}
+	return s;
+}
+
+/* The series of every job at every interval, by minute and by hour and rank, hashed (0 on an error). */
+static uint64_t series_hash(void)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	struct store *s = open_ro();
+	if (!s)
+		return 0;
 	int64_t n = direct_int("SELECT max(id) FROM jobs");
 	for (int64_t k = 1; k <= n; k++)
 		if (store_job_series(s, k, STORE_SERIES_LAYER, 0, hash_point, &h) < 0 ||
@@ -1441,6 +1509,16 @@ static uint64_t series_hash(void)
 		}
 	store_close(s);
 	return h;
+}
+
+/* Each of n (name, query) pairs: the query's number is 0, checked as "WHAT: name". */
+static void each_zero(const char *what, const char *const (*q)[2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char name[160];
+		snprintf(name, sizeof name, "%s: %s", what, q[i][0]);
+		eq_i64(name, direct_int(q[i][1]), 0);
+	}
 }
 
 /* Schema 15's migration (SQLite: one row a process and interval) on this program's rows made back
@@ -1485,17 +1563,72 @@ static void check_migration_15(void)
 		 "SELECT (SELECT count(*) FROM intervals i, json_each(i.stats) e WHERE json_array_length(e.value) = 7) -"
 		 " (SELECT count(*) FROM m15_rows i, json_each(i.stats) e WHERE json_array_length(e.value) = 7) - 1"},
 	};
-	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
-		char name[160];
-		snprintf(name, sizeof name, "migration 15: %s", same[i][0]);
-		eq_i64(name, direct_int(same[i][1]), 0);
-	}
+	each_zero("migration 15", same, sizeof same / sizeof same[0]);
 	eq_i64("migration 15: every series the same", (int64_t)(series_hash() == before), 1);
 	for (const char *t = "m15_rows\0m15_stats\0m15_minutes\0"; *t; t += strlen(t) + 1) {
 		char q[64];
 		snprintf(q, sizeof q, "DROP TABLE %s", t);
 		direct_int(q);
 	}
+}
+
+/* Schema 16's migration (SQLite: the processes' cursors and windows in proc_cursors) on this program's
+ * store made back into schema 15's form: every process's cursor (byte for byte) and window move,
+ * the processes' rows lose the three columns, the open processes read back with their cursors,
+ * and every series is the same. */
+static int keep_open(const struct store_proc *p, void *ctx)
+{
+	uint64_t *h = ctx;
+	*h = (*h ^ (uint64_t)p->key) * 0x100000001b3ull;
+	for (size_t i = 0; i < p->cursor_len; i++)
+		*h = (*h ^ ((const unsigned char *)p->cursor)[i]) * 0x100000001b3ull;
+	*h = (*h ^ p->cursor_len) * 0x100000001b3ull;
+	return 0;
+}
+
+static uint64_t open_hash(void)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	struct store *s = open_ro();
+	if (!s)
+		return 0;
+	if (store_procs_open(s, "n1", keep_open, &h) < 0 || store_procs_open(s, "n2", keep_open, &h) < 0) {
+		printf("# %s\n", store_error(s));
+		h = 0;
+	}
+	store_close(s);
+	return h;
+}
+
+static void check_migration_16(void)
+{
+	if (is_pg)
+		return;
+	uint64_t before = series_hash(), open_before = open_hash();
+	check("migration 16: the series before", before != 0, "none");
+	eq_i64("migration 16: the cursors and windows kept",
+	       direct_int("CREATE TABLE m16 AS SELECT proc_id, first_ms, last_ms, cursor FROM proc_cursors"), 0);
+	check("migration 16: windows and cursors to move",
+	      direct_int("SELECT count(*) FROM m16 WHERE last_ms > 0") > 0 &&
+		      direct_int("SELECT count(*) FROM m16 WHERE length(cursor) > 0") > 0,
+	      "none");
+	eq_i64("migration 16: back to schema 15", direct_sqlite_back_to_15(url), 0);
+	eq_i64("migration 16: schema 15's rows hold them",
+	       direct_int("SELECT count(*) FROM (SELECT id, first_ms, last_ms, cursor FROM processes EXCEPT"
+			  " SELECT * FROM m16)"),
+	       0);
+	reopen_migrates("migration 16", 15);
+	static const char *const same[][2] = {
+		{"every process's row", "SELECT count(*) FROM (SELECT * FROM m16 EXCEPT SELECT * FROM proc_cursors)"},
+		{"no other row", "SELECT count(*) FROM (SELECT * FROM proc_cursors EXCEPT SELECT * FROM m16)"},
+		{"a row a process", "SELECT (SELECT count(*) FROM processes) - (SELECT count(*) FROM proc_cursors)"},
+		{"the processes' rows without them",
+		 "SELECT count(*) FROM pragma_table_info('processes') WHERE name IN ('cursor', 'first_ms', 'last_ms')"},
+	};
+	each_zero("migration 16", same, sizeof same / sizeof same[0]);
+	eq_i64("migration 16: the open processes and their cursors the same", (int64_t)(open_hash() == open_before), 1);
+	eq_i64("migration 16: every series the same", (int64_t)(series_hash() == before), 1);
+	direct_int("DROP TABLE m16");
 }
 
 /* Schema 12's migration on a store of schema 11 (its table dropped, the version put back): the
@@ -1594,9 +1727,12 @@ int main(int argc, char **argv)
 	check_key_twice(s, kb);
 	check_many_files(s, kb);
 	proc_sums_compare("after a key twice and many files");
+	check_puts_grouped(s, kb, fk[1]);
+	proc_sums_compare("after many processes put at once");
 	store_close(s);
 	check_rollups();
 	check_rollups_wide();
+	check_migration_16();
 	check_migration_15();
 	check_migration_12();
 	check_newer();

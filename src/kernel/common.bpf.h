@@ -702,29 +702,22 @@ static __always_inline bool ks_writing(struct inode *host, struct task_struct *t
 	return (__u64)host->i_rwsem.owner.counter == (__u64)t;
 }
 
-/* This CPU's run of writes, when a filesystem's copy into the cache of host is the run's process
- * writing the run's file, found without asking which task is running (bpf_get_current_task_btf,
- * a helper call): the task holding host's i_rwsem for writing. Every buffered write of a regular file's cache (write(2) and its
- * family, splice, copy_file_range, a kernel writer) holds it from before its first folio to after
- * its last, and these programs (ext4's write_end, xfs's buffered write) run inside it, so the
- * holder is the task copying. NULL: ks_call_batch decides (no run of host, a holder of another
- * process, io_uring's workers, a kernel without the owner field). */
-static __always_inline struct ks_run *ks_run_of_writer(struct inode *host)
+/* The task writing into host's cache, found without asking which task is running
+ * (bpf_get_current_task_btf, a helper call): the holder of host's i_rwsem for writing. Every
+ * buffered write of a regular file's cache (write(2) and its family, splice, copy_file_range, a
+ * kernel writer) holds it from before its first folio to after its last, and a filesystem's copy
+ * into the cache (ext4's write_end, xfs's buffered write) runs inside it, so the holder is the task
+ * copying. NULL (ks_call_batch then asks for the current task): no holder, readers', a kernel
+ * without the owner field, or the default depth, which has no run to find by it. Only for those
+ * programs: pages added or dirtied come in other tasks' faults and reads too. */
+static __always_inline struct task_struct *ks_writer(struct inode *host)
 {
-	__u32 one = 1;
 	if (cfg.lat_every <= 1 || !bpf_core_field_exists(host->i_rwsem.owner))
-		return NULL;
-	struct ks_run *s = bpf_map_lookup_elem(&runs, &one);
-	if (!s || s->inode != (__u64)host)
 		return NULL;
 	__u64 o = host->i_rwsem.owner.counter;
 	if (!o || (o & 7)) /* none, or readers' */
 		return NULL;
-	struct task_struct *w = KS_TYPED(struct task_struct, (void *)o);
-	if ((w->flags & (PF_KTHREAD | PF_IO_WORKER)) || s->tgid != w->tgid ||
-	    !(ks_run_chk(s, w) || ks_run_is(s, host, w)))
-		return NULL;
-	return s;
+	return KS_TYPED(struct task_struct, (void *)o);
 }
 
 /* The call the current thread is inside, when it is on host, the inode of the page-cache or
@@ -749,13 +742,16 @@ static __always_inline struct ks_run *ks_run_of_writer(struct inode *host)
  *    which sys_exit adds to the call's run: a read's pages say whether it missed, which only the
  *    call itself can say when its thread moves to another CPU while it waits for the device.
  *    io_uring's workers carry no call.
+ * w: the task doing the work where the caller knows it without the current-task helper (ks_writer,
+ * the writer holding host's i_rwsem), else NULL (the current task): the run is matched with it,
+ * and the rest (the thread's slot, registers and descriptor) asks for the current task.
  * Under a process filter alone a process not traced has no call of ours to batch into (no slot
  * sys_enter made, no run): it leaves before the registers and the thread's slot are read.
  * A descriptor another thread replaces (dup2) while the call is inside the kernel leaves the
  * call's file behind the old number: its pages are then counted now, as work outside a call. */
-static __always_inline bool ks_call_batch(struct inode *host, struct ks_batch *b, bool any)
+static __always_inline bool ks_call_batch(struct inode *host, struct task_struct *w, struct ks_batch *b, bool any)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = w ? w : bpf_get_current_task_btf();
 	if (t->flags & (PF_KTHREAD | PF_IO_WORKER))
 		return false;
 	struct pt_regs *regs = NULL;
@@ -795,6 +791,11 @@ static __always_inline bool ks_call_batch(struct inode *host, struct ks_batch *b
 				}
 			}
 		}
+	}
+	if (w) { /* the rest is the current thread's own: its slot, registers and descriptor */
+		t = bpf_get_current_task_btf();
+		if (t->flags & (PF_KTHREAD | PF_IO_WORKER))
+			return false;
 	}
 	if (cfg.by_pid && !cfg.cgroup_id && !ks_tgid_tracked(t->tgid))
 		return false;

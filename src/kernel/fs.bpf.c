@@ -96,10 +96,8 @@ static __always_inline bool cache_write(struct inode *in, __u64 pos, __u64 len)
 {
 	struct ks_batch b = {};
 	__u64 dev, ino;
-	struct ks_run *s = ks_run_of_writer(in);
-	if (s || ks_call_batch(in, &b, true)) {
-		if (!s)
-			s = b.s;
+	if (ks_call_batch(in, ks_writer(in), &b, true)) {
+		struct ks_run *s = b.s;
 		if (s) { /* the run's times: its last call's exit, to a timer tick */
 			s->fs_writes++;
 			s->fs_bytes += len;

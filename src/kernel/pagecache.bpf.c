@@ -49,7 +49,7 @@ int BPF_PROG(ks_page_add, struct folio *folio)
 		return 0;
 	/* (dev, ino) only when the page is not batched into its call, or for its event */
 	struct ks_batch b = {};
-	int in = ks_call_batch(host, &b, false) ? b.rw : 0;
+	int in = ks_call_batch(host, NULL, &b, false) ? b.rw : 0;
 	if (in) { /* inside a read or write of this file: counted at its exit */
 		if (b.s)
 			b.s->pc_added_write += pages;
@@ -180,7 +180,7 @@ int BPF_PROG(ks_dirty, struct folio *folio, struct address_space *mapping)
 	if (!host)
 		return 0;
 	struct ks_batch b = {};
-	if (ks_call_batch(host, &b, true)) { /* a write dirtying its own file's pages: counted at its exit */
+	if (ks_call_batch(host, NULL, &b, true)) { /* a write dirtying its own file's pages: counted at its exit */
 		if (b.s)
 			b.s->pc_dirtied += pages;
 		else

@@ -1515,56 +1515,76 @@ static int win_cursor_one(struct store *s, const struct win_ent *w)
 	return step(s, st, "updating a process's cursor and window");
 }
 
+/* Held updates of processes' end and state (n == PK_GROUP: one statement for all of them). */
+static int proc_updates_put(struct store *s, struct win_ent *const *g, int n)
+{
+	int r = 0;
+	if (n < PK_GROUP) {
+		for (int k = 0; k < n && r >= 0; k++) {
+			bind(s->st[ST_PROC_UPDATE], "iii", g[k]->proc, g[k]->end_ms, g[k]->state);
+			r = step(s, s->st[ST_PROC_UPDATE], "updating a process");
+		}
+		return r;
+	}
+	sqlite3_stmt *st = s->st[ST_PROC_UPDATES];
+	sqlite3_reset(st);
+	for (int k = 0; k < n; k++) {
+		sqlite3_bind_int64(st, 3 * k + 1, g[k]->proc);
+		sqlite3_bind_int64(st, 3 * k + 2, g[k]->end_ms);
+		sqlite3_bind_int64(st, 3 * k + 3, g[k]->state);
+	}
+	return step(s, st, "updating processes");
+}
+
+/* Processes' cursors and windows, each with both (n == PK_GROUP: one multi-row upsert). */
+static int proc_cursors_put(struct store *s, struct win_ent *const *g, int n)
+{
+	int r = 0;
+	if (n < PK_GROUP) {
+		for (int k = 0; k < n && r >= 0; k++)
+			r = win_cursor_one(s, g[k]);
+		return r;
+	}
+	sqlite3_stmt *st = s->st[ST_PROC_CURSORS];
+	sqlite3_reset(st);
+	for (int k = 0; k < n; k++) {
+		sqlite3_bind_int64(st, 4 * k + 1, g[k]->proc);
+		sqlite3_bind_int64(st, 4 * k + 2, g[k]->lo);
+		sqlite3_bind_int64(st, 4 * k + 3, g[k]->hi);
+		sqlite3_bind_blob64(st, 4 * k + 4, g[k]->cursor ? g[k]->cursor : "", g[k]->cursor_len, SQLITE_STATIC);
+	}
+	return step(s, st, "updating processes' cursors and windows");
+}
+
 /* The held updates of n processes, in their keys' order: their end and state where they changed,
  * their cursors and windows. Statements of PK_GROUP rows (a statement's own cost, about 4,400
  * instructions, paid once for 32; docs/BENCHMARKS.md "dmn15"); 32 rows of proc_cursors lie on a
  * few pages (its rowid is the process's key), so the statement journal of a multi-row upsert
- * stays in memory (struct pk_batch), and processes' rows change only at a process's end. */
+ * stays in memory (struct pk_batch), and processes' rows change only at a process's end. A
+ * cursor without a window, or a window without a cursor, is written alone. */
 static int win_puts_write(struct store *s, struct win_ent **v, size_t n)
 {
 	struct win_ent *upd[PK_GROUP], *cur[PK_GROUP];
 	int nu = 0, nc = 0, r = 0;
-	for (size_t i = 0; i <= n && r >= 0; i++) {
-		struct win_ent *w = i < n ? v[i] : NULL;
-		if (w && w->has_put)
-			upd[nu++] = w;
-		if (w && w->has_put && w->has_win)
-			cur[nc++] = w;
-		else if (w && (r = win_cursor_one(s, w)) < 0)
-			break;
-		if (nu == PK_GROUP) {
-			sqlite3_stmt *st = s->st[ST_PROC_UPDATES];
-			sqlite3_reset(st);
-			for (int k = 0; k < nu; k++) {
-				sqlite3_bind_int64(st, 3 * k + 1, upd[k]->proc);
-				sqlite3_bind_int64(st, 3 * k + 2, upd[k]->end_ms);
-				sqlite3_bind_int64(st, 3 * k + 3, upd[k]->state);
-			}
-			r = step(s, st, "updating processes");
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		struct win_ent *w = v[i];
+		if (w->has_put && (upd[nu++] = w, nu == PK_GROUP)) {
+			r = proc_updates_put(s, upd, nu);
 			nu = 0;
-		} else if (!w) {
-			for (int k = 0; k < nu && r >= 0; k++) {
-				bind(s->st[ST_PROC_UPDATE], "iii", upd[k]->proc, upd[k]->end_ms, upd[k]->state);
-				r = step(s, s->st[ST_PROC_UPDATE], "updating a process");
-			}
 		}
-		if (r >= 0 && nc == PK_GROUP) {
-			sqlite3_stmt *st = s->st[ST_PROC_CURSORS];
-			sqlite3_reset(st);
-			for (int k = 0; k < nc; k++) {
-				sqlite3_bind_int64(st, 4 * k + 1, cur[k]->proc);
-				sqlite3_bind_int64(st, 4 * k + 2, cur[k]->lo);
-				sqlite3_bind_int64(st, 4 * k + 3, cur[k]->hi);
-				sqlite3_bind_blob64(st, 4 * k + 4, cur[k]->cursor ? cur[k]->cursor : "", cur[k]->cursor_len,
-						    SQLITE_STATIC);
-			}
-			r = step(s, st, "updating processes' cursors and windows");
+		if (r < 0)
+			break;
+		if (!w->has_put || !w->has_win)
+			r = win_cursor_one(s, w);
+		else if ((cur[nc++] = w, nc == PK_GROUP)) {
+			r = proc_cursors_put(s, cur, nc);
 			nc = 0;
-		} else if (r >= 0 && !w) {
-			for (int k = 0; k < nc && r >= 0; k++)
-				r = win_cursor_one(s, cur[k]);
 		}
 	}
+	if (r >= 0 && nu)
+		r = proc_updates_put(s, upd, nu);
+	if (r >= 0 && nc)
+		r = proc_cursors_put(s, cur, nc);
 	return r < 0 ? r : 0;
 }
 

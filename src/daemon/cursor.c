@@ -30,11 +30,38 @@ void dmn_rec_from_log(struct dmn_rec *out, const struct log_record *r)
 	out->v[DMN_V(STORE_CAT_META, DMN_V_TIME)] = c[LOG_C_TIME_META];
 }
 
-void dmn_hist_add_log(struct dmn_hist *h, const struct log_record *r)
+/* One direction's buckets added to sum; stray (when not NULL: a user layer's direction without
+ * calls) gets them too when one is not 0. */
+static void hist_add_dir(uint64_t *sum, uint64_t *stray, const uint64_t *bk)
+{
+	uint64_t any = 0;
+	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
+		sum[b] += bk[b];
+		any |= bk[b];
+	}
+	if (stray && any)
+		for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++)
+			stray[b] += bk[b];
+}
+
+void dmn_hist_add_log(struct dmn_hist *h, struct dmn_ahead *a, struct dmn_hist *stray, const struct log_record *r)
+{
+	const uint64_t *c = r->counters;
+	int user = r->layer == LOG_LAYER_POSIX || r->layer == LOG_LAYER_STDIO;
+	dmn_ahead_add_counts(a, r);
+	if (user && (!c[LOG_C_READS] || !c[LOG_C_WRITES]) && !stray->layer) {
+		memset(stray, 0, sizeof *stray);
+		stray->layer = r->layer;
+	}
+	hist_add_dir(h->rh, user && !c[LOG_C_READS] ? stray->rh : NULL, r->read_hist);
+	hist_add_dir(h->wh, user && !c[LOG_C_WRITES] ? stray->wh : NULL, r->write_hist);
+}
+
+void dmn_ahead_hist_of(struct dmn_ahead *a, const struct dmn_hist *h, const struct dmn_hist *stray)
 {
 	for (unsigned b = 0; b < LOG_HIST_BUCKETS; b++) {
-		h->rh[b] += r->read_hist[b];
-		h->wh[b] += r->write_hist[b];
+		a->rh[b] = h->rh[b] - (stray->layer ? stray->rh[b] : 0);
+		a->wh[b] = h->wh[b] - (stray->layer ? stray->wh[b] : 0);
 	}
 }
 

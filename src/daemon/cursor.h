@@ -62,8 +62,16 @@ struct dmn_cursor {
 
 /* A record's cumulative values as the cursor keeps them. */
 void dmn_rec_from_log(struct dmn_rec *out, const struct log_record *r);
-/* The record's histograms added to h (of its layer). */
-void dmn_hist_add_log(struct dmn_hist *h, const struct log_record *r);
+struct dmn_ahead;
+/* The record's histograms added to h (of its layer) and its node-second counts to a (its layer's:
+ * dmn_ahead_add_counts), in one pass over its buckets. A user layer's direction without calls
+ * leaves its histogram out of the node-seconds (dmn_ahead_add_log): its buckets, empty in every
+ * log the capture library writes, are added to stray too when one is not 0 (stray->layer set at
+ * the first record that could; 0 before). a's histograms are then dmn_ahead_hist_of's. */
+void dmn_hist_add_log(struct dmn_hist *h, struct dmn_ahead *a, struct dmn_hist *stray, const struct log_record *r);
+/* a's histograms set to h's less stray's (stray->layer 0: none): what dmn_ahead_add_log would have
+ * summed of the records dmn_hist_add_log took. */
+void dmn_ahead_hist_of(struct dmn_ahead *a, const struct dmn_hist *h, const struct dmn_hist *stray);
 /* The layer's histograms (NULL: none yet), and setting them: 0 or -ENOMEM. */
 const struct dmn_hist *dmn_cursor_hist(const struct dmn_cursor *c, unsigned layer);
 int dmn_cursor_set_hist(struct dmn_cursor *c, const struct dmn_hist *h);

@@ -534,9 +534,9 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 	/* this reading's node-second sums per layer (sums[l].layer != 0: the layer was read), and
 	 * its histograms summed per layer for the cursor (the same figures, its stored form) */
 	struct dmn_ahead sums[LOG_LAYER_MAX + 1];
-	struct dmn_hist hist[LOG_LAYER_MAX + 1];
+	struct dmn_hist hist[LOG_LAYER_MAX + 1], stray[LOG_LAYER_MAX + 1];
 	for (unsigned l = 0; l <= LOG_LAYER_MAX; l++)
-		hist[l].layer = sums[l].layer = 0;
+		hist[l].layer = sums[l].layer = stray[l].layer = 0;
 	for (uint32_t i = 0; i < lf->nrecords; i++) {
 		const struct log_record *lr = &lf->records[i];
 		if (lr->layer == LOG_LAYER_NONE || lr->layer > LOG_LAYER_MAX)
@@ -550,12 +550,12 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 			memset(&hist[lr->layer], 0, sizeof hist[lr->layer]);
 			hist[lr->layer].layer = lr->layer;
 		}
-		dmn_hist_add_log(&hist[lr->layer], lr);
 		if (!sums[lr->layer].layer) {
-			memset(&sums[lr->layer], 0, sizeof sums[lr->layer]);
+			memset(sums[lr->layer].v, 0, sizeof sums[lr->layer].v);
 			sums[lr->layer].layer = lr->layer;
 		}
-		dmn_ahead_add_log(&sums[lr->layer], lr);
+		/* (one pass over its buckets: the sums' histograms are taken from hist's below) */
+		dmn_hist_add_log(&hist[lr->layer], &sums[lr->layer], &stray[lr->layer], lr);
 		const struct dmn_rec *prev = dmn_cursor_find(&p->next, cur.id, cur.pid);
 		if ((!prev || !p->paths_all) && (r = rpath_note(p, cur.id, cur.pid, ana_record_path(lf, lr))) < 0)
 			return r;
@@ -575,6 +575,9 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 			return r;
 	}
 	p->paths_all = 1;
+	for (unsigned l = 1; l <= LOG_LAYER_MAX; l++)
+		if (sums[l].layer)
+			dmn_ahead_hist_of(&sums[l], &hist[l], &stray[l]);
 	for (unsigned l = 1; l <= LOG_LAYER_MAX; l++) {
 		const struct dmn_hist *was = hist[l].layer ? dmn_cursor_hist(&p->next, l) : NULL;
 		if (!hist[l].layer ||
@@ -1139,10 +1142,13 @@ static struct dmn_listing *listing_get(struct dmn *d, const char *path, uid_t ui
 	return l;
 }
 
-/* Whether the directory (st: its status now) holds what its last listing found. */
-static int listing_fresh(const struct dmn *d, const struct dmn_listing *l, const struct stat *st)
+/* Whether the directory (st: its status now) holds what its last listing found. Its change time
+ * says so at every interval, the statistics' included: a name made, removed or renamed in it moves
+ * it, and nobody can set it back (a listing every stats_interval found nothing more, and read the
+ * live files of processes taken to their end again: docs/BENCHMARKS.md, "dmn18"). */
+static int listing_fresh(const struct dmn_listing *l, const struct stat *st)
 {
-	return l && l->stable && !d->stats_tick && l->dev == st->st_dev && l->ino == st->st_ino &&
+	return l && l->stable && l->dev == st->st_dev && l->ino == st->st_ino &&
 	       ts_ns(&l->mtime) == ts_ns(&st->st_mtim) && ts_ns(&l->ctime) == ts_ns(&st->st_ctim);
 }
 
@@ -1204,6 +1210,15 @@ static const char *live_dir_of(struct dmn *d, struct dmn_proc *p)
 	return p->live_dir;
 }
 
+/* The lines of p's fields a summing of its mapped file reads (take_mapped: the first ones, to its
+ * mapping's end; daemon.h puts them there) asked of the cache ahead: a hint, never a fault. */
+static void proc_prefetch(const struct dmn_proc *p)
+{
+	const char *a = (const char *)p;
+	for (size_t o = 0; o < offsetof(struct dmn_proc, map) + sizeof p->map + 63; o += 64)
+		__builtin_prefetch(a + o);
+}
+
 /* A live directory whose listing would find what the last one found: its processes' live files
  * taken by name. 1 when one of them is to be tried again (as take_live_file). A process is the
  * directory's when its interned live directory is the directory's: a pointer compared, not its
@@ -1228,6 +1243,14 @@ static int take_known(struct scan_ctx *sc)
 	int again = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct dmn_proc *p = d->known[i];
+		/* Each summing's first loads missed: the process's fields (a page walk and a line),
+		 * then its worker's header and slot, one after the other; asked ahead, they come while
+		 * the files before are summed: the fields two processes ahead, the mapping one ahead
+		 * (its pointers among the fields asked for the last time) */
+		if (i + 2 < n)
+			proc_prefetch(d->known[i + 2]);
+		if (i + 1 < n && !d->stats_tick)
+			dmn_live_prefetch(&d->known[i + 1]->map);
 		if (p->map.hdr && !d->stats_tick && take_mapped(d, p) == 0)
 			continue; /* (what take_live_file would do first, without finding p again) */
 		again |= take_live_file(sc, p->live_path + dl + 1, 0);
@@ -1305,7 +1328,7 @@ static void scan_user_dir(struct dmn *d, int rootfd, const char *root, const cha
 	sc.dfd = dfd;
 	sc.gid = st.st_gid;
 	struct dmn_listing *l = listing_get(d, sc.dir, uid);
-	if (listing_fresh(d, l, &st)) {
+	if (listing_fresh(l, &st)) {
 		if (take_known(&sc))
 			l->stable = 0;
 		close(dfd);
@@ -1362,7 +1385,7 @@ static void scan_live(struct dmn *d)
 		/* (scan_user_dir adds listings, which may move l: the uids are taken out of it first) */
 		uid_t *uids = NULL;
 		size_t nuids = 0, capuids = 0;
-		if (listing_fresh(d, l, &st)) {
+		if (listing_fresh(l, &st)) {
 			uids = l->uids, nuids = l->nuids, capuids = l->capuids;
 			l->uids = NULL, l->nuids = l->capuids = 0;
 			char name[64];
@@ -1554,7 +1577,7 @@ static void scan_final_dir(struct dmn *d, const char *jobdir, uid_t uid, gid_t g
 	dmn_fs_as_self();
 	/* (a final log that could not be read is not read again: every listing is complete) */
 	struct dmn_listing *l = fd >= 0 && fstat(fd, &st) == 0 ? listing_get(d, jobdir, uid) : NULL;
-	if (listing_fresh(d, l, &st)) {
+	if (listing_fresh(l, &st)) {
 		close(fd);
 		return;
 	}

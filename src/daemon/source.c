@@ -556,6 +556,27 @@ int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out)
 	return guarded(m, live_sum_fn, out);
 }
 
+void dmn_live_prefetch(const struct dmn_live_map *m)
+{
+	/* the header's lines live_sum reads (magic, sizes and counts; pid; start, end and rank;
+	 * slots claimed), and the first slot's POSIX counts, write histogram and stdio counts: on
+	 * bench/daemon's load a third of the summing waited on the header's first line, a quarter
+	 * on the slot's (docs/BENCHMARKS.md, "dmn18"). A write-only thread reads no read histogram */
+	static const size_t hdr_at[] = {0, offsetof(struct log_header, pid), offsetof(struct log_header, start_ns),
+					offsetof(struct log_header, totals_claimed)};
+	if (!m->hdr)
+		return;
+	for (size_t i = 0; i < sizeof hdr_at / sizeof hdr_at[0]; i++)
+		__builtin_prefetch(m->hdr + hdr_at[i]);
+	if (!m->tot || !m->tot_n)
+		return;
+	const struct log_totals_slot *s = m->tot;
+	__builtin_prefetch(&s->layer[0].reads);
+	for (size_t b = 0; b < LOG_HIST_BUCKETS; b += 8)
+		__builtin_prefetch(&s->layer[0].write_hist[b]);
+	__builtin_prefetch(&s->layer[1].reads);
+}
+
 size_t dmn_live_pages(const struct dmn_live_map *m)
 {
 	long pg = page_size > 0 ? page_size : 4096;

@@ -152,6 +152,10 @@ int dmn_read_live_kept(struct dmn_live_map *m, const char *name, const struct dm
  * is no longer the one mapped (another log was written over it); -EFAULT when the file was cut
  * under the mapping (the fault was caught): the caller unmaps it in both cases. */
 int dmn_live_sum(struct dmn_live_map *m, struct dmn_live_sums *out);
+/* The cache lines a summing of m reads first (its header's fields, its first slot's counts and
+ * write histogram) asked for ahead of it, so that their misses overlap the summing of the file
+ * before: a hint to the processor, which never faults (an address whose page is gone included). */
+void dmn_live_prefetch(const struct dmn_live_map *m);
 /* A full reading of the mapped file without opening it (the statistics, every stats_interval):
  * its header and records copied from the mapping, its strings from the copy kept at its last
  * full reading from the file, the same bytes dmn_read_live would have read, handed to the one log reader the same

@@ -296,6 +296,60 @@ int main(void)
 	check("sums: a kernel layer's histograms read whatever its counts",
 	      sum.rh[12] == 1 && sum.rh[11] == 2 && sum.wh[7] == 7, "%llu %llu %llu", (unsigned long long)sum.rh[12],
 	      (unsigned long long)sum.rh[11], (unsigned long long)sum.wh[7]);
+	/* one pass (take_log): the cursor's histograms take every bucket, the node-seconds' those
+	 * dmn_ahead_add_log takes, a user layer's stray buckets (a direction without calls whose
+	 * histogram is not empty: a file written by hand) included, whatever the records' order */
+	{
+		struct log_record rs[4];
+		rs[0] = lr;                                  /* reads and writes */
+		rs[1] = lr;
+		rs[1].counters[LOG_C_READS] = 0;             /* stray read buckets 12 and 11 */
+		rs[2] = lr;
+		rs[2].counters[LOG_C_WRITES] = 0;            /* stray write bucket 7 */
+		rs[2].write_hist[30] = 5;
+		rs[3] = lr;
+		rs[3].counters[LOG_C_READS] = 0;             /* without calls and empty: no stray */
+		memset(rs[3].read_hist, 0, sizeof rs[3].read_hist);
+		for (int order = 0; order < 2; order++) {
+			struct dmn_hist h1, st1;
+			struct dmn_ahead a1, a2;
+			memset(&h1, 0, sizeof h1);
+			memset(&a1, 0, sizeof a1);
+			memset(&a2, 0, sizeof a2);
+			st1.layer = 0;
+			uint64_t rh12 = 0, wh7 = 0, wh30 = 0;
+			for (int k = 0; k < 4; k++) {
+				const struct log_record *r = &rs[order ? 3 - k : k];
+				dmn_hist_add_log(&h1, &a1, &st1, r);
+				dmn_ahead_add_log(&a2, r);
+				rh12 += r->read_hist[12];
+				wh7 += r->write_hist[7];
+				wh30 += r->write_hist[30];
+			}
+			dmn_ahead_hist_of(&a1, &h1, &st1);
+			check("one pass: the cursor's histograms hold every bucket",
+			      h1.rh[12] == rh12 && rh12 == 3 && h1.wh[7] == wh7 && wh7 == 28 && h1.wh[30] == wh30 &&
+				      wh30 == 5,
+			      "order %d: %llu %llu %llu", order, (unsigned long long)h1.rh[12],
+			      (unsigned long long)h1.wh[7], (unsigned long long)h1.wh[30]);
+			check("one pass: the node-seconds' sums are dmn_ahead_add_log's",
+			      !memcmp(a1.v, a2.v, sizeof a1.v) && !memcmp(a1.rh, a2.rh, sizeof a1.rh) &&
+				      !memcmp(a1.wh, a2.wh, sizeof a1.wh) && a1.rh[12] == 2 && a1.wh[7] == 21 &&
+				      a1.wh[30] == 0 && a1.v[DMN_A_WRITES] == 21,
+			      "order %d: rh12 %llu wh7 %llu wh30 %llu", order, (unsigned long long)a1.rh[12],
+			      (unsigned long long)a1.wh[7], (unsigned long long)a1.wh[30]);
+		}
+		/* a layer with no stray: the sums' histograms are the cursor's */
+		struct dmn_hist h1, st1;
+		struct dmn_ahead a1;
+		memset(&h1, 0, sizeof h1);
+		memset(&a1, 0, sizeof a1);
+		st1.layer = 0;
+		dmn_hist_add_log(&h1, &a1, &st1, &lr);
+		dmn_ahead_hist_of(&a1, &h1, &st1);
+		check("one pass: no stray, the same histograms", st1.layer == 0 && !memcmp(a1.rh, h1.rh, sizeof a1.rh) &&
+		      !memcmp(a1.wh, h1.wh, sizeof a1.wh) && a1.wh[7] == 7, "stray layer %u", st1.layer);
+	}
 	/* a cursor's sums are what a reading of its records summed to */
 	struct dmn_cursor sc;
 	memset(&sc, 0, sizeof sc);
@@ -305,10 +359,13 @@ int main(void)
 	lr.layer = LOG_LAYER_STDIO;
 	dmn_rec_from_log(&s2, &lr);
 	s2.id = 2;
-	struct dmn_hist sh;
+	struct dmn_hist sh, sstray;
+	struct dmn_ahead sa;
 	memset(&sh, 0, sizeof sh);
+	memset(&sa, 0, sizeof sa);
 	sh.layer = LOG_LAYER_POSIX;
-	dmn_hist_add_log(&sh, &lr);
+	sstray.layer = 0;
+	dmn_hist_add_log(&sh, &sa, &sstray, &lr);
 	dmn_cursor_set(&sc, &s1);
 	dmn_cursor_set(&sc, &s2);
 	dmn_cursor_set_hist(&sc, &sh);

@@ -442,6 +442,23 @@ static void dev_parents(const struct sys_diskstats *ds, uint64_t *parent)
 	}
 }
 
+/* What each request-based device completed since the session attached (ks->ds0, and ds1 read
+ * before the records): *nd entries, to free; NULL when out of memory. */
+static struct ks_dev_done *devs_done(const struct ks_session *ks, const struct sys_diskstats *ds1, size_t *nd)
+{
+	uint64_t *parent = calloc(ds1->n ? ds1->n : 1, sizeof *parent);
+	struct ks_dev_done *dd = calloc(ds1->n ? ds1->n : 1, sizeof *dd);
+	if (!parent || !dd) {
+		free(parent);
+		free(dd);
+		return NULL;
+	}
+	dev_parents(ds1, parent);
+	*nd = ks_dev_done_of(&ks->ds0, ds1, parent, dd, ds1->n);
+	free(parent);
+	return dd;
+}
+
 /* The completion alone (ks->block_one): what each device completed since the session attached
  * (ks->ds0, and ds1 read before the records) beyond its record's counts is unseen on it. The
  * default depth (ks->block_no_issue): beyond its seen + unseen; *no_file gets the bytes made
@@ -451,14 +468,10 @@ static int add_unseen_done(const struct ks_session *ks, struct sys_diskstats *ds
 			   uint64_t *no_file)
 {
 	int r = 0;
-	uint64_t *parent = calloc(ds1->n ? ds1->n : 1, sizeof *parent);
-	struct ks_dev_done *dd = calloc(ds1->n ? ds1->n : 1, sizeof *dd);
-	if (!parent || !dd) {
-		r = -ENOMEM;
-		goto out;
-	}
-	dev_parents(ds1, parent);
-	size_t nd = ks_dev_done_of(&ks->ds0, ds1, parent, dd, ds1->n), cap = *n;
+	size_t nd, cap = *n;
+	struct ks_dev_done *dd = devs_done(ks, ds1, &nd);
+	if (!dd)
+		return -ENOMEM;
 	/* a filtered session keeps the devices its processes used, which have records */
 	int add = !ks->opt.filter.by_pid && !ks->opt.filter.cgroup_id;
 	for (size_t i = 0; i < nd && r == 0; i++) {
@@ -468,8 +481,6 @@ static int add_unseen_done(const struct ks_session *ks, struct sys_diskstats *ds
 		else if (b && ks_file_unseen_on(*recs, *n, dd[i].dev))
 			*no_file += b;
 	}
-out:
-	free(parent);
 	free(dd);
 	return r;
 }
@@ -483,14 +494,10 @@ out:
 static int sampled_devices(const struct ks_session *ks, struct sys_diskstats *ds1, struct ks_rec **recs, size_t *n)
 {
 	int r = 0;
-	uint64_t *parent = calloc(ds1->n ? ds1->n : 1, sizeof *parent);
-	struct ks_dev_done *dd = calloc(ds1->n ? ds1->n : 1, sizeof *dd);
-	if (!parent || !dd) {
-		r = -ENOMEM;
-		goto out;
-	}
-	dev_parents(ds1, parent);
-	size_t nd = ks_dev_done_of(&ks->ds0, ds1, parent, dd, ds1->n), cap = *n;
+	size_t nd, cap = *n;
+	struct ks_dev_done *dd = devs_done(ks, ds1, &nd);
+	if (!dd)
+		return -ENOMEM;
 	int filtered = ks->opt.filter.by_pid || ks->opt.filter.cgroup_id;
 	for (size_t i = 0; i < nd; i++) {
 		const struct ks_dev_done *d = &dd[i];
@@ -526,7 +533,6 @@ static int sampled_devices(const struct ks_session *ks, struct sys_diskstats *ds
 			fk->gen = 0;
 	}
 out:
-	free(parent);
 	free(dd);
 	return r;
 }

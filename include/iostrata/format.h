@@ -84,6 +84,12 @@ enum {
 	 * merged into that request after its start): on the device as unseen, from /proc/diskstats,
 	 * on no file */
 	LOG_KF_BLOCK_UNSEEN_NO_FILE = 1u << 1,
+	/* the default depth since kern19: the block programs ran in the sampling windows only. A
+	 * device's counts and bytes are /proc/diskstats' over the session (the device's, whoever
+	 * asked); its latency histograms hold the requests begun in a window (untimed_requests: the
+	 * others), its time counters are scaled from them to every request; no per-file block record,
+	 * no request errors, no request size histograms */
+	LOG_KF_BLOCK_SAMPLED = 1u << 2,
 };
 
 /* record.flags */

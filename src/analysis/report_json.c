@@ -396,6 +396,8 @@ static void json_stack_file(struct ana_jw *w, const struct ana_profile *p, const
 	ana_jw_str(w, "path", x->path);
 	ana_jw_str(w, "user_layer", x->user_layer ? log_layer_name(x->user_layer) : "");
 	for (int l = 0; l < ANA_SL_N; l++) {
+		if (l == ANA_SL_BLOCK && (p->kernel_flags & LOG_KF_BLOCK_SAMPLED))
+			continue; /* not recorded at the default depth: kernel.lacking says so */
 		ana_jw_open(w, names[l], '{');
 		ana_jw_u64(w, "ops", x->ops[l][0] + x->ops[l][1]);
 		ana_jw_u64(w, "reads", x->ops[l][0]);
@@ -494,13 +496,22 @@ static int json_kernel(struct ana_jw *w, const struct ana_profile *p, const stru
 		ana_jw_str(w, NULL, "block_process_of_page_cache_io");
 	if (p->kernel_flags & (LOG_KF_BLOCK_NO_PROC | LOG_KF_BLOCK_UNSEEN_NO_FILE))
 		ana_jw_str(w, NULL, "block_file_of_skipped_completion");
+	if (p->kernel_flags & LOG_KF_BLOCK_SAMPLED) {
+		ana_jw_str(w, NULL, "block_per_file");
+		ana_jw_str(w, NULL, "block_request_errors");
+		ana_jw_str(w, NULL, "block_request_sizes");
+	}
 	ana_jw_close(w, ']');
 	ana_jw_open(w, "latency_sampling", '{');
-	uint64_t calls, timed;
+	uint64_t calls, timed, rqs, rqs_timed;
 	ana_kernel_timed(p, &calls, &timed);
+	ana_block_timed(&st, &rqs, &rqs_timed);
 	ana_jw_u64(w, "one_in", p->kernel_lat_every > 1 ? p->kernel_lat_every : 1);
 	ana_jw_u64(w, "calls", calls);
 	ana_jw_u64(w, "timed_calls", timed);
+	ana_jw_bool(w, "block_sampled", (p->kernel_flags & LOG_KF_BLOCK_SAMPLED) != 0);
+	ana_jw_u64(w, "block_requests", rqs);
+	ana_jw_u64(w, "timed_block_requests", rqs_timed);
 	ana_jw_close(w, '}');
 	ana_jw_u64(w, "events_dropped", p->kernel_events_dropped);
 	ana_jw_u64(w, "kernel_table_full", p->kernel_table_full);
@@ -526,10 +537,12 @@ static int json_kernel(struct ana_jw *w, const struct ana_profile *p, const stru
 	ana_jw_open(w, "amplification", '{');
 	json_amp(w, st.syscall_bytes_read, st.syscall_bytes_written, st.block_bytes_read, st.block_bytes_written,
 		 st.read_amplification, st.write_amplification);
-	ana_jw_open(w, "data_files", '{');
-	json_amp(w, st.file_syscall_bytes[0], st.file_syscall_bytes[1], st.file_block_bytes[0], st.file_block_bytes[1],
-		 st.file_read_amplification, st.file_write_amplification);
-	ana_jw_close(w, '}');
+	if (!(p->kernel_flags & LOG_KF_BLOCK_SAMPLED)) { /* no block figure per file at the default depth */
+		ana_jw_open(w, "data_files", '{');
+		json_amp(w, st.file_syscall_bytes[0], st.file_syscall_bytes[1], st.file_block_bytes[0],
+			 st.file_block_bytes[1], st.file_read_amplification, st.file_write_amplification);
+		ana_jw_close(w, '}');
+	}
 	ana_jw_close(w, '}');
 	ana_jw_open(w, "calls", '{');
 	for (int d = 0; d < 2; d++) {

@@ -56,9 +56,9 @@ static void mode_sentence(const struct ana_profile *p, char *buf, size_t len)
 
 /* ---- text sections ---- */
 
-static void text_job(FILE *f, const struct ana_profile *p)
+static void text_job(FILE *f, const struct ana_profile *p, const struct ana_stack *st)
 {
-	char buf[ANA_TEXT_WIDTH * 4 + 1], t[U], date[64];
+	char buf[ANA_TEXT_WIDTH * 8 + 1], t[U], date[64];
 	const size_t vw = ANA_TEXT_WIDTH - 14;
 
 	fprintf(f, "Job\n");
@@ -179,7 +179,15 @@ static void text_job(FILE *f, const struct ana_profile *p)
 		ana_appendf(buf, sizeof buf, &n, "; block requests of page-cache I/O (writeback, read-in) kept per file, "
 			    "not per process (--kernel=full records the process); a completion the kernel did not run "
 			    "the block program for is counted unseen on its device, not on its file");
-	else if (p->kernel_flags & LOG_KF_BLOCK_UNSEEN_NO_FILE)
+	else if (p->kernel_flags & LOG_KF_BLOCK_SAMPLED) {
+		uint64_t rqs, timed;
+		char a[32], b[32];
+		ana_block_timed(st, &rqs, &timed);
+		ana_appendf(buf, sizeof buf, &n, "; block: the devices' counts and bytes from /proc/diskstats, "
+			    "their latency sampled (%s of %s requests timed, times estimated from them); no "
+			    "per-file block figures, request errors or sizes (--kernel=full records them)",
+			    ana_fmt_count(a, sizeof a, timed), ana_fmt_count(b, sizeof b, rqs));
+	} else if (p->kernel_flags & LOG_KF_BLOCK_UNSEEN_NO_FILE)
 		ana_appendf(buf, sizeof buf, &n, "; a device where the kernel did not run the block program for a "
 			    "file's request did bytes beyond what was seen: counted unseen on the device, not on a file");
 	ana_text_wrap(f, "  kernel      ", 14, buf);
@@ -630,7 +638,7 @@ int ana_report_text(FILE *f, const struct ana_job *j, const struct ana_report_op
 			 p->nmount_logs ? " + mount log" : "", p->nmount_logs > 1 ? "s" : "");
 	fprintf(f, "iostrata report: job %s, %zu %s, %s, %s\n\n", buf, p->nranks, ana_rep_rank_noun(p, p->nranks),
 		logs, ana_fmt_ns(t, sizeof t, p->wall_ns));
-	text_job(f, p);
+	text_job(f, p, &j->stack);
 	text_overflow(f, p);
 	text_layers(f, p);
 	ana_text_stack(f, p, &j->stack);

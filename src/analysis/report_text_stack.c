@@ -118,7 +118,7 @@ static void stack_calls(FILE *f, const struct ana_stack *st)
 		ana_text_wrap(f, "  ", 4, line);
 }
 
-static void amp_line(FILE *f, const struct ana_stack *st, int w)
+static void amp_line(FILE *f, const struct ana_profile *p, const struct ana_stack *st, int w)
 {
 	char line[512], a[U], b[U];
 	size_t n = 0;
@@ -134,7 +134,7 @@ static void amp_line(FILE *f, const struct ana_stack *st, int w)
 		ana_appendf(line, sizeof line, &n, "-");
 	ana_appendf(line, sizeof line, &n, " (devices %s / calls %s)", ana_fmt_bytes(a, U, dev),
 		    ana_fmt_bytes(b, U, sys));
-	if (st->file_syscall_bytes[w] || st->file_block_bytes[w]) {
+	if ((st->file_syscall_bytes[w] || st->file_block_bytes[w]) && !(p->kernel_flags & LOG_KF_BLOCK_SAMPLED)) {
 		ana_appendf(line, sizeof line, &n, "; data files ");
 		if (st->file_syscall_bytes[w])
 			ana_appendf(line, sizeof line, &n, "x%.2f",
@@ -147,7 +147,7 @@ static void amp_line(FILE *f, const struct ana_stack *st, int w)
 	ana_text_wrap(f, "  ", 4, line);
 }
 
-static void stack_devices(FILE *f, const struct ana_stack *st)
+static void stack_devices(FILE *f, const struct ana_profile *p, const struct ana_stack *st)
 {
 	char line[512], a[U], b[U], c[U], d[U], p50[U], p99[U], mnt[ANA_TEXT_WIDTH * 4 + 1];
 
@@ -170,12 +170,24 @@ static void stack_devices(FILE *f, const struct ana_stack *st)
 		if (dv->c[LOG_C_FSYNCS])
 			ana_appendf(line, sizeof line, &n, ", %s %s", ana_fmt_count(a, U, dv->c[LOG_C_FSYNCS]),
 				    ana_rep_plural(dv->c[LOG_C_FSYNCS], "flush", "flushes"));
-		if (ops)
-			ana_appendf(line, sizeof line, &n, "; per request: queue %s, device %s (p50 %s, p99 %s)",
+		uint64_t timed = 0;
+		for (unsigned k = 0; k < LOG_HIST_BUCKETS; k++)
+			timed += lat[k];
+		int sampled = (p->kernel_flags & LOG_KF_BLOCK_SAMPLED) != 0; /* times: the windows' requests */
+		if (ops && sampled && !timed) {
+			ana_appendf(line, sizeof line, &n, "; no request timed: none began in a sampling window");
+		} else if (ops) {
+			if (sampled)
+				ana_appendf(line, sizeof line, &n, "; per request, %s of %s timed in sampling windows: ",
+					    ana_fmt_count(a, U, timed), ana_fmt_count(b, U, ops));
+			else
+				ana_appendf(line, sizeof line, &n, "; per request: ");
+			ana_appendf(line, sizeof line, &n, "queue %s, device %s (p50 %s, p99 %s)",
 				    ana_fmt_ns(a, U, dv->c[LOG_C_TIME_QUEUE] / ops),
 				    ana_fmt_ns(b, U, dv->c[LOG_C_TIME_DEVICE] / ops),
 				    ana_rep_lat_label(p50, U, ana_hist_percentile(lat, 0.5)),
 				    ana_rep_lat_label(p99, U, ana_hist_percentile(lat, 0.99)));
+		}
 		ana_text_wrap(f, "  ", 4, line);
 	}
 }
@@ -190,6 +202,7 @@ static void stack_files(FILE *f, const struct ana_profile *p, const struct ana_s
 					   "requests", "block bytes"};
 	size_t shown = st->nfiles < STACK_FILES ? st->nfiles : STACK_FILES;
 	char path[ANA_TEXT_WIDTH * 4 + 1], c[7][U];
+	int sampled = (p->kernel_flags & LOG_KF_BLOCK_SAMPLED) != 0; /* no block figure per file */
 
 	if (!shown)
 		return;
@@ -219,8 +232,8 @@ static void stack_files(FILE *f, const struct ana_profile *p, const struct ana_s
 				ana_fmt_count(c[2], U, x->ops[ANA_SL_SYSCALL][d]),
 				ana_fmt_bytes(c[3], U, x->bytes[ANA_SL_SYSCALL][d]),
 				ana_fmt_bytes(c[4], U, pages * p->page_size),
-				ana_fmt_count(c[5], U, x->ops[ANA_SL_BLOCK][d]),
-				ana_fmt_bytes(c[6], U, x->bytes[ANA_SL_BLOCK][d]),
+				sampled ? "-" : ana_fmt_count(c[5], U, x->ops[ANA_SL_BLOCK][d]),
+				sampled ? "-" : ana_fmt_bytes(c[6], U, x->bytes[ANA_SL_BLOCK][d]),
 			};
 			ana_text_row(f, cols, 8, cells);
 		}
@@ -238,9 +251,9 @@ void ana_text_stack(FILE *f, const struct ana_profile *p, const struct ana_stack
 	stack_layers(f, p);
 	stack_pagecache(f, p, st);
 	stack_calls(f, st);
-	amp_line(f, st, 0);
-	amp_line(f, st, 1);
-	stack_devices(f, st);
+	amp_line(f, p, st, 0);
+	amp_line(f, p, st, 1);
+	stack_devices(f, p, st);
 	stack_files(f, p, st);
 	if (st->unseen[0]) {
 		char a2[U], b2[U], c2[U];

@@ -269,3 +269,14 @@ uint64_t ana_hist_bucket_low(int b)
 {
 	return b <= 0 ? 0 : 1ull << (b - 1);
 }
+
+void ana_block_timed(const struct ana_stack *s, uint64_t *requests, uint64_t *timed)
+{
+	*requests = *timed = 0;
+	for (size_t i = 0; i < s->ndevices; i++) {
+		const struct ana_device *d = &s->devices[i];
+		*requests += d->c[LOG_C_READS] + d->c[LOG_C_WRITES];
+		for (unsigned k = 0; k < LOG_HIST_BUCKETS; k++)
+			*timed += d->read_lat_hist[k] + d->write_lat_hist[k];
+	}
+}

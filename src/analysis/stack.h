@@ -66,6 +66,9 @@ struct ana_stack {
 int ana_stack_build(const struct ana_profile *p, const struct ana_mount *mounts, size_t nmounts,
 		    struct ana_stack *s);
 void ana_stack_free(struct ana_stack *s);
+/* The devices' reads and writes (*requests) and how many of them were timed (*timed: their
+ * latency histograms; fewer when the block layer sampled, LOG_KF_BLOCK_SAMPLED). */
+void ana_block_timed(const struct ana_stack *s, uint64_t *requests, uint64_t *timed);
 /* The bucket holding the q-quantile of a log2 histogram, -1 when it is empty. */
 int ana_hist_percentile(const uint64_t *h, double q);
 /* The smallest value of log2 bucket b (0 for bucket 0, 2^(b-1) after). */

@@ -160,7 +160,10 @@ static uint64_t row_delta(const struct view *cur, const struct view *prev, unsig
 	return now - then;
 }
 
-static void print_interval(const struct view *cur, const struct view *prev, double secs, int json, int first)
+/* blk_sampled: the block rows hold the requests begun in the sampling windows only (the default
+ * depth, ks.block_sampled): their counts are samples, said so in each row */
+static void print_interval(const struct view *cur, const struct view *prev, double secs, int json, int first,
+			   int blk_sampled)
 {
 	char when[32];
 	time_t t = time(NULL);
@@ -195,6 +198,8 @@ static void print_interval(const struct view *cur, const struct view *prev, doub
 			ana_json_quote(qw, w);
 			printf("%s{\"layer\":\"%s\",\"device\":\"%u:%u\",\"where\":%s", printed ? "," : "",
 			       log_layer_name(r->layer), major(r->dev), minor(r->dev), qw);
+			if (r->layer == LOG_LAYER_BLOCK && blk_sampled)
+				printf(",\"sampled\":true");
 			for (int c = 0; c < LOG_NCOUNTERS; c++)
 				if (d[c])
 					printf(",\"%s\":%llu", log_counter_key(c), (unsigned long long)d[c]);
@@ -218,7 +223,8 @@ static void print_interval(const struct view *cur, const struct view *prev, doub
 					 hits);
 			} else if (r->layer == LOG_LAYER_BLOCK) {
 				uint64_t ops = d[LOG_C_READS] + d[LOG_C_WRITES];
-				snprintf(more, sizeof more, "queue avg %.1f us, device avg %.1f us",
+				snprintf(more, sizeof more, "%squeue avg %.1f us, device avg %.1f us",
+					 blk_sampled ? "sampled requests only: " : "",
 					 ops ? d[LOG_C_TIME_QUEUE] / 1e3 / ops : 0.0, ops ? d[LOG_C_TIME_DEVICE] / 1e3 / ops : 0.0);
 			} else {
 				uint64_t ops = d[LOG_C_READS] + d[LOG_C_WRITES];
@@ -246,17 +252,17 @@ static void print_stats(const struct ks_session *ks, int json)
 		printf("{\"programs\":[");
 	else
 		printf("%-28s %12s %14s %10s %8s\n", "PROGRAM", "RUNS", "RUN TIME ns", "ns/RUN", "MISSED");
-	for (int i = 0; i < ks->nlinks; i++) {
+	for (int i = 0; i < ks->nlinks + ks->nwin; i++) {
 		struct bpf_prog_info pi;
 		if (ks_link_prog_info(ks, i, &pi) < 0)
 			continue;
 		double per = pi.run_cnt ? (double)pi.run_time_ns / (double)pi.run_cnt : 0;
 		if (json)
 			printf("%s{\"name\":\"%s\",\"run_cnt\":%llu,\"run_time_ns\":%llu,\"ns_per_run\":%.1f,\"recursion_misses\":%llu}",
-			       i ? "," : "", ks->link_names[i], (unsigned long long)pi.run_cnt,
+			       i ? "," : "", ks_prog_name(ks, i), (unsigned long long)pi.run_cnt,
 			       (unsigned long long)pi.run_time_ns, per, (unsigned long long)pi.recursion_misses);
 		else
-			printf("%-28s %12llu %14llu %10.1f %8llu\n", ks->link_names[i], (unsigned long long)pi.run_cnt,
+			printf("%-28s %12llu %14llu %10.1f %8llu\n", ks_prog_name(ks, i), (unsigned long long)pi.run_cnt,
 			       (unsigned long long)pi.run_time_ns, per, (unsigned long long)pi.recursion_misses);
 	}
 	if (json)
@@ -471,6 +477,10 @@ int cmd_kernel(int argc, char **argv)
 	if (!quiet)
 		fprintf(stderr, "iostrata kernel: tracing %s; Ctrl-C to stop\n",
 			pid ? "the process tree" : o.filter.cgroup_id ? "the cgroup" : "the whole system");
+	if (!quiet && ks.block_sampled && interval > 0)
+		fprintf(stderr, "iostrata kernel: the block rows count the requests begun in the sampling windows "
+				"only (their latency); the log's device totals are /proc/diskstats' (--depth full "
+				"counts every request)\n");
 	if (!quiet && ks.block_one)
 		fprintf(stderr, "iostrata kernel: block requests of page-cache I/O (writeback, read-in) are kept per "
 				"file, not per process (--depth full records the process)\n");
@@ -503,7 +513,7 @@ int cmd_kernel(int argc, char **argv)
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 		if (!quiet) {
 			snapshot(files_fd, devfiles_fd, &cur);
-			print_interval(&cur, first ? NULL : &prev, (double)(now - last) / 1e9, json, 0);
+			print_interval(&cur, first ? NULL : &prev, (double)(now - last) / 1e9, json, 0, ks.block_sampled);
 			if (stats)
 				print_stats(&ks, json);
 			struct view t = prev;

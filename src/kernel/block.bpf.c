@@ -48,6 +48,17 @@ const volatile __u64 blk_t0 = 0;
  * gives its entry up. */
 const volatile __u32 blk_no_issue = 0;
 
+/* Set by the loader at the default depth (without events or --block-completion): the block
+ * programs run only in sampling windows (block.c, ks_block_window_open), attached by the thread
+ * that opens sys_enter's. The start takes each request begun in a window into its slot (device,
+ * op and bytes only: no file, no process), the completion counts a request only when it finds
+ * its entry, on its device, with its times: the window's samples of device latency. The device's
+ * counts and bytes come from /proc/diskstats (collect.c). `blk_pending` counts the entries not
+ * yet completed: the window's thread keeps the completion attached until it is 0, so a request
+ * begun in a window is not cut off by the window's end. */
+const volatile __u32 blk_sampled = 0;
+__s64 blk_pending = 0;
+
 /* Direct I/O of iomap filesystems (ext4, xfs) ends its bios here; their bi_private is the
  * struct iomap_dio, whose kiocb names the file: attribution for direct I/O submitted outside the
  * traced call (io_uring's io-wq workers, aio). Weak: a kernel without it just loses that path. */
@@ -343,6 +354,20 @@ int BPF_PROG(ks_io_start, struct request *rq)
 {
 	struct rq_info ri = {};
 	struct ks_rq_slot *s = rq_slot(rq);
+	if (blk_sampled) {
+		/* the device's latency only: no attribution, and an entry left from an earlier
+		 * window (its completion came while no window was open) is replaced, not unseen */
+		ri.rdev = start_dev(rq);
+		ri.bytes = rq->__data_len;
+		ri.op = rq->cmd_flags & REQ_OP_BITS_MASK;
+		ri.flags = KS_RQ_DEV_ONLY | KS_RQ_ACCOUNTED | KS_RQ_STARTED;
+		if (rq_in(s, rq) || (s && __sync_val_compare_and_swap(&s->rq, 0, (__u64)rq) == 0))
+			s->ri = ri;
+		else
+			track(rq, &ri);
+		__sync_fetch_and_add(&blk_pending, 1);
+		return 0;
+	}
 	if (blk_no_issue) {
 		/* what the issue would have kept, as the request stands now (KS_RQ_STARTED) */
 		__u64 dev = start_dev(rq);
@@ -367,8 +392,11 @@ SEC("tp_btf/block_rq_merge")
 int BPF_PROG(ks_rq_merge, struct request *rq)
 {
 	struct ks_rq_slot *s = rq_slot(rq);
-	if (rq_find(rq, s))
+	if (rq_find(rq, s)) {
 		rq_forget(rq, s);
+		if (blk_sampled)
+			__sync_fetch_and_add(&blk_pending, -1);
+	}
 	return 0;
 }
 
@@ -579,6 +607,8 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 			 .start = now, .end = now};
 	struct ks_rq_slot *s = rq_slot(rq);
 	struct rq_info *p = rq_find(rq, s);
+	if (blk_sampled && !p)
+		return 0; /* begun outside a window: its device's counts are diskstats' */
 	if (!nr_bytes && !left && (op == REQ_OP_WRITE || op == REQ_OP_READ) && !(p && (p->flags & KS_RQ_ACCOUNTED))) {
 		/* An empty write carrying a flush down (REQ_PREFLUSH, no data) that the block layer never
 		 * accounted (no block_io_start): its flush is the flush request counted on its own, and
@@ -609,8 +639,11 @@ int BPF_PROG(ks_rq_complete, struct request *rq, blk_status_t error, unsigned in
 		return 0;
 	}
 	struct rq_info ri = *p;
-	if (d.last)
+	if (d.last) {
 		rq_forget(rq, s);
+		if (blk_sampled)
+			__sync_fetch_and_add(&blk_pending, -1);
+	}
 	else if (blk_no_issue) /* what is left, should its completion go unseen */
 		p->bytes = p->bytes > nr_bytes ? p->bytes - nr_bytes : 0;
 	else

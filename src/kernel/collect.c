@@ -442,6 +442,23 @@ static void dev_parents(const struct sys_diskstats *ds, uint64_t *parent)
 	}
 }
 
+/* What each request-based device completed since the session attached (ks->ds0, and ds1 read
+ * before the records): *nd entries, to free; NULL when out of memory. */
+static struct ks_dev_done *devs_done(const struct ks_session *ks, const struct sys_diskstats *ds1, size_t *nd)
+{
+	uint64_t *parent = calloc(ds1->n ? ds1->n : 1, sizeof *parent);
+	struct ks_dev_done *dd = calloc(ds1->n ? ds1->n : 1, sizeof *dd);
+	if (!parent || !dd) {
+		free(parent);
+		free(dd);
+		return NULL;
+	}
+	dev_parents(ds1, parent);
+	*nd = ks_dev_done_of(&ks->ds0, ds1, parent, dd, ds1->n);
+	free(parent);
+	return dd;
+}
+
 /* The completion alone (ks->block_one): what each device completed since the session attached
  * (ks->ds0, and ds1 read before the records) beyond its record's counts is unseen on it. The
  * default depth (ks->block_no_issue): beyond its seen + unseen; *no_file gets the bytes made
@@ -451,14 +468,10 @@ static int add_unseen_done(const struct ks_session *ks, struct sys_diskstats *ds
 			   uint64_t *no_file)
 {
 	int r = 0;
-	uint64_t *parent = calloc(ds1->n ? ds1->n : 1, sizeof *parent);
-	struct ks_dev_done *dd = calloc(ds1->n ? ds1->n : 1, sizeof *dd);
-	if (!parent || !dd) {
-		r = -ENOMEM;
-		goto out;
-	}
-	dev_parents(ds1, parent);
-	size_t nd = ks_dev_done_of(&ks->ds0, ds1, parent, dd, ds1->n), cap = *n;
+	size_t nd, cap = *n;
+	struct ks_dev_done *dd = devs_done(ks, ds1, &nd);
+	if (!dd)
+		return -ENOMEM;
 	/* a filtered session keeps the devices its processes used, which have records */
 	int add = !ks->opt.filter.by_pid && !ks->opt.filter.cgroup_id;
 	for (size_t i = 0; i < nd && r == 0; i++) {
@@ -468,8 +481,58 @@ static int add_unseen_done(const struct ks_session *ks, struct sys_diskstats *ds
 		else if (b && ks_file_unseen_on(*recs, *n, dd[i].dev))
 			*no_file += b;
 	}
+	free(dd);
+	return r;
+}
+
+/* The default depth's block layer in windows (ks->block_sampled): per-file block records are not
+ * kept; each device covered gets its counts and bytes from /proc/diskstats over the session, its
+ * latency from the windows' samples (ks_sampled_device). Covered: every request-based device that
+ * did something (a system-wide session), or under a filter the devices holding a file of the
+ * session's system-call or MPI-IO records (their work, and everyone else's there: the device's).
+ * A record not kept gets layer 0, which the writer skips. */
+static int sampled_devices(const struct ks_session *ks, struct sys_diskstats *ds1, struct ks_rec **recs, size_t *n)
+{
+	int r = 0;
+	size_t nd, cap = *n;
+	struct ks_dev_done *dd = devs_done(ks, ds1, &nd);
+	if (!dd)
+		return -ENOMEM;
+	int filtered = ks->opt.filter.by_pid || ks->opt.filter.cgroup_id;
+	for (size_t i = 0; i < nd; i++) {
+		const struct ks_dev_done *d = &dd[i];
+		int want = !filtered && (d->reads || d->writes || d->discards || d->flushes);
+		for (size_t k = 0; !want && k < *n; k++) {
+			const struct ks_file_key *fk = &(*recs)[k].key;
+			want = (fk->layer == LOG_LAYER_SYSCALL || fk->layer == LOG_LAYER_MPIIO) && fk->dev == d->dev;
+		}
+		struct ks_rec *dr = NULL;
+		for (size_t k = 0; k < *n && !dr; k++) {
+			const struct ks_file_key *fk = &(*recs)[k].key;
+			if (fk->layer == LOG_LAYER_BLOCK && !fk->ino && !fk->pid && fk->dev == d->dev)
+				dr = &(*recs)[k];
+		}
+		if (!want)
+			continue;
+		if (!dr) {
+			if (!(dr = ks_rec_append(recs, n, &cap))) {
+				r = -ENOMEM;
+				goto out;
+			}
+			dr->key.layer = LOG_LAYER_BLOCK;
+			dr->key.dev = d->dev;
+		}
+		ks_sampled_device(dr, d);
+		dr->key.gen = 1; /* kept: marked for the pass below */
+	}
+	for (size_t k = 0; k < *n; k++) {
+		struct ks_file_key *fk = &(*recs)[k].key;
+		if (fk->layer == LOG_LAYER_BLOCK)
+			fk->layer = fk->gen == 1 && !fk->ino ? LOG_LAYER_BLOCK : 0;
+		if (fk->layer == LOG_LAYER_BLOCK)
+			fk->gen = 0;
+	}
 out:
-	free(parent);
 	free(dd);
 	return r;
 }
@@ -493,12 +556,15 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	/* read before the records: a completion after it is in the records and not in the delta,
 	 * which can hide a loss on a busy device but never invent one */
 	struct sys_diskstats ds1 = {0};
-	int done = (ks->block_one || ks->block_no_issue) && ks->ds0_ok && sys_diskstats_load(NULL, &ds1) == 0;
+	int done = (ks->block_one || ks->block_no_issue || ks->block_sampled) && ks->ds0_ok &&
+		   sys_diskstats_load(NULL, &ds1) == 0;
 	int r = ks_records(ks, &recs, &n);
 	uint64_t no_file = 0;
-	if (r == 0)
+	if (r == 0 && !ks->block_sampled)
 		r = add_unseen_inflight(ks_map_fd(ks, "rq_inflight"), ks_map_fd(ks, "rq_slots"), &recs, &n);
-	if (r == 0 && done)
+	if (r == 0 && done && ks->block_sampled)
+		r = sampled_devices(ks, &ds1, &recs, &n);
+	else if (r == 0 && done)
 		r = add_unseen_done(ks, &ds1, &recs, &n, &no_file);
 	sys_diskstats_free(&ds1);
 	if (r < 0) {
@@ -528,7 +594,7 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 			continue;
 		uint8_t used;
 		/* a filtered session's device totals: of the devices its processes used (block.bpf.c) */
-		if (filtered && kr->key.layer == LOG_LAYER_BLOCK && !kr->key.ino &&
+		if (filtered && !ks->block_sampled && kr->key.layer == LOG_LAYER_BLOCK && !kr->key.ino &&
 		    (devs_fd < 0 || bpf_map_lookup_elem(devs_fd, &kr->key.dev, &used) < 0) &&
 		    !dev_has_file(recs, n, kr->key.dev))
 			continue;
@@ -603,7 +669,8 @@ int ks_write_log(const struct ks_session *ks, const char *dst, const struct ks_l
 	h->kernel_layers = ks->layers;
 	h->kernel_lat_every = ks->opt.filter.lat_every > 1 ? ks->opt.filter.lat_every : 0;
 	h->kernel_flags = (ks->block_one ? LOG_KF_BLOCK_NO_PROC : 0) |
-			  (ks->block_no_issue && no_file ? LOG_KF_BLOCK_UNSEEN_NO_FILE : 0);
+			  (ks->block_no_issue && no_file ? LOG_KF_BLOCK_UNSEEN_NO_FILE : 0) |
+			  (ks->block_sampled ? LOG_KF_BLOCK_SAMPLED : 0);
 	h->kernel_prog_misses = ks_prog_misses(ks);
 	h->kernel_closes_unnamed = ks_stats[KS_STAT_CLOSE_UNNAMED];
 	h->kernel_fds_unfollowed = ks_stats[KS_STAT_FD_UNFOLLOWED];

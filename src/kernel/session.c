@@ -374,6 +374,7 @@ void ks_close(struct ks_session *ks)
 	ks_mpiio_destroy(ks);
 	ks_vfs_destroy(ks);
 	ks_block_destroy(ks);
+	ks->nwin = 0;
 	sys_diskstats_free(&ks->ds0);
 	ks->ds0_ok = 0;
 	ks_fs_destroy(ks);
@@ -483,6 +484,12 @@ int ks_link_prog_info(const struct ks_session *ks, int i, struct bpf_prog_info *
 {
 	struct bpf_link_info li = {0};
 	uint32_t len = sizeof li;
+	if (i >= ks->nlinks && i < ks->nlinks + ks->nwin) { /* attached in windows only */
+		int fd = bpf_program__fd(ks->win_progs[i - ks->nlinks]);
+		memset(pi, 0, sizeof *pi);
+		len = sizeof *pi;
+		return fd < 0 || bpf_obj_get_info_by_fd(fd, pi, &len) < 0 ? -1 : 0;
+	}
 	if (i < 0 || i >= ks->nlinks || bpf_obj_get_info_by_fd(bpf_link__fd(ks->links[i]), &li, &len) < 0)
 		return -1;
 	int pfd = bpf_prog_get_fd_by_id(li.prog_id);
@@ -495,12 +502,19 @@ int ks_link_prog_info(const struct ks_session *ks, int i, struct bpf_prog_info *
 	return r < 0 ? -1 : 0;
 }
 
+const char *ks_prog_name(const struct ks_session *ks, int i)
+{
+	if (i >= ks->nlinks && i < ks->nlinks + ks->nwin)
+		return bpf_program__name(ks->win_progs[i - ks->nlinks]);
+	return i >= 0 && i < ks->nlinks ? ks->link_names[i] : "";
+}
+
 uint64_t ks_prog_misses(const struct ks_session *ks)
 {
 	uint64_t n = 0;
-	uint32_t seen[KS_MAX_LINKS];
+	uint32_t seen[KS_MAX_LINKS + KS_MAX_WIN];
 	int nseen = 0;
-	for (int i = 0; i < ks->nlinks; i++) {
+	for (int i = 0; i < ks->nlinks + ks->nwin; i++) {
 		struct bpf_prog_info pi;
 		if (ks_link_prog_info(ks, i, &pi) < 0)
 			continue;

@@ -35,6 +35,7 @@ enum ks_depth {
 
 #define KS_LAT_EVERY 64     /* the default depth times the calls that begin in a sampling window */
 #define KS_LAT_WINDOW_MS 5  /* open this long every KS_LAT_EVERY windows (1/64 of the time) */
+#define KS_BLK_DRAIN_MS 250 /* a window's block completion waits this long at most for its requests */
 #define KS_LAYERS_DEFAULT ((1u << LOG_LAYER_SYSCALL) | (1u << LOG_LAYER_BLOCK) | (1u << LOG_LAYER_MPIIO))
 #define KS_LAYERS_FULL (KS_LAYERS_DEFAULT | (1u << LOG_LAYER_PAGECACHE) | (1u << LOG_LAYER_FS))
 
@@ -56,6 +57,7 @@ const char *ks_depth_name(enum ks_depth d);
 
 #define KS_MAX_LINKS 96
 #define KS_MAX_MAPS 48
+#define KS_MAX_WIN 4
 
 struct bpf_prog_info;
 
@@ -75,6 +77,13 @@ struct ks_session {
 	int block_one;       /* the block layer runs its completion alone (LOG_KF_BLOCK_NO_PROC) */
 	int block_no_issue;  /* the default depth: requests followed from start to completion, no
 			      * program at issue (block.bpf.c, blk_no_issue) */
+	int block_sampled;   /* the default depth: the block programs in sampling windows only, the
+			      * devices' counts from /proc/diskstats (LOG_KF_BLOCK_SAMPLED) */
+	struct bpf_link *blk_win[3]; /* block_sampled: the open window's links (block.c) */
+	uint64_t blk_windows_failed; /* windows whose programs could not be attached */
+	uint64_t blk_drains_cut;     /* windows closed with requests still in flight after KS_BLK_DRAIN_MS */
+	struct bpf_program *win_progs[KS_MAX_WIN]; /* loaded, attached in the sampling windows only */
+	int nwin;
 	struct sys_diskstats ds0; /* block_one, block_no_issue: /proc/diskstats as the block programs
 				   * were attached, to count what the kernel did not run them for
 				   * (ks_write_log) */
@@ -94,8 +103,10 @@ int ks_check_env(char *err, size_t errlen);
 /* Load and attach every wanted layer. The syscall layer is required; another layer that cannot
  * load is noted in ks->missing and the rest carries on. */
 int ks_open(struct ks_session *ks, const struct ks_options *o, char *err, size_t errlen);
-/* The program behind link i (run counts, run time, recursion misses): 0, or -1. */
+/* The program behind link i (run counts, run time, recursion misses): 0, or -1. Links first
+ * (nlinks), then the programs attached in sampling windows only (nwin); ks_prog_name names either. */
 int ks_link_prog_info(const struct ks_session *ks, int i, struct bpf_prog_info *pi);
+const char *ks_prog_name(const struct ks_session *ks, int i);
 /* Runs the kernel skipped, all programs added: a tracepoint that fired while the same program was
  * already running on that CPU (an interrupt's completion inside it) is not run at all. */
 uint64_t ks_prog_misses(const struct ks_session *ks);

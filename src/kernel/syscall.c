@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernel/block.h"
 #include "kernel/session.h"
 #include "syscall.skel.h"
 
@@ -190,11 +191,16 @@ static void *sampler_run(void *arg)
 	struct ks_syscall *s = sp->ks->skel[SKEL_SLOT];
 	long every = sp->ks->opt.filter.lat_every;
 	for (;;) {
+		/* the block programs' window too, at the default depth (block.c): its completion stays
+		 * attached past the window for the requests the window began, out of the wait after */
+		ks_block_window_open(sp->ks);
 		sp->link = bpf_program__attach(s->progs.ks_sys_enter);
 		int stop = sampler_wait(sp, KS_LAT_WINDOW_MS);
 		bpf_link__destroy(sp->link);
 		sp->link = NULL;
-		if (stop || sampler_wait(sp, KS_LAT_WINDOW_MS * (every - 1)))
+		long drain = ks_block_window_close(sp->ks);
+		long rest = KS_LAT_WINDOW_MS * (every - 1) - drain;
+		if (stop || sampler_wait(sp, rest > 0 ? rest : 0))
 			break;
 	}
 	return NULL;

@@ -170,3 +170,27 @@ int ks_file_unseen_on(const struct ks_rec *recs, size_t n, uint64_t dev)
 	}
 	return 0;
 }
+
+void ks_sampled_device(struct ks_rec *r, const struct ks_dev_done *d)
+{
+	struct ks_file_val *v = &r->val;
+	__u64 *c = v->c;
+	/* the samples: the requests begun in a window whose completion was seen with times */
+	uint64_t samples = over(c[LOG_C_READS] + c[LOG_C_WRITES] + c[LOG_C_META_OTHER] + c[LOG_C_FSYNCS], v->untimed);
+	uint64_t all = d->reads + d->writes + d->discards;
+	static const int times[] = {LOG_C_TIME_QUEUE, LOG_C_TIME_DEVICE, LOG_C_TIME_READ, LOG_C_TIME_WRITE,
+				    LOG_C_TIME_META};
+	for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+		c[times[i]] = samples ? (uint64_t)((unsigned __int128)c[times[i]] * all / samples) : 0;
+	c[LOG_C_READS] = d->reads;
+	c[LOG_C_WRITES] = d->writes;
+	c[LOG_C_META_OTHER] = d->discards;
+	c[LOG_C_FSYNCS] = d->flushes;
+	c[LOG_C_BYTES_READ] = d->bytes_read;
+	c[LOG_C_BYTES_WRITTEN] = d->bytes_written;
+	c[LOG_C_ERR_READS] = c[LOG_C_ERR_WRITES] = c[LOG_C_ERR_SYNCS] = c[LOG_C_ERR_META] = 0;
+	v->discard_bytes = d->bytes_discarded;
+	memset(v->size_hist, 0, sizeof v->size_hist);
+	memset(v->unseen, 0, sizeof v->unseen);
+	v->untimed = over(d->reads + d->writes + d->discards + d->flushes, samples);
+}

@@ -50,4 +50,11 @@ int ks_file_unseen_on(const struct ks_rec *recs, size_t n, uint64_t dev);
  * when out of memory. Also collect.c's. */
 struct ks_rec *ks_rec_append(struct ks_rec **recs, size_t *n, size_t *cap);
 
+/* The default depth's block layer in sampling windows (block.bpf.c, blk_sampled): device record r
+ * takes its counts and bytes from d (/proc/diskstats over the session); what the windows counted
+ * stays as samples: the latency histograms, and the time counters scaled from the samples to every
+ * request (an estimate, as the system-call layer's); the size histograms (of the samples only) and
+ * the errors (not in diskstats) are cleared, untimed_requests = the requests not sampled. */
+void ks_sampled_device(struct ks_rec *r, const struct ks_dev_done *d);
+
 #endif

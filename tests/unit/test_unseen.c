@@ -182,5 +182,40 @@ int main(void)
 	check("loop1, attached after the first reading: all of it", nd == 4 && dd[3].dev == 0x701 && dd[3].reads == 3, "nd %zu", nd);
 	sys_diskstats_free(&a);
 	sys_diskstats_free(&b);
+
+	/* The default depth's block layer in sampling windows (kern19): the device's counts and bytes
+	 * are diskstats', its latency the windows' samples, their times scaled to every request. */
+	struct ks_rec dr = {.key = {.layer = LOG_LAYER_BLOCK, .dev = 0x700}};
+	dr.val.c[LOG_C_WRITES] = 9; /* 10 requests begun in windows, one a queue without times */
+	dr.val.c[LOG_C_FSYNCS] = 1;
+	dr.val.untimed = 1;
+	dr.val.c[LOG_C_BYTES_WRITTEN] = 9 * 4096;
+	dr.val.c[LOG_C_TIME_DEVICE] = 9 * 20000; /* 20 us each */
+	dr.val.c[LOG_C_TIME_QUEUE] = 9 * 1000;
+	dr.val.c[LOG_C_ERR_WRITES] = 1;
+	dr.val.size_hist[1][13] = 9;
+	dr.val.lat_hist[1][15] = 9;
+	dr.val.unseen[0] = 2;
+	struct ks_dev_done sd = {.dev = 0x700, .reads = 100, .writes = 890, .discards = 10, .flushes = 7,
+				.bytes_read = 409600, .bytes_written = 890 * 4096, .bytes_discarded = 1 << 20};
+	ks_sampled_device(&dr, &sd);
+	check("sampled: the counts and bytes are the device's",
+	      dr.val.c[LOG_C_READS] == 100 && dr.val.c[LOG_C_WRITES] == 890 && dr.val.c[LOG_C_META_OTHER] == 10 &&
+		      dr.val.c[LOG_C_FSYNCS] == 7 && dr.val.c[LOG_C_BYTES_READ] == 409600 &&
+		      dr.val.c[LOG_C_BYTES_WRITTEN] == 890 * 4096 && dr.val.discard_bytes == 1 << 20,
+	      "%llu writes", (unsigned long long)dr.val.c[LOG_C_WRITES]);
+	check("sampled: 9 requests timed, the other 998 untimed; the samples' histogram kept",
+	      dr.val.untimed == 998 && dr.val.lat_hist[1][15] == 9, "untimed %llu", (unsigned long long)dr.val.untimed);
+	check("sampled: times scaled from 9 samples to 1,000 requests (reads, writes, discards)",
+	      dr.val.c[LOG_C_TIME_DEVICE] == 1000 * 20000ull && dr.val.c[LOG_C_TIME_QUEUE] == 1000 * 1000ull,
+	      "%llu", (unsigned long long)dr.val.c[LOG_C_TIME_DEVICE]);
+	check("sampled: no errors, no size histogram, nothing unseen (not recorded at this depth)",
+	      dr.val.c[LOG_C_ERR_WRITES] == 0 && dr.val.size_hist[1][13] == 0 && dr.val.unseen[0] == 0, "%llu",
+	      (unsigned long long)dr.val.c[LOG_C_ERR_WRITES]);
+	struct ks_rec nowin = {.key = {.layer = LOG_LAYER_BLOCK, .dev = 0x700}};
+	ks_sampled_device(&nowin, &sd);
+	check("sampled: no request in a window: every request untimed, no time claimed",
+	      nowin.val.untimed == 1007 && nowin.val.c[LOG_C_TIME_DEVICE] == 0 && nowin.val.c[LOG_C_WRITES] == 890, "%llu",
+	      (unsigned long long)nowin.val.untimed);
 	return failures ? 1 : 0;
 }

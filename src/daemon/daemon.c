@@ -12,9 +12,10 @@
  *   4. /proc/diskstats is read and its deltas become device samples;
  *   5. a job with no live process for job_grace gets its report from the job pipeline;
  *   6. all of it, with the new cursors and the node's cursor, is one store transaction. Only
- *      when it commits do the cursors in memory move on; when it fails, the next interval takes
- *      the same differences again (a longer interval), so a full disk or a killed daemon loses
- *      and repeats nothing.
+ *      when it commits do the cursors in memory move on (the node-seconds' aheads move in place,
+ *      and a failure takes back what they moved: cursor.h, struct dmn_undo); when it fails, the
+ *      next interval takes the same differences again (a longer interval), so a full disk or a
+ *      killed daemon loses and repeats nothing.
  */
 #include "daemon/daemon.h"
 

@@ -2026,26 +2026,28 @@ static int batch_report(struct store_batch *b, const struct ending *e)
 	return r;
 }
 
+/* *buf (of *cap bytes) made at least need bytes: 0 or -ENOMEM */
+static int buf_room(unsigned char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	unsigned char *nb = realloc(*buf, need);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = need;
+	return 0;
+}
+
 /* p's entry of the node's cursor encoded again: 0 or -ENOMEM */
 static int put_piece(struct dmn *d, struct dmn_proc *p)
 {
 	const struct dmn_aheads *a = p->stats ? &p->owed : &p->counted;
-	size_t max = dmn_node_piece_max(a);
-	if (max > d->piece_cap) {
-		unsigned char *nb = realloc(d->piece, max);
-		if (!nb)
-			return -ENOMEM;
-		d->piece = nb;
-		d->piece_cap = max;
-	}
+	if (buf_room(&d->piece, &d->piece_cap, dmn_node_piece_max(a)) < 0)
+		return -ENOMEM;
 	size_t len = dmn_node_piece(d->piece, p->pid, p->start_ns, a);
-	if (len > p->piece_cap) {
-		unsigned char *nb = realloc(p->piece, len);
-		if (!nb)
-			return -ENOMEM;
-		p->piece = nb;
-		p->piece_cap = len;
-	}
+	if (buf_room(&p->piece, &p->piece_cap, len) < 0)
+		return -ENOMEM;
 	if (len)
 		memcpy(p->piece, d->piece, len);
 	p->piece_len = len;

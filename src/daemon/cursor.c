@@ -598,8 +598,7 @@ static void ahead_drop(struct dmn_aheads *x, unsigned layer)
 int dmn_ahead_take(struct dmn_aheads *sums, struct dmn_aheads *owed, struct dmn_aheads *counted,
 		   const struct dmn_ahead *now, struct dmn_ahead *grow, struct dmn_undo *u)
 {
-	/* room for all a layer can log, before anything moves */
-	if (undo_room(u, 2 + AHEAD_NFIGS) < 0)
+	if (undo_room(u, 1) < 0)
 		return -ENOMEM;
 	struct dmn_ahead *s = dmn_ahead_find(sums, now->layer);
 	if (!s) {
@@ -628,15 +627,16 @@ int dmn_ahead_take(struct dmn_aheads *sums, struct dmn_aheads *owed, struct dmn_
 	}
 	if (!nm)
 		return 0;
+	/* room for what is logged below: the figures that grew, not a layer's worst case */
 	struct dmn_ahead *c = dmn_ahead_find(counted, now->layer);
-	if (!c) {
-		if (!(c = ahead_get(counted, now->layer))) {
-			for (unsigned i = 0; i < nm; i++) /* (the sums back where they were) */
-				sf[moved[i]] -= g[moved[i]];
-			return -ENOMEM;
-		}
-		undo_log(u, now->layer, DMN_UNDO_NEW_COUNTED, 0, 0);
+	int made = !c;
+	if (undo_room(u, 1 + nm) < 0 || (made && !(c = ahead_get(counted, now->layer)))) {
+		for (unsigned i = 0; i < nm; i++) /* (the sums back where they were) */
+			sf[moved[i]] -= g[moved[i]];
+		return -ENOMEM;
 	}
+	if (made)
+		undo_log(u, now->layer, DMN_UNDO_NEW_COUNTED, 0, 0);
 	struct dmn_ahead *o = dmn_ahead_find(owed, now->layer);
 	uint64_t *cf = figs(c), *of = o ? figs(o) : NULL;
 	for (unsigned i = 0; i < nm; i++) {

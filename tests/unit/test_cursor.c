@@ -9,7 +9,10 @@
  * gives back every process, layer, figure and sparse histogram, sorted, refusing every cut and a
  * process given twice. The node-seconds' per-layer sums: a record's figures (flushes are not
  * metadata), a cursor's sums, and advancing them (growth only; a figure gone back counts nothing
- * until it passes where it was).
+ * until it passes where it was). A reading taken in place (dmn_ahead_take) and a failed interval
+ * taken back (dmn_undo_back): over 400 random intervals, a quarter failing, the same sums, owed and
+ * counted to the byte as the copies the daemon made before, and one failure taken back to the layer
+ * (a layer it made gone again); a process's entry encoded apart is the encoder's bytes.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -580,6 +580,133 @@ int dmn_aheads_copy(struct dmn_aheads *dst, const struct dmn_aheads *src)
 	return 0;
 }
 
+/* ---- a reading taken in place, and taken back (cursor.h, struct dmn_undo) ---- */
+
+#define AHEAD_NFIGS (DMN_NA + 2 * LOG_HIST_BUCKETS)
+_Static_assert(AHEAD_NFIGS < DMN_UNDO_NEW_SUMS, "a figure's number is one byte, apart from the marks");
+
+/* an ahead's figures as one array (AHEAD_FIGS: they are one run of words) */
+static uint64_t *figs(struct dmn_ahead *a)
+{
+	return (uint64_t *)(void *)((unsigned char *)a + offsetof(struct dmn_ahead, v));
+}
+
+static int undo_room(struct dmn_undo *u, size_t more)
+{
+	if (u->n + more <= u->cap)
+		return 0;
+	size_t cap = u->cap ? u->cap : 16;
+	while (cap < u->n + more)
+		cap *= 2;
+	struct dmn_undo_ent *nv = realloc(u->e, cap * sizeof *nv);
+	if (!nv)
+		return -ENOMEM;
+	u->e = nv;
+	u->cap = cap;
+	return 0;
+}
+
+static void undo_log(struct dmn_undo *u, unsigned layer, unsigned fig, uint64_t raw, uint64_t paid)
+{
+	u->e[u->n++] = (struct dmn_undo_ent){.layer = (uint16_t)layer, .fig = (uint8_t)fig, .raw = raw, .paid = paid};
+}
+
+/* the layer's ahead (made by the reading being taken back: all 0 again) out of x */
+static void ahead_drop(struct dmn_aheads *x, unsigned layer)
+{
+	for (size_t i = 0; i < x->n; i++)
+		if (x->a[i].layer == layer) {
+			memmove(&x->a[i], &x->a[i + 1], (x->n - i - 1) * sizeof *x->a);
+			x->n--;
+			return;
+		}
+}
+
+int dmn_ahead_take(struct dmn_aheads *sums, struct dmn_aheads *owed, struct dmn_aheads *counted,
+		   const struct dmn_ahead *now, struct dmn_ahead *grow, struct dmn_undo *u)
+{
+	if (undo_room(u, 1) < 0)
+		return -ENOMEM;
+	struct dmn_ahead *s = dmn_ahead_find(sums, now->layer);
+	if (!s) {
+		if (!(s = ahead_get(sums, now->layer)))
+			return -ENOMEM;
+		undo_log(u, now->layer, DMN_UNDO_NEW_SUMS, 0, 0);
+	}
+	grow->layer = now->layer;
+	uint64_t *g = figs(grow), *sf = figs(s);
+	if (!memcmp(AHEAD_FIGS(now), sf, AHEAD_FIGS_LEN)) {
+		memset(g, 0, AHEAD_FIGS_LEN);
+		return 0;
+	}
+	/* dmn_ahead_grow's advance, noting the figures that grew (a few of the 69 a second, for a
+	 * process that writes steadily), which alone are paid, counted and logged */
+	const uint64_t *nf = (const uint64_t *)(const void *)AHEAD_FIGS(now);
+	unsigned char moved[AHEAD_NFIGS];
+	unsigned nm = 0;
+	for (unsigned f = 0; f < AHEAD_NFIGS; f++) {
+		g[f] = 0;
+		if (nf[f] > sf[f]) {
+			g[f] = nf[f] - sf[f];
+			sf[f] = nf[f];
+			moved[nm++] = (unsigned char)f;
+		}
+	}
+	if (!nm)
+		return 0;
+	/* room for what is logged below: the figures that grew, not a layer's worst case */
+	struct dmn_ahead *c = dmn_ahead_find(counted, now->layer);
+	int made = !c;
+	if (undo_room(u, 1 + nm) < 0 || (made && !(c = ahead_get(counted, now->layer)))) {
+		for (unsigned i = 0; i < nm; i++) /* (the sums back where they were) */
+			sf[moved[i]] -= g[moved[i]];
+		return -ENOMEM;
+	}
+	if (made)
+		undo_log(u, now->layer, DMN_UNDO_NEW_COUNTED, 0, 0);
+	struct dmn_ahead *o = dmn_ahead_find(owed, now->layer);
+	uint64_t *cf = figs(c), *of = o ? figs(o) : NULL;
+	for (unsigned i = 0; i < nm; i++) {
+		unsigned f = moved[i];
+		uint64_t raw = g[f];
+		if (of)
+			pay(&g[f], &of[f]);
+		cf[f] += g[f];
+		undo_log(u, now->layer, f, raw, g[f]);
+	}
+	return 1;
+}
+
+void dmn_undo_back(struct dmn_undo *u, struct dmn_aheads *sums, struct dmn_aheads *owed, struct dmn_aheads *counted)
+{
+	while (u->n) {
+		const struct dmn_undo_ent *e = &u->e[--u->n];
+		if (e->fig == DMN_UNDO_NEW_SUMS) {
+			ahead_drop(sums, e->layer);
+			continue;
+		}
+		if (e->fig == DMN_UNDO_NEW_COUNTED) {
+			ahead_drop(counted, e->layer);
+			continue;
+		}
+		/* (each layer a figure names is there: made before the figure was logged, dropped after) */
+		struct dmn_ahead *s = dmn_ahead_find(sums, e->layer), *c = dmn_ahead_find(counted, e->layer);
+		struct dmn_ahead *o = e->raw != e->paid ? dmn_ahead_find(owed, e->layer) : NULL;
+		if (s)
+			figs(s)[e->fig] -= e->raw;
+		if (c)
+			figs(c)[e->fig] -= e->paid;
+		if (o)
+			figs(o)[e->fig] += e->raw - e->paid;
+	}
+}
+
+void dmn_undo_free(struct dmn_undo *u)
+{
+	free(u->e);
+	memset(u, 0, sizeof *u);
+}
+
 void dmn_aheads_free(struct dmn_aheads *x)
 {
 	free(x->a);
@@ -604,10 +731,37 @@ int dmn_aheads_zero(const struct dmn_aheads *x)
  * layers' count and per layer: the layer, the DMN_NA figures, and each histogram as a count of
  * non-zero buckets followed by (bucket, value) pairs. Varints throughout. ---- */
 
-int dmn_node_enc_add(struct dmn_node_enc *e, int32_t pid, uint64_t start_ns, const struct dmn_aheads *a)
+size_t dmn_node_piece_max(const struct dmn_aheads *a)
 {
 	/* at most: 3 varints of the process, then per layer 2 + DMN_NA + 2 * (1 + 2 * 32) varints */
-	size_t need = 30 + a->n * 10 * (2 + DMN_NA + 2 * (1 + 2 * LOG_HIST_BUCKETS));
+	return 30 + a->n * 10 * (2 + DMN_NA + 2 * (1 + 2 * LOG_HIST_BUCKETS));
+}
+
+/* one entry's bytes at p: its length */
+static size_t node_put(unsigned char *buf, int32_t pid, uint64_t start_ns, const struct dmn_aheads *a)
+{
+	unsigned char *p = buf;
+	p += sys_varint_put(p, sys_zigzag(pid));
+	p += sys_varint_put(p, start_ns);
+	p += sys_varint_put(p, a->n);
+	for (size_t i = 0; i < a->n; i++) {
+		p += sys_varint_put(p, a->a[i].layer);
+		for (unsigned k = 0; k < DMN_NA; k++)
+			p += sys_varint_put(p, a->a[i].v[k]);
+		put_hist(&p, a->a[i].rh);
+		put_hist(&p, a->a[i].wh);
+	}
+	return (size_t)(p - buf);
+}
+
+size_t dmn_node_piece(unsigned char *buf, int32_t pid, uint64_t start_ns, const struct dmn_aheads *a)
+{
+	return dmn_aheads_zero(a) ? 0 : node_put(buf, pid, start_ns, a);
+}
+
+/* room for need more bytes of entries in e: 0 or -ENOMEM */
+static int enc_room(struct dmn_node_enc *e, size_t need)
+{
 	if (!e->buf || e->len + need > e->cap) {
 		size_t cap = e->cap ? e->cap : 4096;
 		while (cap < e->len + need + 16)
@@ -620,18 +774,24 @@ int dmn_node_enc_add(struct dmn_node_enc *e, int32_t pid, uint64_t start_ns, con
 	}
 	if (!e->len) /* room for the magic and the count, filled in by finish */
 		e->len = 3 + 10;
-	unsigned char *p = e->buf + e->len;
-	p += sys_varint_put(p, sys_zigzag(pid));
-	p += sys_varint_put(p, start_ns);
-	p += sys_varint_put(p, a->n);
-	for (size_t i = 0; i < a->n; i++) {
-		p += sys_varint_put(p, a->a[i].layer);
-		for (unsigned k = 0; k < DMN_NA; k++)
-			p += sys_varint_put(p, a->a[i].v[k]);
-		put_hist(&p, a->a[i].rh);
-		put_hist(&p, a->a[i].wh);
-	}
-	e->len = (size_t)(p - e->buf);
+	return 0;
+}
+
+int dmn_node_enc_add(struct dmn_node_enc *e, int32_t pid, uint64_t start_ns, const struct dmn_aheads *a)
+{
+	if (enc_room(e, dmn_node_piece_max(a)) < 0)
+		return -ENOMEM;
+	e->len += node_put(e->buf + e->len, pid, start_ns, a);
+	e->count++;
+	return 0;
+}
+
+int dmn_node_enc_add_piece(struct dmn_node_enc *e, const void *piece, size_t len)
+{
+	if (enc_room(e, len) < 0)
+		return -ENOMEM;
+	memcpy(e->buf + e->len, piece, len);
+	e->len += len;
 	e->count++;
 	return 0;
 }

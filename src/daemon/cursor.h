@@ -145,6 +145,34 @@ int dmn_aheads_add(struct dmn_aheads *x, const struct dmn_ahead *a);
  * as much): a process's first differences after a restart, less what was counted before it. */
 void dmn_ahead_pay(struct dmn_ahead *a, struct dmn_ahead *owed);
 int dmn_aheads_copy(struct dmn_aheads *dst, const struct dmn_aheads *src);
+
+/*
+ * A reading moves a process's sums, owed and counted in place, and logs what it moved figure by
+ * figure: an interval whose transaction fails takes exactly that back (dmn_undo_back), one that
+ * commits forgets it (u->n = 0). No copy of the aheads is made for an interval (docs/DAEMON.md,
+ * "A failed commit"): a process writing steadily moves a few figures of a layer a second, and a
+ * copy would move all of them.
+ */
+struct dmn_undo_ent {
+	uint16_t layer;
+	uint8_t fig;        /* the figure, in the order v, rh, wh (DMN_UNDO_NEW_*: a layer made) */
+	uint64_t raw, paid; /* what the sums grew by, and what of it counted (the rest paid owed) */
+};
+#define DMN_UNDO_NEW_SUMS 0xfe
+#define DMN_UNDO_NEW_COUNTED 0xff
+struct dmn_undo {
+	struct dmn_undo_ent *e;
+	size_t n, cap;
+};
+/* A reading's sums of one layer (now) taken: sums moves up to now (dmn_ahead_grow), what it grew
+ * by less what owed still holds of the layer (dmn_ahead_pay) is grow, added to counted; each
+ * figure that moved is logged in u. 1 when anything grew, 0 when nothing did (grow all 0), or
+ * -ENOMEM (nothing moved but, perhaps, an empty layer of sums made and logged). */
+int dmn_ahead_take(struct dmn_aheads *sums, struct dmn_aheads *owed, struct dmn_aheads *counted,
+		   const struct dmn_ahead *now, struct dmn_ahead *grow, struct dmn_undo *u);
+/* Everything u logged taken back from sums, owed and counted, the last first; u emptied. */
+void dmn_undo_back(struct dmn_undo *u, struct dmn_aheads *sums, struct dmn_aheads *owed, struct dmn_aheads *counted);
+void dmn_undo_free(struct dmn_undo *u);
 void dmn_aheads_free(struct dmn_aheads *x);
 /* 1 when every figure is 0. */
 int dmn_aheads_zero(const struct dmn_aheads *x);
@@ -163,6 +191,13 @@ struct dmn_node_enc {
 	size_t len, cap, count;
 };
 int dmn_node_enc_add(struct dmn_node_enc *e, int32_t pid, uint64_t start_ns, const struct dmn_aheads *a);
+/* One entry's bytes apart (what dmn_node_enc_add adds), kept by a caller whose aheads did not
+ * move since: at most dmn_node_piece_max(a) bytes into buf; its length, or 0 when every figure
+ * of a is 0 (an entry not written: dmn_aheads_zero). */
+size_t dmn_node_piece_max(const struct dmn_aheads *a);
+size_t dmn_node_piece(unsigned char *buf, int32_t pid, uint64_t start_ns, const struct dmn_aheads *a);
+/* An entry made by dmn_node_piece added: 0 or -ENOMEM. */
+int dmn_node_enc_add_piece(struct dmn_node_enc *e, const void *piece, size_t len);
 /* The blob (e->buf, *len; a node cursor of no entry is 0 bytes): e->buf stays e's (free it). */
 const void *dmn_node_enc_finish(struct dmn_node_enc *e, size_t *len);
 int dmn_node_decode(const void *buf, size_t len, struct dmn_node_ent **out, size_t *n);

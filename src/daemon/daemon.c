@@ -12,9 +12,10 @@
  *   4. /proc/diskstats is read and its deltas become device samples;
  *   5. a job with no live process for job_grace gets its report from the job pipeline;
  *   6. all of it, with the new cursors and the node's cursor, is one store transaction. Only
- *      when it commits do the cursors in memory move on; when it fails, the next interval takes
- *      the same differences again (a longer interval), so a full disk or a killed daemon loses
- *      and repeats nothing.
+ *      when it commits do the cursors in memory move on (the node-seconds' aheads move in place,
+ *      and a failure takes back what they moved: cursor.h, struct dmn_undo); when it fails, the
+ *      next interval takes the same differences again (a longer interval), so a full disk or a
+ *      killed daemon loses and repeats nothing.
  */
 #include "daemon/daemon.h"
 
@@ -284,10 +285,9 @@ static void proc_free(struct dmn_proc *p)
 	dmn_cursor_free(&p->next);
 	dmn_aheads_free(&p->counted);
 	dmn_aheads_free(&p->owed);
-	dmn_aheads_free(&p->counted_next);
-	dmn_aheads_free(&p->owed_next);
 	dmn_aheads_free(&p->sums);
-	dmn_aheads_free(&p->sums_next);
+	dmn_undo_free(&p->undo);
+	free(p->piece);
 	dmn_live_unmap(&p->map);
 	for (size_t i = 0; i < p->npaths; i++)
 		free(fpath_of(p->paths[i].path));
@@ -469,19 +469,6 @@ static int rec_same(const struct dmn_rec *a, const struct dmn_rec *b)
 	return a && b && !memcmp(a->v, b->v, sizeof a->v);
 }
 
-/* This interval's copies of what a reading moves on (the node-second sums and aheads): 0 or -ENOMEM. */
-static int proc_stage(struct dmn_proc *p)
-{
-	int r;
-	if (p->has_next)
-		return 0;
-	if ((r = dmn_aheads_copy(&p->counted_next, &p->counted)) < 0 || (r = dmn_aheads_copy(&p->owed_next, &p->owed)) < 0 ||
-	    (r = dmn_aheads_copy(&p->sums_next, &p->sums)) < 0)
-		return r;
-	p->has_next = 1;
-	return 0;
-}
-
 /*
  * A reading's per-layer sums (sums[l].layer != 0: layer l was read) against the last reading's:
  * what they grew by, less what a restart found counted already, joins the node-seconds and what
@@ -495,16 +482,12 @@ static int node_take(struct dmn *d, struct dmn_proc *p, const struct dmn_ahead s
 		if (!sums[l].layer)
 			continue;
 		struct dmn_ahead grow;
-		if ((r = dmn_ahead_grow(&p->sums_next, &sums[l], &grow)) < 0)
+		if ((r = dmn_ahead_take(&p->sums, &p->owed, &p->counted, &sums[l], &grow, &p->undo)) < 0)
 			return r;
 		if (!r)
 			continue; /* nothing moved: no node-second of this layer */
-		struct dmn_ahead *owed = dmn_ahead_find(&p->owed_next, l);
-		if (owed)
-			dmn_ahead_pay(&grow, owed);
+		p->piece_ok = 0;
 		node_add(d->rows, d->host, &grow);
-		if ((r = dmn_aheads_add(&p->counted_next, &grow)) < 0)
-			return r;
 	}
 	return 0;
 }
@@ -522,8 +505,6 @@ static int take_log(struct dmn *d, struct dmn_proc *p, const struct log_file *lf
 		mount_dists(d, p, lf);
 	struct dmn_rowbuf *rb = d->rows;
 	int r;
-	if ((r = proc_stage(p)) < 0)
-		return r;
 	if (!p->has_next_rec) {
 		if ((r = dmn_cursor_copy(&p->next, &p->node)) < 0)
 			return r;
@@ -938,7 +919,7 @@ static int take_mapped(struct dmn *d, struct dmn_proc *p)
 	p->seen = 1;
 	if (sums.rank >= 0)
 		p->rank = sums.rank;
-	if (proc_stage(p) < 0 || node_take(d, p, sums.layer) < 0)
+	if (node_take(d, p, sums.layer) < 0)
 		dmn_say("out of memory taking %s", p->live_path);
 	proc_keep_pages(d, p, 1);
 	return 0;
@@ -2068,19 +2049,51 @@ static int batch_report(struct store_batch *b, const struct ending *e)
 	return r;
 }
 
+/* *buf (of *cap bytes) made at least need bytes: 0 or -ENOMEM */
+static int buf_room(unsigned char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	unsigned char *nb = realloc(*buf, need);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = need;
+	return 0;
+}
+
+/* p's entry of the node's cursor encoded again: 0 or -ENOMEM */
+static int put_piece(struct dmn *d, struct dmn_proc *p)
+{
+	const struct dmn_aheads *a = p->stats ? &p->owed : &p->counted;
+	if (buf_room(&d->piece, &d->piece_cap, dmn_node_piece_max(a)) < 0)
+		return -ENOMEM;
+	size_t len = dmn_node_piece(d->piece, p->pid, p->start_ns, a);
+	if (buf_room(&p->piece, &p->piece_cap, len) < 0)
+		return -ENOMEM;
+	if (len)
+		memcpy(p->piece, d->piece, len);
+	p->piece_len = len;
+	p->piece_stats = p->stats;
+	p->piece_ok = 1;
+	return 0;
+}
+
 /* What the node-seconds of this interval leave counted beyond the live processes' stored
  * cursors (cursor.h), in the interval's transaction; an empty one is not written again. */
 static int put_node_cursor(struct dmn *d, int64_t now)
 {
 	int r = 0;
 	for (size_t i = 0; i < d->nprocs && r >= 0; i++) {
-		const struct dmn_proc *p = d->procs[i];
+		struct dmn_proc *p = d->procs[i];
 		if (p->next_state != STORE_PROC_LIVE)
 			continue; /* its end is stored with its last statistics: nothing ahead */
-		/* once its statistics are stored, what is ahead of them is what it still owes */
-		const struct dmn_aheads *a = !p->has_next ? &p->counted : p->stats ? &p->owed_next : &p->counted_next;
-		if (!dmn_aheads_zero(a))
-			r = dmn_node_enc_add(&d->node_enc, p->pid, p->start_ns, a);
+		/* once its statistics are stored, what is ahead of them is what it still owes; an entry
+		 * whose aheads did not move is as encoded the last time */
+		if (!p->piece_ok || p->piece_stats != p->stats)
+			r = put_piece(d, p);
+		if (r >= 0 && p->piece_len)
+			r = dmn_node_enc_add_piece(&d->node_enc, p->piece, p->piece_len);
 	}
 	size_t len = 0;
 	const void *blob = dmn_node_enc_finish(&d->node_enc, &len);
@@ -2478,7 +2491,11 @@ int dmn_interval(struct dmn *d)
 			for (size_t k = 0; k < p->npaths; k++)
 				fpath_of(p->paths[k].path)->key = 0; /* (files made in it are gone with it) */
 			dmn_cursor_free(&p->next);
-			p->has_next = p->has_next_rec = 0;
+			p->has_next_rec = 0;
+			if (p->undo.n) {
+				dmn_undo_back(&p->undo, &p->sums, &p->owed, &p->counted);
+				p->piece_ok = 0;
+			}
 			p->stats = 0;
 			p->still.has = 0; /* (its statistics' reading was not stored: the next one is full) */
 			p->mnext.has = 0;
@@ -2535,13 +2552,7 @@ int dmn_interval(struct dmn *d)
 			memset(&p->next, 0, sizeof p->next);
 			p->has_next_rec = 0;
 		}
-		if (p->has_next) {
-			struct dmn_aheads t;
-			t = p->counted, p->counted = p->counted_next, p->counted_next = t;
-			t = p->owed, p->owed = p->owed_next, p->owed_next = t;
-			t = p->sums, p->sums = p->sums_next, p->sums_next = t;
-			p->has_next = 0;
-		}
+		p->undo.n = 0; /* (its readings' moves stand) */
 		/* its statistics stored: their cursor is the node's readings, and nothing but what it
 		 * still owes is counted ahead of them */
 		if (p->stats && (p->changed || p->cur.n != p->node.n)) {
@@ -2555,6 +2566,8 @@ int dmn_interval(struct dmn *d)
 		}
 		if (p->stats && dmn_aheads_copy(&p->counted, &p->owed) < 0)
 			dmn_say("out of memory keeping the cursor of pid %d", (int)p->pid);
+		if (p->stats)
+			p->piece_ok = 0;
 		p->state = p->next_state;
 		if (p->state != STORE_PROC_LIVE) {
 			set_add(&d->done, done_key(p->pid, p->start_ns));
@@ -2934,6 +2947,7 @@ void dmn_fini(struct dmn *d)
 		sys_diskstats_free(&d->disk_prev);
 	free(d->node_enc.buf);
 	free(d->node_last);
+	free(d->piece);
 	fcache_clear();
 	free(fcache);
 	fcache = NULL;

@@ -54,7 +54,6 @@ struct dmn_proc {
 	struct dmn_job *job;
 	int32_t pid, rank;
 	uint64_t start_ns, start_ticks;
-	int has_next;           /* counted_next, owed_next and sums_next hold this interval's */
 	int has_next_rec;       /* next holds this interval's readings (a full reading) */
 	int seen;
 	int stats;              /* its statistics are taken this interval (stats_interval, or its end) */
@@ -81,10 +80,18 @@ struct dmn_proc {
 	int64_t end_ms;
 	size_t resident;        /* its record pages kept mapped after its summing (0: dropped) */
 	/* counted, owed (below: "Two cadences"), every interval */
-	struct dmn_aheads counted, owed, counted_next, owed_next;
+	struct dmn_aheads counted, owed;
 	/* per layer, what the last reading of its log summed to (cursor.h, dmn_ahead_grow): its
-	 * node-seconds are what the sums grew by; *_next: this interval's, until stored */
-	struct dmn_aheads sums, sums_next;
+	 * node-seconds are what the sums grew by */
+	struct dmn_aheads sums;
+	/* what this interval's readings moved in sums, owed and counted (moved in place), taken
+	 * back when its transaction fails (cursor.h, struct dmn_undo) */
+	struct dmn_undo undo;
+	/* its entry of the node's cursor as last encoded (cursor.h, dmn_node_piece; len 0: none,
+	 * all 0), of owed when piece_stats, else of counted; piece_ok: neither moved since */
+	unsigned char *piece;
+	size_t piece_len, piece_cap;
+	int piece_ok, piece_stats;
 	/* its live file mapped between full readings (source.h: summed in place every interval
 	 * that does not take the statistics); pread_only: never mapped again (it faulted once under
 	 * the mapping; a mount monitor's, whose distributions need every reading in full; one that
@@ -100,7 +107,7 @@ struct dmn_proc {
 	 * to (every interval), next this interval's readings until they are stored. counted: what
 	 * its node-seconds counted beyond cur, per layer (stored every interval in the node's
 	 * cursor); owed: what a restart found counted beyond cur and not read again yet, taken out
-	 * of the next differences. *_next: this interval's, until stored. */
+	 * of the next differences. */
 	struct dmn_cursor cur, node, next;
 	/* a file mapped with its slots, as the summing just before its last statistics reading saw
 	 * it (has: that reading was such, of a live process without a trace): its slots' figures
@@ -206,6 +213,8 @@ struct dmn {
 	int node_cursor_empty;  /* the stored node's cursor holds no process */
 	int node_cursor_next_empty; /* and this interval's */
 	struct dmn_node_enc node_enc;
+	unsigned char *piece; /* a process's entry of it being encoded (put_piece) */
+	size_t piece_cap;
 	/* the node's cursor as this daemon last stored it (has: known), and whether this interval's
 	 * transaction writes another (put, put_len: the encoder's, copied at the commit): a cursor
 	 * the same as the stored one is not written again */

@@ -9,7 +9,10 @@
  * gives back every process, layer, figure and sparse histogram, sorted, refusing every cut and a
  * process given twice. The node-seconds' per-layer sums: a record's figures (flushes are not
  * metadata), a cursor's sums, and advancing them (growth only; a figure gone back counts nothing
- * until it passes where it was).
+ * until it passes where it was). A reading taken in place (dmn_ahead_take) and a failed interval
+ * taken back (dmn_undo_back): over 400 random intervals, a quarter failing, the same sums, owed and
+ * counted to the byte as the copies the daemon made before, and one failure taken back to the layer
+ * (a layer it made gone again); a process's entry encoded apart is the encoder's bytes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,6 +61,205 @@ static int same_hists(const struct dmn_cursor *a, const struct dmn_cursor *b)
 static void put(unsigned char **p, uint64_t v)
 {
 	*p += sys_varint_put(*p, v);
+}
+
+/* ---- a reading taken in place and a failed interval taken back (dmn_ahead_take, dmn_undo_back),
+ * against the copies the daemon made before: the same sums, owed and counted to the byte ---- */
+
+/* the daemon's way before: a copy per interval, taken on the copy, kept at the commit */
+struct model {
+	struct dmn_aheads sums, owed, counted;
+};
+
+static int model_take(struct model *m, const struct dmn_ahead *now, struct dmn_ahead *grow)
+{
+	int r = dmn_ahead_grow(&m->sums, now, grow);
+	if (r <= 0)
+		return r;
+	struct dmn_ahead *o = dmn_ahead_find(&m->owed, now->layer);
+	if (o)
+		dmn_ahead_pay(grow, o);
+	return dmn_aheads_add(&m->counted, grow) < 0 ? -ENOMEM : 1;
+}
+
+static void model_copy(struct model *dst, const struct model *src)
+{
+	dmn_aheads_copy(&dst->sums, &src->sums);
+	dmn_aheads_copy(&dst->owed, &src->owed);
+	dmn_aheads_copy(&dst->counted, &src->counted);
+}
+
+static void model_free(struct model *m)
+{
+	dmn_aheads_free(&m->sums);
+	dmn_aheads_free(&m->owed);
+	dmn_aheads_free(&m->counted);
+}
+
+static int aheads_same(const struct dmn_aheads *a, const struct dmn_aheads *b)
+{
+	return a->n == b->n && (!a->n || !memcmp(a->a, b->a, a->n * sizeof *a->a));
+}
+
+static uint64_t rnd_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static void test_take_undo(void)
+{
+	/* the figures a process's readings sum to, per layer (three layers, one seen late) */
+	static const unsigned layers[3] = {LOG_LAYER_POSIX, LOG_LAYER_STDIO, 4};
+	struct dmn_ahead now[3];
+	memset(now, 0, sizeof now);
+	for (unsigned i = 0; i < 3; i++)
+		now[i].layer = (uint16_t)layers[i];
+	/* after a restart: owed what the node-seconds stored, counted the same */
+	struct model ref = {.sums = {0}}, next = {.sums = {0}}, in = {.sums = {0}};
+	struct dmn_ahead o;
+	memset(&o, 0, sizeof o);
+	o.layer = LOG_LAYER_POSIX;
+	o.v[DMN_A_WRITES] = 40;
+	o.v[DMN_A_BYTES_WRITTEN] = 40 * 64;
+	o.wh[6] = 40;
+	dmn_aheads_add(&ref.owed, &o);
+	dmn_aheads_add(&ref.counted, &o);
+	model_copy(&in, &ref);
+	struct dmn_undo u = {0};
+	int same = 1, fails = 0, commits = 0, grew_same = 1, undone_some = 0;
+	for (int iv = 0; iv < 400 && same; iv++) {
+		model_copy(&next, &ref);
+		unsigned takes = (unsigned)(rnd() % 3);
+		for (unsigned t = 0; t < takes; t++) {
+			/* each reading moves some layers, not others; now and then one goes back (a hostile
+			 * file) or a layer is read for the first time */
+			for (unsigned i = 0; i < 3; i++) {
+				if (i == 2 && iv < 50)
+					continue;
+				uint64_t x = rnd();
+				if (x % 3 == 0)
+					continue; /* not read */
+				uint64_t *f = &now[i].v[0];
+				if (x % 17 == 1 && f[DMN_A_WRITES] > 3) {
+					f[DMN_A_WRITES] -= 3;
+				} else if (x % 3 == 1) {
+					unsigned k = (unsigned)(x >> 8) % 5, b = (unsigned)(x >> 16) % LOG_HIST_BUCKETS;
+					now[i].v[DMN_A_WRITES] += 1 + k;
+					now[i].v[DMN_A_BYTES_WRITTEN] += (1 + k) * 64;
+					now[i].wh[b] += 1 + k;
+					now[i].v[k] += 1;
+				}
+				struct dmn_ahead g1, g2;
+				int r1 = model_take(&next, &now[i], &g1);
+				int r2 = dmn_ahead_take(&in.sums, &in.owed, &in.counted, &now[i], &g2, &u);
+				if (r1 != r2 || (r1 == 1 && memcmp(&g1, &g2, sizeof g1)))
+					grew_same = 0;
+			}
+		}
+		int fail = rnd() % 4 == 0;
+		if (fail) {
+			undone_some |= u.n > 0;
+			dmn_undo_back(&u, &in.sums, &in.owed, &in.counted);
+			fails++;
+		} else {
+			model_copy(&ref, &next);
+			u.n = 0;
+			commits++;
+			/* now and then the statistics are stored with it: counted is what is still owed */
+			if (rnd() % 5 == 0) {
+				dmn_aheads_copy(&ref.counted, &ref.owed);
+				dmn_aheads_copy(&in.counted, &in.owed);
+			}
+		}
+		same = aheads_same(&ref.sums, &in.sums) && aheads_same(&ref.owed, &in.owed) &&
+		       aheads_same(&ref.counted, &in.counted);
+	}
+	check("take in place: what a reading grew by, the same as taken on a copy", grew_same, "differs");
+	check("take in place: after every commit and every failed interval taken back, sums, owed and "
+	      "counted are to the byte what copies made them",
+	      same && fails > 50 && commits > 200 && undone_some, "same %d, %d failed, %d committed", same, fails, commits);
+	check("take in place: what was owed is paid in the end", dmn_ahead_find(&in.owed, LOG_LAYER_POSIX) &&
+	      dmn_ahead_find(&in.owed, LOG_LAYER_POSIX)->v[DMN_A_WRITES] == 0, "still owed");
+
+	/* one failed interval whose readings moved one layer and made another: taken back to the
+	 * layer (the made one gone again), then the same readings committed count once */
+	struct model a = {.sums = {0}};
+	dmn_aheads_add(&a.owed, &o);
+	dmn_aheads_add(&a.counted, &o);
+	struct dmn_ahead s1, s2, g;
+	memset(&s1, 0, sizeof s1);
+	s1.layer = LOG_LAYER_POSIX;
+	s1.v[DMN_A_WRITES] = 10;
+	s1.wh[6] = 10;
+	memset(&s2, 0, sizeof s2);
+	s2.layer = LOG_LAYER_STDIO;
+	s2.v[DMN_A_READS] = 3;
+	int r1 = dmn_ahead_take(&a.sums, &a.owed, &a.counted, &s1, &g, &u);
+	int r2 = dmn_ahead_take(&a.sums, &a.owed, &a.counted, &s2, &g, &u);
+	check("take: a layer read, one made", r1 == 1 && r2 == 1 && a.sums.n == 2 && a.counted.n == 2 &&
+	      dmn_ahead_find(&a.owed, LOG_LAYER_POSIX)->v[DMN_A_WRITES] == 30 &&
+	      dmn_ahead_find(&a.counted, LOG_LAYER_POSIX)->v[DMN_A_WRITES] == 40 &&
+	      dmn_ahead_find(&a.counted, LOG_LAYER_STDIO)->v[DMN_A_READS] == 3,
+	      "%d %d, %zu sums", r1, r2, a.sums.n);
+	dmn_undo_back(&u, &a.sums, &a.owed, &a.counted);
+	check("undo: the interval taken back (no sums, the layer made gone, owed as it was)",
+	      u.n == 0 && a.sums.n == 0 && a.counted.n == 1 && a.counted.a[0].v[DMN_A_WRITES] == 40 &&
+		      a.owed.a[0].v[DMN_A_WRITES] == 40 && a.owed.a[0].wh[6] == 40,
+	      "%zu sums, %zu counted", a.sums.n, a.counted.n);
+	s1.v[DMN_A_WRITES] = 50;
+	s1.wh[6] = 50;
+	r1 = dmn_ahead_take(&a.sums, &a.owed, &a.counted, &s1, &g, &u);
+	u.n = 0;
+	check("then committed: the owed 40 paid, 10 beyond counted once",
+	      r1 == 1 && g.v[DMN_A_WRITES] == 10 && g.wh[6] == 10 && a.owed.a[0].v[DMN_A_WRITES] == 0 &&
+		      a.counted.a[0].v[DMN_A_WRITES] == 50 && a.counted.n == 1,
+	      "grew %llu", (unsigned long long)g.v[DMN_A_WRITES]);
+	model_free(&a);
+	model_free(&ref);
+	model_free(&next);
+	model_free(&in);
+	dmn_undo_free(&u);
+}
+
+/* an entry encoded apart is the encoder's bytes; an entry all 0 is none */
+static void test_piece(void)
+{
+	struct dmn_aheads a = {0}, z = {0};
+	struct dmn_ahead x;
+	memset(&x, 0, sizeof x);
+	x.layer = LOG_LAYER_POSIX;
+	x.v[DMN_A_BYTES_WRITTEN] = 1ull << 40;
+	x.wh[3] = 5;
+	x.rh[31] = 1;
+	dmn_aheads_add(&a, &x);
+	x.layer = LOG_LAYER_STDIO;
+	memset(x.v, 0, sizeof x.v);
+	dmn_aheads_add(&a, &x);
+	x.layer = 4;
+	memset(&x.v, 0, sizeof x - offsetof(struct dmn_ahead, v));
+	dmn_aheads_add(&z, &x);
+	struct dmn_node_enc e1 = {0}, e2 = {0};
+	dmn_node_enc_add(&e1, 77, 123456789, &a);
+	dmn_node_enc_add(&e1, -3, 1, &a);
+	unsigned char *buf = malloc(dmn_node_piece_max(&a));
+	size_t n1 = dmn_node_piece(buf, 77, 123456789, &a);
+	dmn_node_enc_add_piece(&e2, buf, n1);
+	size_t n2 = dmn_node_piece(buf, -3, 1, &a);
+	dmn_node_enc_add_piece(&e2, buf, n2);
+	size_t l1, l2;
+	const void *b1 = dmn_node_enc_finish(&e1, &l1), *b2 = dmn_node_enc_finish(&e2, &l2);
+	check("piece: entries encoded apart make the encoder's blob", n1 && n2 && l1 == l2 && !memcmp(b1, b2, l1),
+	      "%zu against %zu bytes", l2, l1);
+	check("piece: aheads all 0 (a layer that grew nothing) make no entry", dmn_node_piece(buf, 5, 5, &z) == 0, "an entry");
+	free(buf);
+	free(e1.buf);
+	free(e2.buf);
+	dmn_aheads_free(&a);
+	dmn_aheads_free(&z);
 }
 
 int main(void)
@@ -410,5 +612,7 @@ int main(void)
 	dmn_aheads_free(&last);
 	dmn_aheads_free(&cs);
 	dmn_cursor_free(&sc);
+	test_take_undo();
+	test_piece();
 	return failures != 0;
 }

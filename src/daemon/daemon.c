@@ -1615,6 +1615,59 @@ static void scan_dir_refs(struct dmn *d, int64_t now)
 	d->ndirs = k;
 }
 
+/* The path of what a lost process's node-seconds counted beyond its last full reading (not an
+ * absolute path: no file of a log is named so), noted under a key no record has (pid -1). */
+#define LOST_REST_PATH "(counted per second, its files not read)"
+#define LOST_REST_PID (-1)
+
+/*
+ * A process lost (its live log gone, its final log unreadable) whose node-seconds counted more
+ * than its last full reading holds: the per-second sums' growth since that reading, and what a
+ * restart found counted ahead of its stored cursor and no reading took again (owed). Stored as
+ * rows of its own under LOST_REST_PATH (bytes and calls; no time: the sums do not say which
+ * call took how long), so that the node-seconds still add up to the intervals. 1 when there
+ * was any, else 0.
+ */
+static int lost_rest(struct dmn *d, struct dmn_proc *p, const struct dmn_cursor *last)
+{
+	struct dmn_aheads read = {0};
+	int any = 0;
+	const char *path = NULL;
+	if (dmn_cursor_sums(last, &read) < 0) {
+		dmn_say("out of memory taking pid %d's statistics", (int)p->pid);
+		dmn_aheads_free(&read);
+		return 0;
+	}
+	for (size_t i = 0; i < p->sums.n; i++) {
+		const struct dmn_ahead *s = &p->sums.a[i];
+		const struct dmn_ahead *f = dmn_ahead_find(&read, s->layer), *o = dmn_ahead_find(&p->owed, s->layer);
+		uint64_t v[DMN_NA];
+		for (unsigned k = 0; k < DMN_NA; k++) {
+			uint64_t got = f ? f->v[k] : 0;
+			v[k] = (s->v[k] > got ? s->v[k] - got : 0) + (o ? o->v[k] : 0);
+		}
+		const struct {
+			unsigned cat;
+			uint64_t bytes, calls;
+		} rows[] = {{STORE_CAT_READ, v[DMN_A_BYTES_READ], v[DMN_A_READS]},
+			    {STORE_CAT_WRITE, v[DMN_A_BYTES_WRITTEN], v[DMN_A_WRITES]},
+			    {STORE_CAT_META, 0, v[DMN_A_META]}};
+		for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+			if (!rows[k].bytes && !rows[k].calls)
+				continue;
+			any = p->stats = p->changed = 1;
+			if (!path && (rpath_note(p, 0, LOST_REST_PID, LOST_REST_PATH) < 0 ||
+				      !(path = rpath_find(p, 0, LOST_REST_PID))))
+				break;
+			if (rows_add(d->rows, p, path, s->layer, rows[k].cat, (int64_t)rows[k].bytes,
+				     (int64_t)rows[k].calls, 0) < 0)
+				dmn_say("out of memory taking pid %d's statistics", (int)p->pid);
+		}
+	}
+	dmn_aheads_free(&read);
+	return any;
+}
+
 /*
  * A live process whose live file is gone: its final log holds its last counters. Unless its
  * image ended for an exec (its final log says so, or a forked child that counted nothing left
@@ -1673,12 +1726,11 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 	}
 	if (r == 0)
 		return;
-	/* a forked child that exec'd before any counted call leaves no log by design */
-	p->next_state = dmn_cursor_zero(&p->node) ? STORE_PROC_ENDED : STORE_PROC_LOST;
-	p->end_ms = wall_ms();
-	/* lost: its statistics are its counters as last read (what its node-seconds counted) */
-	for (size_t i = 0; i < p->node.n; i++) {
-		const struct dmn_rec *cur = &p->node.r[i], *prev = dmn_cursor_find(&p->cur, cur->id, cur->pid);
+	/* lost: its statistics are its counters as last read in full, and what its node-seconds
+	 * counted beyond them (lost_rest) */
+	const struct dmn_cursor *last = p->has_next_rec ? &p->next : &p->node;
+	for (size_t i = 0; i < last->n; i++) {
+		const struct dmn_rec *cur = &last->r[i], *prev = dmn_cursor_find(&p->cur, cur->id, cur->pid);
 		const char *path = rpath_find(p, cur->id, cur->pid);
 		if (rec_same(prev, cur) || !path)
 			continue;
@@ -1686,6 +1738,10 @@ static void take_ended(struct dmn *d, struct dmn_proc *p)
 		if (stat_rows(d->rows, p, path, cur, prev) < 0)
 			dmn_say("out of memory taking pid %d's statistics", (int)p->pid);
 	}
+	int rest = lost_rest(d, p, last);
+	/* a forked child that exec'd before any counted call leaves no log by design */
+	p->next_state = dmn_cursor_zero(last) && !rest ? STORE_PROC_ENDED : STORE_PROC_LOST;
+	p->end_ms = wall_ms();
 	if (p->next_state == STORE_PROC_LOST)
 		dmn_say_once(d, done_key(p->pid, p->start_ns),
 			     "pid %d (job %s): its live log is gone and its final log cannot be read (%s): its counters as last "
@@ -2175,9 +2231,9 @@ static int store_interval(struct dmn *d, int64_t now)
 		struct dmn_proc *p = d->procs[i];
 		/* an image that counted nothing (a forked child before its exec) is not stored, unless
 		 * runs of its trace were taken (calls its records do not count, on inherited
-		 * descriptors) */
+		 * descriptors) or it is lost with node-seconds beyond its readings (lost_rest) */
 		const struct dmn_cursor *c = p->has_next_rec ? &p->next : &p->node;
-		if (!p->key && dmn_cursor_zero(c) && !c->nt)
+		if (!p->key && dmn_cursor_zero(c) && !c->nt && p->next_state != STORE_PROC_LOST)
 			continue;
 		if ((p->stats && p->changed) || p->next_state != p->state || !p->key)
 			r = put_proc(d, p);

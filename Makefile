@@ -290,10 +290,12 @@ tests-build: all $(PROGS) $(MPI_PROGS) $(UNITS) $(BENCHES)
 deps:
 	$(Q)scripts/install-deps
 
+# Three tests at once: most of them wait on clocks, and the kernel tests' slot bounds the run from
+# below (docs/TESTING.md); TESTS_JOBS=N in the environment for another number.
 test:
 	$(Q)scripts/install-deps build test npm
 	$(Q)$(MAKE) --no-print-directory tests-build
-	$(Q)tests/run
+	$(Q)TESTS_JOBS=$${TESTS_JOBS:-3} tests/run
 
 # ASan+UBSan build of the CLI, reader and library in build-san/, then the unit tests and the
 # capture tests against it (the preloaded library needs the ASan runtime loaded before it).

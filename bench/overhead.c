@@ -39,7 +39,8 @@
  *                     (back to its start with libc's own lseek every 1,024 calls, in both kinds
  *                     of block alike); write4k, sequential write() of 4 KiB over the cached
  *                     80 MiB that a pair of blocks writes (back to its start between pairs,
- *                     untimed). The added ns per call of a fio job.
+ *                     untimed). The added ns per call of a fio job. read4k-paired and
+ *                     write4k-paired: the same in the process itself, single-threaded.
  *
  * PATH may be a file that cannot be truncated or unlinked (/dev/null): the benchmark only writes
  * to it. Files the benchmark creates are unlinked at the end.
@@ -313,7 +314,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 4) {
 		fprintf(stderr, "usage: overhead write64|pread4k|pwrite64r[-mt|-2threads|-8threads|-cpu|-paired]|pwrite4kr|"
-				"read4k-forkpaired|write4k-forkpaired PATH N\n");
+				"{read,write}4k-paired|{read,write}4k-forkpaired PATH N\n");
 		return 2;
 	}
 	const char *m = argv[1];
@@ -331,9 +332,9 @@ int main(int argc, char **argv)
 		mode = M_PWRITE_R;
 	else if (base == 9 && !strncmp(m, "pwrite4kr", 9) && !*suffix)
 		mode = M_PWRITE4K_R;
-	else if (base == 6 && !strncmp(m, "read4k", 6) && !strcmp(suffix, "-forkpaired"))
+	else if (base == 6 && !strncmp(m, "read4k", 6) && (!strcmp(suffix, "-forkpaired") || !strcmp(suffix, "-paired")))
 		mode = M_READ4K;
-	else if (base == 7 && !strncmp(m, "write4k", 7) && !strcmp(suffix, "-forkpaired"))
+	else if (base == 7 && !strncmp(m, "write4k", 7) && (!strcmp(suffix, "-forkpaired") || !strcmp(suffix, "-paired")))
 		mode = M_WRITE4K;
 	else
 		mode = (enum mode)-1;

@@ -32,6 +32,15 @@
  *                     over blocks of (interposed - direct) ns per call. Run-to-run drift on a shared
  *                     VM is tens of ns; pairing adjacent blocks cancels most of it. Bare, it prints
  *                     about 0 (a check of the method).
+ *   read4k-forkpaired  the calls of a fio job (--ioengine=sync --bs=4k, buffered), paired as above,
+ *   write4k-forkpaired in a process forked after a helper thread started, as fio forks its jobs
+ *                     (glibc keeps a fork child multithreaded: the capture library's ownership
+ *                     path): read4k, sequential read() of 4 KiB through a cached 4 MiB file
+ *                     (back to its start with libc's own lseek every 1,024 calls, in both kinds
+ *                     of block alike); write4k, sequential write() of 4 KiB over the cached
+ *                     80 MiB that a pair of blocks writes (back to its start between pairs,
+ *                     untimed). The added ns per call of a fio job. read4k-paired and
+ *                     write4k-paired: the same in the process itself, single-threaded.
  *
  * PATH may be a file that cannot be truncated or unlinked (/dev/null): the benchmark only writes
  * to it. Files the benchmark creates are unlinked at the end.
@@ -45,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,7 +63,7 @@
 #define WRITE_SIZE 64
 #define PAIR_BLOCK 10000
 
-enum mode { M_WRITE, M_PREAD, M_PWRITE_R, M_PWRITE4K_R };
+enum mode { M_WRITE, M_PREAD, M_PWRITE_R, M_PWRITE4K_R, M_READ4K, M_WRITE4K };
 
 /* The k-th pseudo-random block of a file of nblocks (a power of two) blocks. */
 static off_t rand_block(long k, unsigned nblocks)
@@ -118,10 +128,26 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One block of calls through f (write or pread); *next is the running pread offset index. */
+/* libc's own lseek, so that rewinding a read4k file costs the same in both kinds of block */
+static off_t (*libc_lseek)(int, off_t, int);
+
+/* One block of calls through f (write, read or pread); *next is the running offset index. */
 static int block_run(const struct job *j, int fd, char *buf, void *f, long *next)
 {
-	if (j->mode == M_PREAD) {
+	if (j->mode == M_READ4K) {
+		ssize_t (*rd)(int, void *, size_t) = f;
+		for (int i = 0; i < PAIR_BLOCK; i++, (*next)++) {
+			if ((*next & (PREAD_FILE / PREAD_SIZE - 1)) == 0 && libc_lseek(fd, 0, SEEK_SET) != 0)
+				return -1;
+			if (rd(fd, buf, PREAD_SIZE) != PREAD_SIZE)
+				return -1;
+		}
+	} else if (j->mode == M_WRITE4K) {
+		ssize_t (*wr)(int, const void *, size_t) = f;
+		for (int i = 0; i < PAIR_BLOCK; i++)
+			if (wr(fd, buf, PREAD_SIZE) != PREAD_SIZE)
+				return -1;
+	} else if (j->mode == M_PREAD) {
 		ssize_t (*pr)(int, void *, size_t, off_t) = f;
 		for (int i = 0; i < PAIR_BLOCK; i++, (*next)++)
 			if (pr(fd, buf, PREAD_SIZE, (off_t)(*next & (PREAD_FILE / PREAD_SIZE - 1)) * PREAD_SIZE) != PREAD_SIZE)
@@ -144,12 +170,14 @@ static int block_run(const struct job *j, int fd, char *buf, void *f, long *next
 static int paired_run(struct job *j, int fd, char *buf)
 {
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	const char *name = j->mode == M_PREAD ? "pread" : j->mode == M_PWRITE_R ? "pwrite" : "write";
+	const char *name = j->mode == M_PREAD ? "pread" : j->mode == M_PWRITE_R ? "pwrite" : j->mode == M_READ4K ? "read" : "write";
 	void *direct = libc ? dlsym(libc, name) : NULL;
-	void *interposed = j->mode == M_PREAD ? (void *)pread : j->mode == M_PWRITE_R ? (void *)pwrite : (void *)write;
+	void *interposed = j->mode == M_PREAD ? (void *)pread : j->mode == M_PWRITE_R ? (void *)pwrite
+		: j->mode == M_READ4K ? (void *)read : (void *)write;
+	libc_lseek = libc ? (off_t(*)(int, off_t, int))dlsym(libc, "lseek") : NULL;
 	long blocks = j->n / PAIR_BLOCK < 1 ? 1 : j->n / PAIR_BLOCK, next = 0;
 	double *added = calloc((size_t)blocks, sizeof *added);
-	if (!direct || !added) {
+	if (!direct || !libc_lseek || !added) {
 		errno = ENOENT;
 		free(added);
 		return -1;
@@ -166,6 +194,8 @@ static int paired_run(struct job *j, int fd, char *buf)
 		/* keep a written file small: every 20 blocks, start over (outside the timed blocks) */
 		if (j->mode == M_WRITE && b % 20 == 19 && lseek(fd, 0, SEEK_SET) == 0 && ftruncate(fd, 0) < 0)
 			errno = 0;
+		if (j->mode == M_WRITE4K && libc_lseek(fd, 0, SEEK_SET) != 0)
+			goto err;
 	}
 	qsort(added, (size_t)blocks, sizeof *added, cmp_double);
 	j->ns_per_call = blocks % 2 ? added[blocks / 2] : (added[blocks / 2 - 1] + added[blocks / 2]) / 2;
@@ -183,7 +213,7 @@ static void *job_run(void *arg)
 	int regular = is_regular_or_missing(j->path);
 	int fd;
 
-	if (j->mode == M_PREAD) {
+	if (j->mode == M_PREAD || j->mode == M_READ4K) {
 		if (pread_file_prepare(j->path) < 0 || (fd = open(j->path, O_RDONLY)) < 0)
 			goto err;
 	} else {
@@ -244,10 +274,47 @@ static void *idle_thread(void *arg)
 	return NULL;
 }
 
+/* fio's helper threads: alive in the parent while its job processes run */
+static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *helper_thread(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&helper_lock);
+	pthread_mutex_unlock(&helper_lock);
+	return NULL;
+}
+
+/* The job in a child forked while a helper thread runs; returns the child's exit status. */
+static int forked_job(struct job *j)
+{
+	pthread_t t;
+	pthread_mutex_lock(&helper_lock);
+	if (pthread_create(&t, NULL, helper_thread, NULL) != 0)
+		return 1;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		job_run(j);
+		if (j->err)
+			_exit(1);
+		printf("%.2f\n", j->ns_per_call);
+		fflush(stdout);
+		_exit(0);
+	}
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		status = 1 << 8;
+	pthread_mutex_unlock(&helper_lock);
+	pthread_join(t, NULL);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: overhead write64|pread4k|pwrite64r[-mt|-2threads|-8threads|-cpu|-paired]|pwrite4kr PATH N\n");
+		fprintf(stderr, "usage: overhead write64|pread4k|pwrite64r[-mt|-2threads|-8threads|-cpu|-paired]|pwrite4kr|"
+				"{read,write}4k-paired|{read,write}4k-forkpaired PATH N\n");
 		return 2;
 	}
 	const char *m = argv[1];
@@ -265,20 +332,28 @@ int main(int argc, char **argv)
 		mode = M_PWRITE_R;
 	else if (base == 9 && !strncmp(m, "pwrite4kr", 9) && !*suffix)
 		mode = M_PWRITE4K_R;
+	else if (base == 6 && !strncmp(m, "read4k", 6) && (!strcmp(suffix, "-forkpaired") || !strcmp(suffix, "-paired")))
+		mode = M_READ4K;
+	else if (base == 7 && !strncmp(m, "write4k", 7) && (!strcmp(suffix, "-forkpaired") || !strcmp(suffix, "-paired")))
+		mode = M_WRITE4K;
 	else
 		mode = (enum mode)-1;
 	if ((int)mode < 0 || n <= 0 ||
 	    (strcmp(suffix, "") && strcmp(suffix, "-mt") && strcmp(suffix, "-2threads") && strcmp(suffix, "-8threads") &&
-	     strcmp(suffix, "-cpu") && strcmp(suffix, "-paired"))) {
+	     strcmp(suffix, "-cpu") && strcmp(suffix, "-paired") && strcmp(suffix, "-forkpaired"))) {
 		fprintf(stderr, "overhead: bad mode or count: %s %s\n", m, argv[3]);
 		return 2;
 	}
 
 	static struct job jobs[8];
 	if (threads == 1) {
-		jobs[0] = (struct job){
-			.mode = mode, .n = n, .paired = !strcmp(suffix, "-paired"), .cpu_clock = !strcmp(suffix, "-cpu")};
+		jobs[0] = (struct job){.mode = mode,
+				       .n = n,
+				       .paired = !strcmp(suffix, "-paired") || !strcmp(suffix, "-forkpaired"),
+				       .cpu_clock = !strcmp(suffix, "-cpu")};
 		snprintf(jobs[0].path, sizeof jobs[0].path, "%s", argv[2]);
+		if (!strcmp(suffix, "-forkpaired"))
+			return forked_job(&jobs[0]);
 		if (!strcmp(suffix, "-mt")) {
 			pthread_t t;
 			if (pthread_create(&t, NULL, idle_thread, NULL) != 0 || pthread_join(t, NULL) != 0)

@@ -1661,9 +1661,9 @@ static void check_migration_timed(void)
 	reopen_migrates(what, is_pg ? 14 : 16);
 	static const char *const same[][2] = {
 		{"every row", "SELECT count(*) FROM (SELECT * FROM m17 EXCEPT SELECT t_ms, host, server, op, requests,"
-			      " wait_hist, service_hist FROM server_dists)"},
+			      " wait_hist, service_hist FROM server_dists) x"},
 		{"no other row", "SELECT count(*) FROM (SELECT t_ms, host, server, op, requests, wait_hist, service_hist"
-				 " FROM server_dists EXCEPT SELECT * FROM m17)"},
+				 " FROM server_dists EXCEPT SELECT * FROM m17) x"},
 		{"every request timed", "SELECT count(*) FROM server_dists WHERE timed <> requests"},
 	};
 	each_zero(what, same, sizeof same / sizeof same[0]);

@@ -404,14 +404,17 @@ struct kctx {
 	uint64_t every;
 	struct dstate *timed; /* `devdist` as read now */
 	size_t ntimed, captimed;
+	int short_read; /* out of memory while reading it: no record this time, the bases stay */
 };
 
 static int kernel_devdist(const struct ks_dist_key *k, const struct ks_dist_val *v, void *arg)
 {
 	struct kctx *kc = arg;
 	struct dstate *nv = sys_text_grow(kc->timed, &kc->captimed, kc->ntimed, sizeof *nv, 16);
-	if (!nv)
+	if (!nv) {
+		kc->short_read = 1;
 		return 1;
+	}
 	kc->timed = nv;
 	kc->timed[kc->ntimed++] = (struct dstate){.dev = k->dev, .cls = k->cls, .v = *v};
 	return 0;
@@ -477,6 +480,8 @@ static void kernel_dists(struct kctx *kc, const struct kern_pinned *pin, const s
 	if (pin->devdist < 0)
 		return; /* no block layer in the session */
 	kern_pinned_devdist(pin, kernel_devdist, kc);
+	if (kc->short_read)
+		return;
 	struct sys_diskstats disks, none = {0};
 	int r = sys_diskstats_load(c->diskstats_path, &disks);
 	if (r < 0) {

@@ -91,9 +91,13 @@ struct {
 /* One completed request in its device's wait and service distributions, by the log2 buckets of
  * its queue and device times: in the device's run on this CPU (r: plain adds, moved to `devdist`
  * with the run), else on `devdist` itself. Its class as /proc/diskstats groups it (write-zeroes
- * and secure erase are writes), whose count of the class the daemon puts beside it. */
+ * and secure erase are writes), whose count of the class the daemon puts beside it; a
+ * passthrough command (an NVMe admin command of a SMART reading), which diskstats does not
+ * count, is left out. */
 static __always_inline void dist(struct ks_blk_run *r, __u64 dev, __u32 op, __u32 w, __u32 d)
 {
+	if (op == REQ_OP_DRV_IN || op == REQ_OP_DRV_OUT)
+		return;
 	__u32 cls = op == REQ_OP_READ ? 0
 		  : op == REQ_OP_WRITE || op == REQ_OP_WRITE_ZEROES || op == REQ_OP_SECURE_ERASE ? 1 : 2;
 	if (r) {

@@ -198,8 +198,9 @@ $(B)/iostrata: $(CLI_OBJ) $(CORE_OBJ)
 	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lbpf -lelf -lz -lfuse3 -lmicrohttpd -lpthread
 
 # The node daemon: its own binary, over the same store, analysis, log and sys objects.
-# It reads the kernel layer's pinned maps (src/kernel/pinned.c) with libbpf.
-$(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ) $(B)/obj/kern/pinned.o
+# It reads the kernel layer's pinned maps (src/kernel/pinned.c) with libbpf, and the devices' own
+# requests beside them (src/kernel/unseen.c).
+$(B)/iostratad: $(DMN_OBJ) $(CORE_OBJ) $(B)/obj/kern/pinned.o $(B)/obj/kern/unseen.o
 	@$(if $(Q),echo "  LD      $@",true)
 	$(Q)$(CC) -o $@ $^ $(LDSAN) $(CORE_LIBS) -lnvme -lbpf -lelf -lz -lmicrohttpd -lcurl -lpthread
 

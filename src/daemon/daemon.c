@@ -397,7 +397,7 @@ static void mount_dists(struct dmn *d, struct dmn_proc *p, const struct log_file
 		memset(x, 0, sizeof *x);
 		snprintf(x->server, sizeof x->server, "mount %s", mnt ? mnt : "?");
 		x->op = k ? "write" : "read";
-		x->requests = now.n[k] - p->mbase.n[k];
+		x->requests = x->timed = now.n[k] - p->mbase.n[k]; /* every request the monitor served, timed */
 		for (unsigned b = 0; b < LOG_HIST_BUCKETS && b < 32; b++)
 			x->service[b] = now.hist[k][b] - p->mbase.hist[k][b];
 		p->mnext.n[k] = now.n[k];
@@ -2314,7 +2314,7 @@ static int store_interval(struct dmn *d, int64_t now)
 	for (size_t i = 0; i < d->samples.ndists && r >= 0; i++) {
 		const struct dmn_dist *x = &d->samples.dists[i];
 		struct store_dist sd = {.t_ms = now, .host = d->host, .server = x->server, .op = x->op,
-					.requests = x->requests};
+					.requests = x->requests, .timed = x->timed};
 		memcpy(sd.wait, x->wait, sizeof sd.wait);
 		memcpy(sd.service, x->service, sizeof sd.service);
 		r = store_dist_add(d->st, &sd);

@@ -69,6 +69,8 @@
 	X(SAMPLE_GAUGE, "iostrata_sample", 1, 1, "A sampler's gauge (NFS, Lustre, NVMe, kernel) as last read.")    \
 	X(SERVER_REQUESTS, "iostrata_server_requests_total", 0, 1,                                                  \
 	  "Requests of a server-side wait/service distribution (a block device, a mount monitor), by operation.")   \
+	X(SERVER_TIMED, "iostrata_server_requests_timed_total", 0, 1,                                               \
+	  "Of those, the requests whose wait and service times the distribution holds (sampled at the default depth).") \
 	X(JOB_READ_BYTES, "iostrata_job_read_bytes_total", 0, 1,                                                    \
 	  "Bytes a running job read through its user layers (POSIX, stdio) on this node.")                          \
 	X(JOB_WRITTEN_BYTES, "iostrata_job_written_bytes_total", 0, 1,                                              \
@@ -521,8 +523,9 @@ static int v_dist(void *ctx, const struct store_dist *x)
 {
 	struct psink *ps = ctx;
 	struct buf b = {0};
-	series_add(ps, PF_SERVER_REQUESTS, labels_of(&b, "server", x->server, "operation", x->op, NULL),
-		   (int64_t)x->requests);
+	labels_of(&b, "server", x->server, "operation", x->op, NULL);
+	series_add(ps, PF_SERVER_REQUESTS, &b, (int64_t)x->requests);
+	series_add(ps, PF_SERVER_TIMED, &b, (int64_t)x->timed);
 	free(b.p);
 	return 0;
 }

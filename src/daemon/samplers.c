@@ -19,6 +19,7 @@
 
 #include "iostrata/reader.h"
 #include "kernel/pinned.h"
+#include "kernel/unseen.h"
 #include "sys/lustre.h"
 #include "sys/mountinfo.h"
 #include "sys/diskstats.h"
@@ -41,12 +42,14 @@ struct table {
 
 /* Sources, by bit: a source's first reading sets the bases of its counters; after it, a counter
  * met for the first time (a new mount, target, bucket) counts from 0, since it came after. */
-enum { SRC_NFS = 1, SRC_LUSTRE = 2, SRC_NVME = 4, SRC_KERNEL = 8 };
+enum { SRC_NFS = 1, SRC_LUSTRE = 2, SRC_NVME = 4, SRC_KERNEL = 8, SRC_DISTS = 16 /* the kernel's, with block */ };
 
-/* A (device, class)'s cumulative distributions at its last record (base) or as read now (next). */
+/* A (device, class)'s cumulative figures at its last record (base) or as read now (next): its
+ * requests (/proc/diskstats) and its timed requests' distributions (`devdist`). */
 struct dstate {
 	uint64_t dev;
 	uint32_t cls;
+	uint64_t requests;
 	struct ks_dist_val v;
 };
 
@@ -398,58 +401,110 @@ static void take_nvme(struct take *t, const struct dmn_config *c)
 struct kctx {
 	struct take *t;
 	struct sys_mounts mounts;
-	struct sys_diskstats disks;
 	uint64_t every;
+	struct dstate *timed; /* `devdist` as read now */
+	size_t ntimed, captimed;
+	int short_read; /* out of memory while reading it: no record this time, the bases stay */
 };
 
-/*
- * A device's distribution record when N (dist_every) or more requests completed since its last
- * record: the differences of its cumulative histograms. The first reading sets the base. A
- * record covers every request since the last one (at least N: a reading happens once an
- * interval, and the histograms cannot be cut at the N-th request).
- */
 static int kernel_devdist(const struct ks_dist_key *k, const struct ks_dist_val *v, void *arg)
 {
 	struct kctx *kc = arg;
+	struct dstate *nv = sys_text_grow(kc->timed, &kc->captimed, kc->ntimed, sizeof *nv, 16);
+	if (!nv) {
+		kc->short_read = 1;
+		return 1;
+	}
+	kc->timed = nv;
+	kc->timed[kc->ntimed++] = (struct dstate){.dev = k->dev, .cls = k->cls, .v = *v};
+	return 0;
+}
+
+/*
+ * A device's distribution record of one class when N (dist_every) or more of its requests
+ * completed since its last record: their count from /proc/diskstats (exact), and the
+ * differences of `devdist`'s cumulative histograms and timed count (every request at full depth,
+ * those begun in a sampling window at the default depth). The first reading with the block
+ * layer sets the bases. A record covers every request since the last one (at least N: a reading
+ * happens once an interval, and diskstats cannot be cut at the N-th request).
+ */
+static void kernel_dist(struct kctx *kc, uint64_t dev, uint32_t cls, const char *name, uint64_t requests)
+{
 	struct dmn_samplers *s = kc->t->s;
+	struct dstate now = {.dev = dev, .cls = cls, .requests = requests};
+	for (size_t i = 0; i < kc->ntimed; i++)
+		if (kc->timed[i].dev == dev && kc->timed[i].cls == cls)
+			now.v = kc->timed[i].v;
 	const struct dstate *base = NULL;
-	for (size_t i = 0; i < s->ndbase; i++)
-		if (s->dbase[i].dev == k->dev && s->dbase[i].cls == k->cls)
+	for (size_t i = 0; i < s->ndbase && !base; i++)
+		if (s->dbase[i].dev == dev && s->dbase[i].cls == cls)
 			base = &s->dbase[i];
-	struct ks_dist_val zero = {0};
-	if (!base && !(s->seen & SRC_KERNEL)) {
-		/* the first reading: its values are the base */
-	} else {
-		const struct ks_dist_val *b = base ? &base->v : &zero;
-		if (v->count < b->count)
-			b = &zero; /* the map was made again (a new kernel session): from 0 */
-		if (v->count - b->count < kc->every)
-			return 0; /* not yet: the base stays */
+	if (base || (s->seen & SRC_DISTS)) {
+		/* a device met after the first reading (a loop device set up since) counts from 0 */
+		static const struct dstate zero;
+		const struct dstate *b = base ? base : &zero;
+		const struct ks_dist_val *bv = now.v.count < b->v.count ? &zero.v : &b->v; /* a new session */
+		uint64_t br = requests < b->requests ? 0 : b->requests;                     /* a new device */
+		if (requests - br < kc->every)
+			return; /* not yet: the base stays */
 		struct dmn_samples *out = kc->t->out;
 		struct dmn_dist *nd = sys_text_grow(out->dists, &out->capdists, out->ndists, sizeof *nd, 16);
 		if (!nd)
-			return 0;
+			return;
 		out->dists = nd;
 		struct dmn_dist *x = &out->dists[out->ndists++];
-		static const char *const cls[] = {"read", "write", "other"};
-		const struct sys_diskstat *dk = sys_diskstat_by_dev(&kc->disks, major(k->dev), minor(k->dev));
-		if (dk)
-			snprintf(x->server, sizeof x->server, "block %s", dk->name);
-		else
-			snprintf(x->server, sizeof x->server, "block %u:%u", major(k->dev), minor(k->dev));
-		x->op = cls[k->cls < 3 ? k->cls : 2];
-		x->requests = v->count - b->count;
+		static const char *const names[] = {"read", "write", "other"};
+		snprintf(x->server, sizeof x->server, "block %s", name);
+		x->op = names[cls];
+		x->requests = requests - br;
+		x->timed = now.v.count - bv->count;
 		for (unsigned i = 0; i < 32 && i < KS_HIST; i++) {
-			x->wait[i] = v->wait_hist[i] - b->wait_hist[i];
-			x->service[i] = v->svc_hist[i] - b->svc_hist[i];
+			x->wait[i] = now.v.wait_hist[i] - bv->wait_hist[i];
+			x->service[i] = now.v.svc_hist[i] - bv->svc_hist[i];
 		}
 	}
 	struct dstate *nn = sys_text_grow(s->dnext, &s->capdnext, s->ndnext, sizeof *nn, 16);
 	if (nn) {
 		s->dnext = nn;
-		s->dnext[s->ndnext++] = (struct dstate){k->dev, k->cls, *v};
+		s->dnext[s->ndnext++] = now;
 	}
-	return 0;
+}
+
+/* The server-side distributions of the pinned block layer: `devdist` (flushed and read first),
+ * then /proc/diskstats right after it, each request-based device's own requests (a whole disk's
+ * line less its partitions', as `devdist` keys them), by class as diskstats groups them (other:
+ * discards and flushes). A request that completes between the two readings is in this record's
+ * count and the next one's timed count: over its records a device adds up. */
+static void kernel_dists(struct kctx *kc, const struct kern_pinned *pin, const struct dmn_config *c)
+{
+	if (pin->devdist < 0)
+		return; /* no block layer in the session */
+	kern_pinned_devdist(pin, kernel_devdist, kc);
+	if (kc->short_read)
+		return;
+	struct sys_diskstats disks, none = {0};
+	int r = sys_diskstats_load(c->diskstats_path, &disks);
+	if (r < 0) {
+		say(kc->t, "diskstats", c->diskstats_path, -r);
+		return;
+	}
+	uint64_t *parent = calloc(disks.n ? disks.n : 1, sizeof *parent);
+	struct ks_dev_done *dd = calloc(disks.n ? disks.n : 1, sizeof *dd);
+	if (parent && dd) {
+		ks_dev_parents(&disks, parent);
+		size_t nd = ks_dev_done_of(&none, &disks, parent, dd, disks.n);
+		for (size_t i = 0; i < nd; i++) {
+			const struct sys_diskstat *dk = sys_diskstat_by_dev(&disks, major(dd[i].dev), minor(dd[i].dev));
+			const char *name = dk ? dk->name : "?";
+			kernel_dist(kc, dd[i].dev, 0, name, dd[i].reads);
+			kernel_dist(kc, dd[i].dev, 1, name, dd[i].writes);
+			kernel_dist(kc, dd[i].dev, 2, name, dd[i].discards + dd[i].flushes);
+		}
+		kc->t->s->next_seen |= SRC_DISTS;
+	}
+	free(parent);
+	free(dd);
+	sys_diskstats_free(&disks);
 }
 
 static int kernel_fsagg(const struct ks_agg_key *k, const struct ks_agg_val *v, void *arg)
@@ -484,11 +539,10 @@ static void take_kernel(struct take *t, const struct dmn_config *c)
 		return; /* nothing pinned: no kernel layer runs with --pin */
 	struct kctx kc = {.t = t, .every = c->dist_every};
 	sys_mountinfo_load(NULL, &kc.mounts);
-	sys_diskstats_load(c->diskstats_path, &kc.disks);
 	kern_pinned_fsagg(&pin, kernel_fsagg, &kc);
-	kern_pinned_devdist(&pin, kernel_devdist, &kc);
+	kernel_dists(&kc, &pin, c);
 	sys_mounts_free(&kc.mounts);
-	sys_diskstats_free(&kc.disks);
+	free(kc.timed);
 	uint64_t ks[KS_NSTATS];
 	kern_pinned_kstats(&pin, ks);
 	for (unsigned i = 0; i < KS_NSTATS; i++)

@@ -29,12 +29,13 @@ struct dmn_sample {
 	int gauge;                           /* 1: a value as read; 0: a counter's difference */
 };
 
-/* One server-side distribution (seed 001): the wait and service times of N or more requests of
- * one class at one server (a block device), log2 buckets of ns. */
+/* One server-side distribution (seed 001): N or more requests of one class at one server (a
+ * block device, a mount monitor), and the wait and service times of `timed` of them, log2 buckets
+ * of ns (a block device's at the default depth: those begun in a sampling window). */
 struct dmn_dist {
 	char server[DMN_SAMPLE_INSTANCE]; /* "block sda" */
 	const char *op;                   /* "read", "write", "other" */
-	uint64_t requests;
+	uint64_t requests, timed;
 	uint64_t wait[32], service[32];
 };
 

@@ -52,8 +52,9 @@ const volatile __u32 blk_no_issue = 0;
  * programs run only in sampling windows (block.c, ks_block_window_open), attached by the thread
  * that opens sys_enter's. The start takes each request begun in a window into its slot (device,
  * op and bytes only: no file, no process), the completion counts a request only when it finds
- * its entry, on its device, with its times: the window's samples of device latency. The device's
- * counts and bytes come from /proc/diskstats (collect.c). `blk_pending` counts the entries not
+ * its entry, on its device, with its times: the window's samples of device latency (and, in a
+ * pinned session, of `devdist`). The device's counts and bytes come from /proc/diskstats
+ * (collect.c; the daemon's samplers.c for `devdist`). `blk_pending` counts the entries not
  * yet completed: the window's thread keeps the completion attached until it is 0, so a request
  * begun in a window is not cut off by the window's end. */
 const volatile __u32 blk_sampled = 0;
@@ -89,10 +90,16 @@ struct {
 
 /* One completed request in its device's wait and service distributions, by the log2 buckets of
  * its queue and device times: in the device's run on this CPU (r: plain adds, moved to `devdist`
- * with the run), else on `devdist` itself. */
+ * with the run), else on `devdist` itself. Its class as /proc/diskstats groups it (write-zeroes
+ * and secure erase are writes), whose count of the class the daemon puts beside it; a
+ * passthrough command (an NVMe admin command of a SMART reading), which diskstats does not
+ * count, is left out. */
 static __always_inline void dist(struct ks_blk_run *r, __u64 dev, __u32 op, __u32 w, __u32 d)
 {
-	__u32 cls = op == REQ_OP_READ ? 0 : op == REQ_OP_WRITE ? 1 : 2;
+	if (op == REQ_OP_DRV_IN || op == REQ_OP_DRV_OUT)
+		return;
+	__u32 cls = op == REQ_OP_READ ? 0
+		  : op == REQ_OP_WRITE || op == REQ_OP_WRITE_ZEROES || op == REQ_OP_SECURE_ERASE ? 1 : 2;
 	if (r) {
 		if (cls > 2)
 			return;

@@ -36,11 +36,11 @@ int ks_block_load(struct ks_session *ks, char *err, size_t errlen)
 	int no_issue = !one && ks->opt.depth == KS_DEPTH_DEFAULT && !ks->opt.filter.events;
 	/* The default depth's block programs run only in the sampling windows (ks_block_window_open):
 	 * the devices' counts and bytes from /proc/diskstats, their latency from the requests begun in
-	 * a window, no per-file block figure. Needs the windows' thread (calls sampled 1 in N). Not
-	 * a pinned session's (cfg.aggregates: the daemon's): its server-side distributions are one
-	 * record every N requests of the device, each of their wait and service times, which the
-	 * windows' requests alone cannot give (docs/DAEMON.md, "Server-side distributions"). */
-	int sampled = no_issue && ks->opt.filter.lat_every > 1 && !ks->opt.filter.aggregates;
+	 * a window, no per-file block figure. Needs the windows' thread (calls sampled 1 in N). A
+	 * pinned session too (the daemon's): its `devdist` holds the windows' requests, and the
+	 * daemon takes each device's request count beside it from /proc/diskstats (docs/DAEMON.md,
+	 * "server-side distributions"). */
+	int sampled = no_issue && ks->opt.filter.lat_every > 1;
 	struct bpf_program *followed[] = {s->progs.ks_io_start, s->progs.ks_rq_issue, s->progs.ks_rq_requeue,
 					  s->progs.ks_rq_complete, s->progs.ks_uring_submit, s->progs.ks_rq_merge};
 	for (size_t i = 0; one && i < sizeof followed / sizeof followed[0]; i++)

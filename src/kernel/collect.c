@@ -417,31 +417,6 @@ static int add_unseen_inflight(int fd, int slots_fd, struct ks_rec **recs, size_
 	return 0;
 }
 
-/* parent[i] of ks_dev_done_of for the devices of ds, from /sys/dev/block: a whole disk (0), a
- * partition (its disk), or a device the block layer gives no requests (no `mq`: dm, md, zram). */
-static void dev_parents(const struct sys_diskstats *ds, uint64_t *parent)
-{
-	for (size_t i = 0; i < ds->n; i++) {
-		char p[96];
-		int part;
-		snprintf(p, sizeof p, "/sys/dev/block/%u:%u/partition", ds->v[i].major, ds->v[i].minor);
-		part = access(p, F_OK) == 0;
-		snprintf(p, sizeof p, "/sys/dev/block/%u:%u/%smq", ds->v[i].major, ds->v[i].minor, part ? "../" : "");
-		parent[i] = access(p, F_OK) == 0 ? 0 : KS_DEV_NO_RQ;
-		if (!part || parent[i])
-			continue;
-		snprintf(p, sizeof p, "/sys/dev/block/%u:%u/../dev", ds->v[i].major, ds->v[i].minor);
-		FILE *f = fopen(p, "r");
-		unsigned ma, mi;
-		if (f && fscanf(f, "%u:%u", &ma, &mi) == 2)
-			parent[i] = makedev(ma, mi);
-		else
-			parent[i] = KS_DEV_NO_RQ; /* a partition whose disk cannot be told: not counted */
-		if (f)
-			fclose(f);
-	}
-}
-
 /* What each request-based device completed since the session attached (ks->ds0, and ds1 read
  * before the records): *nd entries, to free; NULL when out of memory. */
 static struct ks_dev_done *devs_done(const struct ks_session *ks, const struct sys_diskstats *ds1, size_t *nd)
@@ -453,7 +428,7 @@ static struct ks_dev_done *devs_done(const struct ks_session *ks, const struct s
 		free(dd);
 		return NULL;
 	}
-	dev_parents(ds1, parent);
+	ks_dev_parents(ds1, parent);
 	*nd = ks_dev_done_of(&ks->ds0, ds1, parent, dd, ds1->n);
 	free(parent);
 	return dd;

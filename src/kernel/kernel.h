@@ -74,10 +74,12 @@ struct ks_file_val {
 				      * scales the time counters by calls / timed) */
 };
 
-/* `devdist` (block layer): per device and class (0 read, 1 write, 2 other: flush, discard ...)
- * the requests completed and the log2 histograms (ns) of their wait (submission to issue) and
- * service (issue to completion) times: seed 001's server-side distributions, which a sampler
- * turns into one record every N requests. */
+/* `devdist` (block layer): per device and class as /proc/diskstats groups them (0 read, 1 write:
+ * write-zeroes and secure erase too, 2 other: flush, discard ...) the requests timed and the log2
+ * histograms (ns) of their wait (submission to issue) and service (issue to completion) times:
+ * seed 001's server-side distributions, which a sampler turns into one record every N requests
+ * of the device. Every request at full depth; at the default depth (sampling windows) those
+ * begun in a window, the device's count of all of them being diskstats' (docs/DAEMON.md). */
 struct ks_dist_key {
 	__u64 dev;
 	__u32 cls;

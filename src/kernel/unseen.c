@@ -4,9 +4,11 @@
  * them. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "kernel/unseen.h"
 
@@ -84,6 +86,29 @@ static void done_sub(struct ks_dev_done *d, const struct ks_dev_done *p)
 	d->bytes_read = over(d->bytes_read, p->bytes_read);
 	d->bytes_written = over(d->bytes_written, p->bytes_written);
 	d->bytes_discarded = over(d->bytes_discarded, p->bytes_discarded);
+}
+
+void ks_dev_parents(const struct sys_diskstats *ds, uint64_t *parent)
+{
+	for (size_t i = 0; i < ds->n; i++) {
+		char p[96];
+		int part;
+		snprintf(p, sizeof p, "/sys/dev/block/%u:%u/partition", ds->v[i].major, ds->v[i].minor);
+		part = access(p, F_OK) == 0;
+		snprintf(p, sizeof p, "/sys/dev/block/%u:%u/%smq", ds->v[i].major, ds->v[i].minor, part ? "../" : "");
+		parent[i] = access(p, F_OK) == 0 ? 0 : KS_DEV_NO_RQ;
+		if (!part || parent[i])
+			continue;
+		snprintf(p, sizeof p, "/sys/dev/block/%u:%u/../dev", ds->v[i].major, ds->v[i].minor);
+		FILE *f = fopen(p, "r");
+		unsigned ma, mi;
+		if (f && fscanf(f, "%u:%u", &ma, &mi) == 2)
+			parent[i] = makedev(ma, mi);
+		else
+			parent[i] = KS_DEV_NO_RQ; /* a partition whose disk cannot be told: not counted */
+		if (f)
+			fclose(f);
+	}
 }
 
 size_t ks_dev_done_of(const struct sys_diskstats *a, const struct sys_diskstats *b, const uint64_t *parent,

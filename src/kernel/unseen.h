@@ -26,6 +26,10 @@ struct ks_dev_done {
 /* parent[i] for b's line i: 0 for a whole disk, its whole disk's dev for a partition, or this for
  * a device without requests (bio-based: dm, md), which no block program sees. */
 #define KS_DEV_NO_RQ UINT64_MAX
+/* parent[i] for each line of ds, from /sys/dev/block: a whole disk (0), a partition (its disk),
+ * or a device the block layer gives no requests (no `mq`: dm, md, zram). The collector's and the
+ * daemon's (its server-side distributions). */
+void ks_dev_parents(const struct sys_diskstats *ds, uint64_t *parent);
 /* The devices' figures between two readings a (the session's start) and b (its end), one entry a
  * line of b that is request-based (a device new since a counts from zero), at most max: how many. */
 size_t ks_dev_done_of(const struct sys_diskstats *a, const struct sys_diskstats *b, const uint64_t *parent,

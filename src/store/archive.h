@@ -20,7 +20,7 @@
 	"t_ms,dt_ms,host,device,major,minor,reads,reads_merged,sectors_read,ms_reading,writes,writes_merged," \
 	"sectors_written,ms_writing,in_flight,ms_io,ms_weighted,discards,sectors_discarded,flushes"
 #define STORE_ARCHIVE_SAMPLES "t_ms,dt_ms,host,source,instance,metric,value,gauge"
-#define STORE_ARCHIVE_SERVER_DISTS "t_ms,host,server,op,requests,wait_hist,service_hist"
+#define STORE_ARCHIVE_SERVER_DISTS "t_ms,host,server,op,requests,timed,wait_hist,service_hist"
 #define STORE_ARCHIVE_RUNS \
 	"t_ms,job,host,uid,pid,rank,tid,idx,file,layer,op,offset,size,count,start_ns,end_ns,busy_ns,min_ns,result"
 /* The column of an intervals row that holds the category (printed by name, not number). */

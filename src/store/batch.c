@@ -459,6 +459,7 @@ int store_batch_dist(struct store_batch *b, const struct store_dist *x)
 	put_s(b, x->server);
 	put_s(b, x->op);
 	put_u(b, x->requests);
+	put_u(b, x->timed);
 	put_hist(b, x->wait);
 	put_hist(b, x->service);
 	return done(b);
@@ -808,6 +809,7 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 			x.server = get_s_req(r, "server");
 			x.op = get_s_req(r, "operation");
 			x.requests = get_u(r);
+			x.timed = version < 3 ? x.requests : get_u(r); /* before 3 every request was timed */
 			get_hist(r, x.wait);
 			get_hist(r, x.service);
 			if (!r->bad)

@@ -22,7 +22,8 @@
 #include "store/store.h"
 
 #define STORE_BATCH_MAGIC "IOSB"
-#define STORE_BATCH_VERSION 2 /* 2: span records (interval rows that span a statistics interval) */
+#define STORE_BATCH_VERSION 3 /* 2: span records (interval rows that span a statistics interval);
+				* 3: a distribution's timed requests */
 #define STORE_BATCH_VERSION_MIN 1 /* the oldest a decoder still reads (a spool made before 2) */
 #define STORE_BATCH_MAX (64u << 20) /* bytes of one batch, and of one string in it */
 

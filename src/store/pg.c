@@ -136,6 +136,7 @@ static const struct migration migrations[] = {
 	 " t_ms bigint NOT NULL, host text NOT NULL, server text NOT NULL, op text NOT NULL,"
 	 " requests bigint NOT NULL, wait_hist text NOT NULL, service_hist text NOT NULL,"
 	 " PRIMARY KEY(host, t_ms, server, op));"
+	 /* (timed: schema 15) */
 	 "CREATE TABLE findings(job_id bigint NOT NULL REFERENCES jobs(id), seq bigint NOT NULL,"
 	 " finding text NOT NULL, PRIMARY KEY(job_id, seq));" INTERVAL_STATS_VIEW},
 	/* 6: the node batches an ingest applied (SQLite's outbox and counters are the daemon's: not here) */
@@ -206,11 +207,14 @@ static const struct migration migrations[] = {
 	     "CREATE INDEX diagnoses_host ON diagnoses(host, start_ms, job_id);"},
 	/* 14: a process's interval row keeps the interval's length, as SQLite's 14 */
 	{14, "ALTER TABLE proc_intervals ADD COLUMN dt_ms bigint NOT NULL DEFAULT 0;"},
+	/* 15: a distribution's timed requests, as SQLite's 17 (every record before timed them all) */
+	{15, "ALTER TABLE server_dists ADD COLUMN timed bigint NOT NULL DEFAULT 0;"
+	     "UPDATE server_dists SET timed = requests;"},
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
 /* A new schema version needs its migration here too: this fails until it has one. */
-_Static_assert(STORE_SCHEMA_VERSION == 14, "migrations[] ends at version 14");
+_Static_assert(STORE_SCHEMA_VERSION == 15, "migrations[] ends at version 15");
 
 /* Any number, so long as every iostrata connection takes the same: schema changes (migrations,
  * a day's partition) are made by one connection at a time. */
@@ -779,9 +783,10 @@ static const struct buf_spec buf_specs[NBUF] = {
 			 "TRUNCATE stage_samples"},
 	[BUF_DISTS] = {"stage_server_dists",
 		       "CREATE TEMP TABLE IF NOT EXISTS stage_server_dists(LIKE server_dists, ord bigint NOT NULL)",
-		       "COPY stage_server_dists(t_ms, host, server, op, requests, wait_hist, service_hist, ord) FROM STDIN",
-		       "INSERT INTO server_dists SELECT DISTINCT ON (host, t_ms, server, op) t_ms, host, server, op,"
-		       " requests, wait_hist, service_hist FROM stage_server_dists ORDER BY host, t_ms, server, op, ord DESC"
+		       "COPY stage_server_dists(t_ms, host, server, op, requests, timed, wait_hist, service_hist, ord) FROM STDIN",
+		       "INSERT INTO server_dists(t_ms, host, server, op, requests, timed, wait_hist, service_hist)"
+		       " SELECT DISTINCT ON (host, t_ms, server, op) t_ms, host, server, op, requests, timed, wait_hist,"
+		       " service_hist FROM stage_server_dists ORDER BY host, t_ms, server, op, ord DESC"
 		       " ON CONFLICT(host, t_ms, server, op) DO UPDATE SET requests = excluded.requests,"
 		       " wait_hist = excluded.wait_hist, service_hist = excluded.service_hist;"
 		       "TRUNCATE stage_server_dists"},
@@ -1259,7 +1264,7 @@ static int pg_dist_add(struct store *s, const struct store_dist *x)
 	char wh[STORE_HIST_TEXT], sh[STORE_HIST_TEXT];
 	store_hist_text(wh, sizeof wh, x->wait);
 	store_hist_text(sh, sizeof sh, x->service);
-	int r = buf_row(s, BUF_DISTS, "isssuss", x->t_ms, x->host, x->server, x->op, x->requests, wh, sh);
+	int r = buf_row(s, BUF_DISTS, "isssuuss", x->t_ms, x->host, x->server, x->op, x->requests, x->timed, wh, sh);
 	return buffered(s, r);
 }
 
@@ -1792,7 +1797,7 @@ static int pg_dists(struct store *s, const struct store_node_filter *f,
 		return r;
 	node_params(&p, f);
 	PGresult *res = run(s, "reading distributions",
-			    "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists"
+			    "SELECT t_ms, host, server, op, requests, timed, wait_hist, service_hist FROM server_dists"
 			    " WHERE " NODE_WHERE("") " ORDER BY host COLLATE \"C\", t_ms, server COLLATE \"C\", op COLLATE \"C\"",
 			    &p, &r);
 	if (!res)
@@ -1801,9 +1806,10 @@ static int pg_dists(struct store *s, const struct store_node_filter *f,
 		struct store_dist x = {
 			.t_ms = col_i64(res, i, 0), .host = col_text(res, i, 1), .server = col_text(res, i, 2),
 			.op = col_text(res, i, 3), .requests = (uint64_t)col_i64(res, i, 4),
+			.timed = (uint64_t)col_i64(res, i, 5),
 		};
-		store_hist_parse(col_text_or_null(res, i, 5), x.wait);
-		store_hist_parse(col_text_or_null(res, i, 6), x.service);
+		store_hist_parse(col_text_or_null(res, i, 6), x.wait);
+		store_hist_parse(col_text_or_null(res, i, 7), x.service);
 		if (fn(&x, ctx))
 			break;
 	}
@@ -1841,7 +1847,7 @@ static const struct table_spec tables[] = {
 	 " ORDER BY t_ms, host COLLATE \"C\", source COLLATE \"C\", instance COLLATE \"C\", metric COLLATE \"C\"",
 	 NULL, 0},
 	{"server_dists", STORE_ARCHIVE_SERVER_DISTS,
-	 "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists WHERE t_ms < $1"
+	 "SELECT t_ms, host, server, op, requests, timed, wait_hist, service_hist FROM server_dists WHERE t_ms < $1"
 	 " ORDER BY t_ms, host COLLATE \"C\", server COLLATE \"C\", op COLLATE \"C\"",
 	 NULL, 0},
 	{"runs", STORE_ARCHIVE_RUNS,

@@ -619,13 +619,15 @@ static int dist_row(const struct store_dist *x, void *arg)
 		ana_jw_str(w, "server", x->server);
 		ana_jw_str(w, "op", x->op);
 		ana_jw_u64(w, "requests", x->requests);
+		ana_jw_u64(w, "timed", x->timed);
 		hist_json(w, "wait_ns_log2", x->wait);
 		hist_json(w, "service_ns_log2", x->service);
 		ana_jw_close(w, '}');
 	} else if (c->csv) {
 		if (c->n == 0)
-			fprintf(c->out, "t_ms,host,server,op,requests,wait_ns_log2,service_ns_log2\n");
-		fprintf(c->out, "%" PRId64 ",%s,\"%s\",%s,%" PRIu64 ",", x->t_ms, x->host, x->server, x->op, x->requests);
+			fprintf(c->out, "t_ms,host,server,op,requests,timed,wait_ns_log2,service_ns_log2\n");
+		fprintf(c->out, "%" PRId64 ",%s,\"%s\",%s,%" PRIu64 ",%" PRIu64 ",", x->t_ms, x->host, x->server, x->op,
+			x->requests, x->timed);
 		hist_csv(c->out, x->wait);
 		fputc(',', c->out);
 		hist_csv(c->out, x->service);
@@ -633,8 +635,8 @@ static int dist_row(const struct store_dist *x, void *arg)
 	} else {
 		char t[32];
 		if (c->n == 0)
-			fprintf(c->out, "%-19s %-12s %-16s %-6s %9s  %s\n", "TIME", "HOST", "SERVER", "OP", "REQUESTS",
-				"WAIT p50/p99 < ... SERVICE p50/p99 < (ns, log2 bucket bounds)");
+			fprintf(c->out, "%-19s %-12s %-16s %-6s %9s %9s  %s\n", "TIME", "HOST", "SERVER", "OP", "REQUESTS",
+				"TIMED", "WAIT p50/p99 < ... SERVICE p50/p99 < (ns, log2 bucket bounds, of the timed)");
 		fmt_time(t, sizeof t, x->t_ms);
 		uint64_t b[4];
 		const uint64_t *h[2] = {x->wait, x->service};
@@ -653,8 +655,8 @@ static int dist_row(const struct store_dist *x, void *arg)
 				}
 			}
 		}
-		fprintf(c->out, "%-19s %-12s %-16s %-6s %9" PRIu64 "  %" PRIu64 "/%" PRIu64 " ... %" PRIu64 "/%" PRIu64 "\n", t,
-			x->host, x->server, x->op, x->requests, b[0], b[1], b[2], b[3]);
+		fprintf(c->out, "%-19s %-12s %-16s %-6s %9" PRIu64 " %9" PRIu64 "  %" PRIu64 "/%" PRIu64 " ... %" PRIu64
+			"/%" PRIu64 "\n", t, x->host, x->server, x->op, x->requests, x->timed, b[0], b[1], b[2], b[3]);
 	}
 	c->n++;
 	return 0;

@@ -126,8 +126,8 @@ static const char *const stmt_sql[ST_NSTMT] = {
 		      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
 	[ST_SAMPLE] = "INSERT OR REPLACE INTO samples(t_ms, dt_ms, host, source, instance, metric, value, gauge) "
 		      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-	[ST_DIST] = "INSERT OR REPLACE INTO server_dists(t_ms, host, server, op, requests, wait_hist, service_hist) "
-		    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_DIST] = "INSERT OR REPLACE INTO server_dists(t_ms, host, server, op, requests, timed, wait_hist, service_hist) "
+		    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[ST_RUN] = "INSERT OR IGNORE INTO runs(proc_id, tid, idx, t_ms, file_id, layer, op, off, size, count, start_ns, "
 		   "end_ns, busy_ns, min_ns, result) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 	[ST_MINUTE_ROW] = "INSERT INTO intervals_minute(t_ms, proc_id, stats) VALUES" PK3 PK_MIN_UPSERT,
@@ -506,6 +506,12 @@ static const char *const migrations[] = {
 	"ALTER TABLE processes DROP COLUMN cursor;"
 	"ALTER TABLE processes DROP COLUMN first_ms;"
 	"ALTER TABLE processes DROP COLUMN last_ms;",
+	/* 17: a server-side distribution says how many of its requests were timed (its histograms'
+	 * count): a block device's, from the kernel layer's default depth, are those begun in a
+	 * sampling window, its requests /proc/diskstats' count (docs/DAEMON.md). Every record before
+	 * timed all of its requests. */
+	"ALTER TABLE server_dists ADD COLUMN timed INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE server_dists SET timed = requests;",
 };
 #define NMIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -1775,7 +1781,7 @@ static int sq_dist_add(struct store *s, const struct store_dist *x)
 	char wh[STORE_HIST * 21 + 1], sh[STORE_HIST * 21 + 1];
 	store_hist_text(wh, sizeof wh, x->wait);
 	store_hist_text(sh, sizeof sh, x->service);
-	bind(s->st[ST_DIST], "isssuss", x->t_ms, x->host, x->server, x->op, x->requests, wh, sh);
+	bind(s->st[ST_DIST], "isssuuss", x->t_ms, x->host, x->server, x->op, x->requests, x->timed, wh, sh);
 	int r = step(s, s->st[ST_DIST], "adding a distribution");
 	return r < 0 ? r : 0;
 }
@@ -1808,7 +1814,7 @@ static int sq_dists(struct store *s, const struct store_node_filter *f,
 	sqlite3_stmt *st;
 	char w[128], sql[512];
 	node_where(w, sizeof w, f, "host", "t_ms");
-	snprintf(sql, sizeof sql, "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists"
+	snprintf(sql, sizeof sql, "SELECT t_ms, host, server, op, requests, timed, wait_hist, service_hist FROM server_dists"
 		 " WHERE %s ORDER BY host, t_ms, server, op", w);
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
@@ -1822,9 +1828,10 @@ static int sq_dists(struct store *s, const struct store_node_filter *f,
 		struct store_dist x = {
 			.t_ms = sqlite3_column_int64(st, 0), .host = col_text(st, 1), .server = col_text(st, 2),
 			.op = col_text(st, 3), .requests = (uint64_t)sqlite3_column_int64(st, 4),
+			.timed = (uint64_t)sqlite3_column_int64(st, 5),
 		};
-		store_hist_parse(col_text_or_null(st, 5), x.wait);
-		store_hist_parse(col_text_or_null(st, 6), x.service);
+		store_hist_parse(col_text_or_null(st, 6), x.wait);
+		store_hist_parse(col_text_or_null(st, 7), x.service);
 		if (fn(&x, ctx)) {
 			r = 0;
 			break;
@@ -2542,7 +2549,8 @@ static const struct table_spec tables[] = {
 	 "SELECT t_ms, dt_ms, host, source, instance, metric, value, gauge FROM samples WHERE t_ms < ?1 ORDER BY t_ms",
 	 STORE_ARCHIVE_SAMPLES, NULL, "DELETE FROM samples WHERE t_ms < ?1"},
 	{"server_dists", "server_dists", NULL,
-	 "SELECT t_ms, host, server, op, requests, wait_hist, service_hist FROM server_dists WHERE t_ms < ?1 ORDER BY t_ms",
+	 "SELECT t_ms, host, server, op, requests, timed, wait_hist, service_hist FROM server_dists WHERE t_ms < ?1"
+	 " ORDER BY t_ms",
 	 STORE_ARCHIVE_SERVER_DISTS, NULL, "DELETE FROM server_dists WHERE t_ms < ?1"},
 	{"runs", "runs", NULL,
 	 "SELECT r.t_ms, j.job, p.host, p.uid, p.pid, p.rank, r.tid, r.idx, f.path, r.layer, r.op, r.off, r.size, r.count,"

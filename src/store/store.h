@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 14
+#define STORE_SCHEMA_VERSION 15
 /* SQLite's: schema 15 keeps one interval row a process, 16 the processes' cursors in a table of their
  * own (docs/STORE.md); PostgreSQL's stays 14 */
-#define STORE_SQLITE_SCHEMA_VERSION 16
+#define STORE_SQLITE_SCHEMA_VERSION 17
 #define STORE_ANY_UID UINT32_MAX
 
 struct store;
@@ -114,12 +114,14 @@ struct store_sample {
 	int gauge;
 };
 
-/* One server-side distribution (seed 001): the wait and service times of the requests of one
- * class at one server since its previous record (N or more), log2 buckets of ns. */
+/* One server-side distribution (seed 001): the requests of one class at one server since its
+ * previous record (N or more, exact), and the wait and service times of `timed` of them, log2
+ * buckets of ns (a block device's at the kernel layer's default depth: those begun in a sampling
+ * window; a mount monitor's and a full-depth session's: all of them). */
 struct store_dist {
 	int64_t t_ms;
 	const char *host, *server, *op;
-	uint64_t requests;
+	uint64_t requests, timed;
 	uint64_t wait[STORE_HIST], service[STORE_HIST];
 };
 

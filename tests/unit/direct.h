@@ -94,10 +94,22 @@ static inline int direct_sql_all(const char *url, const char *const *sql, size_t
 	return 0;
 }
 
+/* A store made back into the schema before the distributions' timed requests (SQLite's 16,
+ * PostgreSQL's 14). 0, or -1 (printed). */
+static inline int direct_back_before_timed(const char *url)
+{
+	int pg = !strncmp(url, "postgres", 8);
+	const char *const back[] = {"ALTER TABLE server_dists DROP COLUMN timed",
+				    pg ? "UPDATE schema_version SET version = 14" : "PRAGMA user_version = 16"};
+	return direct_sql_all(url, back, sizeof back / sizeof back[0]);
+}
+
 /* SQLite's schema 16 made back into 15: the processes' cursors and windows in their rows again. 0, or
  * -1 (printed). */
 static inline int direct_sqlite_back_to_15(const char *url)
 {
+	if (direct_back_before_timed(url) < 0)
+		return -1;
 	static const char *const back[] = {
 		"ALTER TABLE processes ADD COLUMN cursor BLOB",
 		"ALTER TABLE processes ADD COLUMN first_ms INTEGER NOT NULL DEFAULT 0",

@@ -83,6 +83,28 @@ static const struct store_batch_visitor again_v = {
 	ag_report, ag_findings, ag_run,
 };
 
+/* The batch of sample_batch in the form of version v < 3 (its distribution without its timed
+ * count, the one byte 77 after its requests): its new length, 0 when the record is not found. */
+static size_t before_timed(unsigned char *m, size_t len, unsigned v)
+{
+	static const char rec[] = "write\xe8\x07\x4d"; /* op, requests 1000, timed 77 */
+	unsigned char *at = memmem(m, len, rec, sizeof rec - 1);
+	if (!at)
+		return 0;
+	at += sizeof rec - 2;
+	memmove(at, at + 1, len - (size_t)(at + 1 - m));
+	m[4] = (unsigned char)v;
+	return len - 1;
+}
+
+static struct store_dist got_dist;
+static int keep_dist(void *ctx, const struct store_dist *x)
+{
+	(void)ctx;
+	got_dist = *x;
+	return 0;
+}
+
 /* One batch of every kind: job 7 (two processes 11, 12), files 3 and 5; seq. */
 static const void *sample_batch(struct store_batch *b, uint64_t seq, int64_t t_ms, int64_t bytes, size_t *len)
 {
@@ -127,8 +149,8 @@ static const void *sample_batch(struct store_batch *b, uint64_t seq, int64_t t_m
 	store_batch_device(b, &d);
 	struct store_sample x = {.source = "nfs", .instance = "/home", .metric = "rtt_ms", .value = -3, .gauge = 1};
 	store_batch_sample(b, &x);
-	struct store_dist ds = {.t_ms = t_ms - 10, .server = "block loop7", .op = "write", .requests = 1000};
-	ds.wait[3] = 999, ds.service[20] = 1;
+	struct store_dist ds = {.t_ms = t_ms - 10, .server = "block loop7", .op = "write", .requests = 1000, .timed = 77};
+	ds.wait[3] = 76, ds.service[20] = 1;
 	store_batch_dist(b, &ds);
 	store_batch_report(b, 7, "report text\n", "{\"a\":1}");
 	const char *f[] = {"{\"id\":\"small-writes\"}", "{\"id\":\"x\"}"};
@@ -259,11 +281,22 @@ int main(void)
 	memcpy(m, data, len);
 	m[4] = STORE_BATCH_VERSION + 1;
 	r = store_batch_decode(m, len, NULL, NULL, err, sizeof err);
-	check("another version: said so", r == -EBADMSG && strstr(err, "batch version 3"), "%s", err);
-	memcpy(m, data, len);
-	m[4] = 1;
-	r = store_batch_decode(m, len, NULL, NULL, err, sizeof err);
-	check("a batch of version 1 (a spool older than span records) still decodes", r == 0, "%s", err);
+	check("another version: said so", r == -EBADMSG && strstr(err, "batch version 4"), "%s", err);
+	struct store_batch_visitor dv = {.dist = keep_dist};
+	r = store_batch_decode(data, len, &dv, NULL, err, sizeof err);
+	check("a distribution's requests and timed requests", r == 0 && got_dist.requests == 1000 && got_dist.timed == 77,
+	      "%s: %llu, %llu", err, (unsigned long long)got_dist.requests, (unsigned long long)got_dist.timed);
+	for (unsigned v = 1; v < 3; v++) {
+		memcpy(m, data, len);
+		size_t n = before_timed(m, len, v);
+		memset(&got_dist, 0, sizeof got_dist);
+		r = n ? store_batch_decode(m, n, &dv, NULL, err, sizeof err) : -1;
+		char name[160];
+		snprintf(name, sizeof name, "a batch of version %u (a spool made before %s) still decodes, its distribution's "
+			 "requests all timed", v, v == 1 ? "span records" : "timed requests");
+		check(name, r == 0 && got_dist.requests == 1000 && got_dist.timed == 1000 && got_dist.wait[3] == 76 &&
+			      got_dist.service[20] == 1, "%s", n ? err : "the record not found");
+	}
 	free(m);
 	unsigned char *longer = malloc(len + 1);
 	memcpy(longer, data, len);

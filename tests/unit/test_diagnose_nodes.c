@@ -414,9 +414,12 @@ static void migrated(const char *url)
 	const char *back[] = {"DROP INDEX diagnoses_host", "ALTER TABLE diagnoses DROP COLUMN host",
 			      "ALTER TABLE diagnoses DROP COLUMN job_rows", "ALTER TABLE proc_intervals DROP COLUMN dt_ms",
 			      pg ? "UPDATE schema_version SET version = 12" : "PRAGMA user_version = 12"};
-	/* SQLite: schema 15's interval rows a process made back into 14's a file first */
+	/* SQLite: schema 15's interval rows a process made back into 14's a file first (and 17's
+	 * timed requests before it); PostgreSQL: its 15's timed requests */
 	if (!pg && r >= 0)
 		r = direct_sqlite_back_to_14(url);
+	else if (r >= 0)
+		r = direct_back_before_timed(url);
 	for (size_t i = 0; i < sizeof back / sizeof back[0] && r >= 0; i++)
 		r = direct_sql_int(url, back[i]) < 0 ? -1 : 0;
 	check("old store: made back into schema 12", r == 0, "see above");

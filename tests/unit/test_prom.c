@@ -199,7 +199,7 @@ int main(void)
 	store_batch_sample(b, &x);
 	x = (struct store_sample){.source = "kernel", .instance = "kstats", .metric = "ringbuf_drops", .value = 2};
 	store_batch_sample(b, &x);
-	struct store_dist ds = {.t_ms = 1, .server = "block loop7", .op = "write", .requests = 1000};
+	struct store_dist ds = {.t_ms = 1, .server = "block loop7", .op = "write", .requests = 1000, .timed = 15};
 	store_batch_dist(b, &ds);
 	commit(s, b);
 
@@ -301,7 +301,10 @@ int main(void)
 	eq_text("server distributions' requests", t, "iostrata_server_",
 		"# HELP iostrata_server_requests_total Requests of a server-side wait/service distribution (a block device, a mount monitor), by operation.\n"
 		"# TYPE iostrata_server_requests_total counter\n"
-		"iostrata_server_requests_total{server=\"block loop7\",operation=\"write\"} 1000\n");
+		"iostrata_server_requests_total{server=\"block loop7\",operation=\"write\"} 1000\n"
+		"# HELP iostrata_server_requests_timed_total Of those, the requests whose wait and service times the distribution holds (sampled at the default depth).\n"
+		"# TYPE iostrata_server_requests_timed_total counter\n"
+		"iostrata_server_requests_timed_total{server=\"block loop7\",operation=\"write\"} 15\n");
 	eq_text("the daemon's own", t, "iostrata_intervals_total", "# HELP iostrata_intervals_total Intervals the daemon stored (committed batches).\n"
 		"# TYPE iostrata_intervals_total counter\niostrata_intervals_total 1\n");
 	eq_text("last batch's sequence", t, "iostrata_batch_sequence ", "iostrata_batch_sequence 1\n");

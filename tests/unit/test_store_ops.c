@@ -398,7 +398,8 @@ static void check_rows(struct store *s, const int64_t *pk, const int64_t *fk)
 		struct store_sample y = {.t_ms = t, .dt_ms = 1000, .host = "n1", .source = "lustre", .instance = "ost0",
 					 .metric = "read_bytes", .value = 1 << 20};
 		r |= store_sample_add(s, &x) | store_sample_add(s, &y);
-		struct store_dist ds = {.t_ms = t, .host = "n1", .server = "mount /mnt/a", .op = "write", .requests = 128};
+		struct store_dist ds = {.t_ms = t, .host = "n1", .server = "mount /mnt/a", .op = "write", .requests = 128,
+					.timed = 127};
 		ds.wait[0] = 1;
 		ds.wait[31] = 2;
 		ds.service[4] = 128;
@@ -484,6 +485,7 @@ static void check_rows(struct store *s, const int64_t *pk, const int64_t *fk)
 	eq_u64("dists: rows", di.n, 1);
 	eq_str("dists: names", di.v[0], "n1|mount /mnt/a|write");
 	eq_u64("dists: requests", di.x.requests, 128);
+	eq_u64("dists: timed", di.x.timed, 127);
 	eq_u64("dists: wait histogram, all 32 buckets", di.x.wait[0] + di.x.wait[31] * 10 + store_hist_used(di.x.wait) * 100,
 	       3221);
 	eq_u64("dists: service histogram", di.x.service[4] * 100 + store_hist_used(di.x.service), 12805);
@@ -1631,6 +1633,43 @@ static void check_migration_16(void)
 	direct_int("DROP TABLE m16");
 }
 
+/* The timed requests' migration (SQLite's 17, PostgreSQL's 15) on a store made back into the
+ * schema before it: its distributions kept, each with every request timed, as every record before
+ * it was (one row added first that said otherwise, which the old schema could not keep). */
+static void check_migration_timed(void)
+{
+	const char *what = is_pg ? "migration 15 (timed)" : "migration 17";
+	char name[160];
+	struct store *s = NULL;
+	char err[512];
+	int r = store_open(url, STORE_CREATE, &s, err, sizeof err);
+	struct store_dist ds = {.t_ms = T0 + 7 * 86400000ll, .host = "n2", .server = "block loop3", .op = "write",
+				.requests = 1000, .timed = 16};
+	ds.wait[3] = ds.service[9] = 16;
+	if (r == 0 && (r = store_begin(s)) == 0 && (r = store_dist_add(s, &ds)) == 0)
+		r = store_commit(s);
+	snprintf(name, sizeof name, "%s: a row of 16 timed of 1,000", what);
+	check(name, r == 0, "%s", r ? store_error(s) : "");
+	store_close(s);
+	snprintf(name, sizeof name, "%s: rows to migrate", what);
+	check(name, direct_int("SELECT count(*) FROM server_dists") > 0, "none");
+	snprintf(name, sizeof name, "%s: the rows kept", what);
+	eq_i64(name, direct_int("CREATE TABLE m17 AS SELECT t_ms, host, server, op, requests, wait_hist, service_hist"
+				" FROM server_dists"), 0);
+	snprintf(name, sizeof name, "%s: back to schema %d", what, is_pg ? 14 : 16);
+	eq_i64(name, direct_back_before_timed(url), 0);
+	reopen_migrates(what, is_pg ? 14 : 16);
+	static const char *const same[][2] = {
+		{"every row", "SELECT count(*) FROM (SELECT * FROM m17 EXCEPT SELECT t_ms, host, server, op, requests,"
+			      " wait_hist, service_hist FROM server_dists) x"},
+		{"no other row", "SELECT count(*) FROM (SELECT t_ms, host, server, op, requests, wait_hist, service_hist"
+				 " FROM server_dists EXCEPT SELECT * FROM m17) x"},
+		{"every request timed", "SELECT count(*) FROM server_dists WHERE timed <> requests"},
+	};
+	each_zero(what, same, sizeof same / sizeof same[0]);
+	direct_int("DROP TABLE m17");
+}
+
 /* Schema 12's migration on a store of schema 11 (its table dropped, the version put back): the
  * per-process sums made from the raw rows there, as the writers make them; and 13's after it. */
 static void check_migration_12(void)
@@ -1641,6 +1680,8 @@ static void check_migration_12(void)
 	int64_t raw = direct_int("SELECT count(*) FROM intervals WHERE t_ms >= " RAW_SPLIT);
 	check("migration 12: raw rows to sum", raw > 0, "%lld", (long long)raw);
 	/* back to schema 11: 13's diagnosis columns and index go too (test_diagnose_nodes checks 13) */
+	if (is_pg)
+		eq_i64("migration 12: back before the timed requests", direct_back_before_timed(url), 0);
 	static const char *const back[] = {"DROP TABLE proc_intervals", "DROP INDEX diagnoses_host",
 					   "ALTER TABLE diagnoses DROP COLUMN host", "ALTER TABLE diagnoses DROP COLUMN job_rows"};
 	for (size_t i = 0; i < sizeof back / sizeof back[0]; i++)
@@ -1732,6 +1773,7 @@ int main(int argc, char **argv)
 	store_close(s);
 	check_rollups();
 	check_rollups_wide();
+	check_migration_timed();
 	check_migration_16();
 	check_migration_15();
 	check_migration_12();

@@ -469,22 +469,25 @@ static int add_unseen_done(const struct ks_session *ks, struct sys_diskstats *ds
 static int sampled_devices(const struct ks_session *ks, struct sys_diskstats *ds1, struct ks_rec **recs, size_t *n)
 {
 	int r = 0;
-	size_t nd, cap = *n;
+	size_t nd, nkept = 0, cap = *n;
 	struct ks_dev_done *dd = devs_done(ks, ds1, &nd);
-	if (!dd)
-		return -ENOMEM;
+	uint64_t *kept = dd ? calloc(nd ? nd : 1, sizeof *kept) : NULL; /* the covered devices */
+	if (!kept) {
+		r = -ENOMEM;
+		goto out;
+	}
 	int filtered = ks->opt.filter.by_pid || ks->opt.filter.cgroup_id;
 	for (size_t i = 0; i < nd; i++) {
 		const struct ks_dev_done *d = &dd[i];
 		int want = !filtered && (d->reads || d->writes || d->discards || d->flushes);
-		for (size_t k = 0; !want && k < *n; k++) {
-			const struct ks_file_key *fk = &(*recs)[k].key;
-			want = (fk->layer == LOG_LAYER_SYSCALL || fk->layer == LOG_LAYER_MPIIO) && fk->dev == d->dev;
-		}
 		struct ks_rec *dr = NULL;
-		for (size_t k = 0; k < *n && !dr; k++) {
+		for (size_t k = 0; k < *n; k++) {
 			const struct ks_file_key *fk = &(*recs)[k].key;
-			if (fk->layer == LOG_LAYER_BLOCK && !fk->ino && !fk->pid && fk->dev == d->dev)
+			if (fk->dev != d->dev)
+				continue;
+			if (fk->layer == LOG_LAYER_SYSCALL || fk->layer == LOG_LAYER_MPIIO)
+				want = 1;
+			else if (fk->layer == LOG_LAYER_BLOCK && !fk->ino && !fk->pid && !dr)
 				dr = &(*recs)[k];
 		}
 		if (!want)
@@ -498,16 +501,21 @@ static int sampled_devices(const struct ks_session *ks, struct sys_diskstats *ds
 			dr->key.dev = d->dev;
 		}
 		ks_sampled_device(dr, d);
-		dr->key.gen = 1; /* kept: marked for the pass below */
+		kept[nkept++] = d->dev;
 	}
+	/* the block layer keeps the covered devices' records only: no file's, no other device's */
 	for (size_t k = 0; k < *n; k++) {
 		struct ks_file_key *fk = &(*recs)[k].key;
-		if (fk->layer == LOG_LAYER_BLOCK)
-			fk->layer = fk->gen == 1 && !fk->ino ? LOG_LAYER_BLOCK : 0;
-		if (fk->layer == LOG_LAYER_BLOCK)
-			fk->gen = 0;
+		if (fk->layer != LOG_LAYER_BLOCK)
+			continue;
+		int keep = 0;
+		for (size_t i = 0; i < nkept && !fk->ino && !fk->pid && !keep; i++)
+			keep = kept[i] == fk->dev;
+		if (!keep)
+			fk->layer = 0;
 	}
 out:
+	free(kept);
 	free(dd);
 	return r;
 }

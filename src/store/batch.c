@@ -809,7 +809,8 @@ static int walk(struct rd *r, const struct store_batch_visitor *v, void *ctx)
 			x.server = get_s_req(r, "server");
 			x.op = get_s_req(r, "operation");
 			x.requests = get_u(r);
-			x.timed = version < 3 ? x.requests : get_u(r); /* before 3 every request was timed */
+			/* before 3 every request was timed; never more than were made */
+			x.timed = version < 3 ? x.requests : get_max(r, x.requests, "timed requests");
 			get_hist(r, x.wait);
 			get_hist(r, x.service);
 			if (!r->bad)

@@ -297,6 +297,19 @@ int main(void)
 		check(name, r == 0 && got_dist.requests == 1000 && got_dist.timed == 1000 && got_dist.wait[3] == 76 &&
 			      got_dist.service[20] == 1, "%s", n ? err : "the record not found");
 	}
+	struct store_batch *bt = store_batch_new();
+	store_batch_start(bt, "n1", 1, 1000, 1000);
+	struct store_dist over = {.t_ms = 990, .server = "block loop7", .op = "write", .requests = 1000, .timed = 1001};
+	store_batch_dist(bt, &over);
+	size_t lt;
+	const void *dt = store_batch_finish(bt, &lt);
+	memset(&got_dist, 0, sizeof got_dist);
+	r = store_batch_decode(dt, lt, &dv, NULL, err, sizeof err);
+	check("a distribution with more timed requests than requests: refused, said so, nothing taken",
+	      r == -EBADMSG && strstr(err, "timed requests 1001 out of range (at most 1000)") && !strchr(err, '\n') &&
+		      got_dist.requests == 0,
+	      "%d %s", r, err);
+	store_batch_free(bt);
 	free(m);
 	unsigned char *longer = malloc(len + 1);
 	memcpy(longer, data, len);
